@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// p3s: predict how an MPI application scales from a few small traced runs.
+#include <cstdio>
+#include <exception>
+
+#include "p3s/error.hpp"
+#include "p3s/version.hpp"
+#include "subcommands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"p3s: predict how an MPI application scales from a few small traced runs"};
+  app.set_version_flag("--version", std::string("p3s ") + p3s::kVersion);
+  app.require_subcommand(1);
+  p3s::cli::add_record(app);
+  p3s::cli::add_recover(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  } catch (const p3s::Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "p3s: internal error: %s (please report it)\n", e.what());
+    return 3;
+  }
+  return p3s::cli::g_exit_code;
+}

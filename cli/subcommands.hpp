@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Each subcommand registers itself on the application; main maps exceptions to exit codes.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace p3s::cli {
+
+/// Exit codes: 0 ok, 1 input or runtime error, 2 usage error, 3 internal bug. A subcommand may also end
+/// with the exit code of what it ran (p3s record).
+inline int g_exit_code = 0;
+
+void add_record(CLI::App& app);
+void add_recover(CLI::App& app);
+
+}  // namespace p3s::cli

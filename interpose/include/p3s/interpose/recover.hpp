@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Rebuilding an OTF2 archive from the raw logs of a run that did not reach MPI_Finalize.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace p3s::interpose {
+
+/// What recovery found and wrote.
+struct RecoverReport {
+  std::string archive;                  ///< path of the anchor file written
+  std::int32_t world_size = 0;
+  std::int32_t ranks_with_logs = 0;
+  std::vector<std::int32_t> incomplete_ranks;  ///< ranks whose logs end before MPI_Finalize
+  std::uint64_t events = 0;
+  bool complete = false;                ///< every rank reached MPI_Finalize
+};
+
+/// Converts `dir/p3s-raw/*.raw` into `dir/traces.otf2`, replacing an archive already there.
+/// @throws p3s::InputError when `dir` holds no raw logs or they are not p3s logs of one run.
+/// @throws p3s::Otf2Error when the archive cannot be written.
+RecoverReport recover(const std::string& dir);
+
+/// True when `dir` holds raw logs (a run in progress, or one that died before MPI_Finalize).
+[[nodiscard]] bool has_raw_logs(const std::string& dir);
+
+}  // namespace p3s::interpose

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Raw logs -> OTF2: event conversion per location and the global definitions, shared by MPI_Finalize and
+// `p3s recover`.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <otf2/otf2.h>
+
+#include "definitions.hpp"
+#include "p3s/interpose/counters.hpp"
+#include "raw_reader.hpp"
+
+namespace p3s::interpose {
+
+/// Maps a rank's clock to rank 0's: offsets measured at init and (if it got there) at finalize,
+/// interpolated linearly in between.
+struct ClockModel {
+  std::uint64_t init_local_ns = 0;
+  std::int64_t init_offset_ns = 0;
+  std::uint64_t end_local_ns = 0;
+  std::int64_t end_offset_ns = 0;
+  bool has_end = false;
+  [[nodiscard]] std::uint64_t global(std::uint64_t local) const noexcept;
+};
+
+/// Location id of a thread of a rank (thread 0 keeps the rank number, as Score-P does).
+[[nodiscard]] constexpr std::uint64_t location_id(std::int32_t rank, std::uint32_t thread) noexcept {
+  return (static_cast<std::uint64_t>(thread) << 32) | static_cast<std::uint32_t>(rank);
+}
+
+/// What converting one location produced.
+struct LocationStats {
+  std::uint64_t location = 0;
+  std::int32_t rank = 0;
+  std::uint32_t thread = 0;
+  std::uint64_t events = 0;
+  std::uint64_t first_ns = UINT64_MAX;  ///< global time of the first event
+  std::uint64_t last_ns = 0;
+  std::uint8_t complete = 0;            ///< 1 when the log reached MPI_Finalize
+  std::uint8_t torn = 0;                ///< 1 when the log ended in a partial record
+  std::uint8_t reserved[6] = {};
+};
+
+/// Writes one raw log's events to `writer`. `callsite_attribute` is the attribute id, used when the log
+/// carries call sites. Returns false with `error` set on an OTF2 failure.
+bool convert_location(RawReader& reader, OTF2_EvtWriter* writer, const LocalMaps& maps, const ClockModel& clock,
+                      LocationStats& stats, std::string& error);
+
+/// Everything the global definitions need besides the unified definitions and the locations.
+struct RunInfo {
+  std::int32_t world_size = 0;
+  CounterSetup counters;
+  std::string counters_requested;
+  std::string thread_level;
+  std::string command;
+  std::string date;
+  std::vector<std::string> hosts;            ///< by rank ("" where unknown)
+  bool complete = true;
+  std::vector<std::int32_t> incomplete_ranks;
+  bool callsites = false;
+};
+
+/// Writes the global definitions (rank 0 / the recovering process) and the archive properties.
+bool write_global_definitions(OTF2_Archive* archive, const RunInfo& run, const Unified& unified,
+                              std::span<const LocationStats> locations, std::string& error);
+
+/// Location definitions must be matched by (possibly empty) local definition files; writes one.
+bool write_local_definitions(OTF2_Archive* archive, std::uint64_t location, std::string& error);
+
+/// Provenance helpers shared by the finalize path and recovery.
+[[nodiscard]] std::string thread_level_name(int level);
+[[nodiscard]] std::string iso_date_utc(std::int64_t realtime_ns);
+
+}  // namespace p3s::interpose

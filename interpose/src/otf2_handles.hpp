@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// RAII ownership of OTF2 archives and the error convention of the writer (no exceptions: a message).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <otf2/otf2.h>
+
+namespace p3s::interpose {
+
+struct ArchiveClose {
+  void operator()(OTF2_Archive* a) const noexcept { OTF2_Archive_Close(a); }
+};
+/// Owns an archive; its writers are closed through it (OTF2_Archive_Close closes any still open).
+using ArchivePtr = std::unique_ptr<OTF2_Archive, ArchiveClose>;
+
+/// Records the first OTF2 failure with what was being done; returns whether `code` is success.
+[[nodiscard]] inline bool try_otf2(OTF2_ErrorCode code, const char* what, std::string& error) {
+  if (code == OTF2_SUCCESS) return true;
+  if (error.empty()) error = std::string(what) + ": " + OTF2_Error_GetName(code) + " (" +
+                             OTF2_Error_GetDescription(code) + ")";
+  return false;
+}
+
+/// OTF2 asks before flushing a full buffer; p3s always lets it flush, so memory stays bounded.
+inline OTF2_FlushType pre_flush(void*, OTF2_FileType, OTF2_LocationRef, void*, bool) { return OTF2_FLUSH; }
+inline OTF2_TimeStamp post_flush(void*, OTF2_FileType, OTF2_LocationRef) { return 0; }
+inline constexpr OTF2_FlushCallbacks kFlushCallbacks = {pre_flush, post_flush};
+
+}  // namespace p3s::interpose

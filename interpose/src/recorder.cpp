@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The per-call hot path: Enter/Leave records and point-to-point bookkeeping (requests, completions).
+#include "recorder.hpp"
+
+#include <cstring>
+
+#include "state.hpp"
+
+namespace p3s::interpose {
+
+std::atomic<bool> g_recording{false};
+State* g_state = nullptr;
+
+namespace {
+
+/// Per-thread recursion depth and record target. Constant-initialised, so access from the preloaded
+/// library costs a TLS offset and no guard.
+struct ThreadState {
+  int depth = 0;
+  ThreadData* data = nullptr;
+};
+constinit thread_local ThreadState t_state [[gnu::tls_model("initial-exec")]];
+
+/// Creates the log of a thread's first recorded MPI call (threads other than MPI_Init's).
+ThreadData* attach_thread() noexcept {
+  State& s = *g_state;
+  try {
+    auto td = std::make_unique<ThreadData>();
+    raw::FileHeader h = s.header;
+    {
+      TablesGuard g(s);
+      td->index = static_cast<std::uint32_t>(s.threads.size());
+    }
+    h.thread_index = td->index;
+    std::string error;
+    td->log = ThreadLog::open(s.dir + "/p3s-raw/" + std::to_string(s.rank) + "." + std::to_string(td->index) + ".raw",
+                              std::size_t{s.config.buffer_mb} << 20, h, error);
+    if (!td->log) {
+      warn(s, error + "; MPI calls of this thread are not recorded");
+      return nullptr;
+    }
+    td->counters.start(s.counters);
+    ThreadData* raw_ptr = td.get();
+    TablesGuard g(s);
+    s.threads.push_back(std::move(td));
+    t_state.data = raw_ptr;
+    return raw_ptr;
+  } catch (...) {
+    warn(s, "out of memory creating a thread's event log; MPI calls of this thread are not recorded");
+    return nullptr;
+  }
+}
+
+std::uint64_t type_bytes(int count, MPI_Datatype dtype) noexcept {
+  if (dtype == MPI_DATATYPE_NULL || count <= 0) return 0;
+  int size = 0;
+  PMPI_Type_size(dtype, &size);
+  return static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(size);
+}
+
+/// Bytes actually received, from the status (exact for any datatype, wildcards included).
+std::uint64_t received_bytes(const MPI_Status* status) noexcept {
+  int n = 0;
+  PMPI_Get_count(status, MPI_BYTE, &n);
+  return n == MPI_UNDEFINED ? 0 : static_cast<std::uint64_t>(n);
+}
+
+void log_msg(ThreadLog& log, raw::Kind kind, std::uint64_t t, std::uint32_t comm, int peer, int tag,
+             std::uint64_t bytes, std::uint64_t request) noexcept {
+  const raw::Msg m{comm, peer, tag, 0, bytes, request};
+  log.append(kind, t, m);
+}
+
+void log_request(ThreadLog& log, raw::Kind kind, std::uint64_t t, std::uint64_t request) noexcept {
+  log.append(kind, t, raw::Request{request});
+}
+
+/// Registers a request; a full table (out of memory) loses the request's completion, which is counted.
+void remember(State& s, MPI_Request handle, const RequestInfo& info) noexcept {
+  TablesGuard g(s);
+  if (!s.requests.put(handle_key(handle), info)) ++s.failures;
+}
+
+/// Completion of one request: the message records of MPI's completion semantics (Isend complete, Irecv
+/// with the actual source, tag and size, collective end) or a cancellation.
+void complete_one(Scope& sc, MPI_Request before, const MPI_Status* status) noexcept {
+  if (before == MPI_REQUEST_NULL) return;
+  State& s = *g_state;
+  RequestInfo info;
+  {
+    TablesGuard g(s);
+    RequestInfo* found = s.requests.find(handle_key(before));
+    // Unknown requests are not ours to report: PROC_NULL operations, generalized or I/O requests.
+    if (found == nullptr) return;
+    info = *found;
+    const bool persistent = info.kind == RequestInfo::Kind::PersistentSend ||
+                            info.kind == RequestInfo::Kind::PersistentRecv;
+    // A persistent request survives completion (inactive until the next MPI_Start); others are freed.
+    if (persistent) {
+      found->active = false;
+      found->cancel_requested = false;
+    } else {
+      s.requests.erase(handle_key(before));
+    }
+  }
+  // Completing an inactive persistent request is a no-op in MPI and records nothing.
+  if (!info.active) return;
+  ThreadLog& log = *sc.data().log;
+  const std::uint64_t t = sc.leave_ns();
+  const bool have_status = status != MPI_STATUS_IGNORE;
+  if (info.cancel_requested && have_status) {
+    int cancelled = 0;
+    PMPI_Test_cancelled(status, &cancelled);
+    if (cancelled != 0) {
+      log_request(log, raw::Kind::RequestCancelled, t, info.id);
+      return;
+    }
+  }
+  switch (info.kind) {
+    case RequestInfo::Kind::Isend:
+    case RequestInfo::Kind::PersistentSend:
+      log_request(log, raw::Kind::IsendComplete, t, info.id);
+      break;
+    case RequestInfo::Kind::Irecv:
+    case RequestInfo::Kind::PersistentRecv: {
+      // MPI_ANY_SOURCE / MPI_ANY_TAG are resolved from the status; a receive from MPI_PROC_NULL completes
+      // with source MPI_PROC_NULL and moves no message.
+      const int source = have_status ? status->MPI_SOURCE : info.peer;
+      if (source == MPI_PROC_NULL) break;
+      const int tag = have_status ? status->MPI_TAG : info.tag;
+      const std::uint64_t bytes = have_status ? received_bytes(status) : info.bytes;
+      log_msg(log, raw::Kind::Irecv, t, info.comm, source, tag, bytes, info.id);
+      break;
+    }
+    case RequestInfo::Kind::Collective: {
+      const raw::Coll c{info.comm, info.op, info.root, 0, info.bytes, info.received, info.id};
+      log.append(raw::Kind::NbCollComplete, t, c);
+      break;
+    }
+  }
+}
+
+/// Whether element i of a multiple-completion call completed: all of them on success; with
+/// MPI_ERR_IN_STATUS those whose status does not say MPI_ERR_PENDING.
+bool element_completed(int rc, const MPI_Status* statuses, int i) noexcept {
+  if (rc == MPI_SUCCESS) return true;
+  if (rc != MPI_ERR_IN_STATUS || statuses == MPI_STATUSES_IGNORE) return false;
+  return statuses[i].MPI_ERROR != MPI_ERR_PENDING;
+}
+
+}  // namespace
+
+Scope::Scope(Region region) noexcept : region_(region) {
+  ThreadState& ts = t_state;
+  if (ts.depth++ != 0 || !g_recording.load(std::memory_order_acquire)) return;
+  ThreadData* td = ts.data != nullptr ? ts.data : attach_thread();
+  if (td == nullptr || td->log->failed()) return;
+  data_ = td;
+  State& s = *g_state;
+  // Counters first and the clock second, so the burst before this call excludes the recorder's own work;
+  // call-site unwinding then counts as time in MPI, not as application work.
+  std::uint64_t payload[1 + kMaxMetrics];
+  const std::size_t first_metric = s.config.callsite ? 1 : 0;
+  td->counters.read(payload + first_metric);
+  t_enter_ = clock_ns();
+  std::uint8_t flags = 0;
+  if (s.config.callsite) {
+    payload[0] = current_callsite(s, *td->log);
+    flags = raw::kFlagCallsite;
+  }
+  const std::size_t n = first_metric + static_cast<std::size_t>(s.counters.count);
+  td->log->append(raw::Kind::Enter, flags, static_cast<std::uint16_t>(region), t_enter_, payload,
+                  n * sizeof(std::uint64_t));
+}
+
+void Scope::done() noexcept {
+  if (data_ == nullptr || done_) return;
+  t_leave_ = clock_ns();
+  done_ = true;
+}
+
+Scope::~Scope() {
+  if (data_ != nullptr) {
+    done();
+    // Counters are read last, after the recorder's bookkeeping, so that work is not charged to the next burst.
+    std::uint64_t metrics[kMaxMetrics];
+    data_->counters.read(metrics);
+    ThreadLog& log = *data_->log;
+    if (!log.append(raw::Kind::Leave, 0, static_cast<std::uint16_t>(region_), t_leave_, metrics,
+                    static_cast<std::size_t>(g_state->counters.count) * sizeof(std::uint64_t))) {
+      // The log failed (disk full, unwritable directory): say so once and stop recording this thread.
+      static std::atomic<bool> reported{false};
+      if (!reported.exchange(true)) warn(*g_state, log.error() + "; recording stopped for this thread");
+    }
+  }
+  --t_state.depth;
+}
+
+ThreadLog* current_thread_log() noexcept {
+  ThreadData* td = t_state.data;
+  return td != nullptr ? td->log.get() : nullptr;
+}
+
+/// Makes `data` the calling thread's record target (the MPI_Init thread; others attach on first use).
+void set_thread_data(ThreadData* data) noexcept { t_state.data = data; }
+
+MPI_Status* scratch_statuses(int count) noexcept {
+  ThreadData* td = t_state.data;
+  try {
+    if (td->statuses.size() < static_cast<std::size_t>(count)) td->statuses.resize(static_cast<std::size_t>(count));
+    return td->statuses.data();
+  } catch (...) {
+    return MPI_STATUSES_IGNORE;
+  }
+}
+
+const MPI_Request* save_requests(int count, const MPI_Request* requests) noexcept {
+  ThreadData* td = t_state.data;
+  try {
+    td->requests.assign(requests, requests + (count > 0 ? count : 0));
+    return td->requests.data();
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+void on_send(Scope& s, int rc, const P2P& p) noexcept {
+  // A send to MPI_PROC_NULL moves no message: the call is recorded, the message is not.
+  if (rc != MPI_SUCCESS || p.peer == MPI_PROC_NULL) return;
+  log_msg(*s.data().log, raw::Kind::Send, s.enter_ns(), comm_index(*g_state, p.comm), p.peer, p.tag,
+          type_bytes(p.count, p.dtype), 0);
+}
+
+void on_isend(Scope& s, int rc, const P2P& p, const MPI_Request* request) noexcept {
+  if (rc != MPI_SUCCESS || p.peer == MPI_PROC_NULL) return;
+  State& st = *g_state;
+  const std::uint64_t id = st.next_request.fetch_add(1, std::memory_order_relaxed);
+  const std::uint32_t comm = comm_index(st, p.comm);
+  const std::uint64_t bytes = type_bytes(p.count, p.dtype);
+  remember(st, *request, RequestInfo{.id = id, .kind = RequestInfo::Kind::Isend, .comm = comm, .bytes = bytes});
+  log_msg(*s.data().log, raw::Kind::Isend, s.enter_ns(), comm, p.peer, p.tag, bytes, id);
+}
+
+void on_recv(Scope& s, int rc, MPI_Comm comm, const MPI_Status* status) noexcept {
+  if (rc != MPI_SUCCESS || status->MPI_SOURCE == MPI_PROC_NULL) return;
+  log_msg(*s.data().log, raw::Kind::Recv, s.leave_ns(), comm_index(*g_state, comm), status->MPI_SOURCE,
+          status->MPI_TAG, received_bytes(status), 0);
+}
+
+void on_irecv(Scope& s, int rc, const P2P& p, const MPI_Request* request) noexcept {
+  if (rc != MPI_SUCCESS || p.peer == MPI_PROC_NULL) return;
+  State& st = *g_state;
+  const std::uint64_t id = st.next_request.fetch_add(1, std::memory_order_relaxed);
+  remember(st, *request,
+           RequestInfo{.id = id, .kind = RequestInfo::Kind::Irecv, .peer = p.peer, .tag = p.tag,
+                       .comm = comm_index(st, p.comm), .bytes = type_bytes(p.count, p.dtype)});
+  log_request(*s.data().log, raw::Kind::IrecvRequest, s.enter_ns(), id);
+}
+
+void on_sendrecv(Scope& s, int rc, const P2P& send, const MPI_Status* status) noexcept {
+  // Recorded as Score-P does: a send at enter and a receive at leave inside one region.
+  on_send(s, rc, send);
+  on_recv(s, rc, send.comm, status);
+}
+
+void on_send_init(Scope&, int rc, const P2P& p, const MPI_Request* request) noexcept {
+  if (rc != MPI_SUCCESS || p.peer == MPI_PROC_NULL) return;
+  State& st = *g_state;
+  remember(st, *request,
+           RequestInfo{.kind = RequestInfo::Kind::PersistentSend, .active = false, .peer = p.peer, .tag = p.tag,
+                       .comm = comm_index(st, p.comm), .bytes = type_bytes(p.count, p.dtype)});
+}
+
+void on_recv_init(Scope&, int rc, const P2P& p, const MPI_Request* request) noexcept {
+  if (rc != MPI_SUCCESS || p.peer == MPI_PROC_NULL) return;
+  State& st = *g_state;
+  remember(st, *request,
+           RequestInfo{.kind = RequestInfo::Kind::PersistentRecv, .active = false, .peer = p.peer, .tag = p.tag,
+                       .comm = comm_index(st, p.comm), .bytes = type_bytes(p.count, p.dtype)});
+}
+
+void on_start(Scope& s, int rc, int count, const MPI_Request* requests) noexcept {
+  if (rc != MPI_SUCCESS) return;
+  State& st = *g_state;
+  ThreadLog& log = *s.data().log;
+  for (int i = 0; i < count; ++i) {
+    RequestInfo info;
+    {
+      TablesGuard g(st);
+      RequestInfo* found = st.requests.find(handle_key(requests[i]));
+      if (found == nullptr) continue;
+      // Each activation of a persistent request is a new operation with its own id, as in OTF2.
+      found->id = st.next_request.fetch_add(1, std::memory_order_relaxed);
+      found->active = true;
+      info = *found;
+    }
+    if (info.kind == RequestInfo::Kind::PersistentSend) {
+      log_msg(log, raw::Kind::Isend, s.enter_ns(), info.comm, info.peer, info.tag, info.bytes, info.id);
+    } else if (info.kind == RequestInfo::Kind::PersistentRecv) {
+      log_request(log, raw::Kind::IrecvRequest, s.enter_ns(), info.id);
+    }
+  }
+}
+
+void on_completed(Scope& s, int rc, MPI_Request before, const MPI_Status* status) noexcept {
+  if (rc == MPI_SUCCESS) complete_one(s, before, status);
+}
+
+void on_completed_all(Scope& s, int rc, int count, const MPI_Request* before, const MPI_Status* statuses) noexcept {
+  if (before == nullptr) return;
+  for (int i = 0; i < count; ++i) {
+    if (!element_completed(rc, statuses, i)) continue;
+    complete_one(s, before[i], statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i]);
+  }
+}
+
+void on_completed_any(Scope& s, int rc, const MPI_Request* before, int index, const MPI_Status* status) noexcept {
+  if (rc != MPI_SUCCESS || before == nullptr || index == MPI_UNDEFINED || index < 0) return;
+  complete_one(s, before[index], status);
+}
+
+void on_completed_some(Scope& s, int rc, const MPI_Request* before, int outcount, const int* indices,
+                       const MPI_Status* statuses) noexcept {
+  if (before == nullptr || outcount == MPI_UNDEFINED) return;
+  // The k-th status belongs to the k-th completed index, not to position indices[k].
+  for (int k = 0; k < outcount; ++k) {
+    if (!element_completed(rc, statuses, k)) continue;
+    complete_one(s, before[indices[k]], statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[k]);
+  }
+}
+
+void on_cancel(Scope&, int rc, MPI_Request request) noexcept {
+  if (rc != MPI_SUCCESS) return;
+  State& st = *g_state;
+  TablesGuard g(st);
+  // Whether the cancellation succeeded is known only at completion (MPI_Test_cancelled).
+  if (RequestInfo* found = st.requests.find(handle_key(request))) found->cancel_requested = true;
+}
+
+void on_request_free(Scope& s, int rc, MPI_Request before) noexcept {
+  if (rc != MPI_SUCCESS || before == MPI_REQUEST_NULL) return;
+  State& st = *g_state;
+  RequestInfo info;
+  {
+    TablesGuard g(st);
+    RequestInfo* found = st.requests.find(handle_key(before));
+    if (found == nullptr) return;
+    info = *found;
+    st.requests.erase(handle_key(before));
+  }
+  // Freeing an active send is legal: the message still goes out, so its request is closed here. A freed
+  // active receive can never report what it received; its message stays unmatched in analysis.
+  if (info.active && (info.kind == RequestInfo::Kind::Isend || info.kind == RequestInfo::Kind::PersistentSend)) {
+    log_request(*s.data().log, raw::Kind::IsendComplete, s.leave_ns(), info.id);
+  }
+}
+
+}  // namespace p3s::interpose

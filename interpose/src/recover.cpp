@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Serial conversion of all raw logs of a run (used by `p3s recover` and by `p3s record` after a crash).
+#include "p3s/interpose/recover.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string_view>
+#include <tuple>
+
+#include "archive_io.hpp"
+#include "converter.hpp"
+#include "p3s/error.hpp"
+#include "p3s/trace/schema.hpp"
+#include "raw_reader.hpp"
+
+namespace p3s::interpose {
+namespace fs = std::filesystem;
+namespace {
+
+struct Log {
+  std::unique_ptr<RawReader> reader;
+  ClockModel clock;
+  bool finalized = false;
+};
+
+/// First pass over one log: its definitions, its finalize clock offset, its provenance.
+void scan(Log& log, RankDefs& defs, std::string& command) {
+  RawRecord r{};
+  while (log.reader->next(r)) {
+    switch (r.header.kind) {
+      case raw::Kind::CommDef:
+      case raw::Kind::CallsiteDef:
+        add_definition(defs, r.header.kind, r.payload, r.payload_bytes);
+        break;
+      case raw::Kind::Finalized: {
+        raw::ClockSyncAtEnd end{};
+        std::memcpy(&end, r.payload, std::min(sizeof end, r.payload_bytes));
+        log.clock.end_local_ns = end.local_ns;
+        log.clock.end_offset_ns = end.offset_ns;
+        log.clock.has_end = true;
+        log.finalized = true;
+        break;
+      }
+      case raw::Kind::Meta: {
+        const char* key = reinterpret_cast<const char*>(r.payload);
+        const std::size_t klen = strnlen(key, r.payload_bytes);
+        if (std::string_view(key, klen) == "command" && klen + 1 < r.payload_bytes) {
+          command = std::string(key + klen + 1, strnlen(key + klen + 1, r.payload_bytes - klen - 1));
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  log.reader->rewind();
+}
+
+}  // namespace
+
+bool has_raw_logs(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(raw_dir(dir), ec)) {
+    if (e.path().extension() == ".raw") return true;
+  }
+  return false;
+}
+
+RecoverReport recover(const std::string& dir) {
+  const std::string rdir = raw_dir(dir);
+  std::vector<Log> logs;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(rdir, ec)) {
+    if (e.path().extension() != ".raw") continue;
+    std::string error;
+    Log log;
+    log.reader = RawReader::open(e.path().string(), error);
+    if (!log.reader) throw InputError("p3s recover: " + error);
+    logs.push_back(std::move(log));
+  }
+  if (ec || logs.empty()) {
+    throw InputError("p3s recover: no raw logs in '" + rdir +
+                     "'; it is not a p3s trace directory, or the run's archive was already written");
+  }
+  std::sort(logs.begin(), logs.end(), [](const Log& a, const Log& b) {
+    const auto& ha = a.reader->header();
+    const auto& hb = b.reader->header();
+    return std::tie(ha.rank, ha.thread_index) < std::tie(hb.rank, hb.thread_index);
+  });
+
+  const raw::FileHeader& h0 = logs.front().reader->header();
+  RunInfo run;
+  run.world_size = h0.world_size;
+  run.counters.mode = static_cast<CounterMode>(h0.counter_mode);
+  run.counters.count = static_cast<int>(std::min<std::uint32_t>(h0.metric_count, kMaxMetrics));
+  for (int i = 0; i < run.counters.count; ++i) {
+    run.counters.names[static_cast<std::size_t>(i)] = std::string(h0.metric_names[i], strnlen(h0.metric_names[i], 24));
+  }
+  run.thread_level = thread_level_name(h0.thread_level);
+  run.date = iso_date_utc(h0.realtime_at_init_ns);
+  run.hosts.resize(static_cast<std::size_t>(std::max(run.world_size, 0)));
+
+  std::map<std::int32_t, RankDefs> defs;
+  std::map<std::int32_t, bool> finalized;
+  for (Log& log : logs) {
+    const raw::FileHeader& h = log.reader->header();
+    if (h.world_size != run.world_size || h.counter_mode != h0.counter_mode || h.rank < 0 || h.rank >= h.world_size) {
+      throw InputError("p3s recover: " + log.reader->path() + " belongs to another run (" +
+                       std::to_string(h.world_size) + " ranks, rank " + std::to_string(h.rank) +
+                       "); remove stale logs from " + rdir);
+    }
+    log.clock.init_local_ns = h.init_ns;
+    log.clock.init_offset_ns = h.clock_offset_ns;
+    RankDefs& d = defs[h.rank];
+    d.rank = h.rank;
+    scan(log, d, run.command);
+    if (h.callsites != 0) run.callsites = true;
+    run.hosts[static_cast<std::size_t>(h.rank)] = std::string(h.host, strnlen(h.host, sizeof h.host));
+    if (h.thread_index == 0) finalized[h.rank] = log.finalized;
+  }
+  // Threads other than the first never log Finalized; they share their rank's clock model.
+  for (Log& log : logs) {
+    const raw::FileHeader& h = log.reader->header();
+    if (h.thread_index == 0) continue;
+    for (const Log& main : logs) {
+      if (main.reader->header().rank == h.rank && main.reader->header().thread_index == 0) log.clock = main.clock;
+    }
+  }
+  RecoverReport report;
+  report.world_size = run.world_size;
+  report.ranks_with_logs = static_cast<std::int32_t>(defs.size());
+  for (std::int32_t r = 0; r < run.world_size; ++r) {
+    const auto it = finalized.find(r);
+    if (it == finalized.end() || !it->second) run.incomplete_ranks.push_back(r);
+  }
+  run.complete = run.incomplete_ranks.empty();
+  report.incomplete_ranks = run.incomplete_ranks;
+  report.complete = run.complete;
+
+  std::vector<RankDefs> all;
+  for (auto& [rank, d] : defs) all.push_back(d);
+  const Unified unified = unify(all, run.world_size);
+  std::map<std::int32_t, LocalMaps> maps;
+  for (const RankDefs& d : all) maps[d.rank] = map_rank(d, unified);
+
+  std::string error;
+  if (!clear_archive(dir, error)) throw InputError("p3s recover: " + error);
+  ArchivePtr archive = create_archive(partial_dir(dir), error);
+  if (!archive || !try_otf2(OTF2_Archive_SetSerialCollectiveCallbacks(archive.get()), "setting serial callbacks", error) ||
+      !try_otf2(OTF2_Archive_OpenEvtFiles(archive.get()), "opening event files", error)) {
+    throw Otf2Error("p3s recover: " + error);
+  }
+  std::vector<LocationStats> stats;
+  for (Log& log : logs) {
+    const raw::FileHeader& h = log.reader->header();
+    LocationStats s;
+    OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(archive.get(), location_id(h.rank, h.thread_index));
+    if (w == nullptr || !convert_location(*log.reader, w, maps[h.rank], log.clock, s, error) ||
+        !try_otf2(OTF2_Archive_CloseEvtWriter(archive.get(), w), "closing an event writer", error)) {
+      throw Otf2Error("p3s recover: " + log.reader->path() + ": " + (error.empty() ? "cannot write events" : error));
+    }
+    report.events += s.events;
+    stats.push_back(s);
+  }
+  if (!try_otf2(OTF2_Archive_CloseEvtFiles(archive.get()), "closing event files", error) ||
+      !try_otf2(OTF2_Archive_OpenDefFiles(archive.get()), "opening definition files", error)) {
+    throw Otf2Error("p3s recover: " + error);
+  }
+  for (const LocationStats& s : stats) {
+    if (!write_local_definitions(archive.get(), s.location, error)) throw Otf2Error("p3s recover: " + error);
+  }
+  if (!try_otf2(OTF2_Archive_CloseDefFiles(archive.get()), "closing definition files", error) ||
+      !write_global_definitions(archive.get(), run, unified, stats, error)) {
+    throw Otf2Error("p3s recover: " + error);
+  }
+  OTF2_Archive* a = archive.release();
+  if (!try_otf2(OTF2_Archive_Close(a), "closing the archive", error) || !publish_archive(dir, error)) {
+    throw Otf2Error("p3s recover: " + error);
+  }
+  report.archive = (fs::path(dir) / (std::string(trace::kArchiveName) + ".otf2")).string();
+  return report;
+}
+
+}  // namespace p3s::interpose

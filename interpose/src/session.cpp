@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Start and end of recording: MPI_Init sets everything up, MPI_Finalize turns the raw logs into the OTF2
+// archive (each rank converts its own logs; rank 0 unifies the definitions and writes the global ones).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "archive_io.hpp"
+#include "converter.hpp"
+#include "mpi_support.hpp"
+#include "recorder.hpp"
+#include "state.hpp"
+
+extern char** environ;
+
+#ifdef P3S_ENABLE_FORTRAN
+namespace p3s::interpose::fortran {
+void init_sentinels() noexcept;
+}
+#endif
+
+namespace p3s::interpose {
+namespace fs = std::filesystem;
+namespace {
+
+/// Owns the state between MPI_Init and MPI_Finalize. Reset explicitly in MPI_Finalize, never by a static
+/// destructor after it.
+std::unique_ptr<State> g_owner;
+
+int normalized_thread_level(int provided) {
+  if (provided == MPI_THREAD_MULTIPLE) return 3;
+  if (provided == MPI_THREAD_SERIALIZED) return 2;
+  if (provided == MPI_THREAD_FUNNELED) return 1;
+  return 0;
+}
+
+/// The traced command line: P3S_COMMAND when `p3s record` set it, else this process's argv.
+std::string command_line(const Config& c) {
+  if (!c.command.empty()) return c.command;
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::replace(raw.begin(), raw.end(), '\0', ' ');
+  while (!raw.empty() && raw.back() == ' ') raw.pop_back();
+  return raw;
+}
+
+std::vector<std::string> gather_hosts(MPI_Comm comm, int size) {
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  PMPI_Get_processor_name(name, &len);
+  constexpr int kLen = 64;
+  char mine[kLen] = {};
+  std::memcpy(mine, name, std::min<std::size_t>(std::strlen(name), kLen - 1));
+  std::vector<char> all(static_cast<std::size_t>(size) * kLen);
+  PMPI_Allgather(mine, kLen, MPI_CHAR, all.data(), kLen, MPI_CHAR, comm);
+  std::vector<std::string> hosts;
+  for (int r = 0; r < size; ++r) hosts.emplace_back(all.data() + static_cast<std::size_t>(r) * kLen);
+  return hosts;
+}
+
+/// Which ranks measure their clock against rank 0's: those on other hosts (CLOCK_MONOTONIC is per host).
+std::vector<bool> sync_plan(const State& s) {
+  std::vector<bool> plan(static_cast<std::size_t>(s.size), false);
+  for (int r = 1; r < s.size; ++r) {
+    const bool other_host = s.hosts[static_cast<std::size_t>(r)] != s.hosts[0];
+    plan[static_cast<std::size_t>(r)] =
+        s.config.clock_sync == ClockSync::Always || (s.config.clock_sync == ClockSync::Auto && other_host);
+  }
+  return plan;
+}
+
+void write_meta(ThreadLog& log, const char* key, const std::string& value) {
+  std::string kv = std::string(key) + '\0' + value + '\0';
+  log.append(raw::Kind::Meta, 0, 0, 0, kv.data(), kv.size());
+}
+
+/// Rank 0 prepares the directory and removes stale logs of an earlier run; the others wait for it.
+bool prepare_directory(State& s) {
+  std::string error;
+  if (s.rank == 0) {
+    std::error_code ec;
+    fs::create_directories(raw_dir(s.dir), ec);
+    if (ec) {
+      error = "cannot create " + raw_dir(s.dir) + ": " + ec.message();
+    } else {
+      for (const auto& e : fs::directory_iterator(raw_dir(s.dir), ec)) {
+        if (e.path().extension() == ".raw") fs::remove(e.path(), ec);
+      }
+    }
+  }
+  int ok = error.empty() ? 1 : 0;
+  PMPI_Bcast(&ok, 1, MPI_INT, 0, s.tool_comm);
+  if (ok == 0 && s.rank == 0) warn(s, error + "; tracing disabled (set P3S_TRACE_DIR to a writable directory)");
+  return ok == 1;
+}
+
+void start(int region, std::uint64_t t_enter, const int* provided) {
+  auto owner = std::make_unique<State>();
+  State& s = *owner;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &s.size);
+  ParsedConfig parsed = parse_config(std::span<const char* const>(const_cast<const char* const*>(environ),
+                                                                  [] {
+                                                                    std::size_t n = 0;
+                                                                    while (environ[n] != nullptr) ++n;
+                                                                    return n;
+                                                                  }()));
+  s.config = std::move(parsed.config);
+  if (s.rank == 0) {
+    for (const std::string& w : parsed.warnings) std::fprintf(stderr, "%s\n", w.c_str());
+  }
+  if (!s.config.enabled) return;
+  int level = MPI_THREAD_SINGLE;
+  if (provided != nullptr) level = *provided;
+  else PMPI_Query_thread(&level);
+  s.thread_level = normalized_thread_level(level);
+  s.multiple = s.thread_level == 3;
+  PMPI_Comm_dup(MPI_COMM_WORLD, &s.tool_comm);
+  PMPI_Comm_group(MPI_COMM_WORLD, &s.world_group);
+  s.dir = fs::absolute(s.config.trace_dir).lexically_normal().string();
+
+  // Counters: every rank must record the same columns, so PAPI is used only if it works everywhere.
+  CounterProbe probe = probe_counters(s.config.counters);
+  const bool papi_here = probe.setup.mode == CounterMode::Papi;
+  if (!all_ok(s.tool_comm, papi_here || s.config.counters == CountersRequest::None ||
+                               s.config.counters == CountersRequest::CpuTime) &&
+      papi_here) {
+    probe = probe_counters(CountersRequest::CpuTime);
+    probe.setup.note = "PAPI is not available on every rank; work is thread CPU time instead";
+  }
+  s.counters = probe.setup;
+  if (s.rank == 0 && !probe.error.empty()) {
+    warn(s, "P3S_COUNTERS=papi: " + probe.error + "; recording thread CPU time instead");
+  }
+  if (!prepare_directory(s)) return;
+
+  s.hosts = gather_hosts(s.tool_comm, s.size);
+  const std::int64_t offset = measure_clock_offset(s.tool_comm, sync_plan(s));
+
+  timespec rt{};
+  clock_gettime(CLOCK_REALTIME, &rt);
+  raw::FileHeader& h = s.header;
+  std::memcpy(h.magic, raw::kMagic, sizeof h.magic);
+  h.version = raw::kVersion;
+  h.header_bytes = sizeof h;
+  h.rank = s.rank;
+  h.world_size = s.size;
+  h.metric_count = static_cast<std::uint32_t>(s.counters.count);
+  h.counter_mode = static_cast<std::uint8_t>(s.counters.mode);
+  h.thread_level = static_cast<std::uint8_t>(s.thread_level);
+  h.callsites = s.config.callsite ? 1 : 0;
+  h.pid = static_cast<std::uint32_t>(getpid());
+  h.clock_offset_ns = offset;
+  h.init_ns = clock_ns();
+  h.realtime_at_init_ns = static_cast<std::int64_t>(rt.tv_sec) * 1000000000LL + rt.tv_nsec;
+  std::strncpy(h.host, s.hosts[static_cast<std::size_t>(s.rank)].c_str(), sizeof h.host - 1);
+  for (int i = 0; i < s.counters.count; ++i) {
+    std::strncpy(h.metric_names[i], s.counters.names[static_cast<std::size_t>(i)].c_str(), sizeof h.metric_names[i] - 1);
+  }
+
+  auto td = std::make_unique<ThreadData>();
+  std::string error;
+  td->log = ThreadLog::open(raw_log_path(s.dir, s.rank, 0), std::size_t{s.config.buffer_mb} << 20, h, error);
+  if (!td->log) {
+    warn(s, error + "; tracing disabled for this rank");
+    return;
+  }
+  td->counters.start(s.counters);
+  ThreadLog& log = *td->log;
+  write_meta(log, "command", command_line(s.config));
+  write_meta(log, "counters_requested", std::string(to_string(s.config.counters)));
+  write_meta(log, "counters_note", s.counters.note);
+  register_predefined_comms(s, log);
+  if (s.config.callsite) init_callsites();
+
+  // MPI_Init itself, as Score-P records it: a CREATE_HANDLE collective creating WORLD and SELF.
+  std::uint64_t metrics[kMaxMetrics] = {};
+  td->counters.read(metrics);
+  const auto bytes = static_cast<std::size_t>(s.counters.count) * sizeof(std::uint64_t);
+  std::uint64_t enter[1 + kMaxMetrics] = {};
+  std::memcpy(enter + (s.config.callsite ? 1 : 0), metrics, bytes);
+  const std::uint8_t flags = s.config.callsite ? raw::kFlagCallsite : 0;
+  if (s.config.callsite) enter[0] = current_callsite(s, log);
+  log.append(raw::Kind::Enter, flags, static_cast<std::uint16_t>(region), t_enter, enter,
+             bytes + (s.config.callsite ? 8 : 0));
+  const std::uint64_t t_leave = std::max(clock_ns(), t_enter);
+  log.append(raw::Kind::CollBegin, 0, 0, t_enter);
+  log.append(raw::Kind::CommCreate, t_leave, raw::CommRef{0, 0});
+  log.append(raw::Kind::CommCreate, t_leave, raw::CommRef{1, 0});
+  log.append(raw::Kind::CollEnd, t_leave, raw::Coll{0, OTF2_COLLECTIVE_OP_CREATE_HANDLE, -1, 0, 0, 0, 0});
+  log.append(raw::Kind::Leave, 0, static_cast<std::uint16_t>(region), t_leave, metrics, bytes);
+
+  set_thread_data(td.get());
+  s.threads.push_back(std::move(td));
+  g_owner = std::move(owner);
+  g_state = g_owner.get();
+  g_recording.store(true, std::memory_order_release);
+}
+
+/// Converts this rank's logs into the archive opened collectively in `partial`; rank 0 also writes the
+/// global definitions. Returns whether this rank succeeded; every rank takes part in every collective
+/// step whatever happened before, so a local failure cannot hang the others.
+bool write_archive(State& s, const LocalMaps& maps, const Unified& unified, const std::vector<ClockModel>& clocks,
+                   std::string& error) {
+  const std::string partial = partial_dir(s.dir);
+  if (s.rank == 0) {
+    std::error_code ec;
+    fs::remove_all(partial, ec);
+  }
+  PMPI_Barrier(s.tool_comm);
+  ArchivePtr archive = create_archive(partial, error);
+  bool ok = archive != nullptr &&
+            try_otf2(set_otf2_mpi_collectives(archive.get(), s.tool_comm), "setting MPI collective callbacks", error);
+  if (!all_ok(s.tool_comm, ok)) {
+    if (error.empty()) error = "another rank could not create the archive";
+    return false;
+  }
+  ok = try_otf2(OTF2_Archive_OpenEvtFiles(archive.get()), "opening event files", error);
+  std::vector<LocationStats> mine;
+  for (std::size_t i = 0; ok && i < s.threads.size(); ++i) {
+    auto reader = RawReader::open(s.threads[i]->log->path(), error);
+    if (!reader) {
+      ok = false;
+      break;
+    }
+    LocationStats st;
+    OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(archive.get(), location_id(s.rank, s.threads[i]->index));
+    ok = w != nullptr && convert_location(*reader, w, maps, clocks[i], st, error) &&
+         try_otf2(OTF2_Archive_CloseEvtWriter(archive.get(), w), "closing an event writer", error);
+    mine.push_back(st);
+  }
+  ok = try_otf2(OTF2_Archive_CloseEvtFiles(archive.get()), "closing event files", error) && ok;
+  ok = try_otf2(OTF2_Archive_OpenDefFiles(archive.get()), "opening definition files", error) && ok;
+  for (const LocationStats& st : mine) ok = ok && write_local_definitions(archive.get(), st.location, error);
+  ok = try_otf2(OTF2_Archive_CloseDefFiles(archive.get()), "closing definition files", error) && ok;
+
+  std::vector<std::byte> block(mine.size() * sizeof(LocationStats));
+  std::memcpy(block.data(), mine.data(), block.size());
+  const auto blocks = gather_blocks(s.tool_comm, block);
+  if (s.rank == 0) {
+    std::vector<LocationStats> all;
+    for (const auto& b : blocks) {
+      const std::size_t n = b.size() / sizeof(LocationStats);
+      const std::size_t at = all.size();
+      all.resize(at + n);
+      std::memcpy(all.data() + at, b.data(), n * sizeof(LocationStats));
+    }
+    RunInfo run;
+    run.world_size = s.size;
+    run.counters = s.counters;
+    run.counters_requested = std::string(to_string(s.config.counters));
+    run.thread_level = thread_level_name(s.thread_level);
+    run.command = command_line(s.config);
+    run.date = iso_date_utc(s.header.realtime_at_init_ns);
+    run.hosts = s.hosts;
+    run.callsites = s.config.callsite;
+    ok = write_global_definitions(archive.get(), run, unified, all, error) && ok;
+  }
+  OTF2_Archive* a = archive.release();
+  ok = try_otf2(OTF2_Archive_Close(a), "closing the archive", error) && ok;
+  return ok;
+}
+
+void finish(State& s, int region) {
+  // The Finalize call itself, then the end-of-log marker with the last clock measurement.
+  ThreadData& main = *s.threads.front();
+  ThreadLog& log = *main.log;
+  std::uint64_t metrics[kMaxMetrics] = {};
+  const auto bytes = static_cast<std::size_t>(s.counters.count) * sizeof(std::uint64_t);
+  main.counters.read(metrics);
+  const std::uint64_t t = clock_ns();
+  log.append(raw::Kind::Enter, 0, static_cast<std::uint16_t>(region), t, metrics, bytes);
+  log.append(raw::Kind::Leave, 0, static_cast<std::uint16_t>(region), t, metrics, bytes);
+  g_recording.store(false, std::memory_order_release);
+
+  const std::int64_t end_offset = measure_clock_offset(s.tool_comm, sync_plan(s));
+  const raw::ClockSyncAtEnd end{clock_ns(), end_offset};
+  log.append(raw::Kind::Finalized, clock_ns(), end);
+  bool ok = true;
+  std::string error;
+  for (auto& td : s.threads) {
+    td->counters.stop();
+    if (!td->log->close()) {
+      ok = false;
+      error = td->log->error();
+    }
+  }
+  set_thread_data(nullptr);
+  // Every thread of a rank shares the rank's clock model.
+  ClockModel clock{s.header.init_ns, s.header.clock_offset_ns, end.local_ns, end.offset_ns, true};
+  std::vector<ClockModel> clocks(s.threads.size(), clock);
+
+  // Unify definitions at rank 0 and send every rank its local-to-global tables.
+  std::vector<std::byte> block;
+  try {
+    s.defs.rank = s.rank;
+    block = serialize(s.defs);
+  } catch (...) {
+    ok = false;
+    error = "out of memory serialising definitions";
+  }
+  const auto blocks = gather_blocks(s.tool_comm, block);
+  Unified unified;
+  std::vector<std::vector<std::byte>> map_blocks;
+  if (s.rank == 0) {
+    try {
+      std::vector<RankDefs> all;
+      for (const auto& b : blocks) all.push_back(deserialize_rank_defs(b));
+      unified = unify(all, s.size);
+      for (const RankDefs& d : all) map_blocks.push_back(serialize(map_rank(d, unified)));
+    } catch (const std::exception& e) {
+      // Every rank still takes part in the scatter; an empty block tells it the unification failed.
+      ok = false;
+      error = std::string("unifying definitions failed: ") + e.what();
+      map_blocks.assign(static_cast<std::size_t>(s.size), {});
+    }
+  }
+  const std::vector<std::byte> map_block = scatter_blocks(s.tool_comm, map_blocks);
+  LocalMaps maps;
+  if (map_block.empty()) ok = false;
+  else maps = deserialize_local_maps(map_block);
+
+  ok = all_ok(s.tool_comm, ok) && write_archive(s, maps, unified, clocks, error);
+  ok = all_ok(s.tool_comm, ok);
+  if (ok && s.rank == 0) {
+    std::string publish_error;
+    ok = clear_published_archive(s.dir, publish_error) && publish_archive(s.dir, publish_error);
+    if (!ok) error = publish_error;
+  }
+  ok = all_ok(s.tool_comm, ok);
+  if (ok) {
+    if (!s.config.keep_raw) {
+      std::error_code ec;
+      for (auto& td : s.threads) fs::remove(td->log->path(), ec);
+      PMPI_Barrier(s.tool_comm);
+      if (s.rank == 0) fs::remove(raw_dir(s.dir), ec);  // only if now empty
+    }
+    if (s.rank == 0 && s.config.verbose) {
+      std::fprintf(stderr, "p3s: wrote %s/traces.otf2 (%d ranks, work metric %s)\n", s.dir.c_str(), s.size,
+                   work_metric_name(s.counters));
+    }
+  } else if (s.rank == 0 || !error.empty()) {
+    warn(s, "writing the OTF2 archive failed (" + (error.empty() ? std::string("on another rank") : error) +
+                "); the raw logs are kept in " + raw_dir(s.dir) + ": run `p3s recover " + s.dir + "`");
+  }
+  if (s.failures != 0) {
+    warn(s, std::to_string(s.failures) + " events could not be recorded (out of memory in the recorder's tables)");
+  }
+  PMPI_Group_free(&s.world_group);
+  PMPI_Comm_free(&s.tool_comm);
+}
+
+}  // namespace
+
+void warn(const State& s, const std::string& message) noexcept {
+  std::fprintf(stderr, "p3s[rank %d]: %s\n", s.rank, message.c_str());
+}
+
+void on_init(int rc, Region region, std::uint64_t t_enter, int /*required*/, const int* provided) noexcept {
+  if (rc != MPI_SUCCESS || g_state != nullptr) return;
+  try {
+#ifdef P3S_ENABLE_FORTRAN
+    fortran::init_sentinels();
+#endif
+    start(static_cast<int>(region), t_enter, provided);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "p3s: cannot start recording (%s); the application runs untraced\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "p3s: cannot start recording; the application runs untraced\n");
+  }
+}
+
+void on_finalize(Region region) noexcept {
+  if (g_state == nullptr) return;
+  try {
+    finish(*g_state, static_cast<int>(region));
+  } catch (const std::exception& e) {
+    warn(*g_state, std::string("finishing the trace failed: ") + e.what() + "; run `p3s recover` on the trace directory");
+  } catch (...) {
+    warn(*g_state, "finishing the trace failed; run `p3s recover` on the trace directory");
+  }
+  g_recording.store(false);
+  g_state = nullptr;
+  g_owner.reset();
+}
+
+}  // namespace p3s::interpose

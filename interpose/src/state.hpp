@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The recorder's process-wide and per-thread state (created in MPI_Init, destroyed in MPI_Finalize).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "definitions.hpp"
+#include "flat_map.hpp"
+#include "p3s/interpose/config.hpp"
+#include "p3s/interpose/counters.hpp"
+#include "thread_log.hpp"
+
+namespace p3s::interpose {
+
+/// Everything a thread records with: its log, counters and scratch arrays.
+struct ThreadData {
+  std::unique_ptr<ThreadLog> log;
+  CounterReader counters;
+  std::uint32_t index = 0;
+  std::vector<MPI_Status> statuses;
+  std::vector<MPI_Request> requests;
+};
+
+/// What the recorder remembers about a live request.
+struct RequestInfo {
+  enum class Kind : std::uint8_t { Isend, Irecv, PersistentSend, PersistentRecv, Collective };
+  std::uint64_t id = 0;
+  Kind kind = Kind::Isend;
+  bool active = true;
+  bool cancel_requested = false;
+  std::uint8_t op = 0;  ///< OTF2_CollectiveOp for collectives
+  std::int32_t peer = 0;
+  std::int32_t tag = 0;
+  std::uint32_t comm = 0;
+  std::int32_t root = -1;
+  std::uint64_t bytes = 0;  ///< bytes of a send, or collective bytes sent
+  std::uint64_t received = 0;
+};
+
+/// A spin lock taken only when the application runs MPI_THREAD_MULTIPLE.
+class TableLock {
+ public:
+  void lock() noexcept {
+    while (flag_.test_and_set(std::memory_order_acquire)) {
+    }
+  }
+  void unlock() noexcept { flag_.clear(std::memory_order_release); }
+
+ private:
+  std::atomic_flag flag_ = ATOMIC_FLAG_INIT;
+};
+
+struct State {
+  Config config;
+  CounterSetup counters;
+  std::string dir;               ///< absolute trace directory
+  int rank = 0;
+  int size = 1;
+  int thread_level = 0;          ///< 0 single .. 3 multiple
+  bool multiple = false;
+  MPI_Comm tool_comm = MPI_COMM_NULL;  ///< the tool's own duplicate of MPI_COMM_WORLD
+  MPI_Group world_group = MPI_GROUP_NULL;
+  raw::FileHeader header{};      ///< template for every thread's log header
+  std::vector<std::string> hosts;
+
+  TableLock lock;                ///< guards everything below when `multiple`
+  std::vector<std::unique_ptr<ThreadData>> threads;
+  FlatMap<RequestInfo> requests;
+  FlatMap<std::uint32_t> comms;  ///< MPI_Comm handle -> local communicator index
+  FlatMap<std::uint32_t> callsites;
+  RankDefs defs;                 ///< communicator and call-site definitions, as logged
+  std::uint32_t comm_counter = 0;
+  std::atomic<std::uint64_t> next_request{1};
+
+  std::uint64_t failures = 0;    ///< events lost after a degradation, summarised at MPI_Finalize
+};
+
+/// Set while events are recorded; checked by every wrapper.
+extern std::atomic<bool> g_recording;
+/// The state, valid while g_recording or during MPI_Finalize.
+extern State* g_state;
+
+/// Locks the tables when the thread level requires it.
+class TablesGuard {
+ public:
+  explicit TablesGuard(State& s) noexcept : s_(s) {
+    if (s_.multiple) s_.lock.lock();
+  }
+  ~TablesGuard() {
+    if (s_.multiple) s_.lock.unlock();
+  }
+  TablesGuard(const TablesGuard&) = delete;
+  TablesGuard& operator=(const TablesGuard&) = delete;
+
+ private:
+  State& s_;
+};
+
+/// Map key of an MPI handle (a pointer in Open MPI, an int in MPICH).
+template <class Handle>
+[[nodiscard]] inline std::uint64_t handle_key(Handle h) noexcept {
+  static_assert(sizeof(Handle) <= sizeof(std::uint64_t));
+  std::uint64_t k = 0;
+  __builtin_memcpy(&k, &h, sizeof h);
+  return k;
+}
+
+/// Local index of a communicator, registering one created outside the wrappers on first use.
+[[nodiscard]] std::uint32_t comm_index(State& s, MPI_Comm comm) noexcept;
+
+/// Registers MPI_COMM_WORLD (index 0) and MPI_COMM_SELF (index 1) in the main thread's log.
+void register_predefined_comms(State& s, ThreadLog& log) noexcept;
+
+/// The calling thread's log, or nullptr when it has none.
+[[nodiscard]] ThreadLog* current_thread_log() noexcept;
+
+/// Makes `data` the calling thread's record target (nullptr detaches it).
+void set_thread_data(ThreadData* data) noexcept;
+
+/// Call-site id of the current MPI call (first frame outside this library), logging new ones.
+[[nodiscard]] std::uint64_t current_callsite(State& s, ThreadLog& log) noexcept;
+/// Prepares call-site capture (the address range of this library).
+void init_callsites() noexcept;
+
+/// One line on stderr, prefixed `p3s[rank N]: `.
+void warn(const State& s, const std::string& message) noexcept;
+
+}  // namespace p3s::interpose

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// One thread's raw event log: a fixed buffer written to its file whenever it fills (bounded memory).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "raw_format.hpp"
+
+namespace p3s::interpose {
+
+/// Appends raw records; allocation-free after open(). Not thread-safe: one log per thread.
+class ThreadLog {
+ public:
+  /// Creates (truncates) the file and writes the header. Returns nullptr and sets `error` on failure.
+  static std::unique_ptr<ThreadLog> open(const std::string& path, std::size_t buffer_bytes,
+                                         const raw::FileHeader& header, std::string& error) noexcept;
+  ~ThreadLog();
+  ThreadLog(const ThreadLog&) = delete;
+  ThreadLog& operator=(const ThreadLog&) = delete;
+
+  /// Appends a record made of a header and up to two payload parts; false once the log has failed.
+  bool append(raw::Kind kind, std::uint8_t flags, std::uint16_t region, std::uint64_t time_ns,
+              const void* part1 = nullptr, std::size_t bytes1 = 0, const void* part2 = nullptr,
+              std::size_t bytes2 = 0) noexcept {
+    const std::size_t payload = bytes1 + bytes2;
+    const auto total = raw::padded(static_cast<std::uint32_t>(sizeof(raw::RecordHeader) + payload));
+    if (used_ + total > capacity_ && !make_room(total)) return false;
+    std::byte* p = buffer_.get() + used_;
+    const raw::RecordHeader h{kind, flags, region, total, time_ns};
+    std::memcpy(p, &h, sizeof h);
+    p += sizeof h;
+    if (bytes1 != 0) std::memcpy(p, part1, bytes1);
+    if (bytes2 != 0) std::memcpy(p + bytes1, part2, bytes2);
+    // Zero the padding so logs are deterministic.
+    const std::size_t pad = total - sizeof h - payload;
+    if (pad != 0) std::memset(p + payload, 0, pad);
+    used_ += total;
+    ++records_;
+    return true;
+  }
+
+  template <class Payload>
+  bool append(raw::Kind kind, std::uint64_t time_ns, const Payload& payload) noexcept {
+    return append(kind, 0, 0, time_ns, &payload, sizeof payload);
+  }
+
+  /// Writes the buffered records to the file.
+  bool flush() noexcept;
+  /// Flushes and closes; the file stays for conversion.
+  bool close() noexcept;
+
+  [[nodiscard]] bool failed() const noexcept { return failed_; }
+  [[nodiscard]] const std::string& error() const noexcept { return error_; }
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+  [[nodiscard]] std::uint64_t records() const noexcept { return records_; }
+  [[nodiscard]] std::uint64_t flushes() const noexcept { return flushes_; }
+
+ private:
+  ThreadLog(std::string path, int fd, std::size_t capacity, std::unique_ptr<std::byte[]> buffer) noexcept;
+  bool make_room(std::size_t bytes) noexcept;
+  bool write_all(const std::byte* data, std::size_t bytes) noexcept;
+
+  std::string path_;
+  int fd_ = -1;
+  std::size_t capacity_ = 0;
+  std::size_t used_ = 0;
+  std::unique_ptr<std::byte[]> buffer_;
+  std::uint64_t records_ = 0;
+  std::uint64_t flushes_ = 0;
+  bool failed_ = false;
+  std::string error_;
+};
+
+}  // namespace p3s::interpose
