@@ -3,16 +3,12 @@
 // both tools mean the same thing, and MPI_IN_PLACE handled once here.
 #include <cstdint>
 
+#include "coll_bytes.hpp"
 #include "recorder.hpp"
 #include "state.hpp"
 
 namespace p3s::interpose {
 namespace {
-
-struct Bytes {
-  std::uint64_t sent = 0;
-  std::uint64_t received = 0;
-};
 
 std::uint64_t tsize(MPI_Datatype t) noexcept {
   if (t == MPI_DATATYPE_NULL) return 0;
@@ -21,112 +17,33 @@ std::uint64_t tsize(MPI_Datatype t) noexcept {
   return static_cast<std::uint64_t>(s);
 }
 
-std::uint64_t sum(const int* counts, int n) noexcept {
-  std::uint64_t total = 0;
-  for (int i = 0; counts != nullptr && i < n; ++i) total += static_cast<std::uint64_t>(counts[i]);
-  return total;
-}
-
 std::uint64_t u(int v) noexcept { return v > 0 ? static_cast<std::uint64_t>(v) : 0; }
-
-/// Bytes of one rank's part in a collective on an intra-communicator of `n` ranks where it has rank `me`.
-/// The root counts its own block on both sides (it "sends to itself"), except with MPI_IN_PLACE; every
-/// all-to-all style operation counts n blocks each way.
-Bytes collective_bytes(OTF2_CollectiveOp op, const CollArgs& a, int me, int n) noexcept {
-  const bool root = me == a.root;
-  const std::uint64_t un = u(n);
-  // MPI_IN_PLACE is given as the send buffer, except for the scatters where the root gives it as the
-  // receive buffer.
-  const bool in_place = a.sbuf == MPI_IN_PLACE || a.rbuf == MPI_IN_PLACE;
-  const std::uint64_t sblock = u(a.scount) * tsize(a.sdtype);
-  const std::uint64_t rblock = u(a.rcount) * tsize(a.rdtype);
-  switch (op) {
-    case OTF2_COLLECTIVE_OP_BARRIER:
-      return {};
-    case OTF2_COLLECTIVE_OP_BCAST:
-      return root ? Bytes{un * sblock, sblock} : Bytes{0, sblock};
-    case OTF2_COLLECTIVE_OP_SCATTER:
-      if (!root) return {0, rblock};
-      return in_place ? Bytes{(un - 1) * sblock, 0} : Bytes{un * sblock, sblock};
-    case OTF2_COLLECTIVE_OP_SCATTERV: {
-      if (!root) return {0, rblock};
-      const std::uint64_t sz = tsize(a.sdtype);
-      const std::uint64_t total = sum(a.scounts, n) * sz;
-      const std::uint64_t mine = u(a.scounts[me]) * sz;
-      return in_place ? Bytes{total - mine, 0} : Bytes{total, mine};
-    }
-    case OTF2_COLLECTIVE_OP_GATHER:
-    case OTF2_COLLECTIVE_OP_REDUCE:
-      if (!root) return {sblock, 0};
-      return in_place ? Bytes{0, (un - 1) * rblock} : Bytes{rblock, un * rblock};
-    case OTF2_COLLECTIVE_OP_GATHERV: {
-      if (!root) return {sblock, 0};
-      const std::uint64_t sz = tsize(a.rdtype);
-      const std::uint64_t total = sum(a.rcounts, n) * sz;
-      const std::uint64_t mine = u(a.rcounts[me]) * sz;
-      return in_place ? Bytes{0, total - mine} : Bytes{mine, total};
-    }
-    case OTF2_COLLECTIVE_OP_ALLGATHER:
-    case OTF2_COLLECTIVE_OP_ALLTOALL:
-    case OTF2_COLLECTIVE_OP_ALLREDUCE:
-      if (in_place) return {(un - 1) * rblock, (un - 1) * rblock};
-      return {un * sblock, un * rblock};
-    case OTF2_COLLECTIVE_OP_ALLGATHERV: {
-      const std::uint64_t sz = tsize(a.rdtype);
-      const std::uint64_t total = sum(a.rcounts, n) * sz;
-      const std::uint64_t mine = u(a.rcounts[me]) * sz;
-      if (in_place) return {(un - 1) * mine, total - mine};
-      return {un * sblock, total};
-    }
-    case OTF2_COLLECTIVE_OP_ALLTOALLV: {
-      const std::uint64_t rsz = tsize(a.rdtype);
-      const std::uint64_t received = sum(a.rcounts, n) * rsz;
-      if (in_place) {
-        const std::uint64_t others = received - u(a.rcounts[me]) * rsz;
-        return {others, others};
-      }
-      return {sum(a.scounts, n) * tsize(a.sdtype), received};
-    }
-    case OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK: {
-      const std::uint64_t b = in_place ? (un - 1) * rblock : un * rblock;
-      return {b, b};
-    }
-    case OTF2_COLLECTIVE_OP_REDUCE_SCATTER: {
-      const std::uint64_t sz = tsize(a.sdtype);
-      const std::uint64_t total = sum(a.rcounts, n);
-      const std::uint64_t mine = u(a.rcounts[me]);
-      if (in_place) return {(total - mine) * sz, (un - 1) * mine * sz};
-      return {total * sz, un * mine * sz};
-    }
-    case OTF2_COLLECTIVE_OP_SCAN:
-    case OTF2_COLLECTIVE_OP_EXSCAN: {
-      // Rank r contributes to ranks r..n-1 and receives from ranks 0..r; an exclusive scan (and an in-place
-      // scan) leaves out the rank's own block.
-      const std::uint64_t um = u(me);
-      if (in_place || op == OTF2_COLLECTIVE_OP_EXSCAN) return {(un - um - 1) * sblock, um * sblock};
-      return {(un - um) * sblock, (um + 1) * sblock};
-    }
-    default:
-      return {};
-  }
-}
 
 /// Collective roles of a call as recorded: bytes for this rank, and the root (rooted operations only).
 raw::Coll describe(State& st, OTF2_CollectiveOp op, const CollArgs& a, std::uint64_t request) noexcept {
-  int me = 0;
-  int n = 1;
+  CollShape shape;
   int inter = 0;
   PMPI_Comm_test_inter(a.comm, &inter);
-  PMPI_Comm_rank(a.comm, &me);
-  // Collectives on inter-communicators count the remote group, as their data goes there.
-  if (inter != 0) PMPI_Comm_remote_size(a.comm, &n);
-  else PMPI_Comm_size(a.comm, &n);
-  const Bytes b = inter != 0 ? Bytes{} : collective_bytes(op, a, me, n);
-  const bool rooted = op == OTF2_COLLECTIVE_OP_BCAST || op == OTF2_COLLECTIVE_OP_REDUCE ||
-                      op == OTF2_COLLECTIVE_OP_GATHER || op == OTF2_COLLECTIVE_OP_GATHERV ||
-                      op == OTF2_COLLECTIVE_OP_SCATTER || op == OTF2_COLLECTIVE_OP_SCATTERV;
-  return raw::Coll{comm_index(st, a.comm), static_cast<std::uint32_t>(op), rooted ? a.root : -1, 0, b.sent,
-                   b.received, request};
+  PMPI_Comm_rank(a.comm, &shape.me);
+  // Collectives on inter-communicators send to the remote group; their bytes are not modelled (0).
+  if (inter != 0) PMPI_Comm_remote_size(a.comm, &shape.size);
+  else PMPI_Comm_size(a.comm, &shape.size);
+  shape.root = is_rooted(op) ? a.root : -1;
+  // MPI_IN_PLACE is given as the send buffer, except for the scatters where the root gives it as the
+  // receive buffer.
+  shape.in_place = a.sbuf == MPI_IN_PLACE || a.rbuf == MPI_IN_PLACE;
+  shape.stype = tsize(a.sdtype);
+  shape.rtype = tsize(a.rdtype);
+  shape.sblock = u(a.scount) * shape.stype;
+  shape.rblock = u(a.rcount) * shape.rtype;
+  // Count arrays are significant only where MPI reads them (the root of a v-collective, every rank of an
+  // all-to-all); elsewhere they may be null.
+  const std::size_t n = static_cast<std::size_t>(shape.size);
+  if (a.scounts != nullptr) shape.scounts = std::span<const int>(a.scounts, n);
+  if (a.rcounts != nullptr) shape.rcounts = std::span<const int>(a.rcounts, n);
+  const CollBytes b = inter != 0 ? CollBytes{} : collective_bytes(op, shape);
+  return raw::Coll{comm_index(st, a.comm), static_cast<std::uint32_t>(op), shape.root, 0, b.sent, b.received,
+                   request};
 }
 
 }  // namespace
