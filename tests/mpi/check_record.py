@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Scenario tests of `p3s record`, `p3s recover` and the recorder's behaviour as a guest.
+
+    check_record.py SCENARIO --p3s BIN --preload LIB --work DIR [launcher options] [--app NAME=PATH ...]
+
+Scenarios: crash, fortran_equals_c, counters, record_cli, inert, lammps, readme_env.
+Each failure exits non-zero with a message naming the scenario step.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+
+def fail(step, msg):
+    print(f"FAIL [{step}]: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def run(cmd, env=None, timeout=300, cwd=None):
+    try:
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        fail("run", f"timed out after {timeout}s: {' '.join(cmd)}")
+
+
+class Ctx:
+    def __init__(self, a):
+        self.a = a
+        self.apps = dict(x.split("=", 1) for x in a.app)
+
+    def mpirun(self, np):
+        return [self.a.mpiexec, self.a.np_flag, str(np)] + self.a.preflags
+
+    def record(self, out, cmd, *opts):
+        return run([self.a.p3s, "record", "-o", out, *opts, "--"] + cmd)
+
+    def summary(self, trace):
+        r = run([self.a.p3s, "summary", "--json", trace])
+        if r.returncode != 0:
+            fail("summary", f"p3s summary {trace}: {r.stderr.strip()}")
+        return json.loads(r.stdout)
+
+    def work(self, name):
+        d = os.path.join(self.a.work, name)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        return d
+
+    def otf2_print_ok(self, trace):
+        r = run(["otf2-print", os.path.join(trace, "traces.otf2")])
+        if r.returncode != 0:
+            fail("otf2-print", r.stderr.strip()[:500])
+
+
+def crash(c):
+    """SIGKILL of one rank mid-run: `p3s record` notices, recovers what was flushed, exits non-zero."""
+    d = c.work("crash")
+    trace = os.path.join(d, "trace")
+    r = c.record(trace, c.mpirun(4) + [c.apps["crash"], "--die-at", "3000"], "--buffer-mb", "1")
+    if r.returncode == 0:
+        fail("exit", "p3s record returned 0 although a rank was killed")
+    if "ended before MPI_Finalize" not in r.stderr:
+        fail("message", f"p3s record did not report the incomplete run: {r.stderr.strip()[-800:]}")
+    c.otf2_print_ok(trace)
+    s = c.summary(trace)
+    if s["complete"]:
+        fail("archive", "a recovered archive must be marked incomplete")
+    if s["processes"] != 4 or len(s["ranks"]) != 4:
+        fail("archive", f"expected 4 ranks, got {s['processes']} / {len(s['ranks'])}")
+    # 1 MiB buffers fill after ~10^4 calls: every rank flushed at least once before the kill at iteration 3000.
+    for rank in s["ranks"]:
+        if rank["calls"].get("MPI_Sendrecv", 0) < 1000:
+            fail("archive", f"rank {rank['rank']} kept only {rank['calls'].get('MPI_Sendrecv', 0)} Sendrecv calls")
+    again = run([c.a.p3s, "recover", trace])
+    if again.returncode != 0 or "incomplete" not in again.stdout:
+        fail("recover", f"p3s recover on the same directory: {again.stdout} {again.stderr}")
+
+
+def fortran_equals_c(c):
+    """The Fortran ring makes the same MPI calls as the C ring; without Fortran wrappers it would record 0."""
+    results = {}
+    for name in ("ring", "ring_f"):
+        trace = os.path.join(c.work(name), "trace")
+        r = c.record(trace, c.mpirun(4) + [c.apps[name], "20"])
+        if r.returncode != 0:
+            fail(name, f"p3s record failed: {r.stderr.strip()[-800:]}")
+        results[name] = c.summary(trace)
+    for rc, rf in zip(results["ring"]["ranks"], results["ring_f"]["ranks"]):
+        if sum(rf["calls"].values()) <= 1:
+            fail("fortran", f"rank {rf['rank']}: the Fortran app recorded no MPI calls: Fortran bindings missed")
+        for key in ("calls", "messages", "collectives", "events"):
+            if rc[key] != rf[key]:
+                fail("fortran", f"rank {rc['rank']}: {key} differ: C {rc[key]} vs Fortran {rf[key]}")
+
+
+def counters(c):
+    """No hardware counters here: auto falls back to CPU time and says so; forced PAPI fails fast in the CLI
+    and falls back with a warning in the recorder. On a machine with counters, PAPI is used."""
+    ring = c.mpirun(2) + [c.apps["ring"], "5"]
+    forced = c.record(os.path.join(c.work("papi"), "trace"), ring, "--counters", "papi")
+    has_papi = forced.returncode == 0
+    if not has_papi:
+        if forced.returncode != 1 or "--counters papi" not in forced.stderr or "cputime" not in forced.stderr:
+            fail("papi-cli", f"expected a one-line refusal naming the fix: rc {forced.returncode}: {forced.stderr}")
+        if os.path.exists(os.path.join(c.a.work, "papi", "trace", "traces.otf2")):
+            fail("papi-cli", "a refused record must not leave an archive")
+    trace = os.path.join(c.work("auto"), "trace")
+    r = c.record(trace, ring)
+    if r.returncode != 0:
+        fail("auto", r.stderr)
+    metric = c.summary(trace)["work_metric"]
+    if metric != ("PAPI_TOT_INS" if has_papi else "cputime_ns"):
+        fail("auto", f"work metric {metric} (PAPI usable: {has_papi})")
+    if not has_papi and "note: PAPI" not in r.stderr:
+        fail("auto", f"p3s record must say why it fell back: {r.stderr}")
+    # The recorder itself, given P3S_COUNTERS=papi directly, warns once and records CPU time.
+    trace = os.path.join(c.work("env"), "trace")
+    r = run(c.mpirun(2) + ["env", f"LD_PRELOAD={c.a.preload}", f"P3S_TRACE_DIR={trace}", "P3S_COUNTERS=papi",
+                           c.apps["ring"], "5"])
+    if r.returncode != 0:
+        fail("papi-env", r.stderr)
+    if not has_papi and r.stderr.count("P3S_COUNTERS=papi") != 1:
+        fail("papi-env", f"expected exactly one warning from rank 0: {r.stderr}")
+    if c.summary(trace)["work_metric"] != ("PAPI_TOT_INS" if has_papi else "cputime_ns"):
+        fail("papi-env", "wrong work metric")
+    trace = os.path.join(c.work("none"), "trace")
+    r = c.record(trace, ring, "--counters", "none")
+    if r.returncode != 0 or c.summary(trace)["work_metric"] != "none":
+        fail("none", r.stderr)
+    if "METRIC " in run(["otf2-print", os.path.join(trace, "traces.otf2")]).stdout:
+        fail("none", "--counters none must not write metric records")
+
+
+def record_cli(c):
+    d = c.work("cli")
+    trace = os.path.join(d, "trace")
+    ring = c.mpirun(2) + [c.apps["ring"], "3"]
+    if c.record(trace, ring).returncode != 0:
+        fail("first", "first record failed")
+    again = c.record(trace, ring)
+    if again.returncode != 1 or "--force" not in again.stderr:
+        fail("existing", f"an existing archive must be refused with a hint: {again.returncode} {again.stderr}")
+    if c.record(trace, ring, "--force").returncode != 0:
+        fail("force", "--force must replace the archive")
+    r = run([c.a.p3s, "record", "-o", os.path.join(d, "x")])
+    if r.returncode == 0 or "command" not in r.stderr:
+        fail("no-command", f"{r.returncode} {r.stderr}")
+    r = c.record(os.path.join(d, "plain"), ["sh", "-c", "exit 3"])
+    if r.returncode != 3 or "no trace was written" not in r.stderr:
+        fail("exit-code", f"the command's exit status must pass through: {r.returncode} {r.stderr}")
+    r = run([c.a.p3s, "record", "--help-env"])
+    if r.returncode != 0 or "P3S_BUFFER_MB" not in r.stdout:
+        fail("help-env", r.stdout + r.stderr)
+    r = run([c.a.p3s, "record", "-o", trace, "--counters", "fast", "--", "true"])
+    if r.returncode != 2:
+        fail("usage", f"a bad option value is a usage error (2): {r.returncode}")
+
+
+def inert(c):
+    """Preloaded into programs that never call MPI_Init, the library does nothing at all."""
+    env = dict(os.environ, LD_PRELOAD=c.a.preload)
+    r = run(["sh", "-c", "echo hello; ls / > /dev/null"], env=env)
+    if r.returncode != 0 or r.stdout != "hello\n" or r.stderr:
+        fail("inert", f"rc {r.returncode} out {r.stdout!r} err {r.stderr!r}")
+    r = run([c.a.mpiexec, "--version"], env=env)
+    if r.returncode != 0:
+        fail("inert", f"mpiexec with the recorder preloaded failed: {r.stderr}")
+
+
+LAMMPS_INPUT = """# 3d Lennard-Jones melt (small)
+units lj
+atom_style atomic
+lattice fcc 0.8442
+region box block 0 10 0 10 0 10
+create_box 1 box
+create_atoms 1 box
+mass 1 1.0
+velocity all create 3.0 87287 loop geom
+pair_style lj/cut 2.5
+pair_coeff 1 1 1.0 1.0 2.5
+neighbor 0.3 bin
+neigh_modify every 20 delay 0 check no
+fix 1 all nve
+thermo 50
+run 200
+"""
+
+
+def lammps(c):
+    lmp = shutil.which("lmp") or shutil.which("lmp_openmpi")
+    if lmp is None:
+        fail("lammps", "the lammps package is not installed (apt-get install lammps)")
+    d = c.work("lammps")
+    with open(os.path.join(d, "in.melt"), "w") as f:
+        f.write(LAMMPS_INPUT)
+    trace = os.path.join(d, "trace")
+    r = run([c.a.p3s, "record", "-o", trace, "--", *c.mpirun(4), lmp, "-in", "in.melt", "-log", "none"], cwd=d,
+            timeout=600)
+    if r.returncode != 0:
+        fail("lammps", f"exit {r.returncode}: {r.stderr.strip()[-1500:]}")
+    c.otf2_print_ok(trace)
+    s = c.summary(trace)
+    if not s["complete"] or s["processes"] != 4:
+        fail("lammps", "incomplete archive")
+    for rank in s["ranks"]:
+        sent = sum(m["count"] for m in rank["messages"] if m["op"] == "send")
+        received = sum(m["count"] for m in rank["messages"] if m["op"] == "recv")
+        if sent < 100 or received < 100 or not rank["collectives"] or rank["unresolved_peers"]:
+            fail("lammps", f"rank {rank['rank']}: {sent} sends, {received} receives, {rank['collectives']}")
+    print(f"lammps: {sum(sum(m['count'] for m in r['messages']) for r in s['ranks'])} messages recorded")
+
+
+def readme_env(c):
+    """README's table of P3S_* variables is the one the recorder declares."""
+    r = run([c.a.p3s, "record", "--help-env-markdown"])
+    with open(c.a.readme) as f:
+        if r.stdout not in f.read():
+            fail("readme", "README.md's P3S_* table differs from `p3s record --help-env-markdown`:\n" + r.stdout)
+
+
+SCENARIOS = {f.__name__: f for f in (crash, fortran_equals_c, counters, record_cli, inert, lammps, readme_env)}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("scenario", choices=sorted(SCENARIOS))
+    p.add_argument("--mpiexec", default="mpiexec")
+    p.add_argument("--np-flag", default="-n")
+    p.add_argument("--preflag", dest="preflags", action="append", default=[])
+    p.add_argument("--p3s", required=True)
+    p.add_argument("--preload", required=True)
+    p.add_argument("--work", required=True)
+    p.add_argument("--readme", default="")
+    p.add_argument("--app", action="append", default=[], help="NAME=PATH of a test app")
+    a = p.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    SCENARIOS[a.scenario](Ctx(a))
+    print(f"ok: {a.scenario}")
+
+
+if __name__ == "__main__":
+    main()
