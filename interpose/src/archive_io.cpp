@@ -2,13 +2,67 @@
 // Archive placement on disk.
 #include "archive_io.hpp"
 
+#include <cstdlib>
 #include <filesystem>
+#include <new>
 #include <system_error>
+#include <vector>
 
 #include "p3s/trace/schema.hpp"
 
 namespace p3s::interpose {
 namespace fs = std::filesystem;
+namespace {
+
+/// The chunks OTF2 allocated for one buffer.
+struct ChunkPool {
+  std::vector<void*> chunks;
+};
+
+struct MemoryLimit {
+  std::uint32_t event_chunks;
+};
+
+void* allocate_chunk(void* user, OTF2_FileType type, OTF2_LocationRef, void** per_buffer, uint64_t chunk_size) {
+  auto* pool = static_cast<ChunkPool*>(*per_buffer);
+  if (pool == nullptr) {
+    pool = new (std::nothrow) ChunkPool;
+    if (pool == nullptr) return nullptr;
+    *per_buffer = pool;
+  }
+  // Refusing a chunk is how OTF2 is told to write the full ones out (OTF2_Buffer_RequestNewChunk).
+  if (type == OTF2_FILETYPE_EVENTS && pool->chunks.size() >= static_cast<const MemoryLimit*>(user)->event_chunks) {
+    return nullptr;
+  }
+  void* chunk = std::malloc(chunk_size);
+  if (chunk != nullptr) pool->chunks.push_back(chunk);
+  return chunk;
+}
+
+void free_chunks(void*, OTF2_FileType, OTF2_LocationRef, void** per_buffer, bool final) {
+  auto* pool = static_cast<ChunkPool*>(*per_buffer);
+  if (pool == nullptr) return;
+  for (void* c : pool->chunks) std::free(c);
+  pool->chunks.clear();
+  if (final) {
+    delete pool;
+    *per_buffer = nullptr;
+  }
+}
+
+constexpr OTF2_MemoryCallbacks kMemoryCallbacks = {allocate_chunk, free_chunks};
+
+}  // namespace
+
+bool bound_writer_memory(OTF2_Archive* archive, std::uint32_t event_chunks, std::string& error) {
+  // One limit per process is enough: every archive p3s writes uses the same.
+  static MemoryLimit limit{4};
+  limit.event_chunks = event_chunks;
+  return try_otf2(OTF2_Archive_SetFlushCallbacks(archive, &kFlushCallbacks, nullptr), "setting flush callbacks",
+                  error) &&
+         try_otf2(OTF2_Archive_SetMemoryCallbacks(archive, &kMemoryCallbacks, &limit), "setting memory callbacks",
+                  error);
+}
 
 std::string partial_dir(const std::string& dir) { return (fs::path(dir) / trace::kPartialDir).string(); }
 std::string raw_dir(const std::string& dir) { return (fs::path(dir) / trace::kRawDir).string(); }
@@ -24,9 +78,8 @@ ArchivePtr create_archive(const std::string& partial, std::string& error) {
     error = "cannot create an OTF2 archive in " + partial;
     return nullptr;
   }
-  if (!try_otf2(OTF2_Archive_SetFlushCallbacks(a.get(), &kFlushCallbacks, nullptr), "setting flush callbacks", error)) {
-    return nullptr;
-  }
+  // 4 event chunks of 1 MiB: conversion memory stays a few MiB per rank whatever the trace length.
+  if (!bound_writer_memory(a.get(), 4, error)) return nullptr;
   return a;
 }
 

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Recorder benchmarks; every figure is a ratio or difference against untraced runs made in the same session.
+
+1. Added cost per MPI call: a two-rank loop of 0-byte Isend/Irecv/Waitall (3 calls per iteration), traced
+   versus untraced, per counter mode; median over interleaved repetitions. Aim: <= 200 ns with `none`.
+2. Whole-run slowdown of the halo test app: traced / untraced wall time, MPI_Finalize's conversion included.
+   Aim: <= 1.05.
+3. Trace bytes per MPI call, and peak extra RSS per rank for a short and a 5x longer run (it must not grow).
+"""
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+
+def run(cmd, env=None):
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"benchmark command failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr[-2000:]}")
+    return r
+
+
+class Bench:
+    def __init__(self, a):
+        self.a = a
+        os.makedirs(a.work, exist_ok=True)
+
+    def launch(self, np):
+        return [self.a.mpiexec, self.a.np_flag, str(np)] + self.a.preflags
+
+    def traced(self, trace, *env):
+        shutil.rmtree(trace, ignore_errors=True)
+        return ["env", f"LD_PRELOAD={self.a.preload}", f"P3S_TRACE_DIR={trace}", *env]
+
+    def calls_run(self, iters, trace=None, env=()):
+        prefix = self.traced(trace, *env) if trace else []
+        r = run(self.launch(2) + prefix + [self.a.calls_app, str(iters)])
+        ns = float(re.search(r"ns_per_iter ([\d.]+)", r.stdout).group(1))
+        rss = [int(x) for x in re.findall(r"peak_rss_kb (\d+)", r.stdout)]
+        return ns, rss
+
+
+def per_call(b, iters, reps):
+    modes = [("none", ["P3S_COUNTERS=none"]), ("cputime", ["P3S_COUNTERS=cputime"]),
+             ("cputime+callsite", ["P3S_COUNTERS=cputime", "P3S_CALLSITE=1"])]
+    probe = subprocess.run([b.a.p3s, "record", "--counters", "papi", "-o", os.path.join(b.a.work, "papi-probe"),
+                            "--force", "--", "true"], capture_output=True, text=True)
+    if "--counters papi" not in probe.stderr:
+        modes.append(("papi", ["P3S_COUNTERS=papi"]))
+    base, traced = [], {m: [] for m, _ in modes}
+    trace = os.path.join(b.a.work, "calls")
+    b.calls_run(iters // 10)  # warm-up
+    for _ in range(reps):
+        base.append(b.calls_run(iters)[0])
+        for mode, env in modes:
+            traced[mode].append(b.calls_run(iters, trace, env)[0])
+    b0 = statistics.median(base)
+    print(f"1. cost per MPI call (2 ranks, 0-byte Isend/Irecv/Waitall, {iters} iterations x {reps} runs)")
+    print(f"   untraced: {b0 / 3:8.1f} ns per call")
+    for mode, _ in modes:
+        t = statistics.median(traced[mode])
+        print(f"   {mode:17s} {t / 3:8.1f} ns per call  added {(t - b0) / 3:7.1f} ns  ratio {t / b0:5.2f}")
+
+
+def slowdown(b, reps):
+    if not b.a.halo_app:
+        print("2. whole-run slowdown: skipped (no halo app)")
+        return
+    cmd = b.launch(4) + [b.a.halo_app, "400"]
+    trace = os.path.join(b.a.work, "halo")
+    plain, traced = [], []
+    run(cmd)
+    for _ in range(reps):
+        t = time.perf_counter()
+        run(cmd)
+        plain.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        run(b.launch(4) + b.traced(trace) + [b.a.halo_app, "400"])
+        traced.append(time.perf_counter() - t)
+    p, q = statistics.median(plain), statistics.median(traced)
+    print(f"2. whole-run slowdown, halo2d 4 ranks 400 iterations ({reps} runs each, MPI_Finalize included)")
+    print(f"   untraced {p:.3f} s, traced {q:.3f} s: ratio {q / p:.3f}")
+
+
+def archive_bytes(trace):
+    total = 0
+    for root, _, files in os.walk(trace):
+        total += sum(os.path.getsize(os.path.join(root, f)) for f in files)
+    return total
+
+
+def size_and_memory(b, iters):
+    print("3. trace size and memory per rank (cputime counters)")
+    for n in (iters, 5 * iters):
+        trace = os.path.join(b.a.work, f"size{n}")
+        _, base_rss = b.calls_run(n)
+        _, rss = b.calls_run(n, trace, ["P3S_COUNTERS=cputime"])
+        calls = 2 * (3 * n + 2)  # two ranks: the loop plus Init/Barrier... counted exactly below when possible
+        summary = subprocess.run([b.a.p3s, "summary", "--json", trace], capture_output=True, text=True)
+        if summary.returncode == 0:
+            import json
+            calls = sum(sum(r["calls"].values()) for r in json.loads(summary.stdout)["ranks"])
+        size = archive_bytes(trace)
+        extra = max(t - u for t, u in zip(sorted(rss), sorted(base_rss)))
+        print(f"   {n:8d} iterations: {calls} calls, archive {size / 1e6:7.1f} MB, {size / calls:5.1f} bytes/call, "
+              f"peak extra RSS per rank {extra / 1024:6.1f} MiB")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--mpiexec", default="mpiexec")
+    p.add_argument("--np-flag", default="-n")
+    p.add_argument("--preflag", dest="preflags", action="append", default=[])
+    p.add_argument("--preload", required=True)
+    p.add_argument("--p3s", required=True)
+    p.add_argument("--calls-app", required=True)
+    p.add_argument("--halo-app", default="")
+    p.add_argument("--work", required=True)
+    p.add_argument("--iters", type=int, default=200000)
+    p.add_argument("--reps", type=int, default=5)
+    a = p.parse_args()
+    b = Bench(a)
+    per_call(b, a.iters, a.reps)
+    slowdown(b, a.reps)
+    size_and_memory(b, a.iters)
+
+
+if __name__ == "__main__":
+    main()
