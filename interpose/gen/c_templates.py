@@ -154,9 +154,9 @@ def render(fn):
                 f"  const int p3s_rc = {_call(fn)};\n"
                 f"  p3s::interpose::on_init(p3s_rc, Region::{name}, p3s_t0, {required}, {provided});\n"
                 "  return p3s_rc;\n}\n\n")
-    if fn["kind"] == "finalize":
+    if fn["kind"] in ("finalize", "abort"):
         return (f"extern \"C\" [[gnu::visibility(\"default\")]] int {name}({decl}) {{\n"
-                f"  p3s::interpose::on_finalize(Region::{name});\n"
+                f"  p3s::interpose::on_{fn['kind']}(Region::{name});\n"
                 f"  return {_call(fn)};\n}}\n\n")
     pre, rename, post = _record(fn)
     return (f"extern \"C\" [[gnu::visibility(\"default\")]] int {name}({decl}) {{\n"

@@ -21,7 +21,7 @@ import fortran_templates
 
 HEADER = "// GENERATED from spec/mpi.json by gen_wrappers.py — do not edit\n"
 
-KINDS = {"init", "finalize", "send", "isend", "recv", "irecv", "sendrecv", "plain", "send_init",
+KINDS = {"init", "finalize", "abort", "send", "isend", "recv", "irecv", "sendrecv", "plain", "send_init",
          "recv_init", "start", "complete", "cancel", "request_free", "coll", "icoll", "comm_new",
          "comm_free"}
 REGION_ROLES = {

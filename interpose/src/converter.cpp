@@ -120,7 +120,9 @@ bool convert_location(RawReader& reader, OTF2_EvtWriter* w, const LocalMaps& map
       case raw::Kind::Leave: {
         const std::byte* p = r.payload;
         OTF2_AttributeList* list = nullptr;
-        if (kind == raw::Kind::Enter && (r.header.flags & raw::kFlagCallsite) != 0) {
+        const bool has_site = kind == raw::Kind::Enter && (r.header.flags & raw::kFlagCallsite) != 0;
+        if (r.payload_bytes < (has_site ? 8u : 0u) + 8u * nmetrics) continue;  // malformed: skip, never over-read
+        if (has_site) {
           std::uint64_t site = 0;
           std::memcpy(&site, p, sizeof site);
           p += sizeof site;

@@ -40,6 +40,7 @@ ThreadData* attach_thread() noexcept {
       return nullptr;
     }
     td->counters.start(s.counters);
+    register_exit_log(td->log.get());
     ThreadData* raw_ptr = td.get();
     TablesGuard g(s);
     s.threads.push_back(std::move(td));

@@ -66,6 +66,8 @@ class Scope {
 // Environment.
 void on_init(int rc, Region region, std::uint64_t t_enter, int required, const int* provided) noexcept;
 void on_finalize(Region region) noexcept;
+/// MPI_Abort: the job is about to die; records the call and writes every buffered record to disk.
+void on_abort(Region region) noexcept;
 
 // Point to point.
 void on_send(Scope& s, int rc, const P2P& p) noexcept;

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Start and end of recording: MPI_Init sets everything up, MPI_Finalize turns the raw logs into the OTF2
 // archive (each rank converts its own logs; rank 0 unifies the definitions and writes the global ones).
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -32,6 +34,44 @@ namespace {
 /// Owns the state between MPI_Init and MPI_Finalize. Reset explicitly in MPI_Finalize, never by a static
 /// destructor after it.
 std::unique_ptr<State> g_owner;
+
+/// Logs the termination handler may flush: a fixed array, so the handler needs no lock or allocation.
+constexpr int kMaxExitLogs = 1024;
+std::atomic<ThreadLog*> g_exit_logs[kMaxExitLogs];
+std::atomic<int> g_exit_log_count{0};
+struct sigaction g_previous_sigterm {};
+bool g_sigterm_installed = false;
+
+/// When one rank dies, the launcher terminates the others with SIGTERM: write what they buffered, so the
+/// run can be recovered with all of it, then die of the signal as the application would have.
+void on_sigterm(int) {
+  const int n = std::min(g_exit_log_count.load(std::memory_order_acquire), kMaxExitLogs);
+  for (int i = 0; i < n; ++i) {
+    if (ThreadLog* log = g_exit_logs[i].load(std::memory_order_acquire)) log->flush_for_exit();
+  }
+  // SA_RESETHAND restored the default action; the signal is delivered again once this returns.
+  raise(SIGTERM);
+}
+
+/// Installs the handler only where the application left SIGTERM at its default.
+void install_sigterm() {
+  struct sigaction current {};
+  if (sigaction(SIGTERM, nullptr, &current) != 0 || current.sa_handler != SIG_DFL ||
+      (current.sa_flags & SA_SIGINFO) != 0) {
+    return;
+  }
+  struct sigaction ours {};
+  ours.sa_handler = on_sigterm;
+  sigemptyset(&ours.sa_mask);
+  ours.sa_flags = SA_RESETHAND;
+  g_sigterm_installed = sigaction(SIGTERM, &ours, &g_previous_sigterm) == 0;
+}
+
+void uninstall_sigterm() {
+  if (g_sigterm_installed) sigaction(SIGTERM, &g_previous_sigterm, nullptr);
+  g_sigterm_installed = false;
+  g_exit_log_count.store(0, std::memory_order_release);
+}
 
 int normalized_thread_level(int provided) {
   if (provided == MPI_THREAD_MULTIPLE) return 3;
@@ -196,6 +236,8 @@ void start(int region, std::uint64_t t_enter, const int* provided) {
   log.append(raw::Kind::CollEnd, t_leave, raw::Coll{0, OTF2_COLLECTIVE_OP_CREATE_HANDLE, -1, 0, 0, 0, 0});
   log.append(raw::Kind::Leave, 0, static_cast<std::uint16_t>(region), t_leave, metrics, bytes);
 
+  register_exit_log(td->log.get());
+  install_sigterm();
   set_thread_data(td.get());
   s.threads.push_back(std::move(td));
   g_owner = std::move(owner);
@@ -278,6 +320,7 @@ void finish(State& s, int region) {
   log.append(raw::Kind::Enter, 0, static_cast<std::uint16_t>(region), t, metrics, bytes);
   log.append(raw::Kind::Leave, 0, static_cast<std::uint16_t>(region), t, metrics, bytes);
   g_recording.store(false, std::memory_order_release);
+  uninstall_sigterm();
 
   const std::int64_t end_offset = measure_clock_offset(s.tool_comm, sync_plan(s));
   const raw::ClockSyncAtEnd end{clock_ns(), end_offset};
@@ -357,6 +400,28 @@ void finish(State& s, int region) {
 }
 
 }  // namespace
+
+void register_exit_log(ThreadLog* log) noexcept {
+  const int i = g_exit_log_count.load(std::memory_order_relaxed);
+  if (i >= kMaxExitLogs) return;
+  g_exit_logs[i].store(log, std::memory_order_release);
+  g_exit_log_count.store(i + 1, std::memory_order_release);
+}
+
+void on_abort(Region region) noexcept {
+  if (g_state == nullptr || !g_recording.load(std::memory_order_acquire)) return;
+  if (ThreadLog* log = current_thread_log()) {
+    const std::uint64_t metrics[kMaxMetrics] = {};
+    log->append(raw::Kind::Enter, 0, static_cast<std::uint16_t>(region), clock_ns(), metrics,
+                static_cast<std::size_t>(g_state->counters.count) * sizeof(std::uint64_t));
+  }
+  g_recording.store(false, std::memory_order_release);
+  // MPI_Abort does not return: keep what was recorded for `p3s recover`.
+  const int n = std::min(g_exit_log_count.load(std::memory_order_acquire), kMaxExitLogs);
+  for (int i = 0; i < n; ++i) {
+    if (ThreadLog* log = g_exit_logs[i].load(std::memory_order_acquire)) log->flush_for_exit();
+  }
+}
 
 void warn(const State& s, const std::string& message) noexcept {
   std::fprintf(stderr, "p3s[rank %d]: %s\n", s.rank, message.c_str());

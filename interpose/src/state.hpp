@@ -129,6 +129,9 @@ void set_thread_data(ThreadData* data) noexcept;
 /// Prepares call-site capture (the address range of this library).
 void init_callsites() noexcept;
 
+/// Makes a log reachable from the termination handler (which flushes it if the process is killed).
+void register_exit_log(ThreadLog* log) noexcept;
+
 /// One line on stderr, prefixed `p3s[rank N]: `.
 void warn(const State& s, const std::string& message) noexcept;
 

@@ -57,11 +57,26 @@ bool ThreadLog::write_all(const std::byte* data, std::size_t bytes) noexcept {
 
 bool ThreadLog::flush() noexcept {
   if (failed_ || fd_ < 0) return false;
-  if (used_ == 0) return true;
-  const bool ok = write_all(buffer_.get(), used_);
-  used_ = 0;
+  const std::size_t used = used_.load(std::memory_order_relaxed);
+  if (used == 0) return true;
+  const bool ok = write_all(buffer_.get(), used);
+  used_.store(0, std::memory_order_release);
   ++flushes_;
   return ok;
+}
+
+void ThreadLog::flush_for_exit() noexcept {
+  if (failed_ || fd_ < 0) return;
+  const std::size_t used = used_.exchange(0, std::memory_order_acquire);
+  const std::byte* data = buffer_.get();
+  std::size_t left = used;
+  while (left != 0) {
+    const ssize_t n = ::write(fd_, data, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    data += n;
+    left -= static_cast<std::size_t>(n);
+  }
 }
 
 bool ThreadLog::make_room(std::size_t bytes) noexcept {

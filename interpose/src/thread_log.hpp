@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -28,8 +29,12 @@ class ThreadLog {
               std::size_t bytes2 = 0) noexcept {
     const std::size_t payload = bytes1 + bytes2;
     const auto total = raw::padded(static_cast<std::uint32_t>(sizeof(raw::RecordHeader) + payload));
-    if (used_ + total > capacity_ && !make_room(total)) return false;
-    std::byte* p = buffer_.get() + used_;
+    std::size_t used = used_.load(std::memory_order_relaxed);
+    if (used + total > capacity_) {
+      if (!make_room(total)) return false;
+      used = 0;
+    }
+    std::byte* p = buffer_.get() + used;
     const raw::RecordHeader h{kind, flags, region, total, time_ns};
     std::memcpy(p, &h, sizeof h);
     p += sizeof h;
@@ -38,7 +43,8 @@ class ThreadLog {
     // Zero the padding so logs are deterministic.
     const std::size_t pad = total - sizeof h - payload;
     if (pad != 0) std::memset(p + payload, 0, pad);
-    used_ += total;
+    // Published after the bytes: a signal handler flushing the buffer sees only whole records.
+    used_.store(used + total, std::memory_order_release);
     ++records_;
     return true;
   }
@@ -50,6 +56,9 @@ class ThreadLog {
 
   /// Writes the buffered records to the file.
   bool flush() noexcept;
+  /// Async-signal-safe flush for a process being terminated: writes the whole records buffered so far and
+  /// nothing else (no allocation, no error text). The log must not be used afterwards.
+  void flush_for_exit() noexcept;
   /// Flushes and closes; the file stays for conversion.
   bool close() noexcept;
 
@@ -67,7 +76,7 @@ class ThreadLog {
   std::string path_;
   int fd_ = -1;
   std::size_t capacity_ = 0;
-  std::size_t used_ = 0;
+  std::atomic<std::size_t> used_{0};
   std::unique_ptr<std::byte[]> buffer_;
   std::uint64_t records_ = 0;
   std::uint64_t flushes_ = 0;
