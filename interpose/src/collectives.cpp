@@ -66,7 +66,7 @@ void on_icollective(Scope& s, int rc, OTF2_CollectiveOp op, const CollArgs& a, c
     TablesGuard g(st);
     RequestInfo info{.id = id, .kind = RequestInfo::Kind::Collective, .op = static_cast<std::uint8_t>(op),
                      .comm = c.comm, .root = c.root, .bytes = c.sent, .received = c.received};
-    if (!st.requests.put(handle_key(*request), info)) ++st.failures;
+    if (!st.requests.add(handle_key(*request), info)) ++st.failures;
   }
   s.data().log->append(raw::Kind::NbCollRequest, s.enter_ns(), raw::Request{id});
 }

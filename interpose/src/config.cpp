@@ -18,6 +18,9 @@ constexpr std::array kTable{
     EnvVar{"P3S_CALLSITE", "bool", "0", "0|1", "record the calling location of every MPI call (libunwind)"},
     EnvVar{"P3S_BUFFER_MB", "int", "8", "1..4096",
            "event buffer per thread in MiB; it is written to disk whenever it fills"},
+    EnvVar{"P3S_FLUSH_SECONDS", "int", "1", "0..3600",
+           "also write the buffer when this much time passed since the last write (0: only when full), so a "
+           "killed run loses at most that much"},
     EnvVar{"P3S_KEEP_RAW", "bool", "0", "0|1", "keep the raw per-thread logs after the OTF2 archive is written"},
     EnvVar{"P3S_CLOCK_SYNC", "enum", "auto", "auto|always|never",
            "measure clock offsets to rank 0 at init and finalize: auto = only for ranks on other hosts"},
@@ -90,6 +93,13 @@ bool apply(Config& c, std::string_view name, std::string_view v) {
     const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), mb);
     if (ec != std::errc{} || end != v.data() + v.size() || mb < 1 || mb > 4096) return false;
     c.buffer_mb = mb;
+    return true;
+  }
+  if (name == "P3S_FLUSH_SECONDS") {
+    std::uint32_t seconds = 0;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seconds);
+    if (ec != std::errc{} || end != v.data() + v.size() || seconds > 3600) return false;
+    c.flush_seconds = seconds;
     return true;
   }
   if (name == "P3S_CALLSITE") return parse_bool(v, c.callsite);

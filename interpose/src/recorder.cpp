@@ -27,10 +27,8 @@ ThreadData* attach_thread() noexcept {
   try {
     auto td = std::make_unique<ThreadData>();
     raw::FileHeader h = s.header;
-    {
-      TablesGuard g(s);
-      td->index = static_cast<std::uint32_t>(s.threads.size());
-    }
+    // Threads attaching at the same time must get distinct indices (and so distinct log files).
+    td->index = s.next_thread.fetch_add(1, std::memory_order_relaxed);
     h.thread_index = td->index;
     std::string error;
     td->log = ThreadLog::open(s.dir + "/p3s-raw/" + std::to_string(s.rank) + "." + std::to_string(td->index) + ".raw",
@@ -40,6 +38,7 @@ ThreadData* attach_thread() noexcept {
       return nullptr;
     }
     td->counters.start(s.counters);
+    td->log->set_flush_interval(std::uint64_t{s.config.flush_seconds} * 1000000000ULL, clock_ns());
     register_exit_log(td->log.get());
     ThreadData* raw_ptr = td.get();
     TablesGuard g(s);
@@ -79,7 +78,7 @@ void log_request(ThreadLog& log, raw::Kind kind, std::uint64_t t, std::uint64_t 
 /// Registers a request; a full table (out of memory) loses the request's completion, which is counted.
 void remember(State& s, MPI_Request handle, const RequestInfo& info) noexcept {
   TablesGuard g(s);
-  if (!s.requests.put(handle_key(handle), info)) ++s.failures;
+  if (!s.requests.add(handle_key(handle), info)) ++s.failures;
 }
 
 /// Completion of one request: the message records of MPI's completion semantics (Isend complete, Irecv
@@ -101,7 +100,7 @@ void complete_one(Scope& sc, MPI_Request before, const MPI_Status* status) noexc
       found->active = false;
       found->cancel_requested = false;
     } else {
-      s.requests.erase(handle_key(before));
+      s.requests.remove(handle_key(before));
     }
   }
   // Completing an inactive persistent request is a no-op in MPI and records nothing.
@@ -347,7 +346,7 @@ void on_request_free(Scope& s, int rc, MPI_Request before) noexcept {
     RequestInfo* found = st.requests.find(handle_key(before));
     if (found == nullptr) return;
     info = *found;
-    st.requests.erase(handle_key(before));
+    st.requests.remove(handle_key(before));
   }
   // Freeing an active send is legal: the message still goes out, so its request is closed here. A freed
   // active receive can never report what it received; its message stays unmatched in analysis.

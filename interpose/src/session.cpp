@@ -236,6 +236,7 @@ void start(int region, std::uint64_t t_enter, const int* provided) {
   log.append(raw::Kind::CollEnd, t_leave, raw::Coll{0, OTF2_COLLECTIVE_OP_CREATE_HANDLE, -1, 0, 0, 0, 0});
   log.append(raw::Kind::Leave, 0, static_cast<std::uint16_t>(region), t_leave, metrics, bytes);
 
+  td->log->set_flush_interval(std::uint64_t{s.config.flush_seconds} * 1000000000ULL, clock_ns());
   register_exit_log(td->log.get());
   install_sigterm();
   set_thread_data(td.get());

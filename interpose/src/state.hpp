@@ -13,6 +13,7 @@
 
 #include "definitions.hpp"
 #include "flat_map.hpp"
+#include "request_table.hpp"
 #include "p3s/interpose/config.hpp"
 #include "p3s/interpose/counters.hpp"
 #include "thread_log.hpp"
@@ -26,22 +27,6 @@ struct ThreadData {
   std::uint32_t index = 0;
   std::vector<MPI_Status> statuses;
   std::vector<MPI_Request> requests;
-};
-
-/// What the recorder remembers about a live request.
-struct RequestInfo {
-  enum class Kind : std::uint8_t { Isend, Irecv, PersistentSend, PersistentRecv, Collective };
-  std::uint64_t id = 0;
-  Kind kind = Kind::Isend;
-  bool active = true;
-  bool cancel_requested = false;
-  std::uint8_t op = 0;  ///< OTF2_CollectiveOp for collectives
-  std::int32_t peer = 0;
-  std::int32_t tag = 0;
-  std::uint32_t comm = 0;
-  std::int32_t root = -1;
-  std::uint64_t bytes = 0;  ///< bytes of a send, or collective bytes sent
-  std::uint64_t received = 0;
 };
 
 /// A spin lock taken only when the application runs MPI_THREAD_MULTIPLE.
@@ -72,12 +57,13 @@ struct State {
 
   TableLock lock;                ///< guards everything below when `multiple`
   std::vector<std::unique_ptr<ThreadData>> threads;
-  FlatMap<RequestInfo> requests;
+  RequestTable requests;
   FlatMap<std::uint32_t> comms;  ///< MPI_Comm handle -> local communicator index
   FlatMap<std::uint32_t> callsites;
   RankDefs defs;                 ///< communicator and call-site definitions, as logged
   std::uint32_t comm_counter = 0;
   std::atomic<std::uint64_t> next_request{1};
+  std::atomic<std::uint32_t> next_thread{1};  ///< index of the next thread to attach (0 called MPI_Init)
 
   std::uint64_t failures = 0;    ///< events lost after a degradation, summarised at MPI_Finalize
 };

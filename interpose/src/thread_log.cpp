@@ -59,14 +59,18 @@ bool ThreadLog::flush() noexcept {
   if (failed_ || fd_ < 0) return false;
   const std::size_t used = used_.load(std::memory_order_relaxed);
   if (used == 0) return true;
+  flushing_.store(true, std::memory_order_release);
   const bool ok = write_all(buffer_.get(), used);
   used_.store(0, std::memory_order_release);
+  flushing_.store(false, std::memory_order_release);
   ++flushes_;
   return ok;
 }
 
 void ThreadLog::flush_for_exit() noexcept {
-  if (failed_ || fd_ < 0) return;
+  // Interrupting a regular flush: part of the buffer is on disk already and writing it again would
+  // duplicate records, so the rest is given up.
+  if (failed_ || fd_ < 0 || flushing_.load(std::memory_order_acquire)) return;
   const std::size_t used = used_.exchange(0, std::memory_order_acquire);
   const std::byte* data = buffer_.get();
   std::size_t left = used;

@@ -46,12 +46,24 @@ class ThreadLog {
     // Published after the bytes: a signal handler flushing the buffer sees only whole records.
     used_.store(used + total, std::memory_order_release);
     ++records_;
+    // A slow application fills its buffer rarely; writing it at least every interval bounds what a kill
+    // that cannot be caught (SIGKILL) takes away.
+    if (flush_interval_ns_ != 0 && time_ns > last_flush_ns_ + flush_interval_ns_) {
+      last_flush_ns_ = time_ns;
+      return flush();
+    }
     return true;
   }
 
   template <class Payload>
   bool append(raw::Kind kind, std::uint64_t time_ns, const Payload& payload) noexcept {
     return append(kind, 0, 0, time_ns, &payload, sizeof payload);
+  }
+
+  /// Also write the buffer once `interval_ns` of recorded time passed since the last write (0: only when full).
+  void set_flush_interval(std::uint64_t interval_ns, std::uint64_t now_ns) noexcept {
+    flush_interval_ns_ = interval_ns;
+    last_flush_ns_ = now_ns;
   }
 
   /// Writes the buffered records to the file.
@@ -78,6 +90,9 @@ class ThreadLog {
   std::size_t capacity_ = 0;
   std::atomic<std::size_t> used_{0};
   std::unique_ptr<std::byte[]> buffer_;
+  std::atomic<bool> flushing_{false};  ///< a regular flush is writing: the termination handler keeps out
+  std::uint64_t flush_interval_ns_ = 0;
+  std::uint64_t last_flush_ns_ = 0;
   std::uint64_t records_ = 0;
   std::uint64_t flushes_ = 0;
   bool failed_ = false;

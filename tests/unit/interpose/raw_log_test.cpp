@@ -112,6 +112,34 @@ TEST(RawLog, RecordLargerThanTheBufferFailsLoudly) {
   EXPECT_NE(log->error().find("P3S_BUFFER_MB"), std::string::npos) << log->error();
 }
 
+TEST(RawLog, FlushesOnceTheIntervalPassed) {
+  // A slow application: few records, a big buffer. Records older than the interval must reach the disk.
+  const std::string path = temp_path("interval.raw");
+  std::string error;
+  auto log = ThreadLog::open(path, 1 << 20, header(0), error);
+  ASSERT_TRUE(log) << error;
+  log->set_flush_interval(1000, 0);
+  const raw::Msg m{};
+  ASSERT_TRUE(log->append(raw::Kind::Send, 500, m));
+  EXPECT_EQ(log->flushes(), 0u);
+  EXPECT_EQ(fs::file_size(path), sizeof(raw::FileHeader));
+  ASSERT_TRUE(log->append(raw::Kind::Send, 1500, m));
+  EXPECT_EQ(log->flushes(), 1u);
+  EXPECT_EQ(fs::file_size(path), sizeof(raw::FileHeader) + 2 * 48);
+  ASSERT_TRUE(log->append(raw::Kind::Send, 1600, m));
+  EXPECT_EQ(log->flushes(), 1u);
+}
+
+TEST(RawLog, FlushForExitWritesWholeRecords) {
+  const std::string path = temp_path("exit.raw");
+  std::string error;
+  auto log = ThreadLog::open(path, 1 << 20, header(0), error);
+  ASSERT_TRUE(log) << error;
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(log->append(raw::Kind::Send, static_cast<std::uint64_t>(i), raw::Msg{}));
+  log->flush_for_exit();
+  EXPECT_EQ(fs::file_size(path), sizeof(raw::FileHeader) + 10 * 48);
+}
+
 TEST(RawLog, UnwritableDirectoryIsReported) {
   std::string error;
   auto log = ThreadLog::open("/nonexistent-dir/x.raw", 4096, header(0), error);

@@ -22,6 +22,7 @@ struct Config {
   CountersRequest counters = CountersRequest::Auto;
   bool callsite = false;
   std::uint32_t buffer_mb = 8;
+  std::uint32_t flush_seconds = 1;
   bool keep_raw = false;
   ClockSync clock_sync = ClockSync::Auto;
   bool enabled = true;
