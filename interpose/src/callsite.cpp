@@ -81,9 +81,7 @@ std::string describe(std::uintptr_t ip) {
 
 }  // namespace
 
-void init_callsites() noexcept {
-  dl_iterate_phdr(find_self, reinterpret_cast<void*>(&find_self));
-}
+void init_callsites() noexcept { dl_iterate_phdr(find_self, reinterpret_cast<void*>(&find_self)); }
 
 std::uint64_t current_callsite(State& s, ThreadLog& log) noexcept {
   const std::uintptr_t ip = caller_ip();

@@ -11,14 +11,14 @@ namespace p3s::interpose {
 
 /// A collective call reduced to numbers: block sizes in bytes and per-rank counts in elements.
 struct CollShape {
-  int me = 0;                 ///< rank in the communicator
-  int size = 1;               ///< communicator size
-  int root = -1;              ///< root rank, -1 when the operation has none
-  bool in_place = false;      ///< MPI_IN_PLACE was given
-  std::uint64_t sblock = 0;   ///< sendcount × size(sendtype)
-  std::uint64_t rblock = 0;   ///< recvcount × size(recvtype)
-  std::uint64_t stype = 0;    ///< size(sendtype), for per-rank send counts
-  std::uint64_t rtype = 0;    ///< size(recvtype), for per-rank receive counts
+  int me = 0;                    ///< rank in the communicator
+  int size = 1;                  ///< communicator size
+  int root = -1;                 ///< root rank, -1 when the operation has none
+  bool in_place = false;         ///< MPI_IN_PLACE was given
+  std::uint64_t sblock = 0;      ///< sendcount × size(sendtype)
+  std::uint64_t rblock = 0;      ///< recvcount × size(recvtype)
+  std::uint64_t stype = 0;       ///< size(sendtype), for per-rank send counts
+  std::uint64_t rtype = 0;       ///< size(recvtype), for per-rank receive counts
   std::span<const int> scounts;  ///< sendcounts (v-variants), empty when absent or not significant
   std::span<const int> rcounts;  ///< recvcounts (v-variants, reduce_scatter)
 };

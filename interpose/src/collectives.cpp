@@ -26,8 +26,10 @@ raw::Coll describe(State& st, OTF2_CollectiveOp op, const CollArgs& a, std::uint
   PMPI_Comm_test_inter(a.comm, &inter);
   PMPI_Comm_rank(a.comm, &shape.me);
   // Collectives on inter-communicators send to the remote group; their bytes are not modelled (0).
-  if (inter != 0) PMPI_Comm_remote_size(a.comm, &shape.size);
-  else PMPI_Comm_size(a.comm, &shape.size);
+  if (inter != 0)
+    PMPI_Comm_remote_size(a.comm, &shape.size);
+  else
+    PMPI_Comm_size(a.comm, &shape.size);
   shape.root = is_rooted(op) ? a.root : -1;
   // MPI_IN_PLACE is given as the send buffer, except for the scatters where the root gives it as the
   // receive buffer.
@@ -42,8 +44,7 @@ raw::Coll describe(State& st, OTF2_CollectiveOp op, const CollArgs& a, std::uint
   if (a.scounts != nullptr) shape.scounts = std::span<const int>(a.scounts, n);
   if (a.rcounts != nullptr) shape.rcounts = std::span<const int>(a.rcounts, n);
   const CollBytes b = inter != 0 ? CollBytes{} : collective_bytes(op, shape);
-  return raw::Coll{comm_index(st, a.comm), static_cast<std::uint32_t>(op), shape.root, 0, b.sent, b.received,
-                   request};
+  return raw::Coll{comm_index(st, a.comm), static_cast<std::uint32_t>(op), shape.root, 0, b.sent, b.received, request};
 }
 
 }  // namespace
@@ -64,8 +65,13 @@ void on_icollective(Scope& s, int rc, OTF2_CollectiveOp op, const CollArgs& a, c
   const raw::Coll c = describe(st, op, a, id);
   {
     TablesGuard g(st);
-    RequestInfo info{.id = id, .kind = RequestInfo::Kind::Collective, .op = static_cast<std::uint8_t>(op),
-                     .comm = c.comm, .root = c.root, .bytes = c.sent, .received = c.received};
+    RequestInfo info{.id = id,
+                     .kind = RequestInfo::Kind::Collective,
+                     .op = static_cast<std::uint8_t>(op),
+                     .comm = c.comm,
+                     .root = c.root,
+                     .bytes = c.sent,
+                     .received = c.received};
     if (!st.requests.add(handle_key(*request), info)) ++st.failures;
   }
   s.data().log->append(raw::Kind::NbCollRequest, s.enter_ns(), raw::Request{id});

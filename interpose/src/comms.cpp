@@ -81,8 +81,8 @@ std::uint32_t comm_index(State& s, MPI_Comm comm) noexcept {
 
 /// Registers MPI_COMM_WORLD (index 0) and MPI_COMM_SELF (index 1) in the main thread's log.
 void register_predefined_comms(State& s, ThreadLog& log) noexcept {
-  raw::CommDefinition world{0, raw::kNoParent, raw::kWorldKey, static_cast<std::uint32_t>(s.size), raw::kCommWorld,
-                            s.rank, 0};
+  raw::CommDefinition world{
+      0, raw::kNoParent, raw::kWorldKey, static_cast<std::uint32_t>(s.size), raw::kCommWorld, s.rank, 0};
   raw::CommDefinition self{1, raw::kNoParent, raw::kSelfKey, 1, raw::kCommSelf, 0, 0};
   TablesGuard g(s);
   define(s, &log, MPI_COMM_WORLD, world, {});
@@ -126,8 +126,7 @@ void on_comm_new(Scope& sc, int rc, MPI_Comm parent, const MPI_Comm* newcomm, bo
   if (sync == raw::kNoParent) return;
   log.append(raw::Kind::CollBegin, 0, 0, sc.enter_ns());
   if (local != raw::kNoParent) log.append(raw::Kind::CommCreate, sc.leave_ns(), raw::CommRef{local, 0});
-  log.append(raw::Kind::CollEnd, sc.leave_ns(),
-             raw::Coll{sync, OTF2_COLLECTIVE_OP_CREATE_HANDLE, -1, 0, 0, 0, 0});
+  log.append(raw::Kind::CollEnd, sc.leave_ns(), raw::Coll{sync, OTF2_COLLECTIVE_OP_CREATE_HANDLE, -1, 0, 0, 0, 0});
 }
 
 void on_comm_free(Scope& sc, int rc, MPI_Comm before) noexcept {

@@ -74,18 +74,27 @@ bool apply(Config& c, std::string_view name, std::string_view v) {
     return true;
   }
   if (name == "P3S_COUNTERS") {
-    if (v == "auto") c.counters = CountersRequest::Auto;
-    else if (v == "papi") c.counters = CountersRequest::Papi;
-    else if (v == "cputime") c.counters = CountersRequest::CpuTime;
-    else if (v == "none") c.counters = CountersRequest::None;
-    else return false;
+    if (v == "auto")
+      c.counters = CountersRequest::Auto;
+    else if (v == "papi")
+      c.counters = CountersRequest::Papi;
+    else if (v == "cputime")
+      c.counters = CountersRequest::CpuTime;
+    else if (v == "none")
+      c.counters = CountersRequest::None;
+    else
+      return false;
     return true;
   }
   if (name == "P3S_CLOCK_SYNC") {
-    if (v == "auto") c.clock_sync = ClockSync::Auto;
-    else if (v == "always") c.clock_sync = ClockSync::Always;
-    else if (v == "never") c.clock_sync = ClockSync::Never;
-    else return false;
+    if (v == "auto")
+      c.clock_sync = ClockSync::Auto;
+    else if (v == "always")
+      c.clock_sync = ClockSync::Always;
+    else if (v == "never")
+      c.clock_sync = ClockSync::Never;
+    else
+      return false;
     return true;
   }
   if (name == "P3S_BUFFER_MB") {
@@ -139,8 +148,8 @@ ParsedConfig parse_config(std::span<const char* const> environment) {
 std::string env_table_markdown() {
   std::string s = "| variable | default | values | meaning |\n|---|---|---|---|\n";
   for (const EnvVar& v : kTable) {
-    s += std::string("| `") + v.name + "` | `" + v.default_value + "` | " + (*v.allowed ? v.allowed : v.type) +
-         " | " + v.help + " |\n";
+    s += std::string("| `") + v.name + "` | `" + v.default_value + "` | " + (*v.allowed ? v.allowed : v.type) + " | " +
+         v.help + " |\n";
   }
   return s;
 }
@@ -149,18 +158,22 @@ std::string env_table_text() {
   std::string s;
   for (const EnvVar& v : kTable) {
     std::string head = std::string(v.name) + "=" + (*v.allowed ? v.allowed : v.type);
-    s += "  " + head + std::string(head.size() < 34 ? 34 - head.size() : 1, ' ') + v.help + " (default: " +
-         (*v.default_value ? v.default_value : "unset") + ")\n";
+    s += "  " + head + std::string(head.size() < 34 ? 34 - head.size() : 1, ' ') + v.help +
+         " (default: " + (*v.default_value ? v.default_value : "unset") + ")\n";
   }
   return s;
 }
 
 std::string_view to_string(CountersRequest c) noexcept {
   switch (c) {
-    case CountersRequest::Auto: return "auto";
-    case CountersRequest::Papi: return "papi";
-    case CountersRequest::CpuTime: return "cputime";
-    case CountersRequest::None: return "none";
+    case CountersRequest::Auto:
+      return "auto";
+    case CountersRequest::Papi:
+      return "papi";
+    case CountersRequest::CpuTime:
+      return "cputime";
+    case CountersRequest::None:
+      return "none";
   }
   return "auto";
 }

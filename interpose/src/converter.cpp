@@ -48,8 +48,7 @@ class Strings {
     if (it != ids_.end()) return it->second;
     const OTF2_StringRef id = next_++;
     ids_.emplace(s, id);
-    ok_ = try_otf2(OTF2_GlobalDefWriter_WriteString(w_, id, s.c_str()), "writing a string definition", error) &&
-          ok_;
+    ok_ = try_otf2(OTF2_GlobalDefWriter_WriteString(w_, id, s.c_str()), "writing a string definition", error) && ok_;
     return id;
   }
   [[nodiscard]] bool ok() const { return ok_; }
@@ -153,10 +152,14 @@ bool convert_location(RawReader& reader, OTF2_EvtWriter* w, const LocalMaps& map
         const auto peer = static_cast<std::uint32_t>(m.peer);
         const auto tag = static_cast<std::uint32_t>(m.tag);
         OTF2_ErrorCode rc = OTF2_SUCCESS;
-        if (kind == raw::Kind::Send) rc = OTF2_EvtWriter_MpiSend(w, nullptr, t, peer, comm, tag, m.bytes);
-        else if (kind == raw::Kind::Isend) rc = OTF2_EvtWriter_MpiIsend(w, nullptr, t, peer, comm, tag, m.bytes, m.request);
-        else if (kind == raw::Kind::Recv) rc = OTF2_EvtWriter_MpiRecv(w, nullptr, t, peer, comm, tag, m.bytes);
-        else rc = OTF2_EvtWriter_MpiIrecv(w, nullptr, t, peer, comm, tag, m.bytes, m.request);
+        if (kind == raw::Kind::Send)
+          rc = OTF2_EvtWriter_MpiSend(w, nullptr, t, peer, comm, tag, m.bytes);
+        else if (kind == raw::Kind::Isend)
+          rc = OTF2_EvtWriter_MpiIsend(w, nullptr, t, peer, comm, tag, m.bytes, m.request);
+        else if (kind == raw::Kind::Recv)
+          rc = OTF2_EvtWriter_MpiRecv(w, nullptr, t, peer, comm, tag, m.bytes);
+        else
+          rc = OTF2_EvtWriter_MpiIrecv(w, nullptr, t, peer, comm, tag, m.bytes, m.request);
         ok = try_otf2(rc, "writing a message event", error);
         break;
       }
@@ -184,13 +187,13 @@ bool convert_location(RawReader& reader, OTF2_EvtWriter* w, const LocalMaps& map
         const auto c = payload_as<raw::Coll>(r);
         const auto op = static_cast<OTF2_CollectiveOp>(c.op);
         ok = kind == raw::Kind::CollEnd
-                 ? try_otf2(OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, t, op, comm_ref(maps, c.comm),
-                                                            root_ref(c.root), c.sent, c.received),
+                 ? try_otf2(OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, t, op, comm_ref(maps, c.comm), root_ref(c.root),
+                                                            c.sent, c.received),
                             "writing an MpiCollectiveEnd event", error)
-                 : try_otf2(OTF2_EvtWriter_NonBlockingCollectiveComplete(w, nullptr, t, op, comm_ref(maps, c.comm),
-                                                                         root_ref(c.root), c.sent, c.received,
-                                                                         c.request),
-                            "writing a NonBlockingCollectiveComplete event", error);
+                 : try_otf2(
+                       OTF2_EvtWriter_NonBlockingCollectiveComplete(w, nullptr, t, op, comm_ref(maps, c.comm),
+                                                                    root_ref(c.root), c.sent, c.received, c.request),
+                       "writing a NonBlockingCollectiveComplete event", error);
         break;
       }
       case raw::Kind::CommCreate:
@@ -230,8 +233,9 @@ bool write_global_definitions(OTF2_Archive* archive, const RunInfo& run, const U
   bool ok = true;
   // Call-site texts take string ids 0..C-1: every rank's converter refers to them by unified index.
   for (std::size_t i = 0; i < unified.callsites.size(); ++i) {
-    ok = ok && try_otf2(OTF2_GlobalDefWriter_WriteString(w, static_cast<OTF2_StringRef>(i), unified.callsites[i].c_str()),
-                        "writing a call-site string", error);
+    ok = ok &&
+         try_otf2(OTF2_GlobalDefWriter_WriteString(w, static_cast<OTF2_StringRef>(i), unified.callsites[i].c_str()),
+                  "writing a call-site string", error);
   }
   Strings str(w, static_cast<std::uint32_t>(unified.callsites.size()));
 
@@ -256,19 +260,19 @@ bool write_global_definitions(OTF2_Archive* archive, const RunInfo& run, const U
                       "writing the machine node", error);
   std::map<std::string, OTF2_SystemTreeNodeRef> nodes;
   for (std::int32_t r = 0; r < run.world_size; ++r) {
-    const std::string host = static_cast<std::size_t>(r) < run.hosts.size() && !run.hosts[static_cast<std::size_t>(r)].empty()
-                                 ? run.hosts[static_cast<std::size_t>(r)]
-                                 : "unknown";
+    const std::string host =
+        static_cast<std::size_t>(r) < run.hosts.size() && !run.hosts[static_cast<std::size_t>(r)].empty()
+            ? run.hosts[static_cast<std::size_t>(r)]
+            : "unknown";
     auto [it, inserted] = nodes.emplace(host, static_cast<OTF2_SystemTreeNodeRef>(nodes.size() + 1));
     if (inserted) {
       ok = ok && try_otf2(OTF2_GlobalDefWriter_WriteSystemTreeNode(w, it->second, str(host, error), str("node", error),
                                                                    kMachineNode),
                           "writing a node", error);
     }
-    ok = ok && try_otf2(OTF2_GlobalDefWriter_WriteLocationGroup(w, static_cast<OTF2_LocationGroupRef>(r),
-                                                                str("MPI Rank " + std::to_string(r), error),
-                                                                OTF2_LOCATION_GROUP_TYPE_PROCESS, it->second,
-                                                                OTF2_UNDEFINED_LOCATION_GROUP),
+    ok = ok && try_otf2(OTF2_GlobalDefWriter_WriteLocationGroup(
+                            w, static_cast<OTF2_LocationGroupRef>(r), str("MPI Rank " + std::to_string(r), error),
+                            OTF2_LOCATION_GROUP_TYPE_PROCESS, it->second, OTF2_UNDEFINED_LOCATION_GROUP),
                         "writing a location group", error);
   }
   // Every rank gets its master location, even one whose log was lost, so peers always resolve.
@@ -286,18 +290,19 @@ bool write_global_definitions(OTF2_Archive* archive, const RunInfo& run, const U
 
   for (std::uint16_t i = 0; i < kRegionCount; ++i) {
     const OTF2_StringRef name = str(kRegions[i].name, error);
-    ok = ok && try_otf2(OTF2_GlobalDefWriter_WriteRegion(w, i, name, name, str("", error), kRegions[i].role,
-                                                         OTF2_PARADIGM_MPI, OTF2_REGION_FLAG_NONE, str("MPI", error), 0, 0),
-                        "writing a region", error);
+    ok = ok &&
+         try_otf2(OTF2_GlobalDefWriter_WriteRegion(w, i, name, name, str("", error), kRegions[i].role,
+                                                   OTF2_PARADIGM_MPI, OTF2_REGION_FLAG_NONE, str("MPI", error), 0, 0),
+                  "writing a region", error);
   }
 
   // Groups, as Score-P writes them: the locations of the world ranks, then each communicator's members as
   // indices into that group (= world ranks).
   std::vector<std::uint64_t> world(static_cast<std::size_t>(run.world_size));
   for (std::int32_t r = 0; r < run.world_size; ++r) world[static_cast<std::size_t>(r)] = location_id(r, 0);
-  ok = ok && try_otf2(OTF2_GlobalDefWriter_WriteGroup(w, kLocationsGroup, str("", error), OTF2_GROUP_TYPE_COMM_LOCATIONS,
-                                                      OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE,
-                                                      static_cast<std::uint32_t>(world.size()), world.data()),
+  ok = ok && try_otf2(OTF2_GlobalDefWriter_WriteGroup(
+                          w, kLocationsGroup, str("", error), OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI,
+                          OTF2_GROUP_FLAG_NONE, static_cast<std::uint32_t>(world.size()), world.data()),
                       "writing the COMM_LOCATIONS group", error);
   ok = ok && try_otf2(OTF2_GlobalDefWriter_WriteGroup(w, kSelfGroup, str("", error), OTF2_GROUP_TYPE_COMM_SELF,
                                                       OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, 0, nullptr),
@@ -334,23 +339,24 @@ bool write_global_definitions(OTF2_Archive* archive, const RunInfo& run, const U
     for (int i = 0; i < run.counters.count; ++i) {
       const std::string& name = run.counters.names[static_cast<std::size_t>(i)];
       members[i] = static_cast<OTF2_MetricMemberRef>(i);
-      const OTF2_MetricType type = run.counters.mode == CounterMode::Papi ? OTF2_METRIC_TYPE_PAPI : OTF2_METRIC_TYPE_OTHER;
-      ok = ok && try_otf2(OTF2_GlobalDefWriter_WriteMetricMember(
-                              w, members[i], str(name, error), str(metric_description(name), error), type,
-                              OTF2_METRIC_ACCUMULATED_START, OTF2_TYPE_UINT64, OTF2_BASE_DECIMAL, 0,
-                              str(metric_unit(name), error)),
+      const OTF2_MetricType type =
+          run.counters.mode == CounterMode::Papi ? OTF2_METRIC_TYPE_PAPI : OTF2_METRIC_TYPE_OTHER;
+      ok = ok && try_otf2(OTF2_GlobalDefWriter_WriteMetricMember(w, members[i], str(name, error),
+                                                                 str(metric_description(name), error), type,
+                                                                 OTF2_METRIC_ACCUMULATED_START, OTF2_TYPE_UINT64,
+                                                                 OTF2_BASE_DECIMAL, 0, str(metric_unit(name), error)),
                           "writing a metric member", error);
     }
-    ok = ok && try_otf2(OTF2_GlobalDefWriter_WriteMetricClass(w, kMetricClass, static_cast<std::uint8_t>(run.counters.count),
-                                                              members, OTF2_METRIC_SYNCHRONOUS_STRICT,
-                                                              OTF2_RECORDER_KIND_CPU),
+    ok = ok && try_otf2(OTF2_GlobalDefWriter_WriteMetricClass(w, kMetricClass,
+                                                              static_cast<std::uint8_t>(run.counters.count), members,
+                                                              OTF2_METRIC_SYNCHRONOUS_STRICT, OTF2_RECORDER_KIND_CPU),
                         "writing the metric class", error);
   }
   if (run.callsites) {
-    ok = ok && try_otf2(OTF2_GlobalDefWriter_WriteAttribute(w, kCallsiteAttr, str(trace::kCallsiteAttribute, error),
-                                                            str("calling location of the MPI call", error),
-                                                            OTF2_TYPE_STRING),
-                        "writing the call-site attribute", error);
+    ok = ok &&
+         try_otf2(OTF2_GlobalDefWriter_WriteAttribute(w, kCallsiteAttr, str(trace::kCallsiteAttribute, error),
+                                                      str("calling location of the MPI call", error), OTF2_TYPE_STRING),
+                  "writing the call-site attribute", error);
   }
   ok = ok && str.ok();
 
@@ -372,17 +378,23 @@ bool write_global_definitions(OTF2_Archive* archive, const RunInfo& run, const U
   std::string missing;
   for (std::int32_t r : run.incomplete_ranks) missing += (missing.empty() ? "" : ",") + std::to_string(r);
   prop(trace::property::kIncompleteRanks, missing);
-  ok = ok && try_otf2(OTF2_Archive_SetCreator(archive, (std::string("p3s ") + kVersion).c_str()), "setting the creator", error);
+  ok = ok && try_otf2(OTF2_Archive_SetCreator(archive, (std::string("p3s ") + kVersion).c_str()), "setting the creator",
+                      error);
   return try_otf2(OTF2_Archive_CloseGlobalDefWriter(archive, w), "closing the global definitions", error) && ok;
 }
 
 std::string thread_level_name(int level) {
   switch (level) {
-    case 0: return "single";
-    case 1: return "funneled";
-    case 2: return "serialized";
-    case 3: return "multiple";
-    default: return "unknown";
+    case 0:
+      return "single";
+    case 1:
+      return "funneled";
+    case 2:
+      return "serialized";
+    case 3:
+      return "multiple";
+    default:
+      return "unknown";
   }
 }
 

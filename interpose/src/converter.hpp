@@ -40,8 +40,8 @@ struct LocationStats {
   std::uint64_t events = 0;
   std::uint64_t first_ns = UINT64_MAX;  ///< global time of the first event
   std::uint64_t last_ns = 0;
-  std::uint8_t complete = 0;            ///< 1 when the log reached MPI_Finalize
-  std::uint8_t torn = 0;                ///< 1 when the log ended in a partial record
+  std::uint8_t complete = 0;  ///< 1 when the log reached MPI_Finalize
+  std::uint8_t torn = 0;      ///< 1 when the log ended in a partial record
   std::uint8_t reserved[6] = {};
 };
 
@@ -58,7 +58,7 @@ struct RunInfo {
   std::string thread_level;
   std::string command;
   std::string date;
-  std::vector<std::string> hosts;            ///< by rank ("" where unknown)
+  std::vector<std::string> hosts;  ///< by rank ("" where unknown)
   bool complete = true;
   std::vector<std::int32_t> incomplete_ranks;
   bool callsites = false;

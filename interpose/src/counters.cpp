@@ -112,9 +112,12 @@ CounterProbe probe_counters(CountersRequest request) noexcept {
 
 const char* work_metric_name(const CounterSetup& setup) noexcept {
   switch (setup.mode) {
-    case CounterMode::Papi: return trace::metric::kInstructions;
-    case CounterMode::CpuTime: return trace::metric::kCpuTime;
-    case CounterMode::None: break;
+    case CounterMode::Papi:
+      return trace::metric::kInstructions;
+    case CounterMode::CpuTime:
+      return trace::metric::kCpuTime;
+    case CounterMode::None:
+      break;
   }
   return trace::metric::kNone;
 }

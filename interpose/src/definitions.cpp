@@ -126,8 +126,7 @@ Unified unify(std::span<const RankDefs> ranks, std::int32_t world_size) {
       } else if (c.def.my_rank >= 0 && static_cast<std::size_t>(c.def.my_rank) < g.members.size()) {
         g.members[static_cast<std::size_t>(c.def.my_rank)] = r.rank;
       }
-      if (c.def.parent_local != raw::kNoParent && c.def.parent_local < r.comms.size() &&
-          g.parent == 0xffffffffu) {
+      if (c.def.parent_local != raw::kNoParent && c.def.parent_local < r.comms.size() && g.parent == 0xffffffffu) {
         const auto pit = ids.find(identity(r.comms[c.def.parent_local]));
         if (pit != ids.end()) g.parent = pit->second;
       }
@@ -147,8 +146,10 @@ LocalMaps map_rank(const RankDefs& rank, const Unified& unified) {
   std::map<Identity, std::uint32_t> ids;
   for (std::uint32_t g = 0; g < unified.comms.size(); ++g) {
     const GlobalComm& c = unified.comms[g];
-    if ((c.flags & raw::kCommLazy) != 0) ids[{c.key, c.members}] = g;
-    else ids[{c.key, {}}] = g;
+    if ((c.flags & raw::kCommLazy) != 0)
+      ids[{c.key, c.members}] = g;
+    else
+      ids[{c.key, {}}] = g;
   }
   m.comm.resize(rank.comms.size(), 0xffffffffu);
   for (std::size_t i = 0; i < rank.comms.size(); ++i) {

@@ -9,10 +9,9 @@ extern "C" {
 void P3S_FC_GLOBAL_(p3s_fortran_sentinels, P3S_FORTRAN_SENTINELS)();
 
 /// Called by the Fortran helper with the addresses of its sentinels (Fortran passes by reference).
-void P3S_FC_GLOBAL_(p3s_set_fortran_sentinels, P3S_SET_FORTRAN_SENTINELS)(void* bottom, void* in_place,
-                                                                          MPI_Fint* status_ignore,
-                                                                          MPI_Fint* statuses_ignore,
-                                                                          MPI_Fint* status_size, MPI_Fint* true_value) {
+void P3S_FC_GLOBAL_(p3s_set_fortran_sentinels,
+                    P3S_SET_FORTRAN_SENTINELS)(void* bottom, void* in_place, MPI_Fint* status_ignore,
+                                               MPI_Fint* statuses_ignore, MPI_Fint* status_size, MPI_Fint* true_value) {
   auto& s = p3s::interpose::fortran::g_sentinels;
   s.bottom = bottom;
   s.in_place = in_place;

@@ -18,17 +18,28 @@ namespace {
 
 MPI_Datatype mpi_type(OTF2_Type t) {
   switch (t) {
-    case OTF2_TYPE_UINT8: return MPI_UINT8_T;
-    case OTF2_TYPE_INT8: return MPI_INT8_T;
-    case OTF2_TYPE_UINT16: return MPI_UINT16_T;
-    case OTF2_TYPE_INT16: return MPI_INT16_T;
-    case OTF2_TYPE_UINT32: return MPI_UINT32_T;
-    case OTF2_TYPE_INT32: return MPI_INT32_T;
-    case OTF2_TYPE_UINT64: return MPI_UINT64_T;
-    case OTF2_TYPE_INT64: return MPI_INT64_T;
-    case OTF2_TYPE_FLOAT: return MPI_FLOAT;
-    case OTF2_TYPE_DOUBLE: return MPI_DOUBLE;
-    default: return MPI_BYTE;
+    case OTF2_TYPE_UINT8:
+      return MPI_UINT8_T;
+    case OTF2_TYPE_INT8:
+      return MPI_INT8_T;
+    case OTF2_TYPE_UINT16:
+      return MPI_UINT16_T;
+    case OTF2_TYPE_INT16:
+      return MPI_INT16_T;
+    case OTF2_TYPE_UINT32:
+      return MPI_UINT32_T;
+    case OTF2_TYPE_INT32:
+      return MPI_INT32_T;
+    case OTF2_TYPE_UINT64:
+      return MPI_UINT64_T;
+    case OTF2_TYPE_INT64:
+      return MPI_INT64_T;
+    case OTF2_TYPE_FLOAT:
+      return MPI_FLOAT;
+    case OTF2_TYPE_DOUBLE:
+      return MPI_DOUBLE;
+    default:
+      return MPI_BYTE;
   }
 }
 
@@ -52,7 +63,8 @@ OTF2_CallbackCode cb_create_local(void*, OTF2_CollectiveContext** local, OTF2_Co
                                   uint32_t global_rank, uint32_t, uint32_t, uint32_t, uint32_t file_number, uint32_t) {
   auto* ctx = new (std::nothrow) OTF2_CollectiveContext{MPI_COMM_NULL};
   if (ctx == nullptr) return OTF2_CALLBACK_ERROR;
-  const int rc = PMPI_Comm_split(global->comm, static_cast<int>(file_number), static_cast<int>(global_rank), &ctx->comm);
+  const int rc =
+      PMPI_Comm_split(global->comm, static_cast<int>(file_number), static_cast<int>(global_rank), &ctx->comm);
   *local = ctx;
   return code(rc);
 }
@@ -115,9 +127,9 @@ OTF2_CallbackCode cb_scatterv(void*, OTF2_CollectiveContext* c, const void* in, 
 
 void cb_release(void*, OTF2_CollectiveContext*, OTF2_CollectiveContext*) {}
 
-constexpr OTF2_CollectiveCallbacks kCallbacks = {cb_release, cb_size,  cb_rank,   cb_create_local, cb_free_local,
-                                                 cb_barrier, cb_bcast, cb_gather, cb_gatherv,      cb_scatter,
-                                                 cb_scatterv};
+constexpr OTF2_CollectiveCallbacks kCallbacks = {cb_release,    cb_size,    cb_rank,    cb_create_local,
+                                                 cb_free_local, cb_barrier, cb_bcast,   cb_gather,
+                                                 cb_gatherv,    cb_scatter, cb_scatterv};
 
 constexpr int kTagClock = 7001;
 constexpr int kPingPongs = 16;

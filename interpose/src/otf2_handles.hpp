@@ -19,8 +19,8 @@ using ArchivePtr = std::unique_ptr<OTF2_Archive, ArchiveClose>;
 /// Records the first OTF2 failure with what was being done; returns whether `code` is success.
 [[nodiscard]] inline bool try_otf2(OTF2_ErrorCode code, const char* what, std::string& error) {
   if (code == OTF2_SUCCESS) return true;
-  if (error.empty()) error = std::string(what) + ": " + OTF2_Error_GetName(code) + " (" +
-                             OTF2_Error_GetDescription(code) + ")";
+  if (error.empty())
+    error = std::string(what) + ": " + OTF2_Error_GetName(code) + " (" + OTF2_Error_GetDescription(code) + ")";
   return false;
 }
 

@@ -16,19 +16,19 @@ inline constexpr std::uint32_t kVersion = 1;
 struct FileHeader {
   char magic[8];
   std::uint32_t version;
-  std::uint32_t header_bytes;       ///< sizeof(FileHeader)
+  std::uint32_t header_bytes;  ///< sizeof(FileHeader)
   std::int32_t rank;
   std::int32_t world_size;
-  std::uint32_t thread_index;       ///< 0 for the thread that called MPI_Init
-  std::uint32_t metric_count;       ///< values after every Enter/Leave
-  std::uint8_t counter_mode;        ///< CounterMode
-  std::uint8_t thread_level;        ///< MPI_THREAD_* as provided
-  std::uint8_t callsites;           ///< 1 when Enter records may carry a call site
+  std::uint32_t thread_index;  ///< 0 for the thread that called MPI_Init
+  std::uint32_t metric_count;  ///< values after every Enter/Leave
+  std::uint8_t counter_mode;   ///< CounterMode
+  std::uint8_t thread_level;   ///< MPI_THREAD_* as provided
+  std::uint8_t callsites;      ///< 1 when Enter records may carry a call site
   std::uint8_t reserved0;
   std::uint32_t pid;
-  std::int64_t clock_offset_ns;     ///< add to local times to get rank 0's clock (measured at MPI_Init)
-  std::uint64_t init_ns;            ///< local clock when recording started
-  std::int64_t realtime_at_init_ns; ///< CLOCK_REALTIME at the same moment (dates in provenance)
+  std::int64_t clock_offset_ns;      ///< add to local times to get rank 0's clock (measured at MPI_Init)
+  std::uint64_t init_ns;             ///< local clock when recording started
+  std::int64_t realtime_at_init_ns;  ///< CLOCK_REALTIME at the same moment (dates in provenance)
   char host[64];
   char metric_names[3][24];
   char reserved[56];
@@ -36,25 +36,25 @@ struct FileHeader {
 static_assert(sizeof(FileHeader) == 256);
 
 enum class Kind : std::uint8_t {
-  Enter = 1,          ///< region; payload: [callsite id if kFlagCallsite] metrics[metric_count]
-  Leave = 2,          ///< region; payload: metrics[metric_count]
-  Send = 3,           ///< Msg, request 0
-  Isend = 4,          ///< Msg
-  IsendComplete = 5,  ///< Request
-  IrecvRequest = 6,   ///< Request
-  Irecv = 7,          ///< Msg
-  Recv = 8,           ///< Msg, request 0
-  CollBegin = 9,      ///< no payload
-  CollEnd = 10,       ///< Coll, request 0
-  NbCollRequest = 11, ///< Request
-  NbCollComplete = 12,///< Coll
-  RequestCancelled = 13, ///< Request
-  CommCreate = 14,    ///< CommRef
-  CommDestroy = 15,   ///< CommRef
-  CommDef = 16,       ///< CommDefinition + int32 members[size] when kCommHasMembers
-  CallsiteDef = 17,   ///< CallsiteDefinition + NUL-terminated text
-  Meta = 18,          ///< "key\0value\0"
-  Finalized = 19,     ///< the rank reached MPI_Finalize: this log is complete; payload: ClockSync
+  Enter = 1,              ///< region; payload: [callsite id if kFlagCallsite] metrics[metric_count]
+  Leave = 2,              ///< region; payload: metrics[metric_count]
+  Send = 3,               ///< Msg, request 0
+  Isend = 4,              ///< Msg
+  IsendComplete = 5,      ///< Request
+  IrecvRequest = 6,       ///< Request
+  Irecv = 7,              ///< Msg
+  Recv = 8,               ///< Msg, request 0
+  CollBegin = 9,          ///< no payload
+  CollEnd = 10,           ///< Coll, request 0
+  NbCollRequest = 11,     ///< Request
+  NbCollComplete = 12,    ///< Coll
+  RequestCancelled = 13,  ///< Request
+  CommCreate = 14,        ///< CommRef
+  CommDestroy = 15,       ///< CommRef
+  CommDef = 16,           ///< CommDefinition + int32 members[size] when kCommHasMembers
+  CallsiteDef = 17,       ///< CallsiteDefinition + NUL-terminated text
+  Meta = 18,              ///< "key\0value\0"
+  Finalized = 19,         ///< the rank reached MPI_Finalize: this log is complete; payload: ClockSync
 };
 
 inline constexpr std::uint8_t kFlagCallsite = 1;
@@ -103,8 +103,8 @@ struct CommRef {
 inline constexpr std::uint32_t kCommHasMembers = 1;  ///< this record lists the members (world ranks)
 inline constexpr std::uint32_t kCommWorld = 2;
 inline constexpr std::uint32_t kCommSelf = 4;
-inline constexpr std::uint32_t kCommInter = 8;       ///< members are the remote group
-inline constexpr std::uint32_t kCommLazy = 16;       ///< discovered in use; key derived from the members
+inline constexpr std::uint32_t kCommInter = 8;  ///< members are the remote group
+inline constexpr std::uint32_t kCommLazy = 16;  ///< discovered in use; key derived from the members
 inline constexpr std::uint32_t kNoParent = 0xffffffffu;
 
 /// A communicator known to this rank. `key` is the same on every member: (world rank of the member with

@@ -67,8 +67,9 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 
 std::string default_preload_path(const std::string& executable) {
   const fs::path bin = fs::path(executable).parent_path();
-  for (const fs::path& candidate : {bin / ".." / "lib" / "libp3s-interpose.so", bin / ".." / "lib64" / "libp3s-interpose.so",
-                                    bin / P3S_REL_LIBDIR / "libp3s-interpose.so"}) {
+  for (const fs::path& candidate :
+       {bin / ".." / "lib" / "libp3s-interpose.so", bin / ".." / "lib64" / "libp3s-interpose.so",
+        bin / P3S_REL_LIBDIR / "libp3s-interpose.so"}) {
     std::error_code ec;
     if (fs::exists(candidate, ec)) return fs::weakly_canonical(candidate, ec).string();
   }
@@ -149,9 +150,9 @@ RecordResult record(const RecordOptions& o) {
   if (child < 0) throw Error(std::string("p3s record: fork failed: ") + std::strerror(errno));
   if (child == 0) exec(o, std::move(env));
   // Like a shell waiting for a job: the terminal's Ctrl-C goes to the command, which decides what to do.
-  struct sigaction ignore{};
-  struct sigaction old_int{};
-  struct sigaction old_quit{};
+  struct sigaction ignore {};
+  struct sigaction old_int {};
+  struct sigaction old_quit {};
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGINT, &ignore, &old_int);
   sigaction(SIGQUIT, &ignore, &old_quit);

@@ -93,8 +93,8 @@ void complete_one(Scope& sc, MPI_Request before, const MPI_Status* status) noexc
     // Unknown requests are not ours to report: PROC_NULL operations, generalized or I/O requests.
     if (found == nullptr) return;
     info = *found;
-    const bool persistent = info.kind == RequestInfo::Kind::PersistentSend ||
-                            info.kind == RequestInfo::Kind::PersistentRecv;
+    const bool persistent =
+        info.kind == RequestInfo::Kind::PersistentSend || info.kind == RequestInfo::Kind::PersistentRecv;
     // A persistent request survives completion (inactive until the next MPI_Start); others are freed.
     if (persistent) {
       found->active = false;
@@ -243,8 +243,8 @@ void on_isend(Scope& s, int rc, const P2P& p, const MPI_Request* request) noexce
 
 void on_recv(Scope& s, int rc, MPI_Comm comm, const MPI_Status* status) noexcept {
   if (rc != MPI_SUCCESS || status->MPI_SOURCE == MPI_PROC_NULL) return;
-  log_msg(*s.data().log, raw::Kind::Recv, s.leave_ns(), comm_index(*g_state, comm), status->MPI_SOURCE,
-          status->MPI_TAG, received_bytes(status), 0);
+  log_msg(*s.data().log, raw::Kind::Recv, s.leave_ns(), comm_index(*g_state, comm), status->MPI_SOURCE, status->MPI_TAG,
+          received_bytes(status), 0);
 }
 
 void on_irecv(Scope& s, int rc, const P2P& p, const MPI_Request* request) noexcept {
@@ -252,8 +252,12 @@ void on_irecv(Scope& s, int rc, const P2P& p, const MPI_Request* request) noexce
   State& st = *g_state;
   const std::uint64_t id = st.next_request.fetch_add(1, std::memory_order_relaxed);
   remember(st, *request,
-           RequestInfo{.id = id, .kind = RequestInfo::Kind::Irecv, .peer = p.peer, .tag = p.tag,
-                       .comm = comm_index(st, p.comm), .bytes = type_bytes(p.count, p.dtype)});
+           RequestInfo{.id = id,
+                       .kind = RequestInfo::Kind::Irecv,
+                       .peer = p.peer,
+                       .tag = p.tag,
+                       .comm = comm_index(st, p.comm),
+                       .bytes = type_bytes(p.count, p.dtype)});
   log_request(*s.data().log, raw::Kind::IrecvRequest, s.enter_ns(), id);
 }
 
@@ -267,16 +271,24 @@ void on_send_init(Scope&, int rc, const P2P& p, const MPI_Request* request) noex
   if (rc != MPI_SUCCESS || p.peer == MPI_PROC_NULL) return;
   State& st = *g_state;
   remember(st, *request,
-           RequestInfo{.kind = RequestInfo::Kind::PersistentSend, .active = false, .peer = p.peer, .tag = p.tag,
-                       .comm = comm_index(st, p.comm), .bytes = type_bytes(p.count, p.dtype)});
+           RequestInfo{.kind = RequestInfo::Kind::PersistentSend,
+                       .active = false,
+                       .peer = p.peer,
+                       .tag = p.tag,
+                       .comm = comm_index(st, p.comm),
+                       .bytes = type_bytes(p.count, p.dtype)});
 }
 
 void on_recv_init(Scope&, int rc, const P2P& p, const MPI_Request* request) noexcept {
   if (rc != MPI_SUCCESS || p.peer == MPI_PROC_NULL) return;
   State& st = *g_state;
   remember(st, *request,
-           RequestInfo{.kind = RequestInfo::Kind::PersistentRecv, .active = false, .peer = p.peer, .tag = p.tag,
-                       .comm = comm_index(st, p.comm), .bytes = type_bytes(p.count, p.dtype)});
+           RequestInfo{.kind = RequestInfo::Kind::PersistentRecv,
+                       .active = false,
+                       .peer = p.peer,
+                       .tag = p.tag,
+                       .comm = comm_index(st, p.comm),
+                       .bytes = type_bytes(p.count, p.dtype)});
 }
 
 void on_start(Scope& s, int rc, int count, const MPI_Request* requests) noexcept {

@@ -149,7 +149,8 @@ RecoverReport recover(const std::string& dir) {
   std::string error;
   if (!clear_archive(dir, error)) throw InputError("p3s recover: " + error);
   ArchivePtr archive = create_archive(partial_dir(dir), error);
-  if (!archive || !try_otf2(OTF2_Archive_SetSerialCollectiveCallbacks(archive.get()), "setting serial callbacks", error) ||
+  if (!archive ||
+      !try_otf2(OTF2_Archive_SetSerialCollectiveCallbacks(archive.get()), "setting serial callbacks", error) ||
       !try_otf2(OTF2_Archive_OpenEvtFiles(archive.get()), "opening event files", error)) {
     throw Otf2Error("p3s recover: " + error);
   }

@@ -145,20 +145,21 @@ void start(int region, std::uint64_t t_enter, const int* provided) {
   State& s = *owner;
   PMPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &s.size);
-  ParsedConfig parsed = parse_config(std::span<const char* const>(const_cast<const char* const*>(environ),
-                                                                  [] {
-                                                                    std::size_t n = 0;
-                                                                    while (environ[n] != nullptr) ++n;
-                                                                    return n;
-                                                                  }()));
+  ParsedConfig parsed = parse_config(std::span<const char* const>(const_cast<const char* const*>(environ), [] {
+    std::size_t n = 0;
+    while (environ[n] != nullptr) ++n;
+    return n;
+  }()));
   s.config = std::move(parsed.config);
   if (s.rank == 0) {
     for (const std::string& w : parsed.warnings) std::fprintf(stderr, "%s\n", w.c_str());
   }
   if (!s.config.enabled) return;
   int level = MPI_THREAD_SINGLE;
-  if (provided != nullptr) level = *provided;
-  else PMPI_Query_thread(&level);
+  if (provided != nullptr)
+    level = *provided;
+  else
+    PMPI_Query_thread(&level);
   s.thread_level = normalized_thread_level(level);
   s.multiple = s.thread_level == 3;
   PMPI_Comm_dup(MPI_COMM_WORLD, &s.tool_comm);
@@ -201,7 +202,8 @@ void start(int region, std::uint64_t t_enter, const int* provided) {
   h.realtime_at_init_ns = static_cast<std::int64_t>(rt.tv_sec) * 1000000000LL + rt.tv_nsec;
   std::strncpy(h.host, s.hosts[static_cast<std::size_t>(s.rank)].c_str(), sizeof h.host - 1);
   for (int i = 0; i < s.counters.count; ++i) {
-    std::strncpy(h.metric_names[i], s.counters.names[static_cast<std::size_t>(i)].c_str(), sizeof h.metric_names[i] - 1);
+    std::strncpy(h.metric_names[i], s.counters.names[static_cast<std::size_t>(i)].c_str(),
+                 sizeof h.metric_names[i] - 1);
   }
 
   auto td = std::make_unique<ThreadData>();
@@ -367,8 +369,10 @@ void finish(State& s, int region) {
   }
   const std::vector<std::byte> map_block = scatter_blocks(s.tool_comm, map_blocks);
   LocalMaps maps;
-  if (map_block.empty()) ok = false;
-  else maps = deserialize_local_maps(map_block);
+  if (map_block.empty())
+    ok = false;
+  else
+    maps = deserialize_local_maps(map_block);
 
   ok = all_ok(s.tool_comm, ok) && write_archive(s, maps, unified, clocks, error);
   ok = all_ok(s.tool_comm, ok);
@@ -447,7 +451,8 @@ void on_finalize(Region region) noexcept {
   try {
     finish(*g_state, static_cast<int>(region));
   } catch (const std::exception& e) {
-    warn(*g_state, std::string("finishing the trace failed: ") + e.what() + "; run `p3s recover` on the trace directory");
+    warn(*g_state,
+         std::string("finishing the trace failed: ") + e.what() + "; run `p3s recover` on the trace directory");
   } catch (...) {
     warn(*g_state, "finishing the trace failed; run `p3s recover` on the trace directory");
   }

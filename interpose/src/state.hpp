@@ -13,9 +13,9 @@
 
 #include "definitions.hpp"
 #include "flat_map.hpp"
-#include "request_table.hpp"
 #include "p3s/interpose/config.hpp"
 #include "p3s/interpose/counters.hpp"
+#include "request_table.hpp"
 #include "thread_log.hpp"
 
 namespace p3s::interpose {
@@ -45,27 +45,27 @@ class TableLock {
 struct State {
   Config config;
   CounterSetup counters;
-  std::string dir;               ///< absolute trace directory
+  std::string dir;  ///< absolute trace directory
   int rank = 0;
   int size = 1;
-  int thread_level = 0;          ///< 0 single .. 3 multiple
+  int thread_level = 0;  ///< 0 single .. 3 multiple
   bool multiple = false;
   MPI_Comm tool_comm = MPI_COMM_NULL;  ///< the tool's own duplicate of MPI_COMM_WORLD
   MPI_Group world_group = MPI_GROUP_NULL;
-  raw::FileHeader header{};      ///< template for every thread's log header
+  raw::FileHeader header{};  ///< template for every thread's log header
   std::vector<std::string> hosts;
 
-  TableLock lock;                ///< guards everything below when `multiple`
+  TableLock lock;  ///< guards everything below when `multiple`
   std::vector<std::unique_ptr<ThreadData>> threads;
   RequestTable requests;
   FlatMap<std::uint32_t> comms;  ///< MPI_Comm handle -> local communicator index
   FlatMap<std::uint32_t> callsites;
-  RankDefs defs;                 ///< communicator and call-site definitions, as logged
+  RankDefs defs;  ///< communicator and call-site definitions, as logged
   std::uint32_t comm_counter = 0;
   std::atomic<std::uint64_t> next_request{1};
   std::atomic<std::uint32_t> next_thread{1};  ///< index of the next thread to attach (0 called MPI_Init)
 
-  std::uint64_t failures = 0;    ///< events lost after a degradation, summarised at MPI_Finalize
+  std::uint64_t failures = 0;  ///< events lost after a degradation, summarised at MPI_Finalize
 };
 
 /// Set while events are recorded; checked by every wrapper.

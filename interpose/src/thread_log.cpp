@@ -2,9 +2,9 @@
 // Raw log file handling: create, write whole buffers, survive EINTR and short writes.
 #include "thread_log.hpp"
 
-#include <cerrno>
 #include <fcntl.h>
 #include <unistd.h>
+#include <cerrno>
 
 #include <new>
 

@@ -2,9 +2,9 @@
 // One thread's raw event log: a fixed buffer written to its file whenever it fills (bounded memory).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <atomic>
 #include <cstring>
 #include <memory>
 #include <string>

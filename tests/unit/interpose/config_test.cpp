@@ -24,8 +24,8 @@ TEST(Config, DefaultsWithoutVariables) {
 
 TEST(Config, ParsesEveryVariable) {
   const ParsedConfig p = parse({"P3S_TRACE_DIR=/tmp/x", "P3S_COUNTERS=cputime", "P3S_CALLSITE=1", "P3S_BUFFER_MB=2",
-                                "P3S_KEEP_RAW=yes", "P3S_FLUSH_SECONDS=0", "P3S_CLOCK_SYNC=always", "P3S_ENABLE=0", "P3S_VERBOSE=on",
-                                "P3S_COMMAND=mpirun -np 2 ./a"});
+                                "P3S_KEEP_RAW=yes", "P3S_FLUSH_SECONDS=0", "P3S_CLOCK_SYNC=always", "P3S_ENABLE=0",
+                                "P3S_VERBOSE=on", "P3S_COMMAND=mpirun -np 2 ./a"});
   EXPECT_TRUE(p.warnings.empty());
   EXPECT_EQ(p.config.trace_dir, "/tmp/x");
   EXPECT_EQ(p.config.counters, CountersRequest::CpuTime);

@@ -7,8 +7,8 @@
 namespace p3s::interpose {
 namespace {
 
-CommDef comm(std::uint32_t local, std::uint64_t key, std::uint32_t size, std::int32_t my_rank,
-             std::uint32_t parent = 0, std::uint32_t flags = 0, std::vector<std::int32_t> members = {}) {
+CommDef comm(std::uint32_t local, std::uint64_t key, std::uint32_t size, std::int32_t my_rank, std::uint32_t parent = 0,
+             std::uint32_t flags = 0, std::vector<std::int32_t> members = {}) {
   CommDef c;
   c.def = raw::CommDefinition{local, parent, key, size, flags, my_rank, 0};
   c.members = std::move(members);

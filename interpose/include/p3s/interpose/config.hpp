@@ -33,9 +33,9 @@ struct Config {
 /// One row of the variable table.
 struct EnvVar {
   const char* name;
-  const char* type;        ///< "string", "bool", "int" or "enum"
+  const char* type;  ///< "string", "bool", "int" or "enum"
   const char* default_value;
-  const char* allowed;     ///< allowed values for enums and ranges for ints, "" otherwise
+  const char* allowed;  ///< allowed values for enums and ranges for ints, "" otherwise
   const char* help;
 };
 

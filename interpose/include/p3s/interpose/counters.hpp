@@ -19,9 +19,9 @@ inline constexpr int kMaxMetrics = 3;
 /// The counters one run uses; identical on every rank.
 struct CounterSetup {
   CounterMode mode = CounterMode::None;
-  int count = 0;                                  ///< values per enter/leave record
-  std::array<std::string, kMaxMetrics> names{};   ///< metric member names, the work metric first
-  std::string note;                               ///< why the mode differs from what was requested
+  int count = 0;                                 ///< values per enter/leave record
+  std::array<std::string, kMaxMetrics> names{};  ///< metric member names, the work metric first
+  std::string note;                              ///< why the mode differs from what was requested
 };
 
 /// Outcome of deciding on counters: `error` is set when PAPI was demanded but cannot be used.

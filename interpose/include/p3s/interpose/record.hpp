@@ -12,24 +12,24 @@
 namespace p3s::interpose {
 
 struct RecordOptions {
-  std::string dir;                          ///< trace directory (-o)
+  std::string dir;  ///< trace directory (-o)
   CountersRequest counters = CountersRequest::Auto;
   bool callsite = false;
   std::uint32_t buffer_mb = 8;
   bool keep_raw = false;
-  bool force = false;                       ///< replace an existing archive in dir
-  std::vector<std::string> command;         ///< what to run (mpirun ... ./app, or ./app under mpirun)
-  std::string preload;                      ///< path of libp3s-interpose.so
-  std::vector<std::string> environment;     ///< the environment to extend, as NAME=value
+  bool force = false;                    ///< replace an existing archive in dir
+  std::vector<std::string> command;      ///< what to run (mpirun ... ./app, or ./app under mpirun)
+  std::string preload;                   ///< path of libp3s-interpose.so
+  std::vector<std::string> environment;  ///< the environment to extend, as NAME=value
 };
 
 struct RecordResult {
-  int exit_code = 0;            ///< the command's exit status (128+signal if it was killed)
-  bool archive_written = false; ///< the run wrote its archive at MPI_Finalize
-  bool recovered = false;       ///< the run died; the archive was rebuilt from the raw logs
+  int exit_code = 0;             ///< the command's exit status (128+signal if it was killed)
+  bool archive_written = false;  ///< the run wrote its archive at MPI_Finalize
+  bool recovered = false;        ///< the run died; the archive was rebuilt from the raw logs
   RecoverReport recovery;
   std::map<std::string, std::string> properties;  ///< the archive's P3S:: properties
-  std::string archive;          ///< path of traces.otf2
+  std::string archive;                            ///< path of traces.otf2
 };
 
 /// Where libp3s-interpose.so lives relative to the p3s executable (build tree and install tree alike).

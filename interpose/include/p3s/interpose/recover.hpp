@@ -10,12 +10,12 @@ namespace p3s::interpose {
 
 /// What recovery found and wrote.
 struct RecoverReport {
-  std::string archive;                  ///< path of the anchor file written
+  std::string archive;  ///< path of the anchor file written
   std::int32_t world_size = 0;
   std::int32_t ranks_with_logs = 0;
   std::vector<std::int32_t> incomplete_ranks;  ///< ranks whose logs end before MPI_Finalize
   std::uint64_t events = 0;
-  bool complete = false;                ///< every rank reached MPI_Finalize
+  bool complete = false;  ///< every rank reached MPI_Finalize
 };
 
 /// Converts `dir/p3s-raw/*.raw` into `dir/traces.otf2`, replacing an archive already there.
