@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   p3s::cli::add_record(app);
   p3s::cli::add_recover(app);
+  p3s::cli::add_summary(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -12,5 +12,6 @@ inline int g_exit_code = 0;
 
 void add_record(CLI::App& app);
 void add_recover(CLI::App& app);
+void add_summary(CLI::App& app);
 
 }  // namespace p3s::cli
