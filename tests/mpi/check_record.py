@@ -60,7 +60,7 @@ def crash(c):
     """SIGKILL of one rank mid-run: `p3s record` notices, recovers what was flushed, exits non-zero."""
     d = c.work("crash")
     trace = os.path.join(d, "trace")
-    r = c.record(trace, c.mpirun(4) + [c.apps["crash"], "--die-at", "3000"], "--buffer-mb", "1")
+    r = c.record(trace, c.mpirun(4) + [c.apps["crash"], "20000", "--die-at", "3000"], "--buffer-mb", "1")
     if r.returncode == 0:
         fail("exit", "p3s record returned 0 although a rank was killed")
     if "ended before MPI_Finalize" not in r.stderr:
