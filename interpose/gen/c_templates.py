@@ -150,9 +150,9 @@ def render(fn):
         required = _role(fn, "required") or "MPI_THREAD_SINGLE"
         provided = _role(fn, "provided") or "nullptr"
         return (f"extern \"C\" [[gnu::visibility(\"default\")]] int {name}({decl}) {{\n"
-                "  const std::uint64_t p3s_t0 = p3s::interpose::clock_ns();\n"
+                "  const p3s::interpose::InitEnter p3s_enter = p3s::interpose::init_enter();\n"
                 f"  const int p3s_rc = {_call(fn)};\n"
-                f"  p3s::interpose::on_init(p3s_rc, Region::{name}, p3s_t0, {required}, {provided});\n"
+                f"  p3s::interpose::on_init(p3s_rc, Region::{name}, p3s_enter, {required}, {provided});\n"
                 "  return p3s_rc;\n}\n\n")
     if fn["kind"] in ("finalize", "abort"):
         return (f"extern \"C\" [[gnu::visibility(\"default\")]] int {name}({decl}) {{\n"

@@ -64,7 +64,13 @@ class Scope {
 };
 
 // Environment.
-void on_init(int rc, Region region, std::uint64_t t_enter, int required, const int* provided) noexcept;
+/// Time and thread CPU time when MPI_Init was entered (before the recorder exists).
+struct InitEnter {
+  std::uint64_t time_ns;
+  std::uint64_t cpu_ns;
+};
+[[nodiscard]] InitEnter init_enter() noexcept;
+void on_init(int rc, Region region, InitEnter enter, int required, const int* provided) noexcept;
 void on_finalize(Region region) noexcept;
 /// MPI_Abort: the job is about to die; records the call and writes every buffered record to disk.
 void on_abort(Region region) noexcept;

@@ -140,7 +140,8 @@ bool prepare_directory(State& s) {
   return ok == 1;
 }
 
-void start(int region, std::uint64_t t_enter, const int* provided) {
+void start(int region, InitEnter init, const int* provided) {
+  const std::uint64_t t_enter = init.time_ns;
   auto owner = std::make_unique<State>();
   State& s = *owner;
   PMPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
@@ -221,12 +222,13 @@ void start(int region, std::uint64_t t_enter, const int* provided) {
   register_predefined_comms(s, log);
   if (s.config.callsite) init_callsites();
 
-  // MPI_Init itself, as Score-P records it: a CREATE_HANDLE collective creating WORLD and SELF.
+  // MPI_Init itself, as Score-P records it: a CREATE_HANDLE collective creating WORLD and SELF. Its Enter
+  // carries the CPU time taken before PMPI_Init; hardware counters start only now, so they enter at 0.
   std::uint64_t metrics[kMaxMetrics] = {};
   td->counters.read(metrics);
   const auto bytes = static_cast<std::size_t>(s.counters.count) * sizeof(std::uint64_t);
   std::uint64_t enter[1 + kMaxMetrics] = {};
-  std::memcpy(enter + (s.config.callsite ? 1 : 0), metrics, bytes);
+  if (s.counters.mode == CounterMode::CpuTime) enter[s.config.callsite ? 1 : 0] = init.cpu_ns;
   const std::uint8_t flags = s.config.callsite ? raw::kFlagCallsite : 0;
   if (s.config.callsite) enter[0] = current_callsite(s, log);
   log.append(raw::Kind::Enter, flags, static_cast<std::uint16_t>(region), t_enter, enter,
@@ -313,19 +315,28 @@ bool write_archive(State& s, const LocalMaps& maps, const Unified& unified, cons
 }
 
 void finish(State& s, int region) {
-  // The Finalize call itself, then the end-of-log marker with the last clock measurement.
+  // MPI_Finalize as Score-P records it: a DESTROY_HANDLE collective on MPI_COMM_WORLD destroying WORLD and
+  // SELF. Its synchronisation is the tool's own (clock measurement and a barrier), so the region has the
+  // length of the wait for the last rank; the conversion that follows is not part of it.
   ThreadData& main = *s.threads.front();
   ThreadLog& log = *main.log;
   std::uint64_t metrics[kMaxMetrics] = {};
   const auto bytes = static_cast<std::size_t>(s.counters.count) * sizeof(std::uint64_t);
   main.counters.read(metrics);
-  const std::uint64_t t = clock_ns();
-  log.append(raw::Kind::Enter, 0, static_cast<std::uint16_t>(region), t, metrics, bytes);
-  log.append(raw::Kind::Leave, 0, static_cast<std::uint16_t>(region), t, metrics, bytes);
+  const std::uint64_t t_enter = clock_ns();
+  log.append(raw::Kind::Enter, 0, static_cast<std::uint16_t>(region), t_enter, metrics, bytes);
+  log.append(raw::Kind::CollBegin, 0, 0, t_enter);
   g_recording.store(false, std::memory_order_release);
   uninstall_sigterm();
 
   const std::int64_t end_offset = measure_clock_offset(s.tool_comm, sync_plan(s));
+  PMPI_Barrier(s.tool_comm);
+  const std::uint64_t t_leave = clock_ns();
+  main.counters.read(metrics);
+  log.append(raw::Kind::CommDestroy, t_leave, raw::CommRef{1, 0});
+  log.append(raw::Kind::CommDestroy, t_leave, raw::CommRef{0, 0});
+  log.append(raw::Kind::CollEnd, t_leave, raw::Coll{0, OTF2_COLLECTIVE_OP_DESTROY_HANDLE, -1, 0, 0, 0, 0});
+  log.append(raw::Kind::Leave, 0, static_cast<std::uint16_t>(region), t_leave, metrics, bytes);
   const raw::ClockSyncAtEnd end{clock_ns(), end_offset};
   log.append(raw::Kind::Finalized, clock_ns(), end);
   bool ok = true;
@@ -432,13 +443,19 @@ void warn(const State& s, const std::string& message) noexcept {
   std::fprintf(stderr, "p3s[rank %d]: %s\n", s.rank, message.c_str());
 }
 
-void on_init(int rc, Region region, std::uint64_t t_enter, int /*required*/, const int* provided) noexcept {
+InitEnter init_enter() noexcept {
+  timespec cpu{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+  return {clock_ns(), static_cast<std::uint64_t>(cpu.tv_sec) * 1000000000ULL + static_cast<std::uint64_t>(cpu.tv_nsec)};
+}
+
+void on_init(int rc, Region region, InitEnter enter, int /*required*/, const int* provided) noexcept {
   if (rc != MPI_SUCCESS || g_state != nullptr) return;
   try {
 #ifdef P3S_ENABLE_FORTRAN
     fortran::init_sentinels();
 #endif
-    start(static_cast<int>(region), t_enter, provided);
+    start(static_cast<int>(region), enter, provided);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "p3s: cannot start recording (%s); the application runs untraced\n", e.what());
   } catch (...) {
