@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 
 namespace p3s::analyzer::testing {
@@ -27,7 +29,8 @@ std::uint64_t location_id(std::int32_t rank, std::uint32_t thread) {
 fs::path data_dir() { return fs::path(P3S_TEST_DATA); }
 
 fs::path scratch_dir(const std::string& name) {
-  const fs::path dir = fs::path(P3S_TEST_TMP) / name;
+  // ctest runs every test case as its own process, in parallel with -j: each needs its own directory.
+  const fs::path dir = fs::path(P3S_TEST_TMP) / (name + "." + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
