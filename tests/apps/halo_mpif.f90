@@ -4,6 +4,7 @@
 !
 ! Usage: halo_mpif [iterations=10] [local points=32]. The chain ends exchange with MPI_PROC_NULL.
 program halo_mpif
+  use p3s_expect
   implicit none
   include 'mpif.h'
   integer, parameter :: tag_right = 1, tag_left = 2
@@ -15,8 +16,8 @@ program halo_mpif
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
   call MPI_Comm_size(MPI_COMM_WORLD, nprocs, ierr)
-  iters = int_arg(1, 10)
-  n = max(1, int_arg(2, 32))
+  iters = expect_arg('halo_mpif', 1, 10)
+  n = max(1, expect_arg('halo_mpif', 2, 32))
   left = rank - 1
   right = rank + 1
   if (left < 0) left = MPI_PROC_NULL
@@ -56,42 +57,18 @@ program halo_mpif
 
   ! Known by construction; nothing is printed for an MPI_PROC_NULL neighbour. left < right, so this is sorted.
   if (iters > 0) then
-    if (left /= MPI_PROC_NULL) call print_msg('send', left, tag_left, 8)
-    if (right /= MPI_PROC_NULL) call print_msg('send', right, tag_right, 8)
-    if (left /= MPI_PROC_NULL) call print_msg('recv', left, tag_right, 8)
-    if (right /= MPI_PROC_NULL) call print_msg('recv', right, tag_left, 8)
-    write(*, '(a,i0,a,i0)') 'P3S-EXPECT ', rank, ' coll MPI_Allreduce ', iters
+    if (left /= MPI_PROC_NULL) call expect_msg(rank, 'send', left, tag_left, 8, iters)
+    if (right /= MPI_PROC_NULL) call expect_msg(rank, 'send', right, tag_right, 8, iters)
+    if (left /= MPI_PROC_NULL) call expect_msg(rank, 'recv', left, tag_right, 8, iters)
+    if (right /= MPI_PROC_NULL) call expect_msg(rank, 'recv', right, tag_left, 8, iters)
+    call expect_count(rank, 'coll', 'MPI_Allreduce', iters)
   end if
-  write(*, '(a,i0,a)') 'P3S-EXPECT ', rank, ' coll MPI_Init 1'
+  call expect_count(rank, 'coll', 'MPI_Init', 1)
   if (iters > 0) then
-    write(*, '(a,i0,a,i0)') 'P3S-EXPECT ', rank, ' calls MPI_Waitall ', iters
-    write(*, '(a,i0,a,i0)') 'P3S-EXPECT ', rank, ' calls MPI_Waitany ', 2 * iters
+    call expect_count(rank, 'calls', 'MPI_Waitall', iters)
+    call expect_count(rank, 'calls', 'MPI_Waitany', 2 * iters)
   end if
   flush(6)
   call MPI_Finalize(ierr)
-
-contains
-
-  subroutine print_msg(kind, peer, tag, bytes)
-    character(*), intent(in) :: kind
-    integer, intent(in) :: peer, tag, bytes
-    write(*, '(a,i0,a,a,a,i0,a,i0,a,i0,a,i0)') 'P3S-EXPECT ', rank, ' ', kind, ' ', peer, ' ', tag, ' ', bytes, &
-      ' ', iters
-  end subroutine print_msg
-
-  ! Command-line argument i as a non-negative integer, or fallback when absent; aborts the job on garbage.
-  integer function int_arg(i, fallback)
-    integer, intent(in) :: i, fallback
-    character(len=32) :: buf
-    integer :: length, stat, ignored
-    int_arg = fallback
-    if (command_argument_count() < i) return
-    call get_command_argument(i, buf, length)
-    read(buf, *, iostat=stat) int_arg
-    if (stat /= 0 .or. length == 0 .or. int_arg < 0) then
-      write(0, '(a,i0,a,a)') 'halo_mpif: argument ', i, ' must be a non-negative integer, got ', trim(buf)
-      call MPI_Abort(MPI_COMM_WORLD, 2, ignored)
-    end if
-  end function int_arg
 
 end program halo_mpif
