@@ -68,23 +68,32 @@ def per_call(b, iters, reps):
 
 
 def slowdown(b, reps):
+    """Wall time of whole runs (launch to exit), traced per counter mode against untraced, interleaved."""
     if not b.a.halo_app:
         print("2. whole-run slowdown: skipped (no halo app)")
         return
-    cmd = b.launch(4) + [b.a.halo_app, "400"]
+    args = [b.a.halo_app, "2000", "512", "512"]  # 512x512 points per rank: compute as well as halo exchanges
     trace = os.path.join(b.a.work, "halo")
-    plain, traced = [], []
-    run(cmd)
-    for _ in range(reps):
+    modes = [("cputime", "P3S_COUNTERS=cputime"), ("none", "P3S_COUNTERS=none")]
+    plain, traced = [], {m: [] for m, _ in modes}
+    run(b.launch(4) + args)
+
+    def timed(cmd):
         t = time.perf_counter()
         run(cmd)
-        plain.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        run(b.launch(4) + b.traced(trace) + [b.a.halo_app, "400"])
-        traced.append(time.perf_counter() - t)
-    p, q = statistics.median(plain), statistics.median(traced)
-    print(f"2. whole-run slowdown, halo2d 4 ranks 400 iterations ({reps} runs each, MPI_Finalize included)")
-    print(f"   untraced {p:.3f} s, traced {q:.3f} s: ratio {q / p:.3f}")
+        return time.perf_counter() - t
+
+    for _ in range(reps):
+        plain.append(timed(b.launch(4) + args))
+        for mode, env in modes:
+            traced[mode].append(timed(b.launch(4) + b.traced(trace, env) + args))
+    p = statistics.median(plain)
+    print(f"2. whole-run slowdown, halo2d 4 ranks, 2000 iterations of 512x512 points ({reps} runs each, median, "
+          "MPI_Finalize and archive writing included)")
+    print(f"   untraced {p:.3f} s")
+    for mode, _ in modes:
+        q = statistics.median(traced[mode])
+        print(f"   {mode:8s} {q:.3f} s: ratio {q / p:.3f}")
 
 
 def archive_bytes(trace):
@@ -122,7 +131,7 @@ def main():
     p.add_argument("--halo-app", default="")
     p.add_argument("--work", required=True)
     p.add_argument("--iters", type=int, default=200000)
-    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--reps", type=int, default=7)
     a = p.parse_args()
     b = Bench(a)
     per_call(b, a.iters, a.reps)
