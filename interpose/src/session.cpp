@@ -115,6 +115,16 @@ std::vector<bool> sync_plan(const State& s) {
   return plan;
 }
 
+/// An Enter record written by hand (MPI_Init, MPI_Finalize, MPI_Abort), with the call site when recorded.
+void write_enter(State& s, ThreadLog& log, int region, std::uint64_t t, const std::uint64_t* metrics) {
+  std::uint64_t payload[1 + kMaxMetrics] = {};
+  const std::size_t first = s.config.callsite ? 1 : 0;
+  std::memcpy(payload + first, metrics, static_cast<std::size_t>(s.counters.count) * sizeof(std::uint64_t));
+  if (s.config.callsite) payload[0] = current_callsite(s, log);
+  log.append(raw::Kind::Enter, s.config.callsite ? raw::kFlagCallsite : 0, static_cast<std::uint16_t>(region), t,
+             payload, (first + static_cast<std::size_t>(s.counters.count)) * sizeof(std::uint64_t));
+}
+
 void write_meta(ThreadLog& log, const char* key, const std::string& value) {
   std::string kv = std::string(key) + '\0' + value + '\0';
   log.append(raw::Kind::Meta, 0, 0, 0, kv.data(), kv.size());
@@ -227,12 +237,9 @@ void start(int region, InitEnter init, const int* provided) {
   std::uint64_t metrics[kMaxMetrics] = {};
   td->counters.read(metrics);
   const auto bytes = static_cast<std::size_t>(s.counters.count) * sizeof(std::uint64_t);
-  std::uint64_t enter[1 + kMaxMetrics] = {};
-  if (s.counters.mode == CounterMode::CpuTime) enter[s.config.callsite ? 1 : 0] = init.cpu_ns;
-  const std::uint8_t flags = s.config.callsite ? raw::kFlagCallsite : 0;
-  if (s.config.callsite) enter[0] = current_callsite(s, log);
-  log.append(raw::Kind::Enter, flags, static_cast<std::uint16_t>(region), t_enter, enter,
-             bytes + (s.config.callsite ? 8 : 0));
+  std::uint64_t enter[kMaxMetrics] = {};
+  if (s.counters.mode == CounterMode::CpuTime) enter[0] = init.cpu_ns;
+  write_enter(s, log, region, t_enter, enter);
   const std::uint64_t t_leave = std::max(clock_ns(), t_enter);
   log.append(raw::Kind::CollBegin, 0, 0, t_enter);
   log.append(raw::Kind::CommCreate, t_leave, raw::CommRef{0, 0});
@@ -324,7 +331,7 @@ void finish(State& s, int region) {
   const auto bytes = static_cast<std::size_t>(s.counters.count) * sizeof(std::uint64_t);
   main.counters.read(metrics);
   const std::uint64_t t_enter = clock_ns();
-  log.append(raw::Kind::Enter, 0, static_cast<std::uint16_t>(region), t_enter, metrics, bytes);
+  write_enter(s, log, region, t_enter, metrics);
   log.append(raw::Kind::CollBegin, 0, 0, t_enter);
   g_recording.store(false, std::memory_order_release);
   uninstall_sigterm();
@@ -428,8 +435,7 @@ void on_abort(Region region) noexcept {
   if (g_state == nullptr || !g_recording.load(std::memory_order_acquire)) return;
   if (ThreadLog* log = current_thread_log()) {
     const std::uint64_t metrics[kMaxMetrics] = {};
-    log->append(raw::Kind::Enter, 0, static_cast<std::uint16_t>(region), clock_ns(), metrics,
-                static_cast<std::size_t>(g_state->counters.count) * sizeof(std::uint64_t));
+    write_enter(*g_state, *log, static_cast<int>(region), clock_ns(), metrics);
   }
   g_recording.store(false, std::memory_order_release);
   // MPI_Abort does not return: keep what was recorded for `p3s recover`.

@@ -53,6 +53,17 @@ def parse_expectations(stdout):
     return out
 
 
+def check_callsites(printed, module):
+    """Every MPI call carries a call site in the app's own module (the first frame outside the recorder)."""
+    lines = printed.splitlines()
+    enters = [i for i, l in enumerate(lines) if l.startswith("ENTER ")]
+    marker = f'"P3S_CALLSITE"'
+    missing = [lines[i] for i in enters
+               if i + 1 >= len(lines) or marker not in lines[i + 1] or f"[{module}+0x" not in lines[i + 1]]
+    if not enters or missing:
+        fail("callsite", f"{len(missing)} of {len(enters)} calls lack a call site in {module}, e.g. {missing[:1]}")
+
+
 def check_otf2_print(otf2_print, archive):
     r = run([otf2_print, archive], timeout=300)
     if r.returncode != 0:
@@ -108,6 +119,7 @@ def main():
     p.add_argument("--otf2-print", default="otf2-print")
     p.add_argument("--work", required=True, help="scratch directory of this test")
     p.add_argument("--env", action="append", default=[], help="extra NAME=value for the traced run")
+    p.add_argument("--expect-callsite", default="", help="module every call site must lie in")
     p.add_argument("app", nargs=argparse.REMAINDER)
     args = p.parse_args()
     app = [a for a in args.app if a != "--"]
@@ -135,7 +147,9 @@ def main():
         fail("archive", f"no {archive}; stderr: {traced.stderr.strip()[:800]}")
     if os.path.exists(os.path.join(trace_dir, "p3s-raw")):
         fail("archive", "raw logs were left behind after a complete run")
-    check_otf2_print(args.otf2_print, archive)
+    printed = check_otf2_print(args.otf2_print, archive)
+    if args.expect_callsite:
+        check_callsites(printed, args.expect_callsite)
 
     s = run([args.p3s, "summary", "--json", trace_dir])
     if s.returncode != 0:
