@@ -204,6 +204,13 @@ std::string human_time(std::uint64_t ns) {
   return buf;
 }
 
+/// Messages (or their bytes) of one direction.
+std::uint64_t message_total(const std::vector<MessageCount>& messages, std::string_view op, bool bytes) {
+  std::uint64_t n = 0;
+  for (const MessageCount& m : messages) n += m.op == op ? (bytes ? m.count * m.bytes : m.count) : 0;
+  return n;
+}
+
 }  // namespace
 
 std::uint64_t RankSummary::mpi_calls() const {
@@ -212,29 +219,10 @@ std::uint64_t RankSummary::mpi_calls() const {
   return n;
 }
 
-std::uint64_t RankSummary::messages_sent() const {
-  std::uint64_t n = 0;
-  for (const MessageCount& m : messages) n += m.op == "send" ? m.count : 0;
-  return n;
-}
-
-std::uint64_t RankSummary::bytes_sent() const {
-  std::uint64_t n = 0;
-  for (const MessageCount& m : messages) n += m.op == "send" ? m.count * m.bytes : 0;
-  return n;
-}
-
-std::uint64_t RankSummary::messages_received() const {
-  std::uint64_t n = 0;
-  for (const MessageCount& m : messages) n += m.op == "recv" ? m.count : 0;
-  return n;
-}
-
-std::uint64_t RankSummary::bytes_received() const {
-  std::uint64_t n = 0;
-  for (const MessageCount& m : messages) n += m.op == "recv" ? m.count * m.bytes : 0;
-  return n;
-}
+std::uint64_t RankSummary::messages_sent() const { return message_total(messages, "send", false); }
+std::uint64_t RankSummary::bytes_sent() const { return message_total(messages, "send", true); }
+std::uint64_t RankSummary::messages_received() const { return message_total(messages, "recv", false); }
+std::uint64_t RankSummary::bytes_received() const { return message_total(messages, "recv", true); }
 
 std::uint64_t RankSummary::collective_count() const {
   std::uint64_t n = 0;

@@ -156,11 +156,8 @@ static void ring_on(MPI_Comm c, int tag) {
 }
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  expect_coll("MPI_Init", 1);
   int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  expect_start(&argc, &argv, &rank, &size);
   const int iters = expect_arg_int(argc, argv, 1, 2);
   if (size > 64) {
     if (rank == 0) fprintf(stderr, "comm_rows: at most 64 ranks\n");

@@ -16,11 +16,8 @@ typedef struct {
 } Particle;  // 21 bytes of data in a 32-byte struct
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  expect_coll("MPI_Init", 1);
   int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  expect_start(&argc, &argv, &rank, &size);
   const int iters = expect_arg_int(argc, argv, 1, 4);
   const int right = (rank + 1) % size, left = (rank - 1 + size) % size;
   // Blocking Send/Recv pairs ranks 2k and 2k+1; an odd last rank has no partner and skips them.

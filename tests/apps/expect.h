@@ -100,6 +100,14 @@ static inline void expect_coll(const char* name, long long n) { expect_add(EXPEC
 /// `n` calls of `name`, for functions whose call count is deterministic.
 static inline void expect_calls(const char* name, long long n) { expect_add(EXPECT_CALLS, 0, 0, 0, name, n); }
 
+/// MPI_Init plus the bookkeeping every app starts with: MPI_Init counts as one collective (CREATE_HANDLE).
+static inline void expect_start(int* argc, char*** argv, int* rank, int* size) {
+  MPI_Init(argc, argv);
+  expect_coll("MPI_Init", 1);
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  MPI_Comm_size(MPI_COMM_WORLD, size);
+}
+
 static inline int expect_cmp(const void* a, const void* b) {
   const ExpectKey* x = (const ExpectKey*)a;
   const ExpectKey* y = (const ExpectKey*)b;

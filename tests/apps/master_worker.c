@@ -104,11 +104,8 @@ static int worker(void) {
 }
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  expect_coll("MPI_Init", 1);
   int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  expect_start(&argc, &argv, &rank, &size);
   const int ntasks = expect_arg_int(argc, argv, 1, 24);
 
   long long checksum = 0;

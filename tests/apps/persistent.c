@@ -8,11 +8,8 @@
 enum { kTagRight = 1, kTagLeft = 2, kTagNever = 999 };
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  expect_coll("MPI_Init", 1);
   int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  expect_start(&argc, &argv, &rank, &size);
   const int iters = expect_arg_int(argc, argv, 1, 6);
   int n = expect_arg_int(argc, argv, 2, 8);
   if (n < 1) n = 1;

@@ -19,11 +19,8 @@ static void add(const int* v) {
 }
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  expect_coll("MPI_Init", 1);
   int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  expect_start(&argc, &argv, &rank, &size);
   const int iters = expect_arg_int(argc, argv, 1, 2);
   const MPI_Comm w = MPI_COMM_WORLD;
   const int right = rank + 1 < size ? rank + 1 : MPI_PROC_NULL;
