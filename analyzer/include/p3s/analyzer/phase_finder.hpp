@@ -17,16 +17,18 @@ using TickSymbol = std::uint64_t;
 struct PhaseFinderOptions {
   /// Longest loop body (in ticks, after inner loops were folded into one symbol each) that is searched for.
   std::uint32_t max_period = 4096;
-  /// Fewest consecutive repetitions that make a loop.
+  /// Fewest consecutive repetitions that make a loop; must be at least 2.
   std::uint32_t min_repetitions = 2;
 };
 
 /// A loop found in the sequence: `body` repeated `count` times (body items are ticks or inner loops).
 struct LoopInfo {
   std::uint32_t id = 0;
-  std::uint64_t count = 0;          ///< consecutive repetitions at one place
-  std::uint32_t body_length = 0;    ///< items in the body (inner loops count as one)
-  std::uint32_t depth = 0;          ///< 0 for loops containing no loop
+  std::uint64_t count = 0;        ///< consecutive repetitions at one place
+  std::uint32_t body_length = 0;  ///< items in the body (inner loops count as one)
+  std::uint32_t depth = 0;        ///< 0 for loops containing no loop
+  std::uint64_t ticks = 0;        ///< ticks of one instance (all `count` iterations, inner loops expanded)
+  std::uint64_t instances = 0;    ///< instances of this loop in the whole run (a nested loop: once per outer iteration)
 };
 
 /// One occurrence of a phase: a contiguous range of ticks (indices into the input sequence).
@@ -44,7 +46,7 @@ struct PhaseStructure {
   std::vector<std::uint64_t> weights;
   /// Every occurrence in run order. Together they cover [0, n) exactly, without gaps or overlaps.
   std::vector<PhaseOccurrence> occurrences;
-  /// The loops found (for reports).
+  /// The loops found (for reports), innermost first; `LoopInfo::id` is the index in this list.
   std::vector<LoopInfo> loops;
 };
 
@@ -53,11 +55,16 @@ struct PhaseStructure {
 ///
 /// Definition of the result:
 /// - loops are found innermost first (shortest period first, leftmost occurrence first); a loop's body that
-///   contains no inner loop is one phase (an iteration of the innermost loop);
+///   contains no inner loop is one phase (an iteration of the innermost loop). A loop's identity is its body and
+///   its count, so an outer loop folds only where its inner loops repeat the same number of times. The body starts
+///   where the repetition starts: in `X B C A B C A B C` the loop is `(B C A) x 2` followed by the phase `B C`;
+/// - a body is never itself a repetition of a shorter block: `A B A B` is `(A B) x 2`, not a loop of period 4;
 /// - inside a body that contains inner loops, and at the top level, each maximal stretch of ticks between
 ///   loops is one phase (the "glue" of an outer iteration, or a non-repeating part such as initialisation);
 /// - two stretches with identical symbols are the same phase wherever they occur; a phase's weight is its
 ///   number of occurrences in the whole run (so a nested loop's inner phase weighs inner x outer count).
+///
+/// @throws p3s::InputError if `options.min_repetitions` < 2 or the sequence has 2^31 ticks or more.
 [[nodiscard]] PhaseStructure find_phases(std::span<const TickSymbol> ticks, const PhaseFinderOptions& options = {});
 
 /// Run-length encoding of the phase order: (phase, consecutive occurrences) pairs.
