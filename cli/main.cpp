@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("p3s ") + p3s::kVersion);
   app.require_subcommand(1);
   p3s::cli::add_record(app);
+  p3s::cli::add_analyze(app);
   p3s::cli::add_recover(app);
   p3s::cli::add_summary(app);
   try {

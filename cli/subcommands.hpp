@@ -10,6 +10,7 @@ namespace p3s::cli {
 /// with the exit code of what it ran (p3s record).
 inline int g_exit_code = 0;
 
+void add_analyze(CLI::App& app);
 void add_record(CLI::App& app);
 void add_recover(CLI::App& app);
 void add_summary(CLI::App& app);

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The signature of one run: its phases, their weights and times, one representative per-rank event list per
+// phase (the SiPT), and the order in which phases occurred. Written as signature.json
+// (share/doc/signature-format.md) and read back by the modeler.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace p3s::analyzer {
+
+inline constexpr int kSignatureSchemaVersion = 1;
+
+/// Summary of samples (times in ns, work in the run's work metric).
+struct Stat {
+  std::uint64_t n = 0;
+  double mean = 0;
+  double stddev = 0;
+  double min = 0;
+  double max = 0;
+  /// Adds a sample (Welford).
+  void add(double x);
+  /// Relative spread (stddev / mean), 0 when the mean is 0.
+  [[nodiscard]] double cv() const noexcept { return mean != 0 ? stddev / mean : 0; }
+
+  double m2 = 0;  ///< running sum of squared deviations (not serialised)
+};
+
+/// A communication action inside an MPI call.
+struct SigAction {
+  std::string kind;         ///< send, recv, coll, icoll, icoll_complete, irecv, isend_complete, cancelled
+  std::int32_t peer = -1;   ///< world rank of the other side (messages), -1 otherwise
+  std::int32_t offset = 0;  ///< peer - rank (messages)
+  std::uint32_t tag = 0;
+  std::uint32_t comm = 0;  ///< communicator id in the archive
+  std::uint32_t comm_size = 0;
+  std::string collective;  ///< collective operation (ALLREDUCE, BCAST, ...) for collectives
+  std::int32_t root = -1;  ///< world rank of a collective's root, -1 when none
+  double bytes = 0;        ///< mean over the phase's instances (messages: length; collectives: bytes sent)
+  double bytes_min = 0;
+  double bytes_max = 0;
+  double bytes_received = 0;  ///< collectives
+};
+
+/// One MPI call of the representative instance, averaged over the phase's instances.
+struct SigEvent {
+  std::string call;      ///< MPI function
+  std::string callsite;  ///< when recorded
+  std::vector<SigAction> actions;
+  Stat burst_work;  ///< work of the burst before the call
+  Stat burst_ns;    ///< wall time of that burst
+  Stat call_ns;     ///< time inside the call
+};
+
+/// The events of one rank (thread) in one phase instance.
+struct SigRank {
+  std::int32_t rank = 0;
+  std::uint32_t thread = 0;
+  std::vector<SigEvent> events;
+  Stat tail_work;  ///< burst after the last call that belongs to the phase (trailing attribution)
+  Stat tail_ns;
+  std::uint64_t mismatched_instances = 0;  ///< instances whose calls on this rank differ from the representative
+};
+
+struct SigPhase {
+  std::uint32_t id = 0;
+  std::uint64_t weight = 0;  ///< occurrences in the run
+  std::uint64_t ticks = 0;   ///< logical length
+  Stat time_ns;              ///< instance time: the slowest rank's bursts and calls in the instance
+  Stat work;                 ///< total burst work of an instance over all ranks
+  double share = 0;          ///< weight x mean time / accounted time
+  bool relevant = false;
+  std::string attribution;                 ///< leading (a burst belongs to the call after it) or trailing
+  std::uint32_t split_from = 0xffffffffu;  ///< the structural phase it was split from by work, if any
+  std::vector<SigRank> ranks;
+};
+
+struct PhaseRunEntry {
+  std::uint32_t phase = 0;
+  std::uint64_t count = 0;
+};
+
+/// Options that shaped the signature (echoed in the file).
+struct SignatureOptions {
+  double relevance = 0.01;
+  double volume_tolerance = 0.05;
+  double work_similarity = 0.90;
+  double event_similarity = 0.80;
+  bool partial = false;
+};
+
+struct Signature {
+  int schema_version = kSignatureSchemaVersion;
+  std::string tool;         ///< "p3s <version>"
+  std::string archive;      ///< absolute path of the analysed anchor file
+  std::string recorded_by;  ///< the archive's creator / P3S::TOOL
+  std::string command;      ///< P3S::COMMAND when known
+  std::string date;         ///< when the analysis ran (UTC)
+  std::int32_t processes = 0;
+  std::uint32_t locations = 0;
+  std::string work_metric;  ///< PAPI_TOT_INS, cputime_ns, or wall_ns when the archive has no counters
+  bool complete = true;     ///< the recorded run reached MPI_Finalize
+  SignatureOptions options;
+
+  double run_time_ns = 0;   ///< wall time from the first to the last MPI call
+  double accounted_ns = 0;  ///< sum of all phase instance times
+  double coverage = 0;      ///< relevant phases' share of accounted_ns
+  std::uint64_t operations = 0;
+  std::uint64_t events = 0;  ///< tick-carrying actions
+  std::uint64_t ticks = 0;
+  std::uint64_t messages = 0;
+  std::uint64_t unmatched_sends = 0;
+  std::uint64_t unmatched_receives = 0;
+  std::vector<std::string> warnings;
+
+  std::vector<SigPhase> phases;
+  std::vector<PhaseRunEntry> order;
+};
+
+/// Writes the signature as JSON (to a temporary file renamed into place: never half-written).
+/// @throws Error when the file cannot be written.
+void write_signature(const Signature& s, const std::filesystem::path& path);
+/// Reads a signature.json. @throws InputError naming the file when it is not a p3s signature of this schema.
+[[nodiscard]] Signature read_signature(const std::filesystem::path& path);
+
+/// The readable summary printed by `p3s analyze` (phases, weights, times, shares, operations, offsets).
+[[nodiscard]] std::string signature_report(const Signature& s);
+/// Per relevant phase and rank: the calls with their peers (as offsets), sizes, bursts and call sites.
+[[nodiscard]] std::string signature_details(const Signature& s);
+
+}  // namespace p3s::analyzer

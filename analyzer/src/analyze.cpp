@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// `p3s analyze`: extract operations, match and clock them, find phases on the tick sequence, build the
+// signature, export the logical trace.
+#include "p3s/analyzer/analyze.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <unordered_map>
+
+#include "extract.hpp"
+#include "lamport.hpp"
+#include "logical_export.hpp"
+#include "op_log.hpp"
+#include "p3s/analyzer/phase_finder.hpp"
+#include "p3s/analyzer/trace_reader.hpp"
+#include "p3s/error.hpp"
+#include "p3s/trace/schema.hpp"
+#include "p3s/version.hpp"
+#include "signature_builder.hpp"
+#include "tick_log.hpp"
+
+namespace p3s::analyzer {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+class FileOpSource final : public OpSource {
+ public:
+  explicit FileOpSource(const std::filesystem::path& path) : reader_(path) {}
+  bool next(Op& op) override { return reader_.next(op); }
+
+ private:
+  OpReader reader_;
+};
+
+/// Writes every location's ticks and collects the tick symbols.
+class TickSink final : public LamportSink {
+ public:
+  explicit TickSink(const std::vector<std::filesystem::path>& files) {
+    for (const auto& f : files) writers_.push_back(std::make_unique<TickWriter>(f));
+  }
+  void on_op(std::size_t location, std::uint64_t, const Op&, std::uint64_t op_tick,
+             std::span<const std::uint64_t> action_ticks) override {
+    writers_[location]->write(op_tick, action_ticks);
+  }
+  void on_tick(std::uint64_t tick, std::uint32_t, std::uint64_t symbol) override {
+    // Ticks arrive in order from 1; an empty tick keeps its place (symbol 0), so that tick t is index t - 1.
+    if (tick != symbols.size() + 1) throw Error("internal error: ticks out of order");
+    symbols.push_back(symbol);
+  }
+  void finish() {
+    for (auto& w : writers_) w->finish();
+  }
+  std::vector<TickSymbol> symbols;
+
+ private:
+  std::vector<std::unique_ptr<TickWriter>> writers_;
+};
+
+/// Message sizes within `tolerance` of a cluster's smallest member fall into one cluster, so that symbols
+/// (and thus phases) tolerate slightly varying volumes (DESIGN: volumes within 5 %).
+std::unordered_map<std::uint64_t, std::uint32_t> volume_clusters(const std::vector<std::uint64_t>& sorted,
+                                                                 double tolerance) {
+  std::unordered_map<std::uint64_t, std::uint32_t> cluster;
+  std::uint32_t id = 0;
+  double first = -1;
+  for (std::uint64_t v : sorted) {
+    if (first < 0 || static_cast<double>(v) > first * (1 + tolerance)) {
+      first = static_cast<double>(v);
+      ++id;
+    }
+    cluster.emplace(v, id);
+  }
+  return cluster;
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+Signature analyze(const AnalyzeOptions& options, AnalyzeStats* stats) {
+  AnalyzeStats local;
+  AnalyzeStats& st = stats != nullptr ? *stats : local;
+  TraceReader reader(options.input);
+  const TraceDefinitions& defs = reader.definitions();
+  const std::string archive = defs.anchor.string();
+  ScratchDir scratch;
+
+  auto t = Clock::now();
+  const Extracted ex = extract_operations(reader, scratch.path());
+  st.records = ex.records;
+  st.extract_s = seconds_since(t);
+
+  // Matching and Lamport clocks.
+  t = Clock::now();
+  const auto clusters = volume_clusters(ex.volumes, options.signature.volume_tolerance);
+  std::vector<std::filesystem::path> tick_files;
+  std::vector<LamportLocation> locs;
+  for (std::size_t i = 0; i < ex.locations.size(); ++i) {
+    tick_files.push_back(scratch.path() / (std::to_string(i) + ".ticks"));
+    locs.push_back({ex.locations[i].rank, std::make_unique<FileOpSource>(ex.locations[i].ops)});
+  }
+  const CommSize comm_size = [&defs](std::uint32_t id) -> std::uint32_t {
+    const Communicator* c = defs.comm(id);
+    if (c == nullptr) return 0;
+    switch (c->kind) {
+      case CommKind::Self:
+        return 1;
+      case CommKind::Group:
+        return static_cast<std::uint32_t>(c->world_ranks.size());
+      case CommKind::Inter:
+        return static_cast<std::uint32_t>(c->world_ranks.size() + c->remote_world_ranks.size());
+      case CommKind::Unresolved:
+        return 0;
+    }
+    return 0;
+  };
+  // The feature of an event: who did what to whom, relative to itself (tags are left out: codes that number
+  // their messages by iteration still repeat).
+  const ActionFeature feature = [&clusters](std::int32_t rank, const Op& op, const Action& a) {
+    const auto c = clusters.find(a.bytes);
+    std::uint64_t h = mix64(static_cast<std::uint64_t>(static_cast<std::uint32_t>(rank)));
+    h = mix64(h ^ (static_cast<std::uint64_t>(op.header.region) << 8 | static_cast<std::uint64_t>(a.kind)));
+    h = mix64(h ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(a.peer >= 0 ? a.peer - rank : a.peer)));
+    h = mix64(h ^ (static_cast<std::uint64_t>(a.comm) << 32 | (c == clusters.end() ? 0 : c->second)));
+    h = mix64(h ^ (static_cast<std::uint64_t>(a.op) << 32 |
+                   static_cast<std::uint32_t>(a.root >= 0 ? a.root - rank : a.root)));
+    return h;
+  };
+  TickSink sink(tick_files);
+  const LamportResult lr =
+      run_lamport(std::move(locs), comm_size, feature, sink, LamportOptions{options.signature.partial});
+  sink.finish();
+  st.max_in_flight = lr.max_in_flight;
+  st.max_open_ticks = lr.max_open_ticks;
+  st.lamport_s = seconds_since(t);
+
+  t = Clock::now();
+  PhaseFinderOptions pf;
+  pf.max_period = options.max_period;
+  const PhaseStructure structure = find_phases(sink.symbols, pf);
+  st.phases_s = seconds_since(t);
+
+  t = Clock::now();
+  Signature sig;
+  sig.tool = std::string("p3s ") + kVersion;
+  sig.archive = archive;
+  sig.recorded_by = defs.property(trace::property::kTool).value_or(defs.creator);
+  sig.command = defs.property(trace::property::kCommand).value_or("");
+  sig.date = utc_now();
+  sig.processes = defs.processes;
+  sig.locations = static_cast<std::uint32_t>(ex.locations.size());
+  sig.work_metric = ex.has_work_metric ? defs.work_metric_member : "wall_ns";
+  sig.complete = defs.property(trace::property::kComplete).value_or("true") != "false";
+  sig.options = options.signature;
+  sig.operations = lr.operations;
+  sig.events = lr.events;
+  sig.ticks = sink.symbols.size();
+  sig.messages = lr.messages;
+  sig.unmatched_sends = lr.unmatched_sends;
+  sig.unmatched_receives = lr.unmatched_receives.size();
+  const OccurrenceLabels labels = build_signature(defs, ex, tick_files, structure, sig);
+  if (!ex.has_work_metric) sig.warnings.push_back("the archive has no work counters: burst work is wall time");
+  if (!sig.complete) sig.warnings.push_back("the recorded run did not reach MPI_Finalize on every rank");
+  if (ex.stray_records != 0) {
+    sig.warnings.push_back(std::to_string(ex.stray_records) + " MPI records outside any MPI call were ignored");
+  }
+  for (const MatchIssue& m : lr.unmatched_send_examples) {
+    sig.warnings.push_back("rank " + std::to_string(m.rank) + ", MPI call " + std::to_string(m.op_index) + ": " +
+                           m.description);
+  }
+  if (lr.unmatched_sends > lr.unmatched_send_examples.size()) {
+    sig.warnings.push_back(std::to_string(lr.unmatched_sends) + " messages in all were never received");
+  }
+  for (const auto* list : {&lr.unmatched_receives, &lr.incomplete_collectives}) {
+    for (const MatchIssue& m : *list) {
+      sig.warnings.push_back("rank " + std::to_string(m.rank) + ", MPI call " + std::to_string(m.op_index) + ": " +
+                             m.description + " (taken as a local event)");
+    }
+  }
+  st.signature_s = seconds_since(t);
+
+  if (options.logical_csv) write_logical_csv(*options.logical_csv, defs, ex, tick_files, labels);
+  if (options.otf2_logical) write_logical_otf2(*options.otf2_logical, defs, ex, tick_files, labels, sig);
+  return sig;
+}
+
+}  // namespace p3s::analyzer

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Pass 1: OTF2 events -> MPI operations. An operation is one outermost MPI region (Enter..Leave of an MPI
+// function); the message, request and collective records inside it become its actions, and the time and work
+// since the previous operation's Leave become its burst. User regions (Score-P's compiler instrumentation)
+// only nest around calls and belong to the bursts.
+#include "extract.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "op_log.hpp"
+#include "p3s/error.hpp"
+
+namespace p3s::analyzer {
+namespace {
+
+/// A collective call of a process with several threads, to be numbered among the process's collectives.
+struct CollectiveCall {
+  std::int32_t rank;
+  std::uint32_t comm;
+  std::uint64_t enter_ns;
+  std::size_t location;
+  std::uint64_t offset;  ///< file offset of the action
+};
+
+class LocationExtractor {
+ public:
+  LocationExtractor(const TraceDefinitions& defs, OpWriter& out, std::unordered_set<std::uint64_t>& volumes,
+                    bool has_work, std::vector<CollectiveCall>* collectives, std::int32_t rank, std::size_t location)
+      : defs_(defs),
+        out_(out),
+        volumes_(volumes),
+        has_work_(has_work),
+        collectives_(collectives),
+        rank_(rank),
+        location_(location) {}
+
+  void on_event(const Event& e) {
+    switch (e.kind) {
+      case EventKind::Enter:
+        enter(e);
+        return;
+      case EventKind::Leave:
+        leave(e);
+        return;
+      case EventKind::CollectiveBegin:
+      case EventKind::CommCreate:
+      case EventKind::CommDestroy:
+        return;  // the collective is taken at its end; communicators come from the definitions
+      default:
+        break;
+    }
+    if (depth_ == 0) {
+      ++stray_;
+      return;
+    }
+    Action a;
+    a.comm = e.comm;
+    a.peer = e.peer;
+    a.tag = e.tag;
+    a.bytes = e.bytes;
+    a.request = e.request;
+    switch (e.kind) {
+      case EventKind::MpiSend:
+      case EventKind::MpiIsend:
+        a.kind = ActionKind::Send;
+        volumes_.insert(e.bytes);
+        break;
+      case EventKind::MpiRecv:
+      case EventKind::MpiIrecv:
+        a.kind = ActionKind::Recv;
+        volumes_.insert(e.bytes);
+        break;
+      case EventKind::MpiIrecvRequest:
+        a.kind = ActionKind::IrecvPost;
+        break;
+      case EventKind::MpiIsendComplete:
+        a.kind = ActionKind::IsendComplete;
+        break;
+      case EventKind::MpiRequestCancelled:
+        a.kind = ActionKind::Cancelled;
+        break;
+      case EventKind::CollectiveEnd:
+      case EventKind::NbCollectiveComplete:
+        a.kind = e.kind == EventKind::CollectiveEnd ? ActionKind::Collective : ActionKind::NbCollComplete;
+        a.op = static_cast<std::uint8_t>(e.op);
+        a.root = e.root;
+        a.bytes_received = e.bytes_received;
+        a.peer = -1;
+        volumes_.insert(e.bytes);
+        if (e.kind == EventKind::NbCollectiveComplete) complete_request(a);
+        break;
+      case EventKind::NbCollectiveRequest:
+        // OTF2 names only the request here; the communicator is patched in when the operation completes.
+        a.kind = ActionKind::NbCollRequest;
+        a.comm = kNoRef;
+        a.peer = -1;
+        break;
+      default:
+        return;
+    }
+    actions_.push_back(a);
+  }
+
+  void finish() {
+    // A location cut off inside a call (a killed rank) keeps that call, ended at its last event.
+    if (depth_ > 0) {
+      depth_ = 1;
+      Event e;
+      e.kind = EventKind::Leave;
+      e.time_ns = last_time_;
+      e.region = header_.region;
+      leave(e);
+    }
+  }
+
+  [[nodiscard]] std::uint64_t first_ns() const noexcept { return first_ns_; }
+  [[nodiscard]] std::uint64_t last_ns() const noexcept { return last_leave_ns_; }
+  [[nodiscard]] std::uint64_t stray() const noexcept { return stray_; }
+  void note_time(std::uint64_t t) { last_time_ = t; }
+
+ private:
+  bool is_mpi(std::uint32_t region) const {
+    const Region* r = defs_.region(region);
+    return r != nullptr && r->is_mpi();
+  }
+
+  void enter(const Event& e) {
+    if (!is_mpi(e.region)) return;
+    if (depth_++ > 0) return;  // MPI called inside MPI (rare): part of the outer call
+    header_ = OpHeader{};
+    header_.enter_ns = e.time_ns;
+    header_.region = e.region;
+    header_.callsite = e.callsite;
+    if (has_prev_) {
+      header_.burst_ns = e.time_ns - last_leave_ns_;
+      header_.burst_work = has_work_ && e.work && prev_work_ ? *e.work - *prev_work_ : header_.burst_ns;
+    } else {
+      first_ns_ = e.time_ns;
+    }
+    enter_work_ = e.work;
+    actions_.clear();
+  }
+
+  void leave(const Event& e) {
+    if (!is_mpi(e.region) || depth_ == 0) return;
+    if (--depth_ > 0) return;
+    header_.leave_ns = std::max(e.time_ns, header_.enter_ns);
+    header_.call_work =
+        has_work_ && e.work && enter_work_ ? *e.work - *enter_work_ : header_.leave_ns - header_.enter_ns;
+    header_.actions = static_cast<std::uint32_t>(actions_.size());
+    const std::uint64_t first_action = out_.append(header_, actions_.data(), header_.actions);
+    for (std::size_t i = 0; i < actions_.size(); ++i) {
+      const std::uint64_t offset = first_action + i * sizeof(Action);
+      if (actions_[i].kind == ActionKind::NbCollRequest) {
+        pending_[actions_[i].request] = {offset, actions_[i], header_.enter_ns};
+      } else if (actions_[i].kind == ActionKind::Collective && collectives_ != nullptr) {
+        collectives_->push_back({rank_, actions_[i].comm, header_.enter_ns, location_, offset});
+      }
+    }
+    has_prev_ = true;
+    last_leave_ns_ = header_.leave_ns;
+    prev_work_ = e.work;
+  }
+
+  /// A non-blocking collective completed: its request action learns the communicator.
+  void complete_request(const Action& done) {
+    const auto it = pending_.find(done.request);
+    if (it == pending_.end()) return;
+    Action request = it->second.action;
+    request.comm = done.comm;
+    request.op = done.op;
+    request.root = done.root;
+    out_.patch_action(it->second.offset, request);
+    if (collectives_ != nullptr) {
+      collectives_->push_back({rank_, done.comm, it->second.enter_ns, location_, it->second.offset});
+    }
+    pending_.erase(it);
+  }
+
+  const TraceDefinitions& defs_;
+  OpWriter& out_;
+  std::unordered_set<std::uint64_t>& volumes_;
+  bool has_work_;
+  int depth_ = 0;
+  OpHeader header_;
+  std::vector<Action> actions_;
+  std::optional<std::uint64_t> enter_work_;
+  std::optional<std::uint64_t> prev_work_;
+  bool has_prev_ = false;
+  std::uint64_t last_leave_ns_ = 0;
+  std::uint64_t first_ns_ = 0;
+  std::uint64_t last_time_ = 0;
+  std::uint64_t stray_ = 0;
+  struct Pending {
+    std::uint64_t offset;
+    Action action;
+    std::uint64_t enter_ns;
+  };
+  std::vector<CollectiveCall>* collectives_;
+  std::int32_t rank_;
+  std::size_t location_;
+  std::unordered_map<std::uint64_t, Pending> pending_;  ///< non-blocking collectives by request
+};
+
+/// Numbers the collectives of multi-threaded processes per (process, communicator) in time order, and writes
+/// the numbers into the operation files. Threads share their process's clock, and MPI requires collectives on a
+/// communicator to be called one after another by a process.
+void number_collectives(std::vector<CollectiveCall>& calls, const std::vector<ExtractedLocation>& locations) {
+  std::sort(calls.begin(), calls.end(), [](const CollectiveCall& a, const CollectiveCall& b) {
+    return std::tie(a.rank, a.comm, a.enter_ns, a.location, a.offset) <
+           std::tie(b.rank, b.comm, b.enter_ns, b.location, b.offset);
+  });
+  std::map<std::size_t, std::vector<std::pair<std::uint64_t, std::uint32_t>>> patches;  // location -> (offset, seq)
+  std::uint32_t seq = 0;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    if (i == 0 || calls[i].rank != calls[i - 1].rank || calls[i].comm != calls[i - 1].comm) seq = 0;
+    patches[calls[i].location].emplace_back(calls[i].offset, seq++);
+  }
+  for (const auto& [location, list] : patches) {
+    const std::filesystem::path& path = locations[location].ops;
+    std::FILE* f = std::fopen(path.c_str(), "r+b");
+    if (f == nullptr) throw Error("cannot update the analyzer scratch file '" + path.string() + "'");
+    for (const auto& [offset, number] : list) {
+      if (std::fseek(f, static_cast<long>(offset + offsetof(Action, seq)), SEEK_SET) != 0 ||
+          std::fwrite(&number, sizeof number, 1, f) != 1) {
+        std::fclose(f);
+        throw Error("cannot update the analyzer scratch file '" + path.string() + "'");
+      }
+    }
+    std::fclose(f);
+  }
+}
+
+}  // namespace
+
+Extracted extract_operations(TraceReader& reader, const std::filesystem::path& scratch) {
+  const TraceDefinitions& defs = reader.definitions();
+  Extracted out;
+  out.has_work_metric = !defs.work_metric_member.empty();
+  std::unordered_set<std::uint64_t> volumes;
+  std::map<std::int32_t, std::uint32_t> threads;
+  std::map<std::int32_t, std::uint32_t> locations_of;
+  for (const Location& l : defs.locations) ++locations_of[l.rank];
+  std::vector<CollectiveCall> collectives;
+  for (const Location& l : defs.locations) {
+    if (l.rank < 0) continue;  // not an MPI process
+    ExtractedLocation x;
+    x.id = l.id;
+    x.rank = l.rank;
+    x.thread = threads[l.rank]++;
+    x.ops = scratch / (std::to_string(out.locations.size()) + ".ops");
+    OpWriter writer(x.ops);
+    LocationExtractor ex(defs, writer, volumes, out.has_work_metric, locations_of[l.rank] > 1 ? &collectives : nullptr,
+                         l.rank, out.locations.size());
+    LocationStream stream = reader.open(l.id);
+    Event e;
+    while (stream.next(e)) {
+      ex.note_time(e.time_ns);
+      ex.on_event(e);
+    }
+    ex.finish();
+    out.records += stream.records();
+    out.stray_records += ex.stray();
+    writer.finish();
+    x.operations = writer.operations();
+    x.first_ns = ex.first_ns();
+    x.last_ns = ex.last_ns();
+    if (x.operations != 0) out.locations.push_back(std::move(x));
+  }
+  if (out.locations.empty()) {
+    throw InputError("trace '" + defs.anchor.string() +
+                     "' holds no MPI calls; record an MPI program with `p3s record`, or check the archive");
+  }
+  number_collectives(collectives, out.locations);
+  out.volumes.assign(volumes.begin(), volumes.end());
+  std::sort(out.volumes.begin(), out.volumes.end());
+  return out;
+}
+
+}  // namespace p3s::analyzer

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The logical trace as CSV: one row per communication action (a call without one gets a row of its own).
+#include <cstdio>
+#include <fstream>
+
+#include "logical_export.hpp"
+#include "op_log.hpp"
+#include "p3s/error.hpp"
+#include "tick_log.hpp"
+
+namespace p3s::analyzer {
+
+void write_logical_csv(const std::filesystem::path& path, const TraceDefinitions& defs, const Extracted& ex,
+                       const std::vector<std::filesystem::path>& tick_files, const OccurrenceLabels& labels) {
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) throw InputError("cannot create '" + tmp.string() + "' for --logical-csv; check the directory");
+    out << "rank,thread,seq,call,action,peer,tag,bytes,tick,phase,instance\n";
+    for (std::size_t l = 0; l < ex.locations.size(); ++l) {
+      const ExtractedLocation& loc = ex.locations[l];
+      OpReader ops(loc.ops);
+      TickReader ticks(tick_files[l]);
+      Op op;
+      std::uint64_t op_tick = 0;
+      std::vector<std::uint64_t> action_ticks;
+      std::size_t occ = 0;
+      std::uint64_t seq = 0;
+      while (ops.next(op)) {
+        ticks.next(op.actions.size(), op_tick, action_ticks);
+        occ = occurrence_of(labels.first_tick, op_tick, occ);
+        const Region* r = defs.region(op.header.region);
+        const std::string call = r != nullptr ? r->name : "?";
+        const auto row = [&](const char* action, long long peer, std::uint32_t tag, std::uint64_t bytes,
+                             std::uint64_t tick) {
+          out << loc.rank << ',' << loc.thread << ',' << seq << ',' << call << ',' << action << ',' << peer << ','
+              << tag << ',' << bytes << ',' << tick << ',' << labels.phase[occ] << ',' << labels.instance[occ] << '\n';
+        };
+        if (op.actions.empty()) row("", -1, 0, 0, op_tick);
+        for (std::size_t i = 0; i < op.actions.size(); ++i) {
+          const Action& a = op.actions[i];
+          const bool message = a.kind == ActionKind::Send || a.kind == ActionKind::Recv;
+          row(action_name(a.kind), message ? a.peer : -1, message ? a.tag : 0, a.bytes,
+              action_ticks[i] != 0 ? action_ticks[i] : op_tick);
+        }
+        ++seq;
+      }
+    }
+    if (!out.flush()) throw Error("writing '" + tmp.string() + "' failed; check free space");
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+}  // namespace p3s::analyzer

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The analyzer's working representation of a run: per location, the sequence of MPI operations (one per MPI
+// call) with the burst before each and the communication actions inside. Written once from the OTF2 archive
+// into a compact temporary file, then read sequentially by the Lamport and signature passes, so no pass holds
+// a whole trace in memory.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace p3s::analyzer {
+
+/// What an MPI call did, as far as the logical trace is concerned.
+enum class ActionKind : std::uint8_t {
+  Send,            ///< a message left (blocking send, Isend, a started persistent send, Sendrecv's send)
+  Recv,            ///< a message arrived (Recv, a completed Irecv, Sendrecv's receive)
+  Collective,      ///< a blocking collective (including communicator creation and destruction)
+  NbCollRequest,   ///< a non-blocking collective was started (its communicator filled in at completion)
+  NbCollComplete,  ///< a non-blocking collective completed
+  IrecvPost,       ///< a receive was posted (no message yet)
+  IsendComplete,   ///< an Isend's request completed
+  Cancelled,       ///< a request was cancelled
+};
+
+inline constexpr std::uint32_t kNoSeq = 0xffffffffu;
+
+/// Actions that carry a Lamport tick: they are the events of the logical trace.
+[[nodiscard]] constexpr bool is_tick_action(ActionKind k) noexcept {
+  return k == ActionKind::Send || k == ActionKind::Recv || k == ActionKind::Collective ||
+         k == ActionKind::NbCollComplete;
+}
+
+[[nodiscard]] const char* action_name(ActionKind k) noexcept;
+
+/// One action. Peers and roots are MPI_COMM_WORLD ranks (kNoRank / kUnresolvedRank as in definitions.hpp).
+struct Action {
+  ActionKind kind = ActionKind::Send;
+  std::uint8_t op = 255;  ///< CollectiveOp for collectives
+  std::uint16_t reserved = 0;
+  std::uint32_t comm = 0xffffffffu;
+  std::int32_t peer = -1;  ///< the other side of a message
+  std::int32_t root = -1;  ///< world rank of a collective's root, -1 when none
+  std::uint32_t tag = 0;
+  /// Collectives of a process with several threads: the call's number among the process's collectives on
+  /// its communicator (MPI orders collectives per process, not per thread); kNoSeq otherwise.
+  std::uint32_t seq = 0xffffffffu;
+  std::uint64_t bytes = 0;  ///< message length, or bytes sent by a collective
+  std::uint64_t bytes_received = 0;
+  std::uint64_t request = 0;
+};
+static_assert(sizeof(Action) == 48);
+
+/// One MPI call of one location.
+struct OpHeader {
+  std::uint64_t enter_ns = 0;
+  std::uint64_t leave_ns = 0;
+  std::uint64_t burst_ns = 0;    ///< time since the previous call's leave (0 for the first call)
+  std::uint64_t burst_work = 0;  ///< work metric over the same interval (burst_ns when no metric)
+  std::uint64_t call_work = 0;   ///< work metric inside the call
+  std::uint32_t region = 0xffffffffu;
+  std::uint32_t callsite = 0xffffffffu;  ///< string id of the call site, if recorded
+  std::uint32_t actions = 0;
+  std::uint32_t reserved = 0;
+};
+static_assert(sizeof(OpHeader) == 56);
+
+/// An operation with its actions (the reader reuses the vector).
+struct Op {
+  OpHeader header;
+  std::vector<Action> actions;
+  [[nodiscard]] std::uint64_t call_ns() const noexcept { return header.leave_ns - header.enter_ns; }
+};
+
+/// Appends operations to a temporary file. Memory: one buffer.
+class OpWriter {
+ public:
+  explicit OpWriter(std::filesystem::path path);
+  ~OpWriter();
+  OpWriter(const OpWriter&) = delete;
+  OpWriter& operator=(const OpWriter&) = delete;
+
+  /// Appends an operation; returns the file offset of its first action (for patch_action).
+  std::uint64_t append(const OpHeader& header, const Action* actions, std::uint32_t count);
+  /// Overwrites the action at `offset` (a non-blocking collective's request learns its communicator only at
+  /// completion). Works whether the action is still buffered or already on disk.
+  void patch_action(std::uint64_t offset, const Action& action);
+  /// Writes everything out and closes the file.
+  void finish();
+  [[nodiscard]] std::uint64_t operations() const noexcept { return ops_; }
+
+ private:
+  void flush();
+  std::filesystem::path path_;
+  std::FILE* file_ = nullptr;
+  std::vector<std::byte> buffer_;
+  std::uint64_t flushed_ = 0;  ///< bytes already in the file
+  std::uint64_t ops_ = 0;
+};
+
+/// Reads an operation file sequentially.
+class OpReader {
+ public:
+  explicit OpReader(const std::filesystem::path& path);
+  ~OpReader();
+  OpReader(const OpReader&) = delete;
+  OpReader& operator=(const OpReader&) = delete;
+  /// The next operation, or false at the end.
+  bool next(Op& op);
+
+ private:
+  bool read(void* out, std::size_t bytes);
+  std::filesystem::path path_;
+  std::FILE* file_ = nullptr;
+  std::vector<std::byte> buffer_;
+  std::size_t begin_ = 0;
+  std::size_t end_ = 0;
+};
+
+/// A scratch directory removed with everything in it when the object goes away.
+class ScratchDir {
+ public:
+  ScratchDir();
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace p3s::analyzer

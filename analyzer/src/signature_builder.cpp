@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Pass 3: phase occurrences -> signature. Two sweeps over every location's operations:
+//  1. per occurrence, the total burst work (to split structurally equal instances that do different work,
+//     DESIGN's "burst work at least 90 % similar"), and per phase the bursts found at instance boundaries;
+//  2. per phase and location, the representative event list (structure from the first instance, statistics
+//     over all matching instances) and every instance's time.
+// Burst attribution (the PAS2P second pass): a burst between two calls belongs to the call after it, except
+// at instance boundaries, where a phase whose iterations end with computation (the burst before its next
+// instance looks like the burst after its last one) keeps the trailing burst; otherwise the boundary burst
+// of the last instance would be charged to the neighbouring phase and the first instance would carry the
+// neighbour's computation.
+#include "signature_builder.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "op_log.hpp"
+#include "p3s/analyzer/event.hpp"
+#include "tick_log.hpp"
+
+namespace p3s::analyzer {
+namespace {
+
+constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+
+struct Boundary {
+  Stat internal;  ///< bursts between consecutive instances of the phase
+  Stat lead;      ///< bursts before an instance that follows another phase
+  Stat trail;     ///< bursts after an instance that another phase follows
+};
+
+/// Accumulates one representative event.
+struct EventAcc {
+  std::uint32_t region = 0;
+  std::vector<Action> actions;  ///< structure (kinds, peers, communicators, operations)
+  std::vector<Stat> bytes;      ///< per action
+  std::vector<Stat> bytes_received;
+  SigEvent out;
+};
+
+struct RepAcc {
+  bool initialised = false;
+  std::vector<EventAcc> events;
+  Stat tail_work;
+  Stat tail_ns;
+  std::uint64_t mismatched = 0;
+};
+
+bool same_structure(const EventAcc& e, const Op& op) {
+  if (e.region != op.header.region || e.actions.size() != op.actions.size()) return false;
+  for (std::size_t i = 0; i < op.actions.size(); ++i) {
+    const Action& a = e.actions[i];
+    const Action& b = op.actions[i];
+    if (a.kind != b.kind || a.peer != b.peer || a.comm != b.comm || a.op != b.op || a.root != b.root) return false;
+  }
+  return true;
+}
+
+/// Reads a location's operations together with their ticks and occurrences.
+class Sweep {
+ public:
+  Sweep(const ExtractedLocation& l, const std::filesystem::path& ticks, const std::vector<std::uint64_t>& first_tick)
+      : ops_(l.ops), ticks_(ticks), first_tick_(first_tick) {}
+  bool next() {
+    if (!ops_.next(op)) return false;
+    ticks_.next(op.actions.size(), op_tick, action_ticks);
+    occurrence = occurrence_of(first_tick_, op_tick, occurrence == kNone ? 0 : occurrence);
+    return true;
+  }
+  Op op;
+  std::uint64_t op_tick = 0;
+  std::vector<std::uint64_t> action_ticks;
+  std::size_t occurrence = kNone;
+
+ private:
+  OpReader ops_;
+  TickReader ticks_;
+  const std::vector<std::uint64_t>& first_tick_;
+};
+
+/// Splits a structural phase's occurrences into work populations: the sorted instance works are cut where
+/// they jump by more than `tol` of the larger value, more than `floor`, and more than four times the phase's
+/// own noise (1.4826 x the median absolute deviation). Populations smaller than 5 % of the instances (and
+/// single instances) are noise or warm-up, not a phase: they fold into their nearest population. Returns a
+/// population number per occurrence (0 = the population of the phase's first occurrence).
+std::vector<std::uint32_t> work_clusters(const std::vector<std::size_t>& occs, const std::vector<double>& work,
+                                         double tol, double floor) {
+  const std::size_t n = occs.size();
+  std::vector<std::uint32_t> cluster(n, 0);
+  if (n < 4) return cluster;
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return work[occs[a]] < work[occs[b]]; });
+  const auto value = [&](std::size_t k) { return work[occs[order[k]]]; };
+  const double median = value(n / 2);
+  std::vector<double> dev(n);
+  for (std::size_t k = 0; k < n; ++k) dev[k] = std::abs(value(k) - median);
+  std::nth_element(dev.begin(), dev.begin() + static_cast<std::ptrdiff_t>(n / 2), dev.end());
+  const double noise = 1.4826 * dev[n / 2];
+  // Cut points, then populations as index ranges of the sorted order.
+  std::vector<std::size_t> starts{0};
+  for (std::size_t k = 1; k < n; ++k) {
+    const double gap = value(k) - value(k - 1);
+    if (gap > tol * value(k) && gap > floor && gap > 4 * noise) starts.push_back(k);
+  }
+  starts.push_back(n);
+  const std::size_t min_size = std::max<std::size_t>(2, n / 20);
+  std::vector<std::uint32_t> population(n, 0);
+  std::vector<std::size_t> big;  // populations large enough to stand alone
+  for (std::size_t p = 0; p + 1 < starts.size(); ++p) {
+    if (starts[p + 1] - starts[p] >= min_size) big.push_back(p);
+  }
+  if (big.size() <= 1) return cluster;
+  for (std::size_t p = 0; p + 1 < starts.size(); ++p) {
+    // The nearest big population by the distance of their mean values.
+    double mean = 0;
+    for (std::size_t k = starts[p]; k < starts[p + 1]; ++k) mean += value(k);
+    mean /= static_cast<double>(starts[p + 1] - starts[p]);
+    std::size_t best = big.front();
+    double best_d = -1;
+    for (std::size_t b : big) {
+      double m = 0;
+      for (std::size_t k = starts[b]; k < starts[b + 1]; ++k) m += value(k);
+      m /= static_cast<double>(starts[b + 1] - starts[b]);
+      if (best_d < 0 || std::abs(m - mean) < best_d) {
+        best_d = std::abs(m - mean);
+        best = b;
+      }
+    }
+    for (std::size_t k = starts[p]; k < starts[p + 1]; ++k) population[order[k]] = static_cast<std::uint32_t>(best);
+  }
+  // Renumber so the first occurrence's population is 0 and the others follow in order of first appearance.
+  std::map<std::uint32_t, std::uint32_t> renumber;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto [it, inserted] = renumber.emplace(population[i], static_cast<std::uint32_t>(renumber.size()));
+    cluster[i] = it->second;
+  }
+  return cluster;
+}
+
+std::string collective_name(std::uint8_t op) { return std::string(collective_op_name(static_cast<CollectiveOp>(op))); }
+
+}  // namespace
+
+std::size_t occurrence_of(const std::vector<std::uint64_t>& first_tick, std::uint64_t tick, std::size_t hint) noexcept {
+  if (first_tick.empty()) return 0;
+  // Ticks of one location only grow: walk forward from the hint, and search only when far away.
+  std::size_t o = std::min(hint, first_tick.size() - 1);
+  if (first_tick[o] > tick) o = 0;
+  for (int step = 0; step < 8 && o + 1 < first_tick.size() && first_tick[o + 1] <= tick; ++step) ++o;
+  if (o + 1 < first_tick.size() && first_tick[o + 1] <= tick) {
+    o = static_cast<std::size_t>(std::upper_bound(first_tick.begin(), first_tick.end(), tick) - first_tick.begin()) - 1;
+  }
+  return o;
+}
+
+OccurrenceLabels build_signature(const TraceDefinitions& defs, const Extracted& extracted,
+                                 const std::vector<std::filesystem::path>& tick_files, const PhaseStructure& ps,
+                                 Signature& sig) {
+  const std::size_t nocc = ps.occurrences.size();
+  OccurrenceLabels labels;
+  labels.first_tick.resize(nocc);
+  for (std::size_t o = 0; o < nocc; ++o) labels.first_tick[o] = ps.occurrences[o].first_tick + 1;
+
+  // Sweep 1: instance work and boundary bursts per structural phase.
+  std::vector<double> occ_work(nocc, 0);
+  std::vector<Boundary> bounds(ps.phases.size());
+  for (std::size_t l = 0; l < extracted.locations.size(); ++l) {
+    Sweep s(extracted.locations[l], tick_files[l], labels.first_tick);
+    std::size_t prev = kNone;
+    while (s.next()) {
+      const std::size_t o = s.occurrence;
+      occ_work[o] += static_cast<double>(s.op.header.burst_work);
+      if (o == prev) continue;
+      if (prev != kNone) {
+        const std::uint32_t p = ps.occurrences[o].phase;
+        const std::uint32_t q = ps.occurrences[prev].phase;
+        const auto burst = static_cast<double>(s.op.header.burst_ns);
+        if (p == q && o == prev + 1) {
+          bounds[p].internal.add(burst);
+        } else {
+          bounds[p].lead.add(burst);
+          bounds[q].trail.add(burst);
+        }
+      }
+      prev = o;
+    }
+  }
+  std::vector<bool> trailing(ps.phases.size(), false);
+  for (std::size_t p = 0; p < ps.phases.size(); ++p) {
+    const Boundary& b = bounds[p];
+    if (b.internal.n == 0 || b.trail.n == 0) continue;
+    // Leading unless the burst before an instance clearly does not look like the phase's own (more than 10 %
+    // away from the bursts between its instances) while the one after its last instance does.
+    const double lead_gap = b.lead.n == 0 ? 0 : std::abs(b.lead.mean - b.internal.mean);
+    const double trail_gap = std::abs(b.trail.mean - b.internal.mean);
+    trailing[p] = lead_gap > 0.1 * std::max(b.internal.mean, b.lead.mean) && trail_gap < lead_gap;
+  }
+
+  // Work split: final phase ids in order of first occurrence.
+  // Below this much work per location, instance differences are measurement noise (a few microseconds, or
+  // the instructions of that long) whatever the relative difference.
+  const double floor_per_location = sig.work_metric == "PAPI_TOT_INS" ? 2e4 : 1e4;
+  const double floor = floor_per_location * static_cast<double>(extracted.locations.size());
+  const double tol = 1.0 - sig.options.work_similarity;
+  std::vector<std::vector<std::size_t>> by_phase(ps.phases.size());
+  for (std::size_t o = 0; o < nocc; ++o) by_phase[ps.occurrences[o].phase].push_back(o);
+  std::vector<std::uint32_t> cluster(nocc, 0);
+  for (const auto& occs : by_phase) {
+    const std::vector<std::uint32_t> c = work_clusters(occs, occ_work, tol, floor);
+    for (std::size_t i = 0; i < occs.size(); ++i) cluster[occs[i]] = c[i];
+  }
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> final_id;  // (structural, cluster) -> id
+  std::vector<std::uint32_t> structural_of;
+  labels.phase.resize(nocc);
+  labels.instance.resize(nocc);
+  std::vector<std::uint64_t> seen;
+  for (std::size_t o = 0; o < nocc; ++o) {
+    const std::pair<std::uint32_t, std::uint32_t> key{ps.occurrences[o].phase, cluster[o]};
+    const auto [it, inserted] = final_id.emplace(key, static_cast<std::uint32_t>(final_id.size()));
+    if (inserted) {
+      structural_of.push_back(key.first);
+      seen.push_back(0);
+    }
+    labels.phase[o] = it->second;
+    labels.instance[o] = seen[it->second]++;
+  }
+  const std::size_t nphases = final_id.size();
+
+  // Sweep 2: representatives and instance times.
+  std::vector<double> inst_time(nocc, 0);
+  std::vector<std::map<std::size_t, RepAcc>> reps(nphases);  // phase -> location -> accumulator
+  for (std::size_t l = 0; l < extracted.locations.size(); ++l) {
+    Sweep s(extracted.locations[l], tick_files[l], labels.first_tick);
+    std::size_t prev = kNone;
+    RepAcc* rep = nullptr;
+    bool building = false;
+    bool mismatch = false;
+    std::size_t j = 0;
+    double time = 0;
+    std::uint64_t first_burst_ns = 0;
+    std::uint64_t first_burst_work = 0;
+    auto close = [&]() {
+      if (prev == kNone) return;
+      inst_time[prev] = std::max(inst_time[prev], time);
+      if (!building && (mismatch || j != rep->events.size())) ++rep->mismatched;
+    };
+    while (s.next()) {
+      const std::size_t o = s.occurrence;
+      const OpHeader& h = s.op.header;
+      if (o != prev) {
+        first_burst_ns = h.burst_ns;
+        first_burst_work = h.burst_work;
+        if (prev != kNone && trailing[structural_of[labels.phase[prev]]]) {
+          // The boundary burst ends the previous instance.
+          time += static_cast<double>(h.burst_ns);
+          rep->tail_ns.add(static_cast<double>(h.burst_ns));
+          rep->tail_work.add(static_cast<double>(h.burst_work));
+          first_burst_ns = 0;
+          first_burst_work = 0;
+        }
+        close();
+        prev = o;
+        rep = &reps[labels.phase[o]][l];
+        building = !rep->initialised;
+        rep->initialised = true;
+        mismatch = false;
+        j = 0;
+        time = 0;
+      }
+      const std::uint64_t burst_ns = j == 0 ? first_burst_ns : h.burst_ns;
+      const std::uint64_t burst_work = j == 0 ? first_burst_work : h.burst_work;
+      time += static_cast<double>(burst_ns + (h.leave_ns - h.enter_ns));
+      if (building) {
+        EventAcc e;
+        e.region = h.region;
+        e.actions = s.op.actions;
+        e.bytes.resize(e.actions.size());
+        e.bytes_received.resize(e.actions.size());
+        rep->events.push_back(std::move(e));
+      }
+      if (j < rep->events.size() && same_structure(rep->events[j], s.op)) {
+        EventAcc& e = rep->events[j];
+        e.out.burst_ns.add(static_cast<double>(burst_ns));
+        e.out.burst_work.add(static_cast<double>(burst_work));
+        e.out.call_ns.add(static_cast<double>(h.leave_ns - h.enter_ns));
+        for (std::size_t i = 0; i < s.op.actions.size(); ++i) {
+          e.bytes[i].add(static_cast<double>(s.op.actions[i].bytes));
+          e.bytes_received[i].add(static_cast<double>(s.op.actions[i].bytes_received));
+        }
+        if (e.out.callsite.empty() && h.callsite != kNoRef) e.out.callsite = std::string(defs.string(h.callsite));
+      } else {
+        mismatch = true;
+      }
+      ++j;
+    }
+    close();
+  }
+
+  // Assemble the phases.
+  sig.phases.assign(nphases, {});
+  for (std::size_t p = 0; p < nphases; ++p) {
+    SigPhase& ph = sig.phases[p];
+    ph.id = static_cast<std::uint32_t>(p);
+    ph.attribution = trailing[structural_of[p]] ? "trailing" : "leading";
+  }
+  for (const auto& [key, id] : final_id) {
+    if (key.second != 0) {
+      // A work variant points at the phase holding its structure's first cluster.
+      sig.phases[id].split_from = final_id.at({key.first, 0});
+    }
+  }
+  for (std::size_t o = 0; o < nocc; ++o) {
+    SigPhase& ph = sig.phases[labels.phase[o]];
+    ++ph.weight;
+    ph.ticks = ps.occurrences[o].ticks;
+    ph.time_ns.add(inst_time[o]);
+    ph.work.add(occ_work[o]);
+    sig.accounted_ns += inst_time[o];
+  }
+  for (std::size_t p = 0; p < nphases; ++p) {
+    SigPhase& ph = sig.phases[p];
+    for (auto& [l, rep] : reps[p]) {
+      const ExtractedLocation& loc = extracted.locations[l];
+      SigRank r;
+      r.rank = loc.rank;
+      r.thread = loc.thread;
+      r.tail_work = rep.tail_work;
+      r.tail_ns = rep.tail_ns;
+      r.mismatched_instances = rep.mismatched;
+      for (EventAcc& e : rep.events) {
+        const Region* region = defs.region(e.region);
+        e.out.call = region != nullptr ? region->name : "region " + std::to_string(e.region);
+        for (std::size_t i = 0; i < e.actions.size(); ++i) {
+          const Action& a = e.actions[i];
+          SigAction sa;
+          sa.kind = action_name(a.kind);
+          sa.peer = a.peer;
+          sa.offset = a.peer >= 0 ? a.peer - loc.rank : 0;
+          sa.tag = a.tag;
+          sa.comm = a.comm;
+          const Communicator* c = defs.comm(a.comm);
+          sa.comm_size =
+              c == nullptr ? 0 : static_cast<std::uint32_t>(c->kind == CommKind::Self ? 1 : c->world_ranks.size());
+          if (a.kind == ActionKind::Collective || a.kind == ActionKind::NbCollRequest ||
+              a.kind == ActionKind::NbCollComplete) {
+            sa.collective = collective_name(a.op);
+            sa.peer = -1;
+          }
+          sa.root = a.root;
+          sa.bytes = e.bytes[i].mean;
+          sa.bytes_min = e.bytes[i].min;
+          sa.bytes_max = e.bytes[i].max;
+          sa.bytes_received = e.bytes_received[i].mean;
+          e.out.actions.push_back(std::move(sa));
+        }
+        r.events.push_back(std::move(e.out));
+      }
+      ph.ranks.push_back(std::move(r));
+    }
+    std::sort(ph.ranks.begin(), ph.ranks.end(), [](const SigRank& a, const SigRank& b) {
+      return std::tie(a.rank, a.thread) < std::tie(b.rank, b.thread);
+    });
+  }
+  double coverage = 0;
+  for (SigPhase& ph : sig.phases) {
+    ph.share = sig.accounted_ns > 0 ? static_cast<double>(ph.weight) * ph.time_ns.mean / sig.accounted_ns : 0;
+    ph.relevant = ph.share >= sig.options.relevance;
+    if (ph.relevant) coverage += ph.share;
+  }
+  sig.coverage = coverage;
+  sig.order.clear();
+  for (std::size_t o = 0; o < nocc; ++o) {
+    if (!sig.order.empty() && sig.order.back().phase == labels.phase[o]) {
+      ++sig.order.back().count;
+    } else {
+      sig.order.push_back({labels.phase[o], 1});
+    }
+  }
+  std::uint64_t first = UINT64_MAX;
+  std::uint64_t last = 0;
+  for (const ExtractedLocation& l : extracted.locations) {
+    first = std::min(first, l.first_ns);
+    last = std::max(last, l.last_ns);
+  }
+  sig.run_time_ns = last > first ? static_cast<double>(last - first) : 0;
+  return labels;
+}
+
+}  // namespace p3s::analyzer

@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// signature.json (share/doc/signature-format.md) and the readable report.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "p3s/analyzer/signature.hpp"
+#include "p3s/error.hpp"
+
+namespace p3s::analyzer {
+namespace {
+using nlohmann::json;
+
+json to_json(const Stat& s) {
+  return json{{"n", s.n}, {"mean", s.mean}, {"stddev", s.stddev}, {"min", s.min}, {"max", s.max}};
+}
+
+Stat stat_from(const json& j) {
+  Stat s;
+  s.n = j.at("n").get<std::uint64_t>();
+  s.mean = j.at("mean").get<double>();
+  s.stddev = j.at("stddev").get<double>();
+  s.min = j.at("min").get<double>();
+  s.max = j.at("max").get<double>();
+  return s;
+}
+
+json to_json(const SigAction& a) {
+  json j{{"kind", a.kind}, {"comm", a.comm}, {"comm_size", a.comm_size}, {"bytes", a.bytes}};
+  if (a.kind == "send" || a.kind == "recv") {
+    j["peer"] = a.peer;
+    j["offset"] = a.offset;
+    j["tag"] = a.tag;
+  }
+  if (!a.collective.empty()) {
+    j["collective"] = a.collective;
+    j["root"] = a.root;
+    j["bytes_received"] = a.bytes_received;
+  }
+  if (a.bytes_min != a.bytes_max) {
+    j["bytes_min"] = a.bytes_min;
+    j["bytes_max"] = a.bytes_max;
+  }
+  return j;
+}
+
+SigAction action_from(const json& j) {
+  SigAction a;
+  a.kind = j.at("kind").get<std::string>();
+  a.comm = j.at("comm").get<std::uint32_t>();
+  a.comm_size = j.at("comm_size").get<std::uint32_t>();
+  a.bytes = j.at("bytes").get<double>();
+  a.bytes_min = j.value("bytes_min", a.bytes);
+  a.bytes_max = j.value("bytes_max", a.bytes);
+  a.peer = j.value("peer", -1);
+  a.offset = j.value("offset", 0);
+  a.tag = j.value("tag", 0u);
+  a.collective = j.value("collective", std::string());
+  a.root = j.value("root", -1);
+  a.bytes_received = j.value("bytes_received", 0.0);
+  return a;
+}
+
+json to_json(const SigEvent& e) {
+  json actions = json::array();
+  for (const SigAction& a : e.actions) actions.push_back(to_json(a));
+  json j{{"call", e.call},
+         {"actions", std::move(actions)},
+         {"burst_work", to_json(e.burst_work)},
+         {"burst_ns", to_json(e.burst_ns)},
+         {"call_ns", to_json(e.call_ns)}};
+  if (!e.callsite.empty()) j["callsite"] = e.callsite;
+  return j;
+}
+
+SigEvent event_from(const json& j) {
+  SigEvent e;
+  e.call = j.at("call").get<std::string>();
+  e.callsite = j.value("callsite", std::string());
+  for (const json& a : j.at("actions")) e.actions.push_back(action_from(a));
+  e.burst_work = stat_from(j.at("burst_work"));
+  e.burst_ns = stat_from(j.at("burst_ns"));
+  e.call_ns = stat_from(j.at("call_ns"));
+  return e;
+}
+
+json to_json(const SigPhase& p) {
+  json ranks = json::array();
+  for (const SigRank& r : p.ranks) {
+    json events = json::array();
+    for (const SigEvent& e : r.events) events.push_back(to_json(e));
+    json jr{{"rank", r.rank},
+            {"thread", r.thread},
+            {"events", std::move(events)},
+            {"mismatched_instances", r.mismatched_instances}};
+    if (r.tail_ns.n != 0) {
+      jr["tail_work"] = to_json(r.tail_work);
+      jr["tail_ns"] = to_json(r.tail_ns);
+    }
+    ranks.push_back(std::move(jr));
+  }
+  json j{{"id", p.id},
+         {"weight", p.weight},
+         {"ticks", p.ticks},
+         {"time_ns", to_json(p.time_ns)},
+         {"work", to_json(p.work)},
+         {"share", p.share},
+         {"relevant", p.relevant},
+         {"attribution", p.attribution},
+         {"ranks", std::move(ranks)}};
+  if (p.split_from != 0xffffffffu) j["split_from"] = p.split_from;
+  return j;
+}
+
+SigPhase phase_from(const json& j) {
+  SigPhase p;
+  p.id = j.at("id").get<std::uint32_t>();
+  p.weight = j.at("weight").get<std::uint64_t>();
+  p.ticks = j.at("ticks").get<std::uint64_t>();
+  p.time_ns = stat_from(j.at("time_ns"));
+  p.work = stat_from(j.at("work"));
+  p.share = j.at("share").get<double>();
+  p.relevant = j.at("relevant").get<bool>();
+  p.attribution = j.at("attribution").get<std::string>();
+  p.split_from = j.value("split_from", 0xffffffffu);
+  for (const json& jr : j.at("ranks")) {
+    SigRank r;
+    r.rank = jr.at("rank").get<std::int32_t>();
+    r.thread = jr.at("thread").get<std::uint32_t>();
+    r.mismatched_instances = jr.at("mismatched_instances").get<std::uint64_t>();
+    for (const json& e : jr.at("events")) r.events.push_back(event_from(e));
+    if (jr.contains("tail_ns")) {
+      r.tail_ns = stat_from(jr.at("tail_ns"));
+      r.tail_work = stat_from(jr.at("tail_work"));
+    }
+    p.ranks.push_back(std::move(r));
+  }
+  return p;
+}
+
+std::string fmt_ns(double ns) {
+  char buf[32];
+  if (ns >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.3f s", ns / 1e9);
+  else if (ns >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
+  else if (ns >= 1e3)
+    std::snprintf(buf, sizeof buf, "%.2f us", ns / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f ns", ns);
+  return buf;
+}
+
+}  // namespace
+
+void Stat::add(double x) {
+  ++n;
+  const double delta = x - mean;
+  mean += delta / static_cast<double>(n);
+  m2 += delta * (x - mean);
+  stddev = n > 1 ? std::sqrt(m2 / static_cast<double>(n - 1)) : 0;
+  min = n == 1 ? x : std::min(min, x);
+  max = n == 1 ? x : std::max(max, x);
+}
+
+void write_signature(const Signature& s, const std::filesystem::path& path) {
+  json phases = json::array();
+  for (const SigPhase& p : s.phases) phases.push_back(to_json(p));
+  json order = json::array();
+  for (const PhaseRunEntry& r : s.order) order.push_back(json::array({r.phase, r.count}));
+  const json j{{"schema_version", s.schema_version},
+               {"tool", s.tool},
+               {"inputs",
+                {{"archive", s.archive},
+                 {"recorded_by", s.recorded_by},
+                 {"command", s.command},
+                 {"options",
+                  {{"relevance", s.options.relevance},
+                   {"volume_tolerance", s.options.volume_tolerance},
+                   {"work_similarity", s.options.work_similarity},
+                   {"event_similarity", s.options.event_similarity},
+                   {"partial", s.options.partial}}}}},
+               {"date", s.date},
+               {"processes", s.processes},
+               {"locations", s.locations},
+               {"work_metric", s.work_metric},
+               {"complete", s.complete},
+               {"run_time_ns", s.run_time_ns},
+               {"accounted_ns", s.accounted_ns},
+               {"coverage", s.coverage},
+               {"operations", s.operations},
+               {"events", s.events},
+               {"ticks", s.ticks},
+               {"messages", s.messages},
+               {"unmatched_sends", s.unmatched_sends},
+               {"unmatched_receives", s.unmatched_receives},
+               {"warnings", s.warnings},
+               {"phases", std::move(phases)},
+               {"order", std::move(order)}};
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << j.dump(1) << '\n';
+    if (!out) throw Error("cannot write '" + tmp.string() + "'; check the directory is writable and has space");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw Error("cannot move '" + tmp.string() + "' to '" + path.string() + "': " + ec.message());
+}
+
+Signature read_signature(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError("cannot read signature '" + path.string() + "'; run `p3s analyze` on the trace first");
+  Signature s;
+  try {
+    const json j = json::parse(in);
+    s.schema_version = j.at("schema_version").get<int>();
+    if (s.schema_version != kSignatureSchemaVersion) {
+      throw InputError("signature '" + path.string() + "' has schema version " + std::to_string(s.schema_version) +
+                       ", this p3s reads version " + std::to_string(kSignatureSchemaVersion) +
+                       "; re-run `p3s analyze` on its trace");
+    }
+    s.tool = j.at("tool").get<std::string>();
+    const json& in_ = j.at("inputs");
+    s.archive = in_.at("archive").get<std::string>();
+    s.recorded_by = in_.value("recorded_by", std::string());
+    s.command = in_.value("command", std::string());
+    const json& o = in_.at("options");
+    s.options.relevance = o.at("relevance").get<double>();
+    s.options.volume_tolerance = o.at("volume_tolerance").get<double>();
+    s.options.work_similarity = o.at("work_similarity").get<double>();
+    s.options.event_similarity = o.at("event_similarity").get<double>();
+    s.options.partial = o.value("partial", false);
+    s.date = j.value("date", std::string());
+    s.processes = j.at("processes").get<std::int32_t>();
+    s.locations = j.at("locations").get<std::uint32_t>();
+    s.work_metric = j.at("work_metric").get<std::string>();
+    s.complete = j.at("complete").get<bool>();
+    s.run_time_ns = j.at("run_time_ns").get<double>();
+    s.accounted_ns = j.at("accounted_ns").get<double>();
+    s.coverage = j.at("coverage").get<double>();
+    s.operations = j.at("operations").get<std::uint64_t>();
+    s.events = j.at("events").get<std::uint64_t>();
+    s.ticks = j.at("ticks").get<std::uint64_t>();
+    s.messages = j.at("messages").get<std::uint64_t>();
+    s.unmatched_sends = j.at("unmatched_sends").get<std::uint64_t>();
+    s.unmatched_receives = j.at("unmatched_receives").get<std::uint64_t>();
+    s.warnings = j.at("warnings").get<std::vector<std::string>>();
+    for (const json& p : j.at("phases")) s.phases.push_back(phase_from(p));
+    for (const json& r : j.at("order")) s.order.push_back({r.at(0).get<std::uint32_t>(), r.at(1).get<std::uint64_t>()});
+  } catch (const json::exception& e) {
+    throw InputError("signature '" + path.string() + "' is not a p3s signature (" + e.what() +
+                     "); re-run `p3s analyze` on its trace");
+  }
+  return s;
+}
+
+std::string signature_report(const Signature& s) {
+  std::ostringstream out;
+  char buf[512];
+  out << "archive      " << s.archive << '\n';
+  out << "processes    " << s.processes
+      << (s.locations != static_cast<std::uint32_t>(s.processes) ? " (" + std::to_string(s.locations) + " locations)"
+                                                                 : std::string())
+      << '\n';
+  out << "work metric  " << s.work_metric << '\n';
+  out << "run time     " << fmt_ns(s.run_time_ns) << " (phases account for " << fmt_ns(s.accounted_ns) << ")\n";
+  std::snprintf(buf, sizeof buf, "%llu MPI calls, %llu events on %llu ticks, %llu messages",
+                static_cast<unsigned long long>(s.operations), static_cast<unsigned long long>(s.events),
+                static_cast<unsigned long long>(s.ticks), static_cast<unsigned long long>(s.messages));
+  out << "logical      " << buf << '\n';
+  std::size_t relevant = 0;
+  for (const SigPhase& p : s.phases) relevant += p.relevant ? 1 : 0;
+  std::snprintf(buf, sizeof buf, "%zu phases, %zu relevant (>= %.1f %% of the time), covering %.1f %%", s.phases.size(),
+                relevant, 100 * s.options.relevance, 100 * s.coverage);
+  out << "phases       " << buf << "\n\n";
+  out << " phase   weight  ticks   mean time     spread   share  rel  operations (rank 0; peers as offsets)\n";
+  for (const SigPhase& p : s.phases) {
+    std::string ops;
+    if (!p.ranks.empty()) {
+      for (const SigEvent& e : p.ranks.front().events) {
+        std::string call = e.call.rfind("MPI_", 0) == 0 ? e.call.substr(4) : e.call;
+        std::string detail;
+        for (const SigAction& a : e.actions) {
+          if (a.kind == "send" || a.kind == "recv") {
+            detail += (detail.empty() ? "" : ",") + std::string(a.kind == "send" ? ">" : "<") +
+                      (a.offset >= 0 ? "+" : "") + std::to_string(a.offset);
+          }
+        }
+        ops += (ops.empty() ? "" : " ") + call + (detail.empty() ? "" : "(" + detail + ")");
+        if (ops.size() > 70) {
+          ops += " ...";
+          break;
+        }
+      }
+    }
+    std::snprintf(buf, sizeof buf, "%6u %8llu %6llu %11s %9.1f%% %6.1f%%  %s  ", p.id,
+                  static_cast<unsigned long long>(p.weight), static_cast<unsigned long long>(p.ticks),
+                  fmt_ns(p.time_ns.mean).c_str(), 100 * p.time_ns.cv(), 100 * p.share, p.relevant ? "*" : " ");
+    out << buf << ops << '\n';
+  }
+  out << "\norder        ";
+  std::size_t shown = 0;
+  for (const PhaseRunEntry& r : s.order) {
+    if (shown++ == 24) {
+      out << " ... (" << s.order.size() << " runs)";
+      break;
+    }
+    out << (shown > 1 ? " " : "") << r.phase << (r.count > 1 ? "x" + std::to_string(r.count) : "");
+  }
+  out << '\n';
+  for (const std::string& w : s.warnings) out << "warning: " << w << '\n';
+  return out.str();
+}
+
+std::string signature_details(const Signature& s) {
+  std::ostringstream out;
+  char buf[512];
+  for (const SigPhase& p : s.phases) {
+    if (!p.relevant) continue;
+    std::snprintf(buf, sizeof buf, "\nphase %u: weight %llu, %llu ticks, mean %s, work %.4g per instance (%s bursts)\n",
+                  p.id, static_cast<unsigned long long>(p.weight), static_cast<unsigned long long>(p.ticks),
+                  fmt_ns(p.time_ns.mean).c_str(), p.work.mean, p.attribution.c_str());
+    out << buf;
+    for (const SigRank& r : p.ranks) {
+      out << "  rank " << r.rank << (r.thread != 0 ? "." + std::to_string(r.thread) : std::string()) << ":";
+      if (r.mismatched_instances != 0) out << " (" << r.mismatched_instances << " instances differ)";
+      out << '\n';
+      for (const SigEvent& e : r.events) {
+        std::string acts;
+        for (const SigAction& a : e.actions) {
+          if (a.kind == "send" || a.kind == "recv") {
+            std::snprintf(buf, sizeof buf, " %s %+d tag %u %.0f B", a.kind.c_str(), a.offset, a.tag, a.bytes);
+          } else if (!a.collective.empty()) {
+            std::snprintf(buf, sizeof buf, " %s %s/%u %.0f B", a.kind.c_str(), a.collective.c_str(), a.comm_size,
+                          a.bytes);
+          } else {
+            std::snprintf(buf, sizeof buf, " %s", a.kind.c_str());
+          }
+          acts += buf;
+        }
+        std::snprintf(buf, sizeof buf, "    %-16s burst %10s (work %.4g)  call %10s %s%s\n", e.call.c_str(),
+                      fmt_ns(e.burst_ns.mean).c_str(), e.burst_work.mean, fmt_ns(e.call_ns.mean).c_str(), acts.c_str(),
+                      e.callsite.empty() ? "" : ("  at " + e.callsite).c_str());
+        out << buf;
+      }
+      if (r.tail_ns.n != 0) out << "    (then a burst of " << fmt_ns(r.tail_ns.mean) << ")\n";
+    }
+  }
+  return out.str();
+}
+
+}  // namespace p3s::analyzer

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// `p3s analyze DIR|ARCHIVE [-o signature.json] [--report] [--logical-csv F] [--otf2-logical DIR] [thresholds]`
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "p3s/analyzer/analyze.hpp"
+#include "p3s/analyzer/signature.hpp"
+#include "p3s/analyzer/trace_reader.hpp"
+#include "subcommands.hpp"
+
+namespace p3s::cli {
+
+void add_analyze(CLI::App& app) {
+  auto opts = std::make_shared<analyzer::AnalyzeOptions>();
+  auto output = std::make_shared<std::string>();
+  auto csv = std::make_shared<std::string>();
+  auto otf2 = std::make_shared<std::string>();
+  auto report = std::make_shared<bool>(false);
+  auto quiet = std::make_shared<bool>(false);
+  CLI::App* sub = app.add_subcommand("analyze", "Find the phases of a traced run and write its signature");
+  std::string input;
+  sub->add_option("trace", opts->input, "Trace directory or traces.otf2")->required();
+  sub->add_option("-o,--output", *output, "Signature file (default: signature.json beside the archive)");
+  sub->add_flag("--report", *report, "Also print each relevant phase's calls per rank");
+  sub->add_flag("-q,--quiet", *quiet, "Print nothing on success");
+  sub->add_option("--logical-csv", *csv, "Write the logical trace as CSV");
+  sub->add_option("--otf2-logical", *otf2, "Write the logical trace as an OTF2 archive into this directory");
+  sub->add_option("--relevance", opts->signature.relevance, "Share of run time that makes a phase relevant")
+      ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--volume-tolerance", opts->signature.volume_tolerance,
+                  "Relative difference of message sizes that still counts as equal")
+      ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--work-similarity", opts->signature.work_similarity,
+                  "Instances of a phase whose work is less similar than this become separate phases")
+      ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--event-similarity", opts->signature.event_similarity,
+                  "Fraction of an instance's calls that must match its phase's representative")
+      ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--max-period", opts->max_period, "Longest loop body searched, in ticks")
+      ->check(CLI::Range(1, 1 << 24));
+  sub->add_flag("--partial", opts->signature.partial,
+                "Analyse a run that did not finish: unmatched receives become local events");
+  sub->callback([opts, output, csv, otf2, report, quiet] {
+    if (!csv->empty()) opts->logical_csv = *csv;
+    if (!otf2->empty()) opts->otf2_logical = *otf2;
+    const analyzer::Signature sig = analyzer::analyze(*opts);
+    const std::filesystem::path out = output->empty()
+                                          ? analyzer::find_anchor(opts->input).parent_path() / "signature.json"
+                                          : std::filesystem::path(*output);
+    analyzer::write_signature(sig, out);
+    if (*quiet) return;
+    std::cout << analyzer::signature_report(sig);
+    if (*report) std::cout << analyzer::signature_details(sig);
+    std::cout << "signature    " << out.string() << '\n';
+  });
+}
+
+}  // namespace p3s::cli
