@@ -186,7 +186,8 @@ TEST(Generate, CollectiveBytesFollowTheRecorderRules) {
   const auto r = generate_text(R"({"body": [
       {"op": "allreduce", "bytes": 8}, {"op": "bcast", "bytes": 256, "root": 1}, {"op": "reduce", "bytes": 16},
       {"op": "alltoall", "bytes": 8}, {"op": "barrier"}, {"op": "gather", "bytes": 4}, {"op": "scatter", "bytes": 4},
-      {"op": "allgather", "bytes": 4}, {"op": "scan", "bytes": 4}, {"op": "allreduce", "bytes": 8, "in_place": true}]})",
+      {"op": "allgather", "bytes": 4}, {"op": "scan", "bytes": 4},
+      {"op": "allreduce", "bytes": 8, "in_place": true}]})",
                                "collectives", 4);
   using Op = analyzer::CollectiveOp;
   // (op, sent, received) per rank, Score-P's conventions: the root counts its own block, all-to-all n blocks.
@@ -430,6 +431,18 @@ TEST(Generate, TargetEventsResizesTheOutermostLoop) {
   const Program flat = parse_program(R"({"body": [{"op": "barrier"}]})", "flat.json");
   EXPECT_THROW(generate(flat, GenerateOptions{.out_dir = testing::scratch_dir("flat"), .target_events = 1000}),
                InputError);
+}
+
+TEST(Generate, LongRunsStayReadable) {
+  // More than the 4 MiB a rank's writer buffers: OTF2 writes the buffer out and adds a BUFFER_FLUSH record, which
+  // the location definition must count, or the reader rejects the archive as truncated.
+  const Program p = load_program(testing::programs_dir() / "compute_first.json");
+  const fs::path dir = testing::scratch_dir("long");
+  const auto r = generate(p, GenerateOptions{.out_dir = dir, .ranks = 1, .target_events = 700000});
+  const analyzer::Summary s = analyzer::summarize(dir);
+  EXPECT_EQ(s.ranks.at(0).events, r.events);
+  // Per iteration at 1 rank: a Sendrecv to itself (6 records) and an Allreduce (6); MPI_Init and MPI_Finalize 16.
+  EXPECT_GT(r.events, 12 * r.scaled_count + 16) << "OTF2 wrote the buffer out at least once";
 }
 
 TEST(Generate, SameSeedSameArchive) {

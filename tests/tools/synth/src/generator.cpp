@@ -209,85 +209,96 @@ GenerateResult generate(const Program& program, const GenerateOptions& options) 
 
   interpose::ArchivePtr archive = interpose::create_archive(interpose::partial_dir(dir), error);
   check(archive != nullptr, error);
-  // All ranks' writers are open at once: keep their buffers to about 64 MiB in all (at least one 1 MiB chunk each).
-  const auto chunks = static_cast<std::uint32_t>(std::clamp(64 / ranks, 1, 4));
-  check(interpose::bound_writer_memory(archive.get(), chunks, error), error);
-  check(interpose::try_otf2(OTF2_Archive_SetSerialCollectiveCallbacks(archive.get()), "setting serial callbacks",
-                            error) &&
-            interpose::try_otf2(OTF2_Archive_OpenEvtFiles(archive.get()), "opening event files", error),
-        error);
-
-  std::vector<OTF2_EvtWriter*> writers(static_cast<std::size_t>(ranks));
-  for (int r = 0; r < ranks; ++r) {
-    writers[static_cast<std::size_t>(r)] = OTF2_Archive_GetEvtWriter(archive.get(), interpose::location_id(r, 0));
-    check(writers[static_cast<std::size_t>(r)] != nullptr, "cannot open the event writer of rank " + std::to_string(r));
-  }
-  Simulator sim(program, layout, options.seed, writers);
-  sim.prologue();
-  for (std::size_t i = 0; i < program.body.size(); ++i) {
-    sim.run(program.body[i], 0, scaling && scaling->index == i ? &scaling->count : nullptr);
-  }
-  sim.epilogue();
-  if (sim.events() != expected) {
-    throw std::logic_error("p3s-synth wrote " + std::to_string(sim.events()) + " events but counted " +
-                           std::to_string(expected) + " beforehand");
-  }
-
-  std::vector<interpose::LocationStats> stats(static_cast<std::size_t>(ranks));
-  std::uint64_t first = kMax;
-  std::uint64_t last = 0;
-  for (int r = 0; r < ranks; ++r) {
-    interpose::LocationStats& s = stats[static_cast<std::size_t>(r)];
-    s.location = interpose::location_id(r, 0);
-    s.rank = r;
-    s.thread = 0;
-    check(interpose::try_otf2(OTF2_EvtWriter_GetNumberOfEvents(writers[static_cast<std::size_t>(r)], &s.events),
-                              "counting events", error),
+  try {
+    // All ranks' writers are open at once: keep their buffers to about 64 MiB in all (at least one 1 MiB chunk each).
+    const auto chunks = static_cast<std::uint32_t>(std::clamp(64 / ranks, 1, 4));
+    check(interpose::bound_writer_memory(archive.get(), chunks, error), error);
+    check(interpose::try_otf2(OTF2_Archive_SetSerialCollectiveCallbacks(archive.get()), "setting serial callbacks",
+                              error) &&
+              interpose::try_otf2(OTF2_Archive_OpenEvtFiles(archive.get()), "opening event files", error),
           error);
-    if (s.events != sim.events(r)) {
-      throw std::logic_error("OTF2 holds " + std::to_string(s.events) + " events of rank " + std::to_string(r) +
-                             ", the simulation wrote " + std::to_string(sim.events(r)));
+
+    std::vector<OTF2_EvtWriter*> writers(static_cast<std::size_t>(ranks));
+    for (int r = 0; r < ranks; ++r) {
+      writers[static_cast<std::size_t>(r)] = OTF2_Archive_GetEvtWriter(archive.get(), interpose::location_id(r, 0));
+      check(writers[static_cast<std::size_t>(r)] != nullptr,
+            "cannot open the event writer of rank " + std::to_string(r));
     }
-    s.first_ns = sim.first_ns(r);
-    s.last_ns = sim.last_ns(r);
-    s.complete = 1;
-    first = std::min(first, s.first_ns);
-    last = std::max(last, s.last_ns);
-    result.events += s.events;
-    result.events_per_rank.push_back(s.events);
-    check(interpose::try_otf2(OTF2_Archive_CloseEvtWriter(archive.get(), writers[static_cast<std::size_t>(r)]),
-                              "closing an event writer", error),
-          error);
-  }
-  result.duration_ns = last - first;
-  check(interpose::try_otf2(OTF2_Archive_CloseEvtFiles(archive.get()), "closing event files", error) &&
-            interpose::try_otf2(OTF2_Archive_OpenDefFiles(archive.get()), "opening definition files", error),
-        error);
-  for (const interpose::LocationStats& s : stats) {
-    check(interpose::write_local_definitions(archive.get(), s.location, error), error);
-  }
-  check(interpose::try_otf2(OTF2_Archive_CloseDefFiles(archive.get()), "closing definition files", error), error);
+    Simulator sim(program, layout, options.seed, writers);
+    sim.prologue();
+    for (std::size_t i = 0; i < program.body.size(); ++i) {
+      sim.run(program.body[i], 0, scaling && scaling->index == i ? &scaling->count : nullptr);
+    }
+    sim.epilogue();
+    if (sim.events() != expected) {
+      throw std::logic_error("p3s-synth wrote " + std::to_string(sim.events()) + " events but counted " +
+                             std::to_string(expected) + " beforehand");
+    }
 
-  interpose::RunInfo run;
-  run.world_size = ranks;
-  run.counters.mode = interpose::CounterMode::CpuTime;
-  run.counters.count = 1;
-  run.counters.names[0] = trace::metric::kCpuTime;
-  run.counters.note = "synthetic trace: cputime_ns is simulated by p3s-synth";
-  run.counters_requested = "cputime";
-  run.thread_level = interpose::thread_level_name(0);
-  run.command = command_line(program, ranks, options);
-  // A fixed date: equal inputs give equal definitions.
-  run.date = interpose::iso_date_utc(0);
-  for (int r = 0; r < ranks; ++r) {
-    const int node = program.ranks_per_node > 0 ? r / program.ranks_per_node : 0;
-    run.hosts.push_back("synth-node" + std::to_string(node));
+    std::vector<interpose::LocationStats> stats(static_cast<std::size_t>(ranks));
+    std::uint64_t first = kMax;
+    std::uint64_t last = 0;
+    for (int r = 0; r < ranks; ++r) {
+      interpose::LocationStats& s = stats[static_cast<std::size_t>(r)];
+      s.location = interpose::location_id(r, 0);
+      s.rank = r;
+      s.thread = 0;
+      check(interpose::try_otf2(OTF2_EvtWriter_GetNumberOfEvents(writers[static_cast<std::size_t>(r)], &s.events),
+                                "counting events", error),
+            error);
+      // OTF2 adds a BUFFER_FLUSH record each time a writer's bounded buffer is written out (about one per MiB).
+      // The location definition announces every record, flush records included, or readers reject the archive.
+      if (s.events < sim.events(r)) {
+        throw std::logic_error("OTF2 holds " + std::to_string(s.events) + " events of rank " + std::to_string(r) +
+                               ", the simulation wrote " + std::to_string(sim.events(r)));
+      }
+      s.first_ns = sim.first_ns(r);
+      s.last_ns = sim.last_ns(r);
+      s.complete = 1;
+      first = std::min(first, s.first_ns);
+      last = std::max(last, s.last_ns);
+      result.events += s.events;
+      result.events_per_rank.push_back(s.events);
+      check(interpose::try_otf2(OTF2_Archive_CloseEvtWriter(archive.get(), writers[static_cast<std::size_t>(r)]),
+                                "closing an event writer", error),
+            error);
+    }
+    result.duration_ns = last - first;
+    check(interpose::try_otf2(OTF2_Archive_CloseEvtFiles(archive.get()), "closing event files", error) &&
+              interpose::try_otf2(OTF2_Archive_OpenDefFiles(archive.get()), "opening definition files", error),
+          error);
+    for (const interpose::LocationStats& s : stats) {
+      check(interpose::write_local_definitions(archive.get(), s.location, error), error);
+    }
+    check(interpose::try_otf2(OTF2_Archive_CloseDefFiles(archive.get()), "closing definition files", error), error);
+
+    interpose::RunInfo run;
+    run.world_size = ranks;
+    run.counters.mode = interpose::CounterMode::CpuTime;
+    run.counters.count = 1;
+    run.counters.names[0] = trace::metric::kCpuTime;
+    run.counters.note = "synthetic trace: cputime_ns is simulated by p3s-synth";
+    run.counters_requested = "cputime";
+    run.thread_level = interpose::thread_level_name(0);
+    run.command = command_line(program, ranks, options);
+    // A fixed date: equal inputs give equal definitions.
+    run.date = interpose::iso_date_utc(0);
+    for (int r = 0; r < ranks; ++r) {
+      const int node = program.ranks_per_node > 0 ? r / program.ranks_per_node : 0;
+      run.hosts.push_back("synth-node" + std::to_string(node));
+    }
+    run.complete = true;
+    check(interpose::write_global_definitions(archive.get(), run, layout.unified, stats, error), error);
+    OTF2_Archive* a = archive.release();
+    check(interpose::try_otf2(OTF2_Archive_Close(a), "closing the archive", error), error);
+    check(interpose::publish_archive(dir, error), error);
+  } catch (...) {
+    // Never leave a half-written archive behind: a reader would find its anchor but not its data.
+    archive.reset();
+    std::string ignored;
+    (void)interpose::clear_archive(dir, ignored);
+    throw;
   }
-  run.complete = true;
-  check(interpose::write_global_definitions(archive.get(), run, layout.unified, stats, error), error);
-  OTF2_Archive* a = archive.release();
-  check(interpose::try_otf2(OTF2_Archive_Close(a), "closing the archive", error), error);
-  check(interpose::publish_archive(dir, error), error);
   result.archive = fs::path(dir) / (std::string(trace::kArchiveName) + ".otf2");
   return result;
 }
