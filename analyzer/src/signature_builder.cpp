@@ -81,8 +81,9 @@ class Sweep {
 
 /// Splits a structural phase's occurrences into work populations: the sorted instance works are cut where
 /// they jump by more than `tol` of the larger value, more than `floor`, and more than four times the phase's
-/// own noise (1.4826 x the median absolute deviation). Populations smaller than 5 % of the instances (and
-/// single instances) are noise or warm-up, not a phase: they fold into their nearest population. Returns a
+/// own noise (1.4826 x the median absolute deviation). Populations smaller than 10 % of the instances (or of
+/// fewer than 3) are noise, warm-up or scheduling hiccups, not a phase: they fold into their nearest
+/// population. Returns a
 /// population number per occurrence (0 = the population of the phase's first occurrence).
 std::vector<std::uint32_t> work_clusters(const std::vector<std::size_t>& occs, const std::vector<double>& work,
                                          double tol, double floor) {
@@ -105,7 +106,7 @@ std::vector<std::uint32_t> work_clusters(const std::vector<std::size_t>& occs, c
     if (gap > tol * value(k) && gap > floor && gap > 4 * noise) starts.push_back(k);
   }
   starts.push_back(n);
-  const std::size_t min_size = std::max<std::size_t>(2, n / 20);
+  const std::size_t min_size = std::max<std::size_t>(3, n / 10);
   std::vector<std::uint32_t> population(n, 0);
   std::vector<std::size_t> big;  // populations large enough to stand alone
   for (std::size_t p = 0; p + 1 < starts.size(); ++p) {

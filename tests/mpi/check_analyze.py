@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""`p3s analyze` on runs recorded from the test apps.
+
+    check_analyze.py SCENARIO --p3s BIN --work DIR [launcher options] --app PATH [--iters N]
+
+Scenarios:
+  scaling   record the app at 2, 4, 8 and 16 ranks with N and 2N iterations: the loop phase weighs N (2N), the
+            phase count and order shape are the same at every rank count and iteration count, coverage >= 95 %
+  exports   --logical-csv (one row per action, ticks increasing per rank, phases and instances) and
+            --otf2-logical (otf2-print reads it; phase regions present)
+  errors    negative inputs: not an archive, damaged archive, a killed run (unmatched receive) without and with
+            --partial
+"""
+import argparse
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+
+def fail(step, msg):
+    print(f"FAIL [{step}]: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def run(cmd, timeout=600, env=None):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        fail("run", f"timed out: {' '.join(cmd)}")
+
+
+class Ctx:
+    def __init__(self, a):
+        self.a = a
+
+    def record(self, name, np, args, extra=()):
+        trace = os.path.join(self.a.work, name)
+        shutil.rmtree(trace, ignore_errors=True)
+        cmd = [self.a.p3s, "record", "-o", trace, *extra, "--", self.a.mpiexec, self.a.np_flag, str(np),
+               *self.a.preflags, self.a.app, *args]
+        r = run(cmd)
+        return trace, r
+
+    def analyze(self, trace, *opts):
+        sig = os.path.join(trace, "signature.json")
+        r = run([self.a.p3s, "analyze", trace, "-o", sig, *opts])
+        if r.returncode != 0:
+            fail("analyze", f"{trace}: exit {r.returncode}: {r.stderr.strip()}")
+        with open(sig) as f:
+            return json.load(f), r.stdout
+
+
+def loop_phase(sig):
+    return max(sig["phases"], key=lambda p: p["weight"])
+
+
+def shape(sig):
+    """Order with phase ids replaced by their weight rank: comparable across runs."""
+    return [(len(sig["phases"]), len(sig["order"]))]
+
+
+def scaling(c):
+    n = c.a.iters
+    seen = {}
+    for np in (2, 4, 8, 16):
+        for iters in (n, 2 * n):
+            trace, r = c.record(f"scaling.np{np}.it{iters}", np, [str(iters)])
+            if r.returncode != 0:
+                fail("record", f"{np} ranks: {r.stderr.strip()[-500:]}")
+            sig, report = c.analyze(trace)
+            if sig["processes"] != np:
+                fail("processes", f"{sig['processes']} != {np}")
+            loop = loop_phase(sig)
+            if loop["weight"] != iters:
+                fail("weight", f"{np} ranks, {iters} iterations: the loop phase weighs {loop['weight']}\n{report}")
+            if sig["coverage"] < 0.95:
+                fail("coverage", f"{np} ranks: coverage {sig['coverage']:.3f} < 0.95\n{report}")
+            total = sum(p["weight"] * p["ticks"] for p in sig["phases"])
+            if total != sig["ticks"]:
+                fail("ticks", f"phase occurrences cover {total} of {sig['ticks']} ticks")
+            if sum(run_[1] for run_ in sig["order"]) != sum(p["weight"] for p in sig["phases"]):
+                fail("order", "the phase order does not add up to the weights")
+            if len(loop["ranks"]) != np:
+                fail("sipt", f"the loop phase has events for {len(loop['ranks'])} of {np} ranks")
+            seen[(np, iters)] = (len(sig["phases"]), len(sig["order"]), loop["ticks"])
+            print(f"{np:3d} ranks {iters:4d} iterations: {len(sig['phases'])} phases, order {sig['order']}, "
+                  f"loop weight {loop['weight']}, coverage {100 * sig['coverage']:.1f} %")
+    counts = {v[:2] for v in seen.values()}
+    if len(counts) != 1:
+        fail("same phases", f"phase count / order length differ across runs: {seen}")
+
+
+def exports(c):
+    trace, r = c.record("exports", 4, [str(c.a.iters)])
+    if r.returncode != 0:
+        fail("record", r.stderr)
+    csv_path = os.path.join(c.a.work, "logical.csv")
+    otf2_dir = os.path.join(c.a.work, "logical-otf2")
+    sig, _ = c.analyze(trace, "--logical-csv", csv_path, "--otf2-logical", otf2_dir, "-q")
+    with open(csv_path) as f:
+        rows = list(csv.DictReader(f))
+    if not rows or set(rows[0]) != {"rank", "thread", "seq", "call", "action", "peer", "tag", "bytes", "tick",
+                                     "phase", "instance"}:
+        fail("csv", f"unexpected columns: {rows[0] if rows else 'no rows'}")
+    last = {}
+    for row in rows:
+        key = (row["rank"], row["thread"])
+        if row["action"] in ("send", "recv", "coll", "icoll_complete"):
+            t = int(row["tick"])
+            if t <= last.get(key, 0):
+                fail("csv", f"ticks of rank {key} do not increase at {row}")
+            last[key] = t
+        if int(row["phase"]) >= len(sig["phases"]):
+            fail("csv", f"unknown phase in {row}")
+    events = sum(1 for row in rows if row["action"] in ("send", "recv", "coll", "icoll_complete"))
+    if events != sig["events"]:
+        fail("csv", f"{events} event rows, the signature counts {sig['events']}")
+    printed = run(["otf2-print", os.path.join(otf2_dir, "traces.otf2")])
+    if printed.returncode != 0:
+        fail("otf2-logical", printed.stderr.strip()[:500])
+    loop = loop_phase(sig)
+    if f'"phase {loop["id"]}"' not in printed.stdout:
+        fail("otf2-logical", "the phase regions are missing")
+
+
+def errors(c):
+    bad = run([c.a.p3s, "analyze", os.path.join(c.a.work, "no-such-trace")])
+    if bad.returncode != 1 or "no such file" not in bad.stderr or bad.stderr.count("\n") != 1:
+        fail("not an archive", f"exit {bad.returncode}: {bad.stderr!r}")
+    trace, r = c.record("errors.ok", 2, ["5"])
+    damaged = os.path.join(c.a.work, "errors.damaged")
+    shutil.rmtree(damaged, ignore_errors=True)
+    shutil.copytree(trace, damaged)
+    evt = os.path.join(damaged, "traces", "1.evt")
+    os.truncate(evt, os.path.getsize(evt) // 2)
+    r = run([c.a.p3s, "analyze", damaged])
+    if r.returncode != 1 or "traces.otf2" not in r.stderr:
+        fail("damaged archive", f"exit {r.returncode}: {r.stderr!r}")
+    killed, r = c.record("errors.killed", 4, ["20000", "--die-at", "2000"], ["--buffer-mb", "1"])
+    if r.returncode == 0:
+        fail("killed run", "the crash app was expected to die")
+    r = run([c.a.p3s, "analyze", killed])
+    if r.returncode != 1 or "has no matching send" not in r.stderr and "members" not in r.stderr:
+        fail("unmatched", f"a killed run must be refused with the unmatched call: exit {r.returncode}: {r.stderr!r}")
+    if "--partial" not in r.stderr:
+        fail("unmatched", f"the message must name the fix: {r.stderr!r}")
+    sig, _ = c.analyze(killed, "--partial", "-q")
+    if sig["complete"] or not sig["warnings"]:
+        fail("partial", "a partial analysis must say the run was incomplete")
+
+
+SCENARIOS = {f.__name__: f for f in (scaling, exports, errors)}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("scenario", choices=sorted(SCENARIOS))
+    p.add_argument("--mpiexec", default="mpiexec")
+    p.add_argument("--np-flag", default="-n")
+    p.add_argument("--preflag", dest="preflags", action="append", default=[])
+    p.add_argument("--p3s", required=True)
+    p.add_argument("--app", required=True)
+    p.add_argument("--iters", type=int, default=20)
+    p.add_argument("--work", required=True)
+    a = p.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    SCENARIOS[a.scenario](Ctx(a))
+    print(f"ok: {a.scenario}")
+
+
+if __name__ == "__main__":
+    main()
