@@ -79,60 +79,59 @@ class Sweep {
   const std::vector<std::uint64_t>& first_tick_;
 };
 
-/// Splits a structural phase's occurrences into work populations: the sorted instance works are cut where
-/// they jump by more than `tol` of the larger value, more than `floor`, and more than four times the phase's
-/// own noise (1.4826 x the median absolute deviation). Populations smaller than 10 % of the instances (or of
-/// fewer than 3) are noise, warm-up or scheduling hiccups, not a phase: they fold into their nearest
-/// population. Returns a
-/// population number per occurrence (0 = the population of the phase's first occurrence).
+/// Spread of sorted values [lo, hi): 1.4826 x their median absolute deviation (robust standard deviation).
+double robust_spread(const std::vector<double>& v, std::size_t lo, std::size_t hi) {
+  const double median = v[lo + (hi - lo) / 2];
+  std::vector<double> dev;
+  dev.reserve(hi - lo);
+  for (std::size_t k = lo; k < hi; ++k) dev.push_back(std::abs(v[k] - median));
+  std::nth_element(dev.begin(), dev.begin() + static_cast<std::ptrdiff_t>(dev.size() / 2), dev.end());
+  return 1.4826 * dev[dev.size() / 2];
+}
+
+/// Top-down split of sorted instance works into populations: the widest gap that leaves at least `min_size`
+/// instances on each side separates two populations when it exceeds `tol` of the larger value, the absolute
+/// `floor`, and four times the spread of either side; each side is split again the same way. Populations
+/// smaller than `min_size` cannot arise, so warm-up instances and scheduling hiccups stay in their phase.
+void split_sorted(const std::vector<double>& v, std::size_t lo, std::size_t hi, std::size_t min_size, double tol,
+                  double floor, std::vector<std::size_t>& starts) {
+  if (hi - lo < 2 * min_size) return;
+  std::size_t cut = 0;
+  double widest = -1;
+  for (std::size_t k = lo + min_size; k + min_size <= hi; ++k) {
+    if (v[k] - v[k - 1] > widest) {
+      widest = v[k] - v[k - 1];
+      cut = k;
+    }
+  }
+  const double noise = std::max(robust_spread(v, lo, cut), robust_spread(v, cut, hi));
+  if (widest <= tol * v[cut] || widest <= floor || widest <= 4 * noise) return;
+  split_sorted(v, lo, cut, min_size, tol, floor, starts);
+  starts.push_back(cut);
+  split_sorted(v, cut, hi, min_size, tol, floor, starts);
+}
+
+/// Work populations of a structural phase's occurrences (DESIGN: instances whose burst work is less than
+/// `work_similarity` alike are different phases). Returns a population number per occurrence, 0 being the
+/// population of the phase's first occurrence. A population needs 10 % of the instances and at least 3.
 std::vector<std::uint32_t> work_clusters(const std::vector<std::size_t>& occs, const std::vector<double>& work,
                                          double tol, double floor) {
   const std::size_t n = occs.size();
   std::vector<std::uint32_t> cluster(n, 0);
-  if (n < 4) return cluster;
   std::vector<std::size_t> order(n);
   for (std::size_t i = 0; i < n; ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return work[occs[a]] < work[occs[b]]; });
-  const auto value = [&](std::size_t k) { return work[occs[order[k]]]; };
-  const double median = value(n / 2);
-  std::vector<double> dev(n);
-  for (std::size_t k = 0; k < n; ++k) dev[k] = std::abs(value(k) - median);
-  std::nth_element(dev.begin(), dev.begin() + static_cast<std::ptrdiff_t>(n / 2), dev.end());
-  const double noise = 1.4826 * dev[n / 2];
-  // Cut points, then populations as index ranges of the sorted order.
-  std::vector<std::size_t> starts{0};
-  for (std::size_t k = 1; k < n; ++k) {
-    const double gap = value(k) - value(k - 1);
-    if (gap > tol * value(k) && gap > floor && gap > 4 * noise) starts.push_back(k);
-  }
-  starts.push_back(n);
-  const std::size_t min_size = std::max<std::size_t>(3, n / 10);
+  std::vector<double> sorted(n);
+  for (std::size_t k = 0; k < n; ++k) sorted[k] = work[occs[order[k]]];
+  std::vector<std::size_t> starts;
+  split_sorted(sorted, 0, n, std::max<std::size_t>(3, n / 10), tol, floor, starts);
+  if (starts.empty()) return cluster;
+  std::map<std::uint32_t, std::uint32_t> renumber;  // population -> number in order of first appearance
   std::vector<std::uint32_t> population(n, 0);
-  std::vector<std::size_t> big;  // populations large enough to stand alone
-  for (std::size_t p = 0; p + 1 < starts.size(); ++p) {
-    if (starts[p + 1] - starts[p] >= min_size) big.push_back(p);
+  for (std::size_t k = 0; k < n; ++k) {
+    population[order[k]] =
+        static_cast<std::uint32_t>(std::upper_bound(starts.begin(), starts.end(), k) - starts.begin());
   }
-  if (big.size() <= 1) return cluster;
-  for (std::size_t p = 0; p + 1 < starts.size(); ++p) {
-    // The nearest big population by the distance of their mean values.
-    double mean = 0;
-    for (std::size_t k = starts[p]; k < starts[p + 1]; ++k) mean += value(k);
-    mean /= static_cast<double>(starts[p + 1] - starts[p]);
-    std::size_t best = big.front();
-    double best_d = -1;
-    for (std::size_t b : big) {
-      double m = 0;
-      for (std::size_t k = starts[b]; k < starts[b + 1]; ++k) m += value(k);
-      m /= static_cast<double>(starts[b + 1] - starts[b]);
-      if (best_d < 0 || std::abs(m - mean) < best_d) {
-        best_d = std::abs(m - mean);
-        best = b;
-      }
-    }
-    for (std::size_t k = starts[p]; k < starts[p + 1]; ++k) population[order[k]] = static_cast<std::uint32_t>(best);
-  }
-  // Renumber so the first occurrence's population is 0 and the others follow in order of first appearance.
-  std::map<std::uint32_t, std::uint32_t> renumber;
   for (std::size_t i = 0; i < n; ++i) {
     const auto [it, inserted] = renumber.emplace(population[i], static_cast<std::uint32_t>(renumber.size()));
     cluster[i] = it->second;
