@@ -445,6 +445,19 @@ TEST(Generate, LongRunsStayReadable) {
   EXPECT_GT(r.events, 12 * r.scaled_count + 16) << "OTF2 wrote the buffer out at least once";
 }
 
+TEST(Generate, ManyRanksAreWrittenInBatches) {
+  // 40 ranks: two passes of the simulation, each writing some ranks. Jittered sizes and noisy clocks must be the
+  // same in both, or messages between ranks of different passes would disagree on bytes or order.
+  const Program p = load_program(testing::programs_dir() / "noisy.json");
+  const fs::path dir = testing::scratch_dir("batches");
+  const auto r = generate(p, GenerateOptions{.out_dir = dir, .ranks = 40, .seed = 5});
+  const auto facts = check_archive(dir);
+  EXPECT_EQ(facts.messages.size(), 40u * 40u * 2u);
+  EXPECT_EQ(facts.events, r.events);
+  EXPECT_EQ(count_events(p, 40), r.events);
+  EXPECT_EQ(r.events_per_rank.size(), 40u);
+}
+
 TEST(Generate, SameSeedSameArchive) {
   const Program p = load_program(testing::programs_dir() / "noisy.json");
   auto run = [&](const char* name, std::uint64_t seed) {

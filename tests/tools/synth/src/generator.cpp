@@ -28,6 +28,8 @@ using detail::Simulator;
 constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
 /// Longest cycle of iteration shapes a loop may have (the lcm of its inner count lists' lengths).
 constexpr std::uint64_t kMaxPeriod = 1000000;
+/// Event writers open at once: each holds up to 2-4 MiB of chunks and OTF2's 4 MiB file buffer.
+constexpr int kMaxOpenWriters = 32;
 /// --target-events must be met within this relative error.
 constexpr double kTargetTolerance = 0.10;
 
@@ -210,58 +212,60 @@ GenerateResult generate(const Program& program, const GenerateOptions& options) 
   interpose::ArchivePtr archive = interpose::create_archive(interpose::partial_dir(dir), error);
   check(archive != nullptr, error);
   try {
-    // All ranks' writers are open at once: keep their buffers to about 64 MiB in all (at least one 1 MiB chunk each).
-    const auto chunks = static_cast<std::uint32_t>(std::clamp(64 / ranks, 1, 4));
-    check(interpose::bound_writer_memory(archive.get(), chunks, error), error);
+    // Until its writer is closed, OTF2 holds a rank's events in its write chunks plus a 4 MiB file buffer of its
+    // own. Ranks are therefore written in batches of at most kMaxOpenWriters, the whole simulation running once per
+    // batch (it is deterministic), so memory stays bounded whatever the length of the run and the number of ranks.
+    const int batch = std::min(ranks, kMaxOpenWriters);
+    check(interpose::bound_writer_memory(archive.get(), batch <= 16 ? 4 : 2, error), error);
     check(interpose::try_otf2(OTF2_Archive_SetSerialCollectiveCallbacks(archive.get()), "setting serial callbacks",
                               error) &&
               interpose::try_otf2(OTF2_Archive_OpenEvtFiles(archive.get()), "opening event files", error),
           error);
 
-    std::vector<OTF2_EvtWriter*> writers(static_cast<std::size_t>(ranks));
-    for (int r = 0; r < ranks; ++r) {
-      writers[static_cast<std::size_t>(r)] = OTF2_Archive_GetEvtWriter(archive.get(), interpose::location_id(r, 0));
-      check(writers[static_cast<std::size_t>(r)] != nullptr,
-            "cannot open the event writer of rank " + std::to_string(r));
-    }
-    Simulator sim(program, layout, options.seed, writers);
-    sim.prologue();
-    for (std::size_t i = 0; i < program.body.size(); ++i) {
-      sim.run(program.body[i], 0, scaling && scaling->index == i ? &scaling->count : nullptr);
-    }
-    sim.epilogue();
-    if (sim.events() != expected) {
-      throw std::logic_error("p3s-synth wrote " + std::to_string(sim.events()) + " events but counted " +
-                             std::to_string(expected) + " beforehand");
-    }
-
     std::vector<interpose::LocationStats> stats(static_cast<std::size_t>(ranks));
     std::uint64_t first = kMax;
     std::uint64_t last = 0;
-    for (int r = 0; r < ranks; ++r) {
-      interpose::LocationStats& s = stats[static_cast<std::size_t>(r)];
-      s.location = interpose::location_id(r, 0);
-      s.rank = r;
-      s.thread = 0;
-      check(interpose::try_otf2(OTF2_EvtWriter_GetNumberOfEvents(writers[static_cast<std::size_t>(r)], &s.events),
-                                "counting events", error),
-            error);
-      // OTF2 adds a BUFFER_FLUSH record each time a writer's bounded buffer is written out (about one per MiB).
-      // The location definition announces every record, flush records included, or readers reject the archive.
-      if (s.events < sim.events(r)) {
-        throw std::logic_error("OTF2 holds " + std::to_string(s.events) + " events of rank " + std::to_string(r) +
-                               ", the simulation wrote " + std::to_string(sim.events(r)));
+    for (int begin = 0; begin < ranks; begin += batch) {
+      const int end = std::min(ranks, begin + batch);
+      std::vector<OTF2_EvtWriter*> writers(static_cast<std::size_t>(ranks), nullptr);
+      for (int r = begin; r < end; ++r) {
+        writers[static_cast<std::size_t>(r)] = OTF2_Archive_GetEvtWriter(archive.get(), interpose::location_id(r, 0));
+        check(writers[static_cast<std::size_t>(r)] != nullptr,
+              "cannot open the event writer of rank " + std::to_string(r));
       }
-      s.first_ns = sim.first_ns(r);
-      s.last_ns = sim.last_ns(r);
-      s.complete = 1;
-      first = std::min(first, s.first_ns);
-      last = std::max(last, s.last_ns);
-      result.events += s.events;
-      result.events_per_rank.push_back(s.events);
-      check(interpose::try_otf2(OTF2_Archive_CloseEvtWriter(archive.get(), writers[static_cast<std::size_t>(r)]),
-                                "closing an event writer", error),
-            error);
+      Simulator sim(program, layout, options.seed, writers);
+      sim.prologue();
+      for (std::size_t i = 0; i < program.body.size(); ++i) {
+        sim.run(program.body[i], 0, scaling && scaling->index == i ? &scaling->count : nullptr);
+      }
+      sim.epilogue();
+      if (sim.events() != expected) {
+        throw std::logic_error("p3s-synth wrote " + std::to_string(sim.events()) + " events but counted " +
+                               std::to_string(expected) + " beforehand");
+      }
+      for (int r = begin; r < end; ++r) {
+        interpose::LocationStats& s = stats[static_cast<std::size_t>(r)];
+        OTF2_EvtWriter* w = writers[static_cast<std::size_t>(r)];
+        s.location = interpose::location_id(r, 0);
+        s.rank = r;
+        s.thread = 0;
+        check(interpose::try_otf2(OTF2_EvtWriter_GetNumberOfEvents(w, &s.events), "counting events", error), error);
+        // OTF2 adds a BUFFER_FLUSH record each time a writer's bounded buffer is written out (about one per MiB).
+        // The location definition announces every record, flush records included, or readers reject the archive.
+        if (s.events < sim.events(r)) {
+          throw std::logic_error("OTF2 holds " + std::to_string(s.events) + " events of rank " + std::to_string(r) +
+                                 ", the simulation wrote " + std::to_string(sim.events(r)));
+        }
+        s.first_ns = sim.first_ns(r);
+        s.last_ns = sim.last_ns(r);
+        s.complete = 1;
+        first = std::min(first, s.first_ns);
+        last = std::max(last, s.last_ns);
+        result.events += s.events;
+        result.events_per_rank.push_back(s.events);
+        check(interpose::try_otf2(OTF2_Archive_CloseEvtWriter(archive.get(), w), "closing an event writer", error),
+              error);
+      }
     }
     result.duration_ns = last - first;
     check(interpose::try_otf2(OTF2_Archive_CloseEvtFiles(archive.get()), "closing event files", error) &&

@@ -191,7 +191,6 @@ Simulator::Simulator(const Program& program, const Layout& layout, std::uint64_t
     : program_(program),
       layout_(layout),
       net_(program.network),
-      write_(!writers.empty()),
       ranks_(static_cast<std::size_t>(layout.ranks)),
       shared_rng_(seed, 0xffffffffULL),
       inbox_(ranks_.size()),
@@ -199,7 +198,7 @@ Simulator::Simulator(const Program& program, const Layout& layout, std::uint64_t
       sends_(ranks_.size()) {
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
     ranks_[r].rng = Rng(seed, r);
-    if (write_) ranks_[r].writer = writers[r];
+    if (!writers.empty()) ranks_[r].writer = writers[r];
   }
 }
 
@@ -234,7 +233,7 @@ void Simulator::touch(Rank& r) {
 
 void Simulator::metric(Rank& r) {
   touch(r);
-  if (!write_) return;
+  if (r.writer == nullptr) return;
   OTF2_MetricValue v;
   v.unsigned_int = static_cast<std::uint64_t>(std::llround(r.cpu));
   check(OTF2_EvtWriter_Metric(r.writer, nullptr, r.t, kMetricClass, 1, &kMetricType, &v), "a Metric record");
@@ -244,13 +243,15 @@ void Simulator::enter(Rank& r, Region region) {
   // As the recorder: the counters in a Metric record at the same time, then the Enter.
   metric(r);
   touch(r);
-  if (write_) check(OTF2_EvtWriter_Enter(r.writer, nullptr, r.t, static_cast<OTF2_RegionRef>(region)), "an Enter");
+  if (r.writer != nullptr)
+    check(OTF2_EvtWriter_Enter(r.writer, nullptr, r.t, static_cast<OTF2_RegionRef>(region)), "an Enter");
 }
 
 void Simulator::leave(Rank& r, Region region) {
   metric(r);
   touch(r);
-  if (write_) check(OTF2_EvtWriter_Leave(r.writer, nullptr, r.t, static_cast<OTF2_RegionRef>(region)), "a Leave");
+  if (r.writer != nullptr)
+    check(OTF2_EvtWriter_Leave(r.writer, nullptr, r.t, static_cast<OTF2_RegionRef>(region)), "a Leave");
 }
 
 // ---- peers and costs --------------------------------------------------------------------------------------
@@ -341,7 +342,7 @@ void Simulator::prologue() {
     r.cpu = kCpuBeforeInitNs * (1.0 + 0.5 * r.rng.uniform());
     enter(r, Region::MPI_Init);
     touch(r);
-    if (write_) check(OTF2_EvtWriter_MpiCollectiveBegin(r.writer, nullptr, r.t), "an MpiCollectiveBegin");
+    if (r.writer != nullptr) check(OTF2_EvtWriter_MpiCollectiveBegin(r.writer, nullptr, r.t), "an MpiCollectiveBegin");
     last = std::max(last, r.t);
   }
   const std::uint64_t end = last + ns(net_.init_ns);
@@ -349,10 +350,10 @@ void Simulator::prologue() {
     in_mpi_until(r, end);
     for (OTF2_CommRef c : {OTF2_CommRef{0}, OTF2_CommRef{1}}) {
       touch(r);
-      if (write_) check(OTF2_EvtWriter_CommCreate(r.writer, nullptr, r.t, c), "a CommCreate");
+      if (r.writer != nullptr) check(OTF2_EvtWriter_CommCreate(r.writer, nullptr, r.t, c), "a CommCreate");
     }
     touch(r);
-    if (write_) {
+    if (r.writer != nullptr) {
       check(OTF2_EvtWriter_MpiCollectiveEnd(r.writer, nullptr, r.t, OTF2_COLLECTIVE_OP_CREATE_HANDLE, 0,
                                             OTF2_COLLECTIVE_ROOT_NONE, 0, 0),
             "an MpiCollectiveEnd");
@@ -369,9 +370,9 @@ void Simulator::prologue() {
     for (int w = 0; w < layout_.ranks; ++w) {
       Rank& r = ranks_[static_cast<std::size_t>(w)];
       touch(r);
-      if (write_) check(OTF2_EvtWriter_CommCreate(r.writer, nullptr, r.t, comm_id(c, w)), "a CommCreate");
+      if (r.writer != nullptr) check(OTF2_EvtWriter_CommCreate(r.writer, nullptr, r.t, comm_id(c, w)), "a CommCreate");
       touch(r);
-      if (write_) {
+      if (r.writer != nullptr) {
         check(OTF2_EvtWriter_MpiCollectiveEnd(r.writer, nullptr, r.t, OTF2_COLLECTIVE_OP_CREATE_HANDLE, 0,
                                               OTF2_COLLECTIVE_ROOT_NONE, 0, 0),
               "an MpiCollectiveEnd");
@@ -390,9 +391,9 @@ void Simulator::epilogue() {
         Rank& r = ranks_[static_cast<std::size_t>(w)];
         const std::uint32_t id = comm_id(c, w);
         touch(r);
-        if (write_) check(OTF2_EvtWriter_CommDestroy(r.writer, nullptr, r.t, id), "a CommDestroy");
+        if (r.writer != nullptr) check(OTF2_EvtWriter_CommDestroy(r.writer, nullptr, r.t, id), "a CommDestroy");
         touch(r);
-        if (write_) {
+        if (r.writer != nullptr) {
           check(OTF2_EvtWriter_MpiCollectiveEnd(r.writer, nullptr, r.t, OTF2_COLLECTIVE_OP_DESTROY_HANDLE, id,
                                                 OTF2_COLLECTIVE_ROOT_NONE, 0, 0),
                 "an MpiCollectiveEnd");
@@ -408,10 +409,10 @@ void Simulator::epilogue() {
   for (Rank& r : ranks_) {
     for (OTF2_CommRef c : {OTF2_CommRef{1}, OTF2_CommRef{0}}) {
       touch(r);
-      if (write_) check(OTF2_EvtWriter_CommDestroy(r.writer, nullptr, r.t, c), "a CommDestroy");
+      if (r.writer != nullptr) check(OTF2_EvtWriter_CommDestroy(r.writer, nullptr, r.t, c), "a CommDestroy");
     }
     touch(r);
-    if (write_) {
+    if (r.writer != nullptr) {
       check(OTF2_EvtWriter_MpiCollectiveEnd(r.writer, nullptr, r.t, OTF2_COLLECTIVE_OP_DESTROY_HANDLE, 0,
                                             OTF2_COLLECTIVE_ROOT_NONE, 0, 0),
             "an MpiCollectiveEnd");
@@ -429,7 +430,7 @@ void Simulator::collective_sync(std::span<const int> members, Region region, std
     gap(r);
     enter(r, region);
     touch(r);
-    if (write_) check(OTF2_EvtWriter_MpiCollectiveBegin(r.writer, nullptr, r.t), "an MpiCollectiveBegin");
+    if (r.writer != nullptr) check(OTF2_EvtWriter_MpiCollectiveBegin(r.writer, nullptr, r.t), "an MpiCollectiveBegin");
     last = std::max(last, r.t);
   }
   for (int w : members) in_mpi_until(ranks_[static_cast<std::size_t>(w)], last + cost_ns);
@@ -502,7 +503,8 @@ void Simulator::halo(const Halo& h, const std::string& /*where*/) {
       if (const Peer p = peer(w, i, -1); !p.null()) {
         const std::uint64_t id = r.next_request++;
         touch(r);
-        if (write_) check(OTF2_EvtWriter_MpiIrecvRequest(r.writer, nullptr, r.t, id), "an MpiIrecvRequest");
+        if (r.writer != nullptr)
+          check(OTF2_EvtWriter_MpiIrecvRequest(r.writer, nullptr, r.t, id), "an MpiIrecvRequest");
         recvs.push_back({p.world, tag(i), id, 0});
       }
       in_mpi(r, net_.call_ns);
@@ -515,7 +517,7 @@ void Simulator::halo(const Halo& h, const std::string& /*where*/) {
         const std::uint64_t id = r.next_request++;
         const std::uint64_t bytes = draw_bytes(r.rng, h.bytes[i]);
         touch(r);
-        if (write_) {
+        if (r.writer != nullptr) {
           check(OTF2_EvtWriter_MpiIsend(r.writer, nullptr, r.t, static_cast<std::uint32_t>(p.in_comm), comm,
                                         static_cast<std::uint32_t>(tag(i)), bytes, id),
                 "an MpiIsend");
@@ -543,7 +545,7 @@ void Simulator::halo(const Halo& h, const std::string& /*where*/) {
     const CommLayout& cl = layout_.comms[h.comm];
     for (const Posted& p : recvs_[static_cast<std::size_t>(w)]) {
       touch(r);
-      if (write_) {
+      if (r.writer != nullptr) {
         check(OTF2_EvtWriter_MpiIrecv(r.writer, nullptr, r.t,
                                       static_cast<std::uint32_t>(cl.rank_in[static_cast<std::size_t>(p.peer)]), comm,
                                       static_cast<std::uint32_t>(p.tag), p.bytes, p.request),
@@ -552,7 +554,8 @@ void Simulator::halo(const Halo& h, const std::string& /*where*/) {
     }
     for (const Posted& p : sends_[static_cast<std::size_t>(w)]) {
       touch(r);
-      if (write_) check(OTF2_EvtWriter_MpiIsendComplete(r.writer, nullptr, r.t, p.request), "an MpiIsendComplete");
+      if (r.writer != nullptr)
+        check(OTF2_EvtWriter_MpiIsendComplete(r.writer, nullptr, r.t, p.request), "an MpiIsendComplete");
     }
     leave(r, Region::MPI_Waitall);
   }
@@ -591,7 +594,7 @@ void Simulator::sendrecv(const SendRecv& s, const std::string& /*where*/) {
       if (const Peer p = to(w); !p.null()) {
         const std::uint64_t bytes = draw_bytes(r.rng, s.bytes);
         touch(r);
-        if (write_) {
+        if (r.writer != nullptr) {
           check(OTF2_EvtWriter_MpiSend(r.writer, nullptr, r.t, static_cast<std::uint32_t>(p.in_comm),
                                        comm_id(s.comm, w), static_cast<std::uint32_t>(s.tag), bytes),
                 "an MpiSend");
@@ -613,7 +616,7 @@ void Simulator::sendrecv(const SendRecv& s, const std::string& /*where*/) {
       in_mpi_until(r, done);
       if (!p.null()) {
         touch(r);
-        if (write_) {
+        if (r.writer != nullptr) {
           check(OTF2_EvtWriter_MpiRecv(r.writer, nullptr, r.t, static_cast<std::uint32_t>(p.in_comm),
                                        comm_id(s.comm, w), static_cast<std::uint32_t>(s.tag), bytes),
                 "an MpiRecv");
@@ -655,7 +658,7 @@ void Simulator::pipeline(const Pipeline& p) {
         in_mpi_until(r, done);
         if (has_prev) {
           touch(r);
-          if (write_) {
+          if (r.writer != nullptr) {
             check(OTF2_EvtWriter_MpiRecv(r.writer, nullptr, r.t, static_cast<std::uint32_t>(prev), comm,
                                          static_cast<std::uint32_t>(p.tag), bytes),
                   "an MpiRecv");
@@ -671,7 +674,7 @@ void Simulator::pipeline(const Pipeline& p) {
         if (has_next) {
           bytes = draw_bytes(r.rng, p.bytes);
           touch(r);
-          if (write_) {
+          if (r.writer != nullptr) {
             check(OTF2_EvtWriter_MpiSend(r.writer, nullptr, r.t, static_cast<std::uint32_t>(next), comm,
                                          static_cast<std::uint32_t>(p.tag), bytes),
                   "an MpiSend");
@@ -737,7 +740,7 @@ void Simulator::collective(const Collective& c, const std::string& where) {
       shape.stype = shape.rtype = 1;
       const interpose::CollBytes b = interpose::collective_bytes(op, shape);
       touch(r);
-      if (write_) {
+      if (r.writer != nullptr) {
         check(OTF2_EvtWriter_MpiCollectiveEnd(
                   r.writer, nullptr, r.t, op, cl.global_id[g],
                   rooted(c.kind) ? static_cast<std::uint32_t>(c.root) : OTF2_COLLECTIVE_ROOT_NONE, b.sent, b.received),

@@ -38,11 +38,12 @@ struct Layout {
 /// @throws InputError when the program's grid does not hold `ranks` processes.
 [[nodiscard]] Layout make_layout(const Program& program, int ranks);
 
-/// Simulates the program on all ranks at once, one step at a time. With writers it writes every record;
-/// without (count mode) it only counts them, so the event count comes from the very code that writes.
+/// Simulates the program on all ranks at once, one step at a time. It writes the records of the ranks that have a
+/// writer and only counts the others', so event counts come from the very code that writes. The simulation does
+/// not depend on which ranks write: runs with the same seed give the same records.
 class Simulator {
  public:
-  /// `writers` holds one event writer per rank, or is empty for count mode.
+  /// `writers` holds one event writer per rank (nullptr: count only), or is empty to count every rank's records.
   Simulator(const Program& program, const Layout& layout, std::uint64_t seed, std::span<OTF2_EvtWriter* const> writers);
 
   /// MPI_Init on every rank, then one MPI_Comm_split per program communicator.
@@ -127,7 +128,6 @@ class Simulator {
   const Program& program_;
   const Layout& layout_;
   const Network net_;
-  bool write_;
   std::vector<Rank> ranks_;
   Rng shared_rng_;  ///< draws every member of a call agrees on (collective counts)
   std::uint64_t total_events_ = 0;
