@@ -18,12 +18,14 @@ void add_analyze(CLI::App& app) {
   auto otf2 = std::make_shared<std::string>();
   auto report = std::make_shared<bool>(false);
   auto quiet = std::make_shared<bool>(false);
+  auto show_stats = std::make_shared<bool>(false);
   CLI::App* sub = app.add_subcommand("analyze", "Find the phases of a traced run and write its signature");
   std::string input;
   sub->add_option("trace", opts->input, "Trace directory or traces.otf2")->required();
   sub->add_option("-o,--output", *output, "Signature file (default: signature.json beside the archive)");
   sub->add_flag("--report", *report, "Also print each relevant phase's calls per rank");
   sub->add_flag("-q,--quiet", *quiet, "Print nothing on success");
+  sub->add_flag("--stats", *show_stats, "Print the analysis' own figures (time per pass, messages in flight)");
   sub->add_option("--logical-csv", *csv, "Write the logical trace as CSV");
   sub->add_option("--otf2-logical", *otf2, "Write the logical trace as an OTF2 archive into this directory");
   sub->add_option("--relevance", opts->signature.relevance, "Share of run time that makes a phase relevant")
@@ -41,14 +43,23 @@ void add_analyze(CLI::App& app) {
       ->check(CLI::Range(1, 1 << 24));
   sub->add_flag("--partial", opts->signature.partial,
                 "Analyse a run that did not finish: unmatched receives become local events");
-  sub->callback([opts, output, csv, otf2, report, quiet] {
+  sub->callback([opts, output, csv, otf2, report, quiet, show_stats] {
     if (!csv->empty()) opts->logical_csv = *csv;
     if (!otf2->empty()) opts->otf2_logical = *otf2;
-    const analyzer::Signature sig = analyzer::analyze(*opts);
+    analyzer::AnalyzeStats stats;
+    const analyzer::Signature sig = analyzer::analyze(*opts, &stats);
     const std::filesystem::path out = output->empty()
                                           ? analyzer::find_anchor(opts->input).parent_path() / "signature.json"
                                           : std::filesystem::path(*output);
     analyzer::write_signature(sig, out);
+    if (*show_stats) {
+      std::printf(
+          "stats: records %llu extract %.3f s lamport %.3f s phases %.3f s signature %.3f s "
+          "max_in_flight %llu max_open_ticks %llu ticks %llu\n",
+          static_cast<unsigned long long>(stats.records), stats.extract_s, stats.lamport_s, stats.phases_s,
+          stats.signature_s, static_cast<unsigned long long>(stats.max_in_flight),
+          static_cast<unsigned long long>(stats.max_open_ticks), static_cast<unsigned long long>(sig.ticks));
+    }
     if (*quiet) return;
     std::cout << analyzer::signature_report(sig);
     if (*report) std::cout << analyzer::signature_details(sig);

@@ -259,11 +259,17 @@ Extracted extract_operations(TraceReader& reader, const std::filesystem::path& s
     OpWriter writer(x.ops);
     LocationExtractor ex(defs, writer, volumes, out.has_work_metric, locations_of[l.rank] > 1 ? &collectives : nullptr,
                          l.rank, out.locations.size());
+    // The visitor interface hands events over without copying them through the pull buffer.
+    struct Forward final : EventVisitor {
+      explicit Forward(LocationExtractor& x) : x_(x) {}
+      void on_event(const Location&, const Event& e) override {
+        x_.note_time(e.time_ns);
+        x_.on_event(e);
+      }
+      LocationExtractor& x_;
+    } forward(ex);
     LocationStream stream = reader.open(l.id);
-    Event e;
-    while (stream.next(e)) {
-      ex.note_time(e.time_ns);
-      ex.on_event(e);
+    while (stream.read(forward) != 0) {
     }
     ex.finish();
     out.records += stream.records();

@@ -332,8 +332,12 @@ class Engine {
     ++result_.operations;
     if (l.op_tick == 0) {
       // No event of its own: it belongs to the next event of this location (an Irecv post, a Wait that only
-      // completed sends, a probe); kept until that tick is known.
-      l.deferred_ops.push_back(l.op);
+      // completed sends, a probe); kept until that tick is known. Copy-assignment reuses the slots' storage.
+      if (l.deferred < l.deferred_ops.size()) {
+        l.deferred_ops[l.deferred] = l.op;
+      } else {
+        l.deferred_ops.push_back(l.op);
+      }
       ++l.deferred;
       ++l.op_index;
       return;
@@ -346,11 +350,10 @@ class Engine {
   void flush_deferred(std::size_t i, std::uint64_t tick) {
     Loc& l = locs_[i];
     const std::uint64_t first = l.op_index - l.deferred;
-    for (std::size_t k = 0; k < l.deferred_ops.size(); ++k) {
-      std::vector<std::uint64_t> none(l.deferred_ops[k].actions.size(), 0);
-      sink_.on_op(i, first + k, l.deferred_ops[k], tick, none);
+    for (std::size_t k = 0; k < l.deferred; ++k) {
+      no_ticks_.assign(l.deferred_ops[k].actions.size(), 0);
+      sink_.on_op(i, first + k, l.deferred_ops[k], tick, no_ticks_);
     }
-    l.deferred_ops.clear();
     l.deferred = 0;
   }
 
@@ -466,6 +469,7 @@ class Engine {
   std::map<CollKey, CollectiveInstance> colls_;
   std::map<CollKey, std::vector<std::size_t>> coll_waiters_;
   std::vector<std::size_t> woken_;
+  std::vector<std::uint64_t> no_ticks_;  ///< zeros for the actions of deferred operations
   TickAggregator ticks_;
   LamportResult result_;
   std::uint64_t in_flight_ = 0;

@@ -93,7 +93,8 @@ void OpWriter::finish() {
   file_ = nullptr;
 }
 
-OpReader::OpReader(const std::filesystem::path& path) : path_(path), buffer_(kBuffer) {
+OpReader::OpReader(const std::filesystem::path& path)
+    : path_(path), buffer_(std::make_unique_for_overwrite<std::byte[]>(kBuffer)) {
   file_ = std::fopen(path.c_str(), "rb");
   if (file_ == nullptr) throw Error(io_error(path, "cannot open"));
 }
@@ -106,12 +107,12 @@ bool OpReader::read(void* out, std::size_t bytes) {
   auto* dst = static_cast<std::byte*>(out);
   while (bytes != 0) {
     if (begin_ == end_) {
-      end_ = std::fread(buffer_.data(), 1, buffer_.size(), file_);
+      end_ = std::fread(buffer_.get(), 1, kBuffer, file_);
       begin_ = 0;
       if (end_ == 0) return false;
     }
     const std::size_t n = std::min(bytes, end_ - begin_);
-    std::memcpy(dst, buffer_.data() + begin_, n);
+    std::memcpy(dst, buffer_.get() + begin_, n);
     begin_ += n;
     dst += n;
     bytes -= n;

@@ -115,7 +115,7 @@ class OpReader {
   bool read(void* out, std::size_t bytes);
   std::filesystem::path path_;
   std::FILE* file_ = nullptr;
-  std::vector<std::byte> buffer_;
+  std::unique_ptr<std::byte[]> buffer_;  ///< not zero-filled: every pass opens a reader per location
   std::size_t begin_ = 0;
   std::size_t end_ = 0;
 };

@@ -363,6 +363,19 @@ OccurrenceLabels build_signature(const TraceDefinitions& defs, const Extracted& 
       return std::tie(a.rank, a.thread) < std::tie(b.rank, b.thread);
     });
   }
+  for (SigPhase& ph : sig.phases) {
+    ph.time_ns.finish();
+    ph.work.finish();
+    for (SigRank& r : ph.ranks) {
+      r.tail_ns.finish();
+      r.tail_work.finish();
+      for (SigEvent& e : r.events) {
+        e.burst_ns.finish();
+        e.burst_work.finish();
+        e.call_ns.finish();
+      }
+    }
+  }
   double coverage = 0;
   for (SigPhase& ph : sig.phases) {
     ph.share = sig.accounted_ns > 0 ? static_cast<double>(ph.weight) * ph.time_ns.mean / sig.accounted_ns : 0;

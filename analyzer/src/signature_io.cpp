@@ -161,10 +161,11 @@ void Stat::add(double x) {
   const double delta = x - mean;
   mean += delta / static_cast<double>(n);
   m2 += delta * (x - mean);
-  stddev = n > 1 ? std::sqrt(m2 / static_cast<double>(n - 1)) : 0;
   min = n == 1 ? x : std::min(min, x);
   max = n == 1 ? x : std::max(max, x);
 }
+
+void Stat::finish() { stddev = n > 1 ? std::sqrt(m2 / static_cast<double>(n - 1)) : 0; }
 
 void write_signature(const Signature& s, const std::filesystem::path& path) {
   json phases = json::array();

@@ -20,8 +20,10 @@ struct Stat {
   double stddev = 0;
   double min = 0;
   double max = 0;
-  /// Adds a sample (Welford).
+  /// Adds a sample (Welford). `stddev` is brought up to date by finish().
   void add(double x);
+  /// Computes `stddev` from the samples added.
+  void finish();
   /// Relative spread (stddev / mean), 0 when the mean is 0.
   [[nodiscard]] double cv() const noexcept { return mean != 0 ? stddev / mean : 0; }
 
