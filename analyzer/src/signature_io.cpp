@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // signature.json (share/doc/signature-format.md) and the readable report.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -302,6 +303,21 @@ std::string signature_report(const Signature& s) {
                   static_cast<unsigned long long>(p.weight), static_cast<unsigned long long>(p.ticks),
                   fmt_ns(p.time_ns.mean).c_str(), 100 * p.time_ns.cv(), 100 * p.share, p.relevant ? "*" : " ");
     out << buf << ops << '\n';
+  }
+  // Call sites of the relevant phases' calls (rank 0), when the run recorded them.
+  for (const SigPhase& p : s.phases) {
+    if (!p.relevant || p.ranks.empty()) continue;
+    std::vector<std::string> sites;
+    for (const SigEvent& e : p.ranks.front().events) {
+      if (!e.callsite.empty() && std::find(sites.begin(), sites.end(), e.callsite) == sites.end()) {
+        sites.push_back(e.callsite);
+      }
+    }
+    if (sites.empty()) continue;
+    out << "phase " << p.id << " calls from:";
+    for (std::size_t i = 0; i < sites.size() && i < 4; ++i) out << (i == 0 ? " " : ", ") << sites[i];
+    if (sites.size() > 4) out << ", ... (" << sites.size() << " sites)";
+    out << '\n';
   }
   out << "\norder        ";
   std::size_t shown = 0;

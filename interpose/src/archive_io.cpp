@@ -19,10 +19,6 @@ struct ChunkPool {
   std::vector<void*> chunks;
 };
 
-struct MemoryLimit {
-  std::uint32_t event_chunks;
-};
-
 void* allocate_chunk(void* user, OTF2_FileType type, OTF2_LocationRef, void** per_buffer, uint64_t chunk_size) {
   auto* pool = static_cast<ChunkPool*>(*per_buffer);
   if (pool == nullptr) {
@@ -30,8 +26,10 @@ void* allocate_chunk(void* user, OTF2_FileType type, OTF2_LocationRef, void** pe
     if (pool == nullptr) return nullptr;
     *per_buffer = pool;
   }
-  // Refusing a chunk is how OTF2 is told to write the full ones out (OTF2_Buffer_RequestNewChunk).
-  if (type == OTF2_FILETYPE_EVENTS && pool->chunks.size() >= static_cast<const MemoryLimit*>(user)->event_chunks) {
+  // Refusing a chunk is how OTF2 is told to write the full ones out (OTF2_Buffer_RequestNewChunk). The limit
+  // travels as the callback's user data, so every archive has its own.
+  const auto limit = reinterpret_cast<std::uintptr_t>(user);
+  if (type == OTF2_FILETYPE_EVENTS && pool->chunks.size() >= limit) {
     return nullptr;
   }
   void* chunk = std::malloc(chunk_size);
@@ -54,23 +52,13 @@ constexpr OTF2_MemoryCallbacks kMemoryCallbacks = {allocate_chunk, free_chunks};
 
 }  // namespace
 
-bool bound_writer_memory(OTF2_Archive* archive, std::uint32_t event_chunks, std::string& error) {
-  // One limit per process is enough: every archive p3s writes uses the same.
-  static MemoryLimit limit{4};
-  limit.event_chunks = event_chunks;
-  return try_otf2(OTF2_Archive_SetFlushCallbacks(archive, &kFlushCallbacks, nullptr), "setting flush callbacks",
-                  error) &&
-         try_otf2(OTF2_Archive_SetMemoryCallbacks(archive, &kMemoryCallbacks, &limit), "setting memory callbacks",
-                  error);
-}
-
 std::string partial_dir(const std::string& dir) { return (fs::path(dir) / trace::kPartialDir).string(); }
 std::string raw_dir(const std::string& dir) { return (fs::path(dir) / trace::kRawDir).string(); }
 std::string raw_log_path(const std::string& dir, int rank, unsigned thread) {
   return (fs::path(raw_dir(dir)) / (std::to_string(rank) + "." + std::to_string(thread) + ".raw")).string();
 }
 
-ArchivePtr create_archive(const std::string& partial, std::string& error) {
+ArchivePtr create_archive(const std::string& partial, std::string& error, std::uint32_t event_chunks) {
   ArchivePtr a(OTF2_Archive_Open(partial.c_str(), std::string(trace::kArchiveName).c_str(), OTF2_FILEMODE_WRITE,
                                  OTF2_CHUNK_SIZE_EVENTS_DEFAULT, OTF2_CHUNK_SIZE_DEFINITIONS_DEFAULT,
                                  OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE));
@@ -78,8 +66,12 @@ ArchivePtr create_archive(const std::string& partial, std::string& error) {
     error = "cannot create an OTF2 archive in " + partial;
     return nullptr;
   }
-  // 4 event chunks of 1 MiB: conversion memory stays a few MiB per rank whatever the trace length.
-  if (!bound_writer_memory(a.get(), 4, error)) return nullptr;
+  void* limit = reinterpret_cast<void*>(static_cast<std::uintptr_t>(event_chunks));
+  if (!try_otf2(OTF2_Archive_SetFlushCallbacks(a.get(), &kFlushCallbacks, nullptr), "setting flush callbacks", error) ||
+      !try_otf2(OTF2_Archive_SetMemoryCallbacks(a.get(), &kMemoryCallbacks, limit), "setting memory callbacks",
+                error)) {
+    return nullptr;
+  }
   return a;
 }
 

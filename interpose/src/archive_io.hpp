@@ -2,6 +2,7 @@
 // Creating an archive out of sight and moving it into place only once it is whole.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "otf2_handles.hpp"
@@ -14,9 +15,10 @@ namespace p3s::interpose {
 [[nodiscard]] std::string raw_dir(const std::string& dir);
 [[nodiscard]] std::string raw_log_path(const std::string& dir, int rank, unsigned thread);
 
-/// Opens a new archive `traces` in `partial` for writing; flush callbacks are set, collective callbacks
-/// are the caller's. Returns null with `error` set on failure.
-[[nodiscard]] ArchivePtr create_archive(const std::string& partial, std::string& error);
+/// Opens a new archive `traces` in `partial` for writing; flush and memory callbacks are set, collective
+/// callbacks are the caller's. An event writer keeps at most `event_chunks` chunks of 1 MiB before OTF2 writes
+/// them out (without this limit OTF2 keeps up to 128 MiB per writer). Returns null with `error` set on failure.
+[[nodiscard]] ArchivePtr create_archive(const std::string& partial, std::string& error, std::uint32_t event_chunks = 4);
 
 /// Removes an archive already published in `dir` (traces.otf2, traces.def, traces/; nothing else).
 bool clear_published_archive(const std::string& dir, std::string& error);

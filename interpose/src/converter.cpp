@@ -211,6 +211,9 @@ bool convert_location(RawReader& reader, OTF2_EvtWriter* w, const LocalMaps& map
   }
   stats.torn = reader.torn() ? 1 : 0;
   OTF2_AttributeList_Delete(attrs);
+  // The definitions must announce exactly what the file holds: ask OTF2, which knows its own records.
+  uint64_t written = 0;
+  if (ok && OTF2_EvtWriter_GetNumberOfEvents(w, &written) == OTF2_SUCCESS) stats.events = written;
   return ok;
 }
 

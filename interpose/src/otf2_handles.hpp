@@ -2,7 +2,6 @@
 // RAII ownership of OTF2 archives and the error convention of the writer (no exceptions: a message).
 #pragma once
 
-#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -27,11 +26,9 @@ using ArchivePtr = std::unique_ptr<OTF2_Archive, ArchiveClose>;
 /// Makes a new writing archive flush instead of growing: OTF2 keeps up to 128 MiB of chunks per event
 /// writer before it writes any unless its memory callbacks say no earlier. Event writers get
 /// `event_chunks` chunks, then OTF2 writes them out and starts again; definitions are not limited.
-/// OTF2 asks before flushing a full buffer; p3s always lets it flush.
+/// OTF2 asks before flushing a full buffer; p3s always lets it flush. There is deliberately no post-flush
+/// callback: with one, OTF2 inserts a BUFFER_FLUSH record into the events at every flush.
 inline OTF2_FlushType pre_flush(void*, OTF2_FileType, OTF2_LocationRef, void*, bool) { return OTF2_FLUSH; }
-inline OTF2_TimeStamp post_flush(void*, OTF2_FileType, OTF2_LocationRef) { return 0; }
-inline constexpr OTF2_FlushCallbacks kFlushCallbacks = {pre_flush, post_flush};
-
-[[nodiscard]] bool bound_writer_memory(OTF2_Archive* archive, std::uint32_t event_chunks, std::string& error);
+inline constexpr OTF2_FlushCallbacks kFlushCallbacks = {pre_flush, nullptr};
 
 }  // namespace p3s::interpose

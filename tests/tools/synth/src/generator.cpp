@@ -209,14 +209,13 @@ GenerateResult generate(const Program& program, const GenerateOptions& options) 
   std::string error;
   check(interpose::clear_archive(dir, error), error);
 
-  interpose::ArchivePtr archive = interpose::create_archive(interpose::partial_dir(dir), error);
+  // Until its writer is closed, OTF2 holds a rank's events in its write chunks plus a 4 MiB file buffer of its
+  // own. Ranks are therefore written in batches of at most kMaxOpenWriters, the whole simulation running once per
+  // batch (it is deterministic), so memory stays bounded whatever the length of the run and the number of ranks.
+  const int batch = std::min(ranks, kMaxOpenWriters);
+  interpose::ArchivePtr archive = interpose::create_archive(interpose::partial_dir(dir), error, batch <= 16 ? 4u : 2u);
   check(archive != nullptr, error);
   try {
-    // Until its writer is closed, OTF2 holds a rank's events in its write chunks plus a 4 MiB file buffer of its
-    // own. Ranks are therefore written in batches of at most kMaxOpenWriters, the whole simulation running once per
-    // batch (it is deterministic), so memory stays bounded whatever the length of the run and the number of ranks.
-    const int batch = std::min(ranks, kMaxOpenWriters);
-    check(interpose::bound_writer_memory(archive.get(), batch <= 16 ? 4 : 2, error), error);
     check(interpose::try_otf2(OTF2_Archive_SetSerialCollectiveCallbacks(archive.get()), "setting serial callbacks",
                               error) &&
               interpose::try_otf2(OTF2_Archive_OpenEvtFiles(archive.get()), "opening event files", error),
@@ -250,8 +249,7 @@ GenerateResult generate(const Program& program, const GenerateOptions& options) 
         s.rank = r;
         s.thread = 0;
         check(interpose::try_otf2(OTF2_EvtWriter_GetNumberOfEvents(w, &s.events), "counting events", error), error);
-        // OTF2 adds a BUFFER_FLUSH record each time a writer's bounded buffer is written out (about one per MiB).
-        // The location definition announces every record, flush records included, or readers reject the archive.
+        // The location definition announces every record OTF2 holds, or readers reject the archive.
         if (s.events < sim.events(r)) {
           throw std::logic_error("OTF2 holds " + std::to_string(s.events) + " events of rank " + std::to_string(r) +
                                  ", the simulation wrote " + std::to_string(sim.events(r)));

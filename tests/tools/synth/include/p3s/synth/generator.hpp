@@ -26,8 +26,7 @@ struct GenerateOptions {
 struct GenerateResult {
   std::filesystem::path archive;  ///< absolute path of traces.otf2
   int ranks = 0;
-  /// OTF2 event records, metric records included (what `p3s summary` counts), and the BUFFER_FLUSH records OTF2
-  /// adds whenever a rank's bounded buffer is written out (about one per MiB of events; none below that).
+  /// OTF2 event records, metric records included (what `p3s summary` counts).
   std::uint64_t events = 0;
   std::vector<std::uint64_t> events_per_rank;
   std::uint64_t duration_ns = 0;   ///< simulated run time, first to last event
