@@ -33,13 +33,15 @@ class LocationExtractor {
  public:
   LocationExtractor(const TraceDefinitions& defs, OpWriter& out, std::unordered_set<std::uint64_t>& volumes,
                     bool has_work, std::vector<CollectiveCall>* collectives, std::int32_t rank, std::size_t location)
-      : defs_(defs),
+      : mpi_regions_(defs.regions.size()),
         out_(out),
         volumes_(volumes),
         has_work_(has_work),
         collectives_(collectives),
         rank_(rank),
-        location_(location) {}
+        location_(location) {
+    for (std::size_t i = 0; i < mpi_regions_.size(); ++i) mpi_regions_[i] = is_mpi_region(defs, i);
+  }
 
   void on_event(const Event& e) {
     switch (e.kind) {
@@ -126,10 +128,11 @@ class LocationExtractor {
   void note_time(std::uint64_t t) { last_time_ = t; }
 
  private:
-  bool is_mpi(std::uint32_t region) const {
-    const Region* r = defs_.region(region);
+  static bool is_mpi_region(const TraceDefinitions& defs, std::size_t id) {
+    const Region* r = defs.region(static_cast<std::uint32_t>(id));
     return r != nullptr && r->is_mpi();
   }
+  bool is_mpi(std::uint32_t region) const { return region < mpi_regions_.size() && mpi_regions_[region] != 0; }
 
   void enter(const Event& e) {
     if (!is_mpi(e.region)) return;
@@ -155,9 +158,9 @@ class LocationExtractor {
     header_.call_work =
         has_work_ && e.work && enter_work_ ? *e.work - *enter_work_ : header_.leave_ns - header_.enter_ns;
     header_.actions = static_cast<std::uint32_t>(actions_.size());
-    const std::uint64_t first_action = out_.append(header_, actions_.data(), header_.actions);
+    out_.append(header_, actions_.data(), header_.actions);
     for (std::size_t i = 0; i < actions_.size(); ++i) {
-      const std::uint64_t offset = first_action + i * sizeof(Action);
+      const std::uint64_t offset = out_.action_offsets()[i];
       if (actions_[i].kind == ActionKind::NbCollRequest) {
         pending_[actions_[i].request] = {offset, actions_[i], header_.enter_ns};
       } else if (actions_[i].kind == ActionKind::Collective && collectives_ != nullptr) {
@@ -184,7 +187,7 @@ class LocationExtractor {
     pending_.erase(it);
   }
 
-  const TraceDefinitions& defs_;
+  std::vector<std::uint8_t> mpi_regions_;  ///< by region id: 1 for MPI functions
   OpWriter& out_;
   std::unordered_set<std::uint64_t>& volumes_;
   bool has_work_;
@@ -256,9 +259,10 @@ Extracted extract_operations(TraceReader& reader, const std::filesystem::path& s
     x.rank = l.rank;
     x.thread = threads[l.rank]++;
     x.ops = scratch / (std::to_string(out.locations.size()) + ".ops");
-    OpWriter writer(x.ops);
-    LocationExtractor ex(defs, writer, volumes, out.has_work_metric, locations_of[l.rank] > 1 ? &collectives : nullptr,
-                         l.rank, out.locations.size());
+    const bool threaded = locations_of[l.rank] > 1;
+    OpWriter writer(x.ops, threaded);
+    LocationExtractor ex(defs, writer, volumes, out.has_work_metric, threaded ? &collectives : nullptr, l.rank,
+                         out.locations.size());
     // The visitor interface hands events over without copying them through the pull buffer.
     struct Forward final : EventVisitor {
       explicit Forward(LocationExtractor& x) : x_(x) {}

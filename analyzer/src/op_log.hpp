@@ -2,7 +2,9 @@
 // The analyzer's working representation of a run: per location, the sequence of MPI operations (one per MPI
 // call) with the burst before each and the communication actions inside. Written once from the OTF2 archive
 // into a compact temporary file, then read sequentially by the Lamport and signature passes, so no pass holds
-// a whole trace in memory.
+// a whole trace in memory. The file stores times as deltas and every field as a variable-length integer (about a
+// quarter of the in-memory size for typical calls; its I/O dominated the analysis of long traces), except the actions that are
+// patched after they were written, which keep their fixed in-memory layout.
 #pragma once
 
 #include <cstdint>
@@ -75,30 +77,43 @@ struct Op {
   [[nodiscard]] std::uint64_t call_ns() const noexcept { return header.leave_ns - header.enter_ns; }
 };
 
-/// Appends operations to a temporary file. Memory: one buffer.
+/// Appends operations to a temporary file. Memory: one buffer (grown only for an operation larger than it).
 class OpWriter {
  public:
-  explicit OpWriter(std::filesystem::path path);
+  /// `patchable_collectives`: collective actions will get their sequence number patched in later (processes
+  /// with several threads), so they are stored in fixed layout too.
+  explicit OpWriter(std::filesystem::path path, bool patchable_collectives = false);
   ~OpWriter();
   OpWriter(const OpWriter&) = delete;
   OpWriter& operator=(const OpWriter&) = delete;
 
-  /// Appends an operation; returns the file offset of its first action (for patch_action).
-  std::uint64_t append(const OpHeader& header, const Action* actions, std::uint32_t count);
-  /// Overwrites the action at `offset` (a non-blocking collective's request learns its communicator only at
-  /// completion). Works whether the action is still buffered or already on disk.
+  /// Appends an operation. The `reserved` fields are not stored.
+  void append(const OpHeader& header, const Action* actions, std::uint32_t count);
+  /// The file offsets of the patchable actions of the last append (non-blocking collective requests, and
+  /// collectives when `patchable_collectives`), in action order; kNotPatchable for the others.
+  [[nodiscard]] const std::vector<std::uint64_t>& action_offsets() const noexcept { return offsets_; }
+  static constexpr std::uint64_t kNotPatchable = ~std::uint64_t{0};
+  /// Overwrites the patchable action at `offset` (a non-blocking collective's request learns its communicator
+  /// only at completion). Works whether the action is still buffered or already on disk.
   void patch_action(std::uint64_t offset, const Action& action);
   /// Writes everything out and closes the file.
   void finish();
   [[nodiscard]] std::uint64_t operations() const noexcept { return ops_; }
+  [[nodiscard]] std::uint64_t bytes() const noexcept { return flushed_ + used_; }
 
  private:
   void flush();
+  void reserve(std::size_t bytes);
   std::filesystem::path path_;
   std::FILE* file_ = nullptr;
-  std::vector<std::byte> buffer_;
+  bool patchable_collectives_;
+  std::unique_ptr<std::byte[]> buffer_;
+  std::size_t capacity_ = 0;
+  std::size_t used_ = 0;
   std::uint64_t flushed_ = 0;  ///< bytes already in the file
   std::uint64_t ops_ = 0;
+  std::uint64_t prev_leave_ = 0;  ///< times are stored relative to the previous operation
+  std::vector<std::uint64_t> offsets_;
 };
 
 /// Reads an operation file sequentially.
@@ -112,12 +127,16 @@ class OpReader {
   bool next(Op& op);
 
  private:
-  bool read(void* out, std::size_t bytes);
+  /// Makes at least `bytes` bytes available at begin_ unless the file ends first; returns how many are.
+  std::size_t fill(std::size_t bytes);
+  [[noreturn]] void corrupt() const;
   std::filesystem::path path_;
   std::FILE* file_ = nullptr;
   std::unique_ptr<std::byte[]> buffer_;  ///< not zero-filled: every pass opens a reader per location
+  std::size_t capacity_ = 0;
   std::size_t begin_ = 0;
   std::size_t end_ = 0;
+  std::uint64_t prev_leave_ = 0;
 };
 
 /// A scratch directory removed with everything in it when the object goes away.

@@ -605,10 +605,11 @@ OTF2_CallbackCode on_metric(OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* 
     // Score-P and p3s write strictly synchronous metrics as Metric records right before the Enter/Leave of the
     // same time; several classes may precede one event.
     if (!s.metric_pending || s.metric_time != t) {
-      s.metrics = Event{};
       s.metric_pending = true;
       s.metric_time = t;
       s.metrics.metric_class = metric;
+      s.metrics.metric_count = 0;
+      s.metrics.work.reset();
     }
     const TraceDefinitions& d = s.defs();
     const MetricClass* cls =
@@ -629,7 +630,7 @@ OTF2_CallbackCode on_enter_leave(State& s, EventKind kind, OTF2_TimeStamp t, OTF
   if (s.metric_pending && s.metric_time == t) {
     e.metric_class = s.metrics.metric_class;
     e.metric_count = s.metrics.metric_count;
-    e.metric_values = s.metrics.metric_values;
+    std::copy_n(s.metrics.metric_values.begin(), e.metric_count, e.metric_values.begin());
     e.work = s.metrics.work;
   }
   const std::uint32_t callsite_attr = s.defs().callsite_attribute;
