@@ -20,7 +20,6 @@ void add_analyze(CLI::App& app) {
   auto quiet = std::make_shared<bool>(false);
   auto show_stats = std::make_shared<bool>(false);
   CLI::App* sub = app.add_subcommand("analyze", "Find the phases of a traced run and write its signature");
-  std::string input;
   sub->add_option("trace", opts->input, "Trace directory or traces.otf2")->required();
   sub->add_option("-o,--output", *output, "Signature file (default: signature.json beside the archive)");
   sub->add_flag("--report", *report, "Also print each relevant phase's calls per rank");
@@ -29,17 +28,22 @@ void add_analyze(CLI::App& app) {
   sub->add_option("--logical-csv", *csv, "Write the logical trace as CSV");
   sub->add_option("--otf2-logical", *otf2, "Write the logical trace as an OTF2 archive into this directory");
   sub->add_option("--relevance", opts->signature.relevance, "Share of run time that makes a phase relevant")
+      ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
   sub->add_option("--volume-tolerance", opts->signature.volume_tolerance,
                   "Relative difference of message sizes that still counts as equal")
+      ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
   sub->add_option("--work-similarity", opts->signature.work_similarity,
                   "Instances of a phase whose work is less similar than this become separate phases")
+      ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
   sub->add_option("--event-similarity", opts->signature.event_similarity,
                   "Fraction of an instance's calls that must match its phase's representative")
+      ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
   sub->add_option("--max-period", opts->max_period, "Longest loop body searched, in ticks")
+      ->capture_default_str()
       ->check(CLI::Range(1, 1 << 24));
   sub->add_flag("--partial", opts->signature.partial,
                 "Analyse a run that did not finish: unmatched receives become local events");
