@@ -364,24 +364,19 @@ class Engine {
     flush_deferred(i, std::max<std::uint64_t>(l.clock, 1));
   }
 
-  void wake_channel(const ChannelKey& key) {
-    auto it = msg_waiters_.find(key);
-    if (it == msg_waiters_.end()) return;
-    for (std::size_t w : it->second) {
-      locs_[w].wait = Wait::None;
-      woken_.push_back(w);
-    }
-    msg_waiters_.erase(it);
-  }
+  void wake_channel(const ChannelKey& key) { wake(msg_waiters_, key); }
+  void wake_collective(const CollKey& key) { wake(coll_waiters_, key); }
 
-  void wake_collective(const CollKey& key) {
-    auto it = coll_waiters_.find(key);
-    if (it == coll_waiters_.end()) return;
+  /// The locations blocked on `key` (in `waiters`) may run again.
+  template <class Waiters, class Key>
+  void wake(Waiters& waiters, const Key& key) {
+    auto it = waiters.find(key);
+    if (it == waiters.end()) return;
     for (std::size_t w : it->second) {
       locs_[w].wait = Wait::None;
       woken_.push_back(w);
     }
-    coll_waiters_.erase(it);
+    waiters.erase(it);
   }
 
   /// Ticks up to the smallest clock of the locations still running are final: their next events come later.

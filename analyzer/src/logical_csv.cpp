@@ -4,9 +4,7 @@
 #include <fstream>
 
 #include "logical_export.hpp"
-#include "op_log.hpp"
 #include "p3s/error.hpp"
-#include "tick_log.hpp"
 
 namespace p3s::analyzer {
 
@@ -19,16 +17,9 @@ void write_logical_csv(const std::filesystem::path& path, const TraceDefinitions
     out << "rank,thread,seq,call,action,peer,tag,bytes,tick,phase,instance\n";
     for (std::size_t l = 0; l < ex.locations.size(); ++l) {
       const ExtractedLocation& loc = ex.locations[l];
-      OpReader ops(loc.ops);
-      TickReader ticks(tick_files[l]);
-      Op op;
-      std::uint64_t op_tick = 0;
-      std::vector<std::uint64_t> action_ticks;
-      std::size_t occ = 0;
       std::uint64_t seq = 0;
-      while (ops.next(op)) {
-        ticks.next(op.actions.size(), op_tick, action_ticks);
-        occ = occurrence_of(labels.first_tick, op_tick, occ);
+      walk_logical(loc, tick_files[l], labels, [&](const Op& op, std::uint64_t op_tick,
+                                                   std::span<const std::uint64_t> action_ticks, std::size_t occ) {
         const Region* r = defs.region(op.header.region);
         const std::string call = r != nullptr ? r->name : "?";
         const auto row = [&](const char* action, long long peer, std::uint32_t tag, std::uint64_t bytes,
@@ -44,7 +35,7 @@ void write_logical_csv(const std::filesystem::path& path, const TraceDefinitions
               action_ticks[i] != 0 ? action_ticks[i] : op_tick);
         }
         ++seq;
-      }
+      });
     }
     if (!out.flush()) throw Error("writing '" + tmp.string() + "' failed; check free space");
   }

@@ -86,12 +86,6 @@ void write_logical_otf2(const std::filesystem::path& dir, const TraceDefinitions
     const ExtractedLocation& loc = ex.locations[l];
     OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(a, location_of(loc));
     if (w == nullptr) throw Otf2Error("cannot open an event writer in '" + dir.string() + "'");
-    OpReader ops(loc.ops);
-    TickReader ticks(tick_files[l]);
-    Op op;
-    std::uint64_t op_tick = 0;
-    std::vector<std::uint64_t> action_ticks;
-    std::size_t occ = 0;
     std::size_t open = static_cast<std::size_t>(-1);
     std::uint64_t ts = 0;
     std::uint64_t n = 0;
@@ -99,9 +93,8 @@ void write_logical_otf2(const std::filesystem::path& dir, const TraceDefinitions
       ts = std::max(ts + 1, tick * kPerTick);
       return ts;
     };
-    while (ops.next(op)) {
-      ticks.next(op.actions.size(), op_tick, action_ticks);
-      occ = occurrence_of(labels.first_tick, op_tick, occ);
+    walk_logical(loc, tick_files[l], labels, [&](const Op& op, std::uint64_t op_tick,
+                                                 std::span<const std::uint64_t> action_ticks, std::size_t occ) {
       if (occ != open) {
         if (open != static_cast<std::size_t>(-1)) {
           check(OTF2_EvtWriter_Leave(w, nullptr, ++ts, phase_region(labels.phase[open])), "leaving a phase", dir);
@@ -142,7 +135,7 @@ void write_logical_otf2(const std::filesystem::path& dir, const TraceDefinitions
       }
       check(OTF2_EvtWriter_Leave(w, nullptr, ++ts, op.header.region), "leaving a call", dir);
       ++n;
-    }
+    });
     if (open != static_cast<std::size_t>(-1)) {
       check(OTF2_EvtWriter_Leave(w, nullptr, ++ts, phase_region(labels.phase[open])), "leaving a phase", dir);
       ++n;
