@@ -89,10 +89,23 @@ double robust_spread(const std::vector<double>& v, std::size_t lo, std::size_t h
   return 1.4826 * dev[dev.size() / 2];
 }
 
+/// Plain standard deviation of sorted values [lo, hi).
+double plain_spread(const std::vector<double>& v, std::size_t lo, std::size_t hi) {
+  double sum = 0;
+  for (std::size_t k = lo; k < hi; ++k) sum += v[k];
+  const double mean = sum / static_cast<double>(hi - lo);
+  double sq = 0;
+  for (std::size_t k = lo; k < hi; ++k) sq += (v[k] - mean) * (v[k] - mean);
+  return std::sqrt(sq / static_cast<double>(hi - lo));
+}
+
 /// Top-down split of sorted instance works into populations: the widest gap that leaves at least `min_size`
 /// instances on each side separates two populations when it exceeds `tol` of the larger value, the absolute
 /// `floor`, and four times the spread of either side; each side is split again the same way. Populations
-/// smaller than `min_size` cannot arise, so warm-up instances and scheduling hiccups stay in their phase.
+/// smaller than `min_size` cannot arise, so warm-up instances and scheduling hiccups stay in their phase. The
+/// smaller side's spread is also taken without the median's robustness: a few instances slowed by different
+/// amounts (a loaded or oversubscribed machine) are scattered outliers, while a real work variant is as tight
+/// as the code it runs.
 void split_sorted(const std::vector<double>& v, std::size_t lo, std::size_t hi, std::size_t min_size, double tol,
                   double floor, std::vector<std::size_t>& starts) {
   if (hi - lo < 2 * min_size) return;
@@ -104,7 +117,9 @@ void split_sorted(const std::vector<double>& v, std::size_t lo, std::size_t hi, 
       cut = k;
     }
   }
-  const double noise = std::max(robust_spread(v, lo, cut), robust_spread(v, cut, hi));
+  const bool low_smaller = cut - lo < hi - cut;
+  const double noise = std::max({robust_spread(v, lo, cut), robust_spread(v, cut, hi),
+                                 low_smaller ? plain_spread(v, lo, cut) : plain_spread(v, cut, hi)});
   if (widest <= tol * v[cut] || widest <= floor || widest <= 4 * noise) return;
   split_sorted(v, lo, cut, min_size, tol, floor, starts);
   starts.push_back(cut);
