@@ -17,9 +17,10 @@ void write_logical_csv(const std::filesystem::path& path, const TraceDefinitions
     out << "rank,thread,seq,call,action,peer,tag,bytes,tick,phase,instance\n";
     for (std::size_t l = 0; l < ex.locations.size(); ++l) {
       const ExtractedLocation& loc = ex.locations[l];
-      std::uint64_t seq = 0;
-      walk_logical(loc, tick_files[l], labels, [&](const Op& op, std::uint64_t op_tick,
-                                                   std::span<const std::uint64_t> action_ticks, std::size_t occ) {
+      OpSweep sweep(loc, tick_files[l], labels.first_tick);
+      for (std::uint64_t seq = 0; sweep.next(); ++seq) {
+        const Op& op = sweep.op;
+        const std::size_t occ = sweep.occurrence;
         const Region* r = defs.region(op.header.region);
         const std::string call = r != nullptr ? r->name : "?";
         const auto row = [&](const char* action, long long peer, std::uint32_t tag, std::uint64_t bytes,
@@ -27,15 +28,14 @@ void write_logical_csv(const std::filesystem::path& path, const TraceDefinitions
           out << loc.rank << ',' << loc.thread << ',' << seq << ',' << call << ',' << action << ',' << peer << ','
               << tag << ',' << bytes << ',' << tick << ',' << labels.phase[occ] << ',' << labels.instance[occ] << '\n';
         };
-        if (op.actions.empty()) row("", -1, 0, 0, op_tick);
+        if (op.actions.empty()) row("", -1, 0, 0, sweep.op_tick);
         for (std::size_t i = 0; i < op.actions.size(); ++i) {
           const Action& a = op.actions[i];
           const bool message = a.kind == ActionKind::Send || a.kind == ActionKind::Recv;
           row(action_name(a.kind), message ? a.peer : -1, message ? a.tag : 0, a.bytes,
-              action_ticks[i] != 0 ? action_ticks[i] : op_tick);
+              sweep.action_ticks[i] != 0 ? sweep.action_ticks[i] : sweep.op_tick);
         }
-        ++seq;
-      });
+      }
     }
     if (!out.flush()) throw Error("writing '" + tmp.string() + "' failed; check free space");
   }

@@ -11,10 +11,8 @@
 #include <otf2/otf2.h>
 
 #include "logical_export.hpp"
-#include "op_log.hpp"
 #include "p3s/error.hpp"
 #include "p3s/version.hpp"
-#include "tick_log.hpp"
 
 namespace p3s::analyzer {
 namespace {
@@ -93,8 +91,12 @@ void write_logical_otf2(const std::filesystem::path& dir, const TraceDefinitions
       ts = std::max(ts + 1, tick * kPerTick);
       return ts;
     };
-    walk_logical(loc, tick_files[l], labels, [&](const Op& op, std::uint64_t op_tick,
-                                                 std::span<const std::uint64_t> action_ticks, std::size_t occ) {
+    OpSweep sweep(loc, tick_files[l], labels.first_tick);
+    while (sweep.next()) {
+      const Op& op = sweep.op;
+      const std::uint64_t op_tick = sweep.op_tick;
+      const std::vector<std::uint64_t>& action_ticks = sweep.action_ticks;
+      const std::size_t occ = sweep.occurrence;
       if (occ != open) {
         if (open != static_cast<std::size_t>(-1)) {
           check(OTF2_EvtWriter_Leave(w, nullptr, ++ts, phase_region(labels.phase[open])), "leaving a phase", dir);
@@ -135,7 +137,7 @@ void write_logical_otf2(const std::filesystem::path& dir, const TraceDefinitions
       }
       check(OTF2_EvtWriter_Leave(w, nullptr, ++ts, op.header.region), "leaving a call", dir);
       ++n;
-    });
+    }
     if (open != static_cast<std::size_t>(-1)) {
       check(OTF2_EvtWriter_Leave(w, nullptr, ++ts, phase_region(labels.phase[open])), "leaving a phase", dir);
       ++n;

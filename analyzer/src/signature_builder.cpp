@@ -57,28 +57,6 @@ bool same_structure(const EventAcc& e, const Op& op) {
   return true;
 }
 
-/// Reads a location's operations together with their ticks and occurrences.
-class Sweep {
- public:
-  Sweep(const ExtractedLocation& l, const std::filesystem::path& ticks, const std::vector<std::uint64_t>& first_tick)
-      : ops_(l.ops), ticks_(ticks), first_tick_(first_tick) {}
-  bool next() {
-    if (!ops_.next(op)) return false;
-    ticks_.next(op.actions.size(), op_tick, action_ticks);
-    occurrence = occurrence_of(first_tick_, op_tick, occurrence == kNone ? 0 : occurrence);
-    return true;
-  }
-  Op op;
-  std::uint64_t op_tick = 0;
-  std::vector<std::uint64_t> action_ticks;
-  std::size_t occurrence = kNone;
-
- private:
-  OpReader ops_;
-  TickReader ticks_;
-  const std::vector<std::uint64_t>& first_tick_;
-};
-
 /// Spread of sorted values [lo, hi): 1.4826 x their median absolute deviation (robust standard deviation).
 double robust_spread(const std::vector<double>& v, std::size_t lo, std::size_t hi) {
   const double median = v[lo + (hi - lo) / 2];
@@ -182,7 +160,7 @@ OccurrenceLabels build_signature(const TraceDefinitions& defs, const Extracted& 
   std::vector<double> occ_work(nocc, 0);
   std::vector<Boundary> bounds(ps.phases.size());
   for (std::size_t l = 0; l < extracted.locations.size(); ++l) {
-    Sweep s(extracted.locations[l], tick_files[l], labels.first_tick);
+    OpSweep s(extracted.locations[l], tick_files[l], labels.first_tick);
     std::size_t prev = kNone;
     while (s.next()) {
       const std::size_t o = s.occurrence;
@@ -247,7 +225,7 @@ OccurrenceLabels build_signature(const TraceDefinitions& defs, const Extracted& 
   std::vector<double> inst_time(nocc, 0);
   std::vector<std::map<std::size_t, RepAcc>> reps(nphases);  // phase -> location -> accumulator
   for (std::size_t l = 0; l < extracted.locations.size(); ++l) {
-    Sweep s(extracted.locations[l], tick_files[l], labels.first_tick);
+    OpSweep s(extracted.locations[l], tick_files[l], labels.first_tick);
     std::size_t prev = kNone;
     RepAcc* rep = nullptr;
     bool building = false;

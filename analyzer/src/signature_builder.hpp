@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "extract.hpp"
+#include "op_log.hpp"
 #include "p3s/analyzer/phase_finder.hpp"
 #include "p3s/analyzer/signature.hpp"
+#include "tick_log.hpp"
 
 namespace p3s::analyzer {
 
@@ -30,5 +32,29 @@ OccurrenceLabels build_signature(const TraceDefinitions& defs, const Extracted& 
 /// Index of the occurrence holding `tick` (1-based), given occurrences' first ticks in increasing order.
 [[nodiscard]] std::size_t occurrence_of(const std::vector<std::uint64_t>& first_tick, std::uint64_t tick,
                                         std::size_t hint) noexcept;
+
+/// Reads a location's operations in order together with their ticks (from the Lamport pass's tick file) and
+/// the occurrence each belongs to.
+class OpSweep {
+ public:
+  OpSweep(const ExtractedLocation& l, const std::filesystem::path& ticks, const std::vector<std::uint64_t>& first_tick)
+      : ops_(l.ops), ticks_(ticks), first_tick_(first_tick) {}
+  bool next() {
+    if (!ops_.next(op)) return false;
+    ticks_.next(op.actions.size(), op_tick, action_ticks);
+    occurrence = occurrence_of(first_tick_, op_tick, occurrence == kNoOccurrence ? 0 : occurrence);
+    return true;
+  }
+  static constexpr std::size_t kNoOccurrence = static_cast<std::size_t>(-1);
+  Op op;
+  std::uint64_t op_tick = 0;
+  std::vector<std::uint64_t> action_ticks;
+  std::size_t occurrence = kNoOccurrence;  ///< before the first next()
+
+ private:
+  OpReader ops_;
+  TickReader ticks_;
+  const std::vector<std::uint64_t>& first_tick_;
+};
 
 }  // namespace p3s::analyzer
