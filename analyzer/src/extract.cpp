@@ -72,12 +72,12 @@ class LocationExtractor {
       case EventKind::MpiSend:
       case EventKind::MpiIsend:
         a.kind = ActionKind::Send;
-        volumes_.insert(e.bytes);
+        note_volume(e.bytes);
         break;
       case EventKind::MpiRecv:
       case EventKind::MpiIrecv:
         a.kind = ActionKind::Recv;
-        volumes_.insert(e.bytes);
+        note_volume(e.bytes);
         break;
       case EventKind::MpiIrecvRequest:
         a.kind = ActionKind::IrecvPost;
@@ -95,7 +95,7 @@ class LocationExtractor {
         a.root = e.root;
         a.bytes_received = e.bytes_received;
         a.peer = -1;
-        volumes_.insert(e.bytes);
+        note_volume(e.bytes);
         if (e.kind == EventKind::NbCollectiveComplete) complete_request(a);
         break;
       case EventKind::NbCollectiveRequest:
@@ -172,6 +172,12 @@ class LocationExtractor {
     prev_work_ = e.work;
   }
 
+  void note_volume(std::uint64_t bytes) {
+    if (bytes == last_volume_) return;  // messages of a location mostly repeat their size
+    volumes_.insert(bytes);
+    last_volume_ = bytes;
+  }
+
   /// A non-blocking collective completed: its request action learns the communicator.
   void complete_request(const Action& done) {
     const auto it = pending_.find(done.request);
@@ -190,6 +196,7 @@ class LocationExtractor {
   std::vector<std::uint8_t> mpi_regions_;  ///< by region id: 1 for MPI functions
   OpWriter& out_;
   std::unordered_set<std::uint64_t>& volumes_;
+  std::uint64_t last_volume_ = ~std::uint64_t{0};
   bool has_work_;
   int depth_ = 0;
   OpHeader header_;

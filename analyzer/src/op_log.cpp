@@ -37,21 +37,26 @@ void put(std::byte*& p, std::uint64_t v) noexcept {
   *p++ = static_cast<std::byte>(v);
 }
 
-/// Decodes one variable-length integer; on running past `end` (or past 64 bits) it sets p to nullptr
-/// and keeps returning 0, so a decoder checks once at its end.
-template <typename T>
-T get(const std::byte*& p, const std::byte* end) noexcept {
+/// Decodes a variable-length integer of two bytes or more; on running past `end` (or past 64 bits) it sets p
+/// to nullptr and returns 0, so a decoder checks once at its end.
+[[gnu::noinline]] std::uint64_t get_long(const std::byte*& p, const std::byte* end) noexcept {
   if (p == nullptr) return 0;
-  if (p != end && static_cast<unsigned>(*p) < 0x80) return static_cast<T>(*p++);  // the common case
   std::uint64_t v = 0;
   for (unsigned shift = 0; shift < 64; shift += 7) {
     if (p == end) break;
     const auto b = static_cast<std::uint64_t>(*p++);
     v |= (b & 0x7f) << shift;
-    if (b < 0x80) return static_cast<T>(v);
+    if (b < 0x80) return v;
   }
   p = nullptr;
   return 0;
+}
+
+/// Decodes one variable-length integer (see get_long); one byte, the common case, is decoded inline.
+template <typename T>
+[[gnu::always_inline]] inline T get(const std::byte*& p, const std::byte* end) noexcept {
+  if (p != nullptr && p != end && static_cast<unsigned>(*p) < 0x80) return static_cast<T>(*p++);
+  return static_cast<T>(get_long(p, end));
 }
 
 std::string io_error(const std::filesystem::path& p, const char* what) {
