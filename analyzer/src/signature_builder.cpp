@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
+#include <unordered_map>
 
 #include "op_log.hpp"
 #include "p3s/analyzer/event.hpp"
@@ -36,7 +38,30 @@ struct EventAcc {
   std::vector<Action> actions;  ///< structure (kinds, peers, communicators, operations)
   std::vector<Stat> bytes;      ///< per action
   std::vector<Stat> bytes_received;
+  /// Per action of the representative instance: for a request's completion, the event that started the
+  /// request (-1: before the instance); for a posted receive, the receive that completed it (kind Send when
+  /// none was seen).
+  std::vector<std::int32_t> started;
+  std::vector<Action> completed_by;
   SigEvent out;
+};
+
+/// Actions that start a request, and those that complete one.
+bool starts_request(const Action& a) {
+  return (a.kind == ActionKind::Send && a.request != 0) || a.kind == ActionKind::IrecvPost ||
+         a.kind == ActionKind::NbCollRequest;
+}
+bool completes_request(const Action& a) {
+  return (a.kind == ActionKind::Recv && a.request != 0) || a.kind == ActionKind::IsendComplete ||
+         a.kind == ActionKind::NbCollComplete;
+}
+
+/// Where a request of a representative instance began: the phase, the event in the instance and the action.
+struct RequestStart {
+  std::uint32_t phase;
+  std::size_t occurrence;
+  std::uint32_t event;
+  std::uint32_t action;
 };
 
 struct RepAcc {
@@ -148,6 +173,73 @@ std::size_t occurrence_of(const std::vector<std::uint64_t>& first_tick, std::uin
   return o;
 }
 
+/// Links requests within representative instances: a completion learns the event that started its request,
+/// and a posted receive learns the message that completed it (its peer, tag and size). `rep` is the
+/// representative being built by this operation (event `event`), or nullptr.
+void link_requests(const Op& op, std::size_t occurrence, RepAcc* rep, std::size_t event, std::uint32_t phase,
+                   std::vector<std::map<std::size_t, RepAcc>>& reps, std::size_t location,
+                   std::unordered_map<std::uint64_t, RequestStart>& requests) {
+  for (std::size_t i = 0; i < op.actions.size(); ++i) {
+    const Action& a = op.actions[i];
+    if (starts_request(a)) {
+      if (rep != nullptr) {
+        requests[a.request] = {phase, occurrence, static_cast<std::uint32_t>(event), static_cast<std::uint32_t>(i)};
+      } else {
+        requests.erase(a.request);  // an id reused outside a representative
+      }
+    } else if (completes_request(a)) {
+      const auto it = requests.find(a.request);
+      if (it == requests.end()) continue;
+      const RequestStart& start = it->second;
+      EventAcc& origin = reps[start.phase].at(location).events[start.event];
+      if (origin.actions[start.action].kind == ActionKind::IrecvPost && a.kind == ActionKind::Recv) {
+        origin.completed_by[start.action] = a;
+      }
+      if (rep != nullptr && start.occurrence == occurrence) {
+        rep->events[event].started[i] = static_cast<std::int32_t>(start.event);
+      }
+      requests.erase(it);
+    }
+  }
+}
+
+/// The communicators the phases' actions name, with their members.
+std::vector<SigComm> communicators_used(const TraceDefinitions& defs, const std::vector<SigPhase>& phases) {
+  std::set<std::uint32_t> ids;
+  for (const SigPhase& ph : phases) {
+    for (const SigRank& r : ph.ranks) {
+      for (const SigEvent& e : r.events) {
+        for (const SigAction& a : e.actions) ids.insert(a.comm);
+      }
+    }
+  }
+  std::vector<SigComm> out;
+  for (const std::uint32_t id : ids) {
+    const Communicator* c = defs.comm(id);
+    if (c == nullptr) continue;
+    SigComm sc;
+    sc.id = id;
+    switch (c->kind) {
+      case CommKind::Group:
+        sc.kind = "group";
+        sc.ranks = c->world_ranks;
+        break;
+      case CommKind::Self:
+        sc.kind = "self";
+        break;
+      case CommKind::Inter:
+        sc.kind = "inter";
+        sc.ranks = c->world_ranks;
+        break;
+      case CommKind::Unresolved:
+        sc.kind = "unresolved";
+        break;
+    }
+    out.push_back(std::move(sc));
+  }
+  return out;
+}
+
 OccurrenceLabels build_signature(const TraceDefinitions& defs, const Extracted& extracted,
                                  const std::vector<std::filesystem::path>& tick_files, const PhaseStructure& ps,
                                  Signature& sig) {
@@ -224,7 +316,9 @@ OccurrenceLabels build_signature(const TraceDefinitions& defs, const Extracted& 
   // Sweep 2: representatives and instance times.
   std::vector<double> inst_time(nocc, 0);
   std::vector<std::map<std::size_t, RepAcc>> reps(nphases);  // phase -> location -> accumulator
+  std::unordered_map<std::uint64_t, RequestStart> requests;   // started in a representative, not yet completed
   for (std::size_t l = 0; l < extracted.locations.size(); ++l) {
+    requests.clear();
     OpSweep s(extracted.locations[l], tick_files[l], labels.first_tick);
     std::size_t prev = kNone;
     RepAcc* rep = nullptr;
@@ -271,8 +365,11 @@ OccurrenceLabels build_signature(const TraceDefinitions& defs, const Extracted& 
         e.actions = s.op.actions;
         e.bytes.resize(e.actions.size());
         e.bytes_received.resize(e.actions.size());
+        e.started.assign(e.actions.size(), -1);
+        e.completed_by.resize(e.actions.size());
         rep->events.push_back(std::move(e));
       }
+      link_requests(s.op, o, building ? rep : nullptr, j, labels.phase[o], reps, l, requests);
       if (j < rep->events.size() && same_structure(rep->events[j], s.op)) {
         EventAcc& e = rep->events[j];
         e.out.burst_ns.add(static_cast<double>(burst_ns));
@@ -330,10 +427,27 @@ OccurrenceLabels build_signature(const TraceDefinitions& defs, const Extracted& 
           SigAction sa;
           sa.kind = action_name(a.kind);
           sa.peer = a.peer;
-          sa.offset = a.peer >= 0 ? a.peer - loc.rank : 0;
           sa.tag = a.tag;
           sa.comm = a.comm;
-          const Communicator* c = defs.comm(a.comm);
+          sa.request = starts_request(a) || completes_request(a);
+          sa.started = e.started[i];
+          const Action& done = e.completed_by[i];
+          if (a.kind == ActionKind::IrecvPost && done.kind == ActionKind::Recv) {
+            // A posted receive is described by the message it received.
+            sa.peer = done.peer;
+            sa.tag = done.tag;
+            sa.comm = done.comm;
+            e.bytes[i] = Stat{};
+            e.bytes[i].add(static_cast<double>(done.bytes));
+          }
+          if (sa.started >= 0 && a.comm == kNoRef) {
+            // A completion that names only its request (MPI_Isend's) takes the communicator of its start.
+            for (const Action& origin : rep.events[static_cast<std::size_t>(sa.started)].actions) {
+              if (starts_request(origin) && origin.request == a.request) sa.comm = origin.comm;
+            }
+          }
+          sa.offset = sa.peer >= 0 ? sa.peer - loc.rank : 0;
+          const Communicator* c = defs.comm(sa.comm);
           sa.comm_size =
               c == nullptr ? 0 : static_cast<std::uint32_t>(c->kind == CommKind::Self ? 1 : c->world_ranks.size());
           if (a.kind == ActionKind::Collective || a.kind == ActionKind::NbCollRequest ||
@@ -356,6 +470,7 @@ OccurrenceLabels build_signature(const TraceDefinitions& defs, const Extracted& 
       return std::tie(a.rank, a.thread) < std::tie(b.rank, b.thread);
     });
   }
+  sig.communicators = communicators_used(defs, sig.phases);
   for (SigPhase& ph : sig.phases) {
     ph.time_ns.finish();
     ph.work.finish();

@@ -31,11 +31,13 @@ Stat stat_from(const json& j) {
 
 json to_json(const SigAction& a) {
   json j{{"kind", a.kind}, {"comm", a.comm}, {"comm_size", a.comm_size}, {"bytes", a.bytes}};
-  if (a.kind == "send" || a.kind == "recv") {
+  if (a.kind == "send" || a.kind == "recv" || (a.kind == "irecv" && a.peer >= 0)) {
     j["peer"] = a.peer;
     j["offset"] = a.offset;
     j["tag"] = a.tag;
   }
+  if (a.request) j["request"] = true;
+  if (a.started >= 0) j["started"] = a.started;
   if (!a.collective.empty()) {
     j["collective"] = a.collective;
     j["root"] = a.root;
@@ -62,6 +64,8 @@ SigAction action_from(const json& j) {
   a.collective = j.value("collective", std::string());
   a.root = j.value("root", -1);
   a.bytes_received = j.value("bytes_received", 0.0);
+  a.request = j.value("request", false);
+  a.started = j.value("started", -1);
   return a;
 }
 
@@ -173,6 +177,8 @@ void write_signature(const Signature& s, const std::filesystem::path& path) {
   for (const SigPhase& p : s.phases) phases.push_back(to_json(p));
   json order = json::array();
   for (const PhaseRunEntry& r : s.order) order.push_back(json::array({r.phase, r.count}));
+  json comms = json::array();
+  for (const SigComm& c : s.communicators) comms.push_back(json{{"id", c.id}, {"kind", c.kind}, {"ranks", c.ranks}});
   const json j{{"schema_version", s.schema_version},
                {"tool", s.tool},
                {"inputs",
@@ -201,7 +207,8 @@ void write_signature(const Signature& s, const std::filesystem::path& path) {
                {"unmatched_receives", s.unmatched_receives},
                {"warnings", s.warnings},
                {"phases", std::move(phases)},
-               {"order", std::move(order)}};
+               {"order", std::move(order)},
+               {"communicators", std::move(comms)}};
   const std::filesystem::path tmp = path.string() + ".tmp";
   {
     std::ofstream out(tmp);
@@ -253,6 +260,10 @@ Signature read_signature(const std::filesystem::path& path) {
     s.warnings = j.at("warnings").get<std::vector<std::string>>();
     for (const json& p : j.at("phases")) s.phases.push_back(phase_from(p));
     for (const json& r : j.at("order")) s.order.push_back({r.at(0).get<std::uint32_t>(), r.at(1).get<std::uint64_t>()});
+    for (const json& c : j.value("communicators", json::array())) {
+      s.communicators.push_back({c.at("id").get<std::uint32_t>(), c.at("kind").get<std::string>(),
+                                 c.at("ranks").get<std::vector<std::int32_t>>()});
+    }
   } catch (const json::exception& e) {
     throw InputError("signature '" + path.string() + "' is not a p3s signature (" + e.what() +
                      "); re-run `p3s analyze` on its trace");

@@ -63,6 +63,30 @@ def shape(sig):
     return [(len(sig["phases"]), len(sig["order"]))]
 
 
+def check_requests(sig, phase, np):
+    """Every posted receive names the message that completed it, every completion the event that started its
+    request, and the communicators used are listed with their members."""
+    comms = {c["id"]: c for c in sig["communicators"]}
+    for r in phase["ranks"]:
+        events = r["events"]
+        for i, e in enumerate(events):
+            for a in e["actions"]:
+                linked = a["kind"] != "isend_complete" or "started" in a
+                if a["comm"] not in comms and linked:
+                    fail("communicators", f"rank {r['rank']}: communicator {a['comm']} is not listed")
+                if a["kind"] == "irecv" and "peer" not in a:
+                    fail("requests", f"rank {r['rank']} event {i}: a posted receive without its message: {a}")
+                if a["kind"] in ("recv", "isend_complete") and a.get("request") and "started" in a:
+                    start = events[a["started"]]
+                    kinds = {"recv": "irecv", "isend_complete": "send"}
+                    origin = [x for x in start["actions"] if x["kind"] == kinds[a["kind"]]]
+                    if not origin or (a["kind"] == "recv" and origin[0]["peer"] != a["peer"]):
+                        fail("requests", f"rank {r['rank']} event {i}: {a} was not started by event {start}")
+    for c in sig["communicators"]:
+        if c["kind"] == "group" and not set(c["ranks"]) <= set(range(np)):
+            fail("communicators", f"communicator {c} has ranks outside 0..{np - 1}")
+
+
 def scaling(c):
     n = c.a.iters
     seen = {}
@@ -86,6 +110,7 @@ def scaling(c):
                 fail("order", "the phase order does not add up to the weights")
             if len(loop["ranks"]) != np:
                 fail("sipt", f"the loop phase has events for {len(loop['ranks'])} of {np} ranks")
+            check_requests(sig, loop, np)
             seen[(np, iters)] = (len(sig["phases"]), len(sig["order"]), loop["ticks"])
             print(f"{np:3d} ranks {iters:4d} iterations: {len(sig['phases'])} phases, order {sig['order']}, "
                   f"loop weight {loop['weight']}, coverage {100 * sig['coverage']:.1f} %")

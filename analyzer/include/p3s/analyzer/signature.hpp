@@ -44,6 +44,12 @@ struct SigAction {
   double bytes_min = 0;
   double bytes_max = 0;
   double bytes_received = 0;  ///< collectives
+  /// The action starts or completes a request (Isend, Irecv, a non-blocking collective, and their completions).
+  bool request = false;
+  /// For a completion: the event of the same instance (index in the rank's event list) that started the request,
+  /// -1 when it began before the instance. A posted receive (kind irecv) carries the peer, tag and size of the
+  /// message that completed it, when that was seen.
+  std::int32_t started = -1;
 };
 
 /// One MPI call of the representative instance, averaged over the phase's instances.
@@ -77,6 +83,14 @@ struct SigPhase {
   std::string attribution;                 ///< leading (a burst belongs to the call after it) or trailing
   std::uint32_t split_from = 0xffffffffu;  ///< the structural phase it was split from by work, if any
   std::vector<SigRank> ranks;
+};
+
+/// A communicator that the phases use, with its members as MPI_COMM_WORLD ranks (rank i of the communicator is
+/// `ranks[i]`), so that a model can learn how communicators are formed.
+struct SigComm {
+  std::uint32_t id = 0;  ///< id in the archive, as in SigAction::comm
+  std::string kind;      ///< group, self, inter (ranks: the local group), unresolved (no ranks)
+  std::vector<std::int32_t> ranks;
 };
 
 struct PhaseRunEntry {
@@ -119,6 +133,7 @@ struct Signature {
 
   std::vector<SigPhase> phases;
   std::vector<PhaseRunEntry> order;
+  std::vector<SigComm> communicators;  ///< every communicator an action of a phase names, by id
 };
 
 /// Writes the signature as JSON (to a temporary file renamed into place: never half-written).
