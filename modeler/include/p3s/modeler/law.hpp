@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Scaling laws in the process count n: the bases g(n), exact laws a*g(n) + b with rational coefficients for
+// integer quantities (weights, peers, counts, communicator sizes), and regression laws for real-valued ones
+// (message bytes, work).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace p3s::modeler {
+
+// ---------------------------------------------------------------------------------------------------------------
+// Bases
+
+/// A function g(n) of the process count, in order of simplicity: fitters prefer earlier bases when several fit.
+enum class Basis : std::uint8_t {
+  One,                ///< 1
+  N,                  ///< n
+  NMinus1,            ///< n-1 (affine in n: used by regression laws such as c/(n-1), never by exact laws)
+  Log2,               ///< log2(n)
+  FloorLog2,          ///< floor(log2(n))
+  CeilLog2,           ///< ceil(log2(n))
+  Sqrt,               ///< sqrt(n)
+  FloorSqrt,          ///< floor(sqrt(n))
+  CeilSqrt,           ///< ceil(sqrt(n))
+  Cbrt,               ///< cbrt(n)
+  FloorCbrt,          ///< floor(cbrt(n))
+  Pow2FloorHalfLog2,  ///< 2^floor(log2(n)/2)
+  Pow2CeilHalfLog2,   ///< 2^ceil(log2(n)/2)
+  Dims2Major,         ///< dims2(n)[0], the larger side of MPI_Dims_create(n, 2)
+  Dims2Minor,         ///< dims2(n)[1], the smaller side of MPI_Dims_create(n, 2)
+  Dims3First,         ///< dims3(n)[0], the largest of MPI_Dims_create(n, 3)
+  Dims3Second,        ///< dims3(n)[1]
+  Dims3Third,         ///< dims3(n)[2], the smallest of MPI_Dims_create(n, 3)
+  NLog2N,             ///< n*log2(n)
+  NSquared,           ///< n^2
+};
+
+/// Every basis, simplest first.
+[[nodiscard]] std::span<const Basis> all_bases() noexcept;
+
+/// The readable name of a basis as it appears in printed equations and in JSON ("sqrt(n)", "dims2(n)[1]").
+[[nodiscard]] std::string_view basis_name(Basis basis) noexcept;
+
+/// The basis with this name, or nullopt when no basis is called that.
+[[nodiscard]] std::optional<Basis> basis_from_name(std::string_view name) noexcept;
+
+/// True when g(n) is an integer at every integer n >= 1 (floor/ceil forms, powers of two, dims, n, n^2).
+[[nodiscard]] bool basis_is_integral(Basis basis) noexcept;
+
+/// g(n). Exact for integer n (floor/ceil forms use integer arithmetic); a quiet NaN where g is undefined:
+/// n < 1, or a dims basis at a non-integral n.
+[[nodiscard]] double basis_value(Basis basis, double n);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Samples
+
+/// One observation of a quantity at process count n.
+struct Sample {
+  double n = 0;      ///< process count
+  double value = 0;  ///< the quantity measured at n
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// Exact laws
+
+/// An exact rational number num/den, always reduced with den > 0.
+struct Rational {
+  std::int64_t num = 0;  ///< numerator
+  std::int64_t den = 1;  ///< denominator, > 0
+
+  /// num/den reduced. @throws p3s::ModelError when den is 0.
+  [[nodiscard]] static Rational make(std::int64_t num, std::int64_t den = 1);
+  /// The value as a double.
+  [[nodiscard]] double value() const noexcept { return static_cast<double>(num) / static_cast<double>(den); }
+  /// True when den is 1.
+  [[nodiscard]] bool is_integer() const noexcept { return den == 1; }
+  /// "3", "-3/2".
+  [[nodiscard]] std::string to_string() const;
+  /// Parses "3", "-3/2" (what to_string writes). @throws p3s::InputError on anything else.
+  [[nodiscard]] static Rational parse(std::string_view text);
+
+  friend bool operator==(const Rational&, const Rational&) = default;
+};
+
+/// value(n) = a*g(n) + b with exact rational a and b. A constant law has basis One, a = 0 and value b.
+struct ExactLaw {
+  Basis basis = Basis::One;  ///< g
+  Rational a{0, 1};          ///< coefficient of g(n)
+  Rational b{0, 1};          ///< constant term
+
+  /// The law value(n) = c (basis One, a = 0).
+  [[nodiscard]] static ExactLaw constant(Rational c) noexcept { return ExactLaw{Basis::One, Rational{0, 1}, c}; }
+  /// True when the value does not depend on n.
+  [[nodiscard]] bool is_constant() const noexcept { return a.num == 0 || basis == Basis::One; }
+  /// a*g(n) + b in floating point (NaN where g is undefined).
+  [[nodiscard]] double value_at(double n) const;
+  /// a*g(n) + b exactly, when it is an integer at this n (nullopt otherwise, e.g. (1/2)*n at odd n, log2(n) at
+  /// n = 6, or on overflow).
+  [[nodiscard]] std::optional<std::int64_t> integer_at(std::int64_t n) const;
+  /// Readable equation: "251*sqrt(n) + 251", "(3/2)*n - 1", "log2(n)", "502".
+  [[nodiscard]] std::string to_string() const;
+
+  friend bool operator==(const ExactLaw&, const ExactLaw&) = default;
+};
+
+/// The simplest exact law reproducing every sample (|law(n) - value| <= 1e-9 * max(1, |value|)), or nullopt.
+/// Order of preference: a constant; then integer coefficients a, b over the bases in order; then coefficients with
+/// denominators up to 12 over the bases in order. Samples with equal n and different values give nullopt.
+/// With one distinct n only a constant can be claimed. Two distinct n fit almost every basis, so the answer is
+/// only the simplest of many candidates there: the caller decides whether to trust it (or checks a held-out point
+/// against fit_exact_all()).
+/// @throws p3s::ModelError when there are no samples.
+[[nodiscard]] std::optional<ExactLaw> fit_exact(std::span<const Sample> samples);
+
+/// Every exact law of the family that reproduces the samples, in the order of preference of fit_exact()
+/// (so the first one is fit_exact()'s answer); empty when none does.
+/// @throws p3s::ModelError when there are no samples.
+[[nodiscard]] std::vector<ExactLaw> fit_exact_all(std::span<const Sample> samples);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Regression laws
+
+/// The shape of a regression law.
+enum class RegressionForm : std::uint8_t {
+  Constant,  ///< offset
+  Linear,    ///< offset + coefficient*g(n)   (offset 0 for the one-parameter form c*g(n))
+  Inverse,   ///< offset + coefficient/g(n)   (offset 0 for the one-parameter form c/g(n))
+  Power,     ///< coefficient*n^exponent
+};
+
+/// The readable name of a form ("constant", "linear", "inverse", "power"), as in JSON.
+[[nodiscard]] std::string_view form_name(RegressionForm form) noexcept;
+
+/// A real-valued law fitted by regression, with the relative errors of the fit on its samples.
+struct RegressionLaw {
+  RegressionForm form = RegressionForm::Constant;  ///< the shape
+  Basis basis = Basis::One;                        ///< g for Linear and Inverse; One otherwise
+  double offset = 0;                               ///< the constant term (the whole law for Constant; 0 for Power)
+  double coefficient = 0;                          ///< c of c*g(n), c/g(n), c*n^p
+  double exponent = 0;                             ///< p of the power law (Power only)
+  double max_rel_error = 0;                        ///< max over the samples of |law(n) - value| / |value|
+  double mean_rel_error = 0;                       ///< mean of the same
+
+  /// The law at n (NaN where g is undefined; +-inf where an inverse basis is 0).
+  [[nodiscard]] double value_at(double n) const;
+  /// Number of fitted parameters (1 for a constant or c*g(n), 2 for two-parameter forms).
+  [[nodiscard]] int parameters() const noexcept;
+  /// Readable equation: "4096/2^floor(log2(n)/2)", "2.5*n + 12", "1000*n^(-0.75)".
+  [[nodiscard]] std::string to_string() const;
+};
+
+/// Options of fit_regression().
+struct RegressionOptions {
+  /// A form is accepted when its max relative error on the samples is within this (0.005 = 0.5 %).
+  double tolerance = 0.005;
+  /// Consider the power law c*n^p (needs all values of one sign, nonzero, and n > 0).
+  bool allow_power = true;
+};
+
+/// Fits a real-valued law: the simplest form whose max relative error is within options.tolerance, else the
+/// candidate with the least max relative error. Simplicity order: constant; one-parameter c*g(n), c/g(n) over the
+/// bases in order; the power law; two-parameter offset + c*g(n), offset + c/g(n) over the bases in order.
+/// Fits are least squares on relative residuals (log-log for the power law); coefficients within 1e-9 of an
+/// integer are snapped to it. One distinct n gives the constant (least squares on relative residuals). A zero value is
+/// compared with an absolute tolerance scaled by the largest |value| instead of a relative one.
+/// @throws p3s::ModelError when there are no samples or a sample is not finite.
+[[nodiscard]] RegressionLaw fit_regression(std::span<const Sample> samples, const RegressionOptions& options = {});
+
+/// Relative error of a law's prediction `predicted` against `actual`, as fit_regression() measures it; `scale` is
+/// the largest |value| of the sample set (used when actual is 0).
+[[nodiscard]] double relative_error(double predicted, double actual, double scale) noexcept;
+
+// ---------------------------------------------------------------------------------------------------------------
+// JSON (objects with a "kind" of "exact" or "regression", the fields above and a readable "equation")
+
+/// {"kind": "exact", "basis": "sqrt(n)", "a": 251, "b": "1/2", "equation": "..."}; fractions as "p/q" strings.
+void to_json(nlohmann::json& j, const ExactLaw& law);
+/// Reads what to_json writes ("equation" is ignored). @throws p3s::InputError naming the bad field.
+void from_json(const nlohmann::json& j, ExactLaw& law);
+/// {"kind": "regression", "form": "inverse", "basis": "n", "offset": 0, "coefficient": 4096, "exponent": 0,
+///  "max_rel_error": ..., "mean_rel_error": ..., "equation": "..."}.
+void to_json(nlohmann::json& j, const RegressionLaw& law);
+/// Reads what to_json writes. @throws p3s::InputError naming the bad field.
+void from_json(const nlohmann::json& j, RegressionLaw& law);
+
+/// The same as to_json(j, law), returning the object.
+[[nodiscard]] nlohmann::json to_json(const ExactLaw& law);
+/// The same as to_json(j, law), returning the object.
+[[nodiscard]] nlohmann::json to_json(const RegressionLaw& law);
+/// The same as from_json(j, law). @throws p3s::InputError naming the bad field.
+[[nodiscard]] ExactLaw exact_law_from_json(const nlohmann::json& j);
+/// The same as from_json(j, law). @throws p3s::InputError naming the bad field.
+[[nodiscard]] RegressionLaw regression_law_from_json(const nlohmann::json& j);
+
+}  // namespace p3s::modeler

@@ -1,0 +1,611 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Scaling-law bases, exact rationals, evaluation and printing of exact and regression laws, and their JSON form.
+//
+// Floor/ceil bases are computed with integer arithmetic at integer n, so that e.g. floor(log2(n)) never comes out
+// one too small from a rounding error in std::log2; sqrt/cbrt/log2 of perfect squares/cubes/powers of two are
+// returned exactly for the same reason. The fitters (law_fit.cpp) rely on that exactness.
+#include "p3s/modeler/law.hpp"
+
+#include "p3s/modeler/dims.hpp"
+
+#include "p3s/error.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <numeric>
+
+namespace p3s::modeler {
+
+namespace {
+
+constexpr std::array kBases{
+    Basis::One,
+    Basis::N,
+    Basis::NMinus1,
+    Basis::Log2,
+    Basis::FloorLog2,
+    Basis::CeilLog2,
+    Basis::Sqrt,
+    Basis::FloorSqrt,
+    Basis::CeilSqrt,
+    Basis::Cbrt,
+    Basis::FloorCbrt,
+    Basis::Pow2FloorHalfLog2,
+    Basis::Pow2CeilHalfLog2,
+    Basis::Dims2Major,
+    Basis::Dims2Minor,
+    Basis::Dims3First,
+    Basis::Dims3Second,
+    Basis::Dims3Third,
+    Basis::NLog2N,
+    Basis::NSquared,
+};
+
+// Largest integer a double represents exactly together with its neighbours: the integer paths below apply up to it.
+constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+int floor_log2(std::uint64_t n) { return static_cast<int>(std::bit_width(n)) - 1; }
+int ceil_log2(std::uint64_t n) { return n <= 1 ? 0 : static_cast<int>(std::bit_width(n - 1)); }
+
+std::uint64_t floor_sqrt(std::uint64_t n) {
+  auto r = static_cast<std::uint64_t>(std::sqrt(static_cast<double>(n)));
+  while (r > 0 && r * r > n) {
+    --r;
+  }
+  while ((r + 1) * (r + 1) <= n) {
+    ++r;
+  }
+  return r;
+}
+
+std::uint64_t floor_cbrt(std::uint64_t n) {
+  auto r = static_cast<std::uint64_t>(std::cbrt(static_cast<double>(n)));
+  while (r > 0 && r * r * r > n) {
+    --r;
+  }
+  while ((r + 1) * (r + 1) * (r + 1) <= n) {
+    ++r;
+  }
+  return r;
+}
+
+double pow2(int k) { return std::ldexp(1.0, k); }
+
+// g(n) at an integer n in [1, 2^53].
+double integer_basis_value(Basis basis, std::uint64_t n) {
+  const auto d = static_cast<double>(n);
+  switch (basis) {
+    case Basis::One:
+      return 1;
+    case Basis::N:
+      return d;
+    case Basis::NMinus1:
+      return d - 1;
+    case Basis::Log2:
+      return std::has_single_bit(n) ? floor_log2(n) : std::log2(d);
+    case Basis::FloorLog2:
+      return floor_log2(n);
+    case Basis::CeilLog2:
+      return ceil_log2(n);
+    case Basis::Sqrt: {
+      const std::uint64_t s = floor_sqrt(n);
+      return s * s == n ? static_cast<double>(s) : std::sqrt(d);
+    }
+    case Basis::FloorSqrt:
+      return static_cast<double>(floor_sqrt(n));
+    case Basis::CeilSqrt: {
+      const std::uint64_t s = floor_sqrt(n);
+      return static_cast<double>(s * s == n ? s : s + 1);
+    }
+    case Basis::Cbrt: {
+      const std::uint64_t c = floor_cbrt(n);
+      return c * c * c == n ? static_cast<double>(c) : std::cbrt(d);
+    }
+    case Basis::FloorCbrt:
+      return static_cast<double>(floor_cbrt(n));
+    // floor(x/2) = floor(floor(x)/2) and ceil(x/2) = ceil(ceil(x)/2) for real x.
+    case Basis::Pow2FloorHalfLog2:
+      return pow2(floor_log2(n) / 2);
+    case Basis::Pow2CeilHalfLog2:
+      return pow2((ceil_log2(n) + 1) / 2);
+    case Basis::Dims2Major:
+    case Basis::Dims2Minor:
+    case Basis::Dims3First:
+    case Basis::Dims3Second:
+    case Basis::Dims3Third: {
+      if (n > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) {
+        return kNaN;
+      }
+      const bool two = basis == Basis::Dims2Major || basis == Basis::Dims2Minor;
+      const std::vector<int> dims = dims_create(static_cast<int>(n), two ? 2 : 3);
+      const auto index = static_cast<std::size_t>(two ? static_cast<int>(basis) - static_cast<int>(Basis::Dims2Major)
+                                                      : static_cast<int>(basis) - static_cast<int>(Basis::Dims3First));
+      return dims[index];
+    }
+    case Basis::NLog2N:
+      return d * integer_basis_value(Basis::Log2, n);
+    case Basis::NSquared:
+      return d * d;
+  }
+  return kNaN;
+}
+
+// g(n) at a non-integral (or huge) n: the real formulas; dims are undefined there.
+double real_basis_value(Basis basis, double n) {
+  switch (basis) {
+    case Basis::One:
+      return 1;
+    case Basis::N:
+      return n;
+    case Basis::NMinus1:
+      return n - 1;
+    case Basis::Log2:
+      return std::log2(n);
+    case Basis::FloorLog2:
+      return std::floor(std::log2(n));
+    case Basis::CeilLog2:
+      return std::ceil(std::log2(n));
+    case Basis::Sqrt:
+      return std::sqrt(n);
+    case Basis::FloorSqrt:
+      return std::floor(std::sqrt(n));
+    case Basis::CeilSqrt:
+      return std::ceil(std::sqrt(n));
+    case Basis::Cbrt:
+      return std::cbrt(n);
+    case Basis::FloorCbrt:
+      return std::floor(std::cbrt(n));
+    case Basis::Pow2FloorHalfLog2:
+      return std::exp2(std::floor(std::log2(n) / 2));
+    case Basis::Pow2CeilHalfLog2:
+      return std::exp2(std::ceil(std::log2(n) / 2));
+    case Basis::Dims2Major:
+    case Basis::Dims2Minor:
+    case Basis::Dims3First:
+    case Basis::Dims3Second:
+    case Basis::Dims3Third:
+      return kNaN;
+    case Basis::NLog2N:
+      return n * std::log2(n);
+    case Basis::NSquared:
+      return n * n;
+  }
+  return kNaN;
+}
+
+// Formats a real coefficient: integers exactly, otherwise 6 significant digits (fits print readably; JSON keeps
+// the full precision).
+std::string format_real(double x) {
+  if (!std::isfinite(x)) {
+    return std::isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf");
+  }
+  const double r = std::round(x);
+  std::array<char, 64> buffer{};
+  if (std::abs(x - r) <= 1e-9 * std::max(1.0, std::abs(x)) && std::abs(r) < 1e15) {
+    std::snprintf(buffer.data(), buffer.size(), "%.0f", r == 0 ? 0.0 : r);
+  } else if (std::abs(x) >= 1e5 && std::abs(x) < 1e15) {
+    std::snprintf(buffer.data(), buffer.size(), "%.0f", r);
+  } else {
+    std::snprintf(buffer.data(), buffer.size(), "%.6g", x);
+  }
+  return buffer.data();
+}
+
+// The basis as a factor of a product: "(n-1)" needs parentheses, "n*log2(n)" does not.
+std::string as_factor(Basis basis) {
+  const std::string name(basis_name(basis));
+  return basis == Basis::NMinus1 ? "(" + name + ")" : name;
+}
+
+// The basis as a divisor: "c/(n*log2(n))", "c/(n-1)", "c/2^floor(log2(n)/2)".
+std::string as_divisor(Basis basis) {
+  const std::string name(basis_name(basis));
+  return basis == Basis::NMinus1 || basis == Basis::NLog2N ? "(" + name + ")" : name;
+}
+
+// " + x" / " - x" for a trailing constant term; empty for 0.
+std::string signed_tail(bool negative, const std::string& magnitude) { return (negative ? " - " : " + ") + magnitude; }
+
+[[noreturn]] void bad_field(std::string_view what, std::string_view field, const nlohmann::json& j,
+                            std::string_view expected) {
+  throw InputError(std::string(what) + " JSON: field '" + std::string(field) + "' must be " + std::string(expected) +
+                   ", got " + (j.contains(field) ? j.at(field).dump() : std::string("nothing")) +
+                   "; the model file may be damaged or from another p3s version");
+}
+
+Rational rational_field(const nlohmann::json& j, std::string_view field) {
+  const auto it = j.find(field);
+  if (it != j.end()) {
+    if (it->is_number_integer()) {
+      return Rational::make(it->get<std::int64_t>());
+    }
+    if (it->is_string()) {
+      try {
+        return Rational::parse(it->get<std::string>());
+      } catch (const InputError&) {
+        // reported below with the field's name
+      }
+    }
+  }
+  bad_field("exact law", field, j, "an integer or a \"p/q\" string");
+}
+
+double real_field(const nlohmann::json& j, std::string_view field) {
+  const auto it = j.find(field);
+  if (it == j.end() || !it->is_number()) {
+    bad_field("regression law", field, j, "a number");
+  }
+  return it->get<double>();
+}
+
+Basis basis_field(const nlohmann::json& j, std::string_view what) {
+  const auto it = j.find("basis");
+  if (it != j.end() && it->is_string()) {
+    if (const auto basis = basis_from_name(it->get<std::string>())) {
+      return *basis;
+    }
+  }
+  bad_field(what, "basis", j, "a basis name such as \"sqrt(n)\"");
+}
+
+void check_kind(const nlohmann::json& j, std::string_view kind, std::string_view what) {
+  if (!j.is_object() || !j.contains("kind") || !j.at("kind").is_string() || j.at("kind").get<std::string>() != kind) {
+    throw InputError(std::string(what) + " JSON: expected an object with \"kind\": \"" + std::string(kind) +
+                     "\", got " + j.dump() + "; the model file may be damaged or from another p3s version");
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------------------
+// Bases
+
+std::span<const Basis> all_bases() noexcept { return kBases; }
+
+std::string_view basis_name(Basis basis) noexcept {
+  switch (basis) {
+    case Basis::One:
+      return "1";
+    case Basis::N:
+      return "n";
+    case Basis::NMinus1:
+      return "n-1";
+    case Basis::Log2:
+      return "log2(n)";
+    case Basis::FloorLog2:
+      return "floor(log2(n))";
+    case Basis::CeilLog2:
+      return "ceil(log2(n))";
+    case Basis::Sqrt:
+      return "sqrt(n)";
+    case Basis::FloorSqrt:
+      return "floor(sqrt(n))";
+    case Basis::CeilSqrt:
+      return "ceil(sqrt(n))";
+    case Basis::Cbrt:
+      return "cbrt(n)";
+    case Basis::FloorCbrt:
+      return "floor(cbrt(n))";
+    case Basis::Pow2FloorHalfLog2:
+      return "2^floor(log2(n)/2)";
+    case Basis::Pow2CeilHalfLog2:
+      return "2^ceil(log2(n)/2)";
+    case Basis::Dims2Major:
+      return "dims2(n)[0]";
+    case Basis::Dims2Minor:
+      return "dims2(n)[1]";
+    case Basis::Dims3First:
+      return "dims3(n)[0]";
+    case Basis::Dims3Second:
+      return "dims3(n)[1]";
+    case Basis::Dims3Third:
+      return "dims3(n)[2]";
+    case Basis::NLog2N:
+      return "n*log2(n)";
+    case Basis::NSquared:
+      return "n^2";
+  }
+  return "?";
+}
+
+std::optional<Basis> basis_from_name(std::string_view name) noexcept {
+  for (const Basis basis : kBases) {
+    if (basis_name(basis) == name) {
+      return basis;
+    }
+  }
+  return std::nullopt;
+}
+
+bool basis_is_integral(Basis basis) noexcept {
+  return basis != Basis::Log2 && basis != Basis::Sqrt && basis != Basis::Cbrt && basis != Basis::NLog2N;
+}
+
+double basis_value(Basis basis, double n) {
+  if (basis == Basis::One) {
+    return 1;
+  }
+  if (!(n >= 1)) {  // also catches NaN
+    return kNaN;
+  }
+  if (n <= kMaxExactInteger && n == std::floor(n)) {
+    return integer_basis_value(basis, static_cast<std::uint64_t>(n));
+  }
+  return real_basis_value(basis, n);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Rational
+
+Rational Rational::make(std::int64_t num, std::int64_t den) {
+  if (den == 0) {
+    throw ModelError("rational " + std::to_string(num) + "/0: the denominator must not be 0");
+  }
+  const std::int64_t g = std::gcd(num, den);  // > 0 since den != 0
+  num /= g;
+  den /= g;
+  if (den < 0) {
+    num = -num;
+    den = -den;
+  }
+  return Rational{num, den};
+}
+
+std::string Rational::to_string() const {
+  return den == 1 ? std::to_string(num) : std::to_string(num) + "/" + std::to_string(den);
+}
+
+Rational Rational::parse(std::string_view text) {
+  const auto parse_int = [text](std::string_view part) {
+    std::int64_t value = 0;
+    bool negative = false;
+    std::size_t i = 0;
+    if (!part.empty() && part[0] == '-') {
+      negative = true;
+      i = 1;
+    }
+    if (i == part.size() || part.size() - i > 18) {
+      throw InputError("rational '" + std::string(text) + "': expected an integer or p/q");
+    }
+    for (; i < part.size(); ++i) {
+      if (part[i] < '0' || part[i] > '9') {
+        throw InputError("rational '" + std::string(text) + "': expected an integer or p/q");
+      }
+      value = value * 10 + (part[i] - '0');
+    }
+    return negative ? -value : value;
+  };
+  const std::size_t slash = text.find('/');
+  if (slash == std::string_view::npos) {
+    return make(parse_int(text));
+  }
+  const std::int64_t den = parse_int(text.substr(slash + 1));
+  if (den == 0) {
+    throw InputError("rational '" + std::string(text) + "': the denominator must not be 0");
+  }
+  return make(parse_int(text.substr(0, slash)), den);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// ExactLaw
+
+double ExactLaw::value_at(double n) const {
+  if (is_constant()) {
+    return (basis == Basis::One ? a.value() : 0.0) + b.value();
+  }
+  return a.value() * basis_value(basis, n) + b.value();
+}
+
+std::optional<std::int64_t> ExactLaw::integer_at(std::int64_t n) const {
+  // Exact: value = (a.num*g*b.den + b.num*a.den) / (a.den*b.den), nullopt on 64-bit overflow.
+  std::int64_t g = 1;
+  if (basis != Basis::One) {
+    if (a.num == 0) {
+      g = 0;
+    } else {
+      const double gd = basis_value(basis, static_cast<double>(n));
+      // An irrational g(n) (log2(6), sqrt(2)) never gives an integer with a != 0.
+      if (!std::isfinite(gd) || gd != std::floor(gd) || std::abs(gd) > kMaxExactInteger) {
+        return std::nullopt;
+      }
+      g = static_cast<std::int64_t>(gd);
+    }
+  }
+  std::int64_t num = 0;
+  std::int64_t tail = 0;
+  std::int64_t den = 0;
+  if (__builtin_mul_overflow(a.num, g, &num) || __builtin_mul_overflow(num, b.den, &num) ||
+      __builtin_mul_overflow(b.num, a.den, &tail) || __builtin_add_overflow(num, tail, &num) ||
+      __builtin_mul_overflow(a.den, b.den, &den)) {
+    return std::nullopt;
+  }
+  if (num % den != 0) {
+    return std::nullopt;
+  }
+  return num / den;
+}
+
+std::string ExactLaw::to_string() const {
+  if (basis == Basis::One) {
+    const Rational c = Rational::make(a.num * b.den + b.num * a.den, a.den * b.den);
+    return c.to_string();
+  }
+  if (a.num == 0) {
+    return b.to_string();
+  }
+  std::string text;
+  if (a.den != 1) {
+    text = "(" + a.to_string() + ")*";
+  } else if (a.num == -1) {
+    text = "-";
+  } else if (a.num != 1) {
+    text = a.to_string() + "*";
+  }
+  text += as_factor(basis);
+  if (b.num != 0) {
+    text += signed_tail(b.num < 0, Rational{b.num < 0 ? -b.num : b.num, b.den}.to_string());
+  }
+  return text;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// RegressionLaw
+
+std::string_view form_name(RegressionForm form) noexcept {
+  switch (form) {
+    case RegressionForm::Constant:
+      return "constant";
+    case RegressionForm::Linear:
+      return "linear";
+    case RegressionForm::Inverse:
+      return "inverse";
+    case RegressionForm::Power:
+      return "power";
+  }
+  return "?";
+}
+
+double RegressionLaw::value_at(double n) const {
+  switch (form) {
+    case RegressionForm::Constant:
+      return offset;
+    case RegressionForm::Linear:
+      return offset + coefficient * basis_value(basis, n);
+    case RegressionForm::Inverse:
+      return offset + coefficient / basis_value(basis, n);
+    case RegressionForm::Power:
+      return n > 0 ? coefficient * std::pow(n, exponent) : kNaN;
+  }
+  return kNaN;
+}
+
+int RegressionLaw::parameters() const noexcept {
+  switch (form) {
+    case RegressionForm::Constant:
+      return 1;
+    case RegressionForm::Linear:
+    case RegressionForm::Inverse:
+      return offset == 0 ? 1 : 2;
+    case RegressionForm::Power:
+      return 2;
+  }
+  return 0;
+}
+
+std::string RegressionLaw::to_string() const {
+  std::string text;
+  switch (form) {
+    case RegressionForm::Constant:
+      return format_real(offset);
+    case RegressionForm::Linear:
+      if (coefficient == 1) {
+        text = as_factor(basis);
+      } else if (coefficient == -1) {
+        text = "-" + as_factor(basis);
+      } else {
+        text = format_real(coefficient) + "*" + as_factor(basis);
+      }
+      break;
+    case RegressionForm::Inverse:
+      text = format_real(coefficient) + "/" + as_divisor(basis);
+      break;
+    case RegressionForm::Power: {
+      const std::string p = format_real(exponent);
+      return format_real(coefficient) + "*n^" + (exponent < 0 ? "(" + p + ")" : p);
+    }
+  }
+  if (offset != 0) {
+    text += signed_tail(offset < 0, format_real(std::abs(offset)));
+  }
+  return text;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// JSON
+
+void to_json(nlohmann::json& j, const ExactLaw& law) {
+  const auto rational = [](const Rational& r) {
+    return r.is_integer() ? nlohmann::json(r.num) : nlohmann::json(r.to_string());
+  };
+  j = nlohmann::json{{"kind", "exact"},
+                     {"basis", basis_name(law.basis)},
+                     {"a", rational(law.a)},
+                     {"b", rational(law.b)},
+                     {"equation", law.to_string()}};
+}
+
+void from_json(const nlohmann::json& j, ExactLaw& law) {
+  check_kind(j, "exact", "exact law");
+  law = ExactLaw{basis_field(j, "exact law"), rational_field(j, "a"), rational_field(j, "b")};
+}
+
+void to_json(nlohmann::json& j, const RegressionLaw& law) {
+  j = nlohmann::json{{"kind", "regression"},
+                     {"form", form_name(law.form)},
+                     {"basis", basis_name(law.basis)},
+                     {"offset", law.offset},
+                     {"coefficient", law.coefficient},
+                     {"exponent", law.exponent},
+                     {"max_rel_error", law.max_rel_error},
+                     {"mean_rel_error", law.mean_rel_error},
+                     {"equation", law.to_string()}};
+}
+
+void from_json(const nlohmann::json& j, RegressionLaw& law) {
+  check_kind(j, "regression", "regression law");
+  RegressionLaw out;
+  const auto form = j.find("form");
+  bool known = false;
+  for (const RegressionForm f :
+       {RegressionForm::Constant, RegressionForm::Linear, RegressionForm::Inverse, RegressionForm::Power}) {
+    if (form != j.end() && form->is_string() && form->get<std::string>() == form_name(f)) {
+      out.form = f;
+      known = true;
+    }
+  }
+  if (!known) {
+    bad_field("regression law", "form", j, "one of \"constant\", \"linear\", \"inverse\", \"power\"");
+  }
+  out.basis = basis_field(j, "regression law");
+  out.offset = real_field(j, "offset");
+  out.coefficient = real_field(j, "coefficient");
+  out.exponent = real_field(j, "exponent");
+  // The errors describe the fit, not the law: tolerate files without them.
+  out.max_rel_error = j.contains("max_rel_error") ? real_field(j, "max_rel_error") : 0.0;
+  out.mean_rel_error = j.contains("mean_rel_error") ? real_field(j, "mean_rel_error") : 0.0;
+  law = out;
+}
+
+nlohmann::json to_json(const ExactLaw& law) {
+  nlohmann::json j;
+  to_json(j, law);
+  return j;
+}
+
+nlohmann::json to_json(const RegressionLaw& law) {
+  nlohmann::json j;
+  to_json(j, law);
+  return j;
+}
+
+ExactLaw exact_law_from_json(const nlohmann::json& j) {
+  ExactLaw law;
+  from_json(j, law);
+  return law;
+}
+
+RegressionLaw regression_law_from_json(const nlohmann::json& j) {
+  RegressionLaw law;
+  from_json(j, law);
+  return law;
+}
+
+}  // namespace p3s::modeler

@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Fitting scaling laws to samples: exact laws for integer quantities, regression laws for real-valued ones.
+//
+// Exact fit. Samples at equal n are merged first (they must agree). For each basis g the line through the two
+// samples with the smallest and the largest g(n) gives a candidate a = dv/dg and b = v - a*g; both are snapped to
+// the nearest rational with a small denominator, and the candidate is kept only if it reproduces every sample.
+// Two passes over the bases (integer coefficients, then denominators up to 12) give the order of preference. This
+// is a direct test of each member of a small family, not a search: it costs O(bases * samples).
+//
+// Regression fit. Every candidate form (constant, c*g, c/g, c*n^p, a + c*g, a + c/g over every basis) is fitted by
+// least squares on relative residuals (weights 1/value^2: a law is judged by relative error, and message sizes
+// span orders of magnitude) or, for the power law, in log-log space. The simplest candidate within the tolerance
+// wins; otherwise the one with the least max relative error.
+#include "p3s/modeler/law.hpp"
+
+#include "p3s/error.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace p3s::modeler {
+
+namespace {
+
+// A sample matches an exact law when |law(n) - value| <= kExactTolerance * max(1, |value|): values are integers in
+// practice, so this only absorbs the rounding of irrational bases such as sqrt(n).
+constexpr double kExactTolerance = 1e-9;
+
+// Largest denominator of an exact coefficient: halves, thirds, quarters... up to twelfths cover the laws seen in
+// practice ((3/2)*n, n/4, 251/12) without letting arbitrary reals pass as rationals.
+constexpr std::int64_t kMaxDenominator = 12;
+
+// Zero values are compared with an absolute tolerance of kZeroFloor times the largest |value| of the sample set.
+constexpr double kZeroFloor = 1e-6;
+
+// Fitted coefficients this close (relative) to an integer are snapped to it, so that 4096.0000000001/n prints and
+// evaluates as 4096/n.
+constexpr double kSnapTolerance = 1e-9;
+
+bool close_exact(double predicted, double value) {
+  return std::abs(predicted - value) <= kExactTolerance * std::max(1.0, std::abs(value));
+}
+
+// The rational p/q with the smallest q <= max_den equal to x within kExactTolerance, if any.
+std::optional<Rational> to_rational(double x, std::int64_t max_den) {
+  for (std::int64_t q = 1; q <= max_den; ++q) {
+    const double scaled = x * static_cast<double>(q);
+    if (!(std::abs(scaled) < 1e15)) {  // beyond exact doubles (and NaN)
+      return std::nullopt;
+    }
+    const double p = std::round(scaled);
+    if (std::abs(scaled - p) <= kExactTolerance * std::max(1.0, std::abs(scaled))) {
+      return Rational::make(static_cast<std::int64_t>(p), q);
+    }
+  }
+  return std::nullopt;
+}
+
+void check_samples(std::span<const Sample> samples, const char* what) {
+  if (samples.empty()) {
+    throw ModelError(std::string(what) +
+                     ": no samples; a law needs the quantity measured at one process count at "
+                     "least");
+  }
+  for (const Sample& s : samples) {
+    if (!std::isfinite(s.n) || !std::isfinite(s.value)) {
+      throw ModelError(std::string(what) + ": sample (n = " + std::to_string(s.n) +
+                       ", value = " + std::to_string(s.value) + ") is not finite; check the signature it came from");
+    }
+  }
+}
+
+// The samples sorted by n with equal n merged; nullopt when two samples at one n disagree.
+std::optional<std::vector<Sample>> merge_exact(std::span<const Sample> samples) {
+  std::vector<Sample> sorted(samples.begin(), samples.end());
+  std::sort(sorted.begin(), sorted.end(), [](const Sample& x, const Sample& y) { return x.n < y.n; });
+  std::vector<Sample> merged;
+  for (const Sample& s : sorted) {
+    if (!merged.empty() && merged.back().n == s.n) {
+      if (!close_exact(s.value, merged.back().value)) {
+        return std::nullopt;
+      }
+      continue;
+    }
+    merged.push_back(s);
+  }
+  return merged;
+}
+
+// The law through the samples with basis g, coefficients with denominators up to max_den, if it reproduces all.
+std::optional<ExactLaw> exact_candidate(Basis basis, std::span<const Sample> points, std::int64_t max_den) {
+  std::vector<double> g(points.size());
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    g[i] = basis_value(basis, points[i].n);
+    if (!std::isfinite(g[i])) {
+      return std::nullopt;
+    }
+  }
+  const auto [lo, hi] = std::minmax_element(g.begin(), g.end());
+  if (*lo == *hi) {
+    return std::nullopt;  // g is constant on these n: it cannot be told from the constant law
+  }
+  const auto ilo = static_cast<std::size_t>(lo - g.begin());
+  const auto ihi = static_cast<std::size_t>(hi - g.begin());
+  const auto a = to_rational((points[ihi].value - points[ilo].value) / (*hi - *lo), max_den);
+  if (!a || a->num == 0) {
+    return std::nullopt;  // a = 0 is the constant law, tried first
+  }
+  // b from the sample with the smallest |g|, where a's rounding error is multiplied least.
+  const auto ismall = static_cast<std::size_t>(
+      std::min_element(g.begin(), g.end(), [](double x, double y) { return std::abs(x) < std::abs(y); }) - g.begin());
+  const auto b = to_rational(points[ismall].value - a->value() * g[ismall], max_den);
+  if (!b) {
+    return std::nullopt;
+  }
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (!close_exact(a->value() * g[i] + b->value(), points[i].value)) {
+      return std::nullopt;
+    }
+  }
+  return ExactLaw{basis, *a, *b};
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Regression
+
+struct Candidate {
+  RegressionForm form;
+  Basis basis;
+  bool with_offset;
+};
+
+double snap(double x) {
+  const double r = std::round(x);
+  return std::abs(x) >= 1 && std::abs(x - r) <= kSnapTolerance * std::abs(x) ? r : x;
+}
+
+// Weighted least squares of v ~ offset + c*h (or v ~ c*h without offset). Returns false when singular.
+bool weighted_fit(std::span<const double> h, std::span<const Sample> samples, std::span<const double> w,
+                  bool with_offset, double& offset, double& c) {
+  double sw = 0;
+  double swh = 0;
+  double swv = 0;
+  double swhh = 0;
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    sw += w[i];
+    swh += w[i] * h[i];
+    swv += w[i] * samples[i].value;
+    swhh += w[i] * h[i] * h[i];
+  }
+  if (!with_offset) {
+    if (!(swhh > 0)) {
+      return false;
+    }
+    double swhv = 0;
+    for (std::size_t i = 0; i < h.size(); ++i) {
+      swhv += w[i] * h[i] * samples[i].value;
+    }
+    offset = 0;
+    c = swhv / swhh;
+    return std::isfinite(c);
+  }
+  // Centred on the weighted mean of h for conditioning.
+  const double hbar = swh / sw;
+  double sxx = 0;
+  double sxv = 0;
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    sxx += w[i] * (h[i] - hbar) * (h[i] - hbar);
+    sxv += w[i] * (h[i] - hbar) * samples[i].value;
+  }
+  // h (nearly) constant over the samples: the offset and c cannot be separated.
+  if (!(sxx > 1e-12 * swhh)) {
+    return false;
+  }
+  c = sxv / sxx;
+  offset = (swv - c * swh) / sw;
+  return std::isfinite(c) && std::isfinite(offset);
+}
+
+// Fits one candidate form; nullopt when it does not apply to these samples.
+std::optional<RegressionLaw> fit_candidate(const Candidate& cand, std::span<const Sample> samples,
+                                           std::span<const double> w, double scale) {
+  RegressionLaw law;
+  law.form = cand.form;
+  law.basis = cand.basis;
+  if (cand.form == RegressionForm::Power) {
+    // log|v| = log|c| + p*log(n): needs values of one sign, none zero, and n > 0.
+    const double sign = samples[0].value < 0 ? -1.0 : 1.0;
+    double sx = 0;
+    double sy = 0;
+    for (const Sample& s : samples) {
+      if (!(s.n > 0) || !(s.value * sign > 0)) {
+        return std::nullopt;
+      }
+      sx += std::log(s.n);
+      sy += std::log(s.value * sign);
+    }
+    const auto count = static_cast<double>(samples.size());
+    const double xbar = sx / count;
+    const double ybar = sy / count;
+    double sxx = 0;
+    double sxy = 0;
+    for (const Sample& s : samples) {
+      sxx += (std::log(s.n) - xbar) * (std::log(s.n) - xbar);
+      sxy += (std::log(s.n) - xbar) * (std::log(s.value * sign) - ybar);
+    }
+    if (!(sxx > 0)) {
+      return std::nullopt;
+    }
+    law.exponent = sxy / sxx;
+    law.coefficient = snap(sign * std::exp(ybar - law.exponent * xbar));
+  } else {
+    std::vector<double> h(samples.size(), 1.0);
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      const double g = basis_value(cand.basis, samples[i].n);
+      h[i] = cand.form == RegressionForm::Inverse ? 1.0 / g : g;
+      if (!std::isfinite(h[i])) {
+        return std::nullopt;  // g undefined, or an inverse basis that is 0 at some n (log2(1), n-1 at 1)
+      }
+    }
+    double offset = 0;
+    double c = 0;
+    if (cand.form == RegressionForm::Constant) {
+      if (!weighted_fit(h, samples, w, false, offset, c)) {
+        return std::nullopt;
+      }
+      law.offset = snap(c);
+    } else {
+      if (!weighted_fit(h, samples, w, cand.with_offset, offset, c)) {
+        return std::nullopt;
+      }
+      law.coefficient = snap(c);
+      // An offset that is rounding noise next to the values is no offset.
+      law.offset = std::abs(offset) <= kSnapTolerance * scale ? 0.0 : snap(offset);
+      if (law.coefficient == 0) {
+        return std::nullopt;  // that is the constant law, tried first
+      }
+    }
+  }
+  double sum = 0;
+  for (const Sample& s : samples) {
+    const double e = relative_error(law.value_at(s.n), s.value, scale);
+    if (!std::isfinite(e)) {
+      return std::nullopt;
+    }
+    law.max_rel_error = std::max(law.max_rel_error, e);
+    sum += e;
+  }
+  law.mean_rel_error = sum / static_cast<double>(samples.size());
+  return law;
+}
+
+// The candidate forms, simplest first.
+std::vector<Candidate> candidates(std::size_t distinct_n, bool allow_power) {
+  std::vector<Candidate> out{{RegressionForm::Constant, Basis::One, false}};
+  if (distinct_n < 2) {
+    return out;  // one process count: only a constant can be claimed
+  }
+  const std::span<const Basis> bases = all_bases().subspan(1);  // every basis but One
+  for (const Basis b : bases) {
+    out.push_back({RegressionForm::Linear, b, false});
+    out.push_back({RegressionForm::Inverse, b, false});
+  }
+  if (allow_power) {
+    out.push_back({RegressionForm::Power, Basis::One, false});
+  }
+  for (const Basis b : bases) {
+    if (b != Basis::NMinus1) {  // offset + c*(n-1) is offset' + c*n
+      out.push_back({RegressionForm::Linear, b, true});
+    }
+    out.push_back({RegressionForm::Inverse, b, true});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<ExactLaw> fit_exact_all(std::span<const Sample> samples) {
+  check_samples(samples, "exact law fit");
+  const std::optional<std::vector<Sample>> points = merge_exact(samples);
+  if (!points) {
+    return {};
+  }
+  // A constant, if one fits, is the only law: any other basis would need a = 0.
+  if (const auto c = to_rational(points->front().value, kMaxDenominator)) {
+    if (std::all_of(points->begin(), points->end(),
+                    [&](const Sample& s) { return close_exact(c->value(), s.value); })) {
+      return {ExactLaw::constant(*c)};
+    }
+  }
+  std::vector<ExactLaw> laws;
+  for (const std::int64_t max_den : {std::int64_t{1}, kMaxDenominator}) {
+    for (const Basis basis : all_bases()) {
+      // One is the constant law; n-1 is an affine copy of n.
+      if (basis == Basis::One || basis == Basis::NMinus1) {
+        continue;
+      }
+      const auto law = exact_candidate(basis, *points, max_den);
+      // The second pass finds the integer laws again: keep only the fractional ones there.
+      if (law && (max_den == 1 || !law->a.is_integer() || !law->b.is_integer())) {
+        laws.push_back(*law);
+      }
+    }
+  }
+  return laws;
+}
+
+std::optional<ExactLaw> fit_exact(std::span<const Sample> samples) {
+  std::vector<ExactLaw> laws = fit_exact_all(samples);
+  if (laws.empty()) {
+    return std::nullopt;
+  }
+  return laws.front();
+}
+
+double relative_error(double predicted, double actual, double scale) noexcept {
+  const double floor = kZeroFloor * scale;
+  const double denominator = std::max(std::abs(actual), floor > 0 ? floor : 1.0);
+  return std::abs(predicted - actual) / denominator;
+}
+
+RegressionLaw fit_regression(std::span<const Sample> samples, const RegressionOptions& options) {
+  check_samples(samples, "regression law fit");
+  double scale = 0;
+  std::vector<double> ns;
+  for (const Sample& s : samples) {
+    scale = std::max(scale, std::abs(s.value));
+    ns.push_back(s.n);
+  }
+  std::sort(ns.begin(), ns.end());
+  const auto distinct_n = static_cast<std::size_t>(std::unique(ns.begin(), ns.end()) - ns.begin());
+  // Weights of the relative residuals; zero values get the absolute floor relative_error() uses.
+  std::vector<double> w;
+  for (const Sample& s : samples) {
+    const double d = std::max(std::abs(s.value), scale > 0 ? kZeroFloor * scale : 1.0);
+    w.push_back(1.0 / (d * d));
+  }
+  std::optional<RegressionLaw> best;
+  for (const Candidate& cand : candidates(distinct_n, options.allow_power)) {
+    const std::optional<RegressionLaw> law = fit_candidate(cand, samples, w, scale);
+    if (!law) {
+      continue;
+    }
+    if (law->max_rel_error <= options.tolerance) {
+      return *law;
+    }
+    if (!best || law->max_rel_error < best->max_rel_error) {
+      best = law;
+    }
+  }
+  // The constant always applies (weights are positive), so best is set.
+  return *best;
+}
+
+}  // namespace p3s::modeler

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Integer expressions in (r, n): semantics, printing and parsing, and the search for rank-dependent functions.
+#include "p3s/modeler/expression.hpp"
+
+#include "p3s/error.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using p3s::modeler::Expression;
+using p3s::modeler::find_expression;
+using p3s::modeler::RankSample;
+using p3s::modeler::SearchOptions;
+using Op = Expression::Op;
+
+Expression r() { return Expression::terminal(Op::R); }
+Expression n() { return Expression::terminal(Op::N); }
+Expression c(std::int64_t v) { return Expression::terminal(Op::Constant, v); }
+Expression bin(Op op, const Expression& a, const Expression& b) { return Expression::binary(op, a, b); }
+
+std::int64_t eval(std::string_view text, std::int64_t nv, std::int64_t rv) {
+  return Expression::parse(text).evaluate(nv, rv).value();
+}
+
+// Samples of f at every rank of each process count.
+std::vector<RankSample> ranks(const std::vector<std::int64_t>& ns,
+                              const std::function<std::int64_t(std::int64_t, std::int64_t)>& f,
+                              std::int64_t first_rank = 0) {
+  std::vector<RankSample> out;
+  for (const std::int64_t nv : ns) {
+    for (std::int64_t rv = first_rank; rv < nv; ++rv) {
+      out.push_back({nv, rv, f(nv, rv)});
+    }
+  }
+  return out;
+}
+
+bool matches(const Expression& e, const std::vector<RankSample>& samples) {
+  for (const RankSample& s : samples) {
+    if (e.evaluate(s.n, s.r) != s.value) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Semantics
+
+TEST(Expression, Arithmetic) {
+  EXPECT_EQ(eval("n - 1 - r", 8, 3), 4);
+  EXPECT_EQ(eval("(r + n/2) % n", 8, 6), 2);
+  EXPECT_EQ(eval("r & (r - 1)", 8, 6), 4);
+  EXPECT_EQ(eval("r ^ 4", 8, 6), 2);
+  EXPECT_EQ(eval("r | 1", 8, 6), 7);
+  EXPECT_EQ(eval("1 << r", 8, 5), 32);
+  EXPECT_EQ(eval("n >> 2", 8, 0), 2);
+  EXPECT_EQ(eval("2*r + 1", 8, 3), 7);
+  EXPECT_EQ(eval("floor(sqrt(n))", 50, 0), 7);
+  EXPECT_EQ(eval("floor(log2(n))", 50, 0), 5);
+  EXPECT_EQ(eval("dims2(n)[0]", 12, 0), 4);
+  EXPECT_EQ(eval("dims2(n)[1]", 12, 0), 3);
+}
+
+TEST(Expression, FloorDivisionAndNonNegativeModulo) {
+  EXPECT_EQ(eval("(r - 7)/2", 0, 0), -4);
+  EXPECT_EQ(eval("7/(0 - 2)", 0, 0), -4);
+  EXPECT_EQ(eval("(r - 1) % n", 8, 0), 7);
+  EXPECT_EQ(eval("(r - 1) % (0 - 8)", 8, 0), 7);
+  EXPECT_EQ(eval("(r - 8) >> 1", 8, 1), -4);  // arithmetic shift rounds down
+}
+
+TEST(Expression, UndefinedValues) {
+  EXPECT_EQ(Expression::parse("n / r").evaluate(8, 0), std::nullopt);
+  EXPECT_EQ(Expression::parse("n % r").evaluate(8, 0), std::nullopt);
+  EXPECT_EQ(Expression::parse("1 << r").evaluate(8, 63), std::nullopt);
+  EXPECT_EQ(Expression::parse("1 << r").evaluate(8, -1), std::nullopt);
+  EXPECT_EQ(Expression::parse("r*r").evaluate(8, std::int64_t{1} << 40), std::nullopt);  // overflow
+  EXPECT_EQ(Expression::parse("r + 1").evaluate(8, std::numeric_limits<std::int64_t>::max()), std::nullopt);
+  EXPECT_EQ(Expression::parse("floor(log2(n))").evaluate(0, 0), std::nullopt);
+  EXPECT_EQ(Expression::parse("r / (0 - 1)").evaluate(0, std::numeric_limits<std::int64_t>::min()), std::nullopt);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Printing and parsing
+
+TEST(Expression, PrintsWithFewestParentheses) {
+  EXPECT_EQ(bin(Op::Xor, r(), c(4)).to_string(), "r ^ 4");
+  EXPECT_EQ(bin(Op::Mod, bin(Op::Add, r(), bin(Op::Div, n(), c(2))), n()).to_string(), "(r + n/2) % n");
+  EXPECT_EQ(bin(Op::Sub, bin(Op::Sub, n(), c(1)), r()).to_string(), "n - 1 - r");
+  EXPECT_EQ(bin(Op::Sub, n(), bin(Op::Sub, c(1), r())).to_string(), "n - (1 - r)");
+  EXPECT_EQ(bin(Op::And, r(), bin(Op::Sub, r(), c(1))).to_string(), "r & (r - 1)");
+  EXPECT_EQ(bin(Op::Xor, bin(Op::Or, r(), c(1)), c(2)).to_string(), "(r | 1) ^ 2");
+  EXPECT_EQ(bin(Op::Or, bin(Op::Xor, r(), c(1)), c(2)).to_string(), "(r ^ 1) | 2");
+  EXPECT_EQ(bin(Op::Xor, bin(Op::Xor, r(), c(1)), c(2)).to_string(), "r ^ 1 ^ 2");
+  EXPECT_EQ(bin(Op::Mul, c(-1), r()).to_string(), "-1*r");
+  EXPECT_EQ(bin(Op::Shl, c(1), bin(Op::Add, r(), c(1))).to_string(), "1 << (r + 1)");
+  EXPECT_EQ(bin(Op::Add, bin(Op::Shl, c(1), r()), c(1)).to_string(), "(1 << r) + 1");
+  EXPECT_EQ(Expression().to_string(), "0");
+  EXPECT_EQ(Expression::terminal(Op::Dims2Minor).to_string(), "dims2(n)[1]");
+}
+
+TEST(Expression, ParseRoundTrip) {
+  for (const std::string text : {"r ^ 4", "(r + n/2) % n", "n - 1 - r", "n - (1 - r)", "r & (r - 1)", "(r | 1) ^ 2",
+                                 "(r ^ 1) | 2", "r ^ 1 ^ 2", "r ^ (1 ^ 2)", "-1*r", "1 << (r + 1)", "(1 << r) + 1",
+                                 "r*(n + 1)", "r/2*2", "r/(2*2)", "r % dims2(n)[0] + floor(log2(n))", "(n >> 1) << 1",
+                                 "r - -3", "((floor(sqrt(n))*dims2(n)[1] - r) & 3) | (r ^ n)"}) {
+    const Expression e = Expression::parse(text);
+    EXPECT_EQ(e.to_string(), text);
+    EXPECT_EQ(Expression::parse(e.to_string()), e) << text;
+  }
+  EXPECT_EQ(Expression::parse("  ( r+n / 2 )%n ").to_string(), "(r + n/2) % n");
+  EXPECT_EQ(Expression::parse("((r))").to_string(), "r");
+  EXPECT_EQ(Expression::parse("r-1").to_string(), "r - 1");
+  // Precedence as in C: the clarifying parentheses do not change the tree.
+  EXPECT_EQ(Expression::parse("r & r - 1"), Expression::parse("r & (r - 1)"));
+  EXPECT_EQ(Expression::parse("1 << r + 1 | 2 ^ r"), Expression::parse("(1 << (r + 1)) | (2 ^ r)"));
+}
+
+TEST(Expression, ParseErrors) {
+  for (const std::string text :
+       {"", "r +", "(r", "r)", "x", "rr", "r ** 2", "2 3", "n2", "- r", "99999999999999999999"}) {
+    EXPECT_THROW((void)Expression::parse(text), p3s::InputError) << "'" << text << "'";
+  }
+}
+
+TEST(Expression, BuildersRejectWrongKinds) {
+  EXPECT_THROW((void)Expression::terminal(Op::Add), p3s::InputError);
+  EXPECT_THROW((void)Expression::binary(Op::R, r(), r()), p3s::InputError);
+  EXPECT_EQ(bin(Op::Add, r(), n()).size(), 3U);
+}
+
+TEST(Expression, JsonRoundTrip) {
+  const Expression e = Expression::parse("(r + n/2) % n");
+  const nlohmann::json j = e;
+  EXPECT_EQ(j, "(r + n/2) % n");
+  EXPECT_EQ(nlohmann::json::parse(j.dump()).get<Expression>(), e);
+  EXPECT_THROW((void)nlohmann::json(3).get<Expression>(), p3s::InputError);
+  EXPECT_THROW((void)nlohmann::json("r +").get<Expression>(), p3s::InputError);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Search
+
+TEST(FindExpression, BinomialTreeParent) {
+  const auto samples = ranks(
+      {8, 16, 32}, [](auto, auto rv) { return rv - (rv & -rv); }, 1);
+  const auto e = find_expression(samples);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->to_string(), "r & (r - 1)");
+  EXPECT_TRUE(matches(*e, samples));
+}
+
+TEST(FindExpression, BitExchangePartner) {
+  const auto samples = ranks({8, 16}, [](auto, auto rv) { return rv ^ 4; });
+  EXPECT_EQ(find_expression(samples).value().to_string(), "r ^ 4");
+  // A constant outside the default vocabulary is offered through the options.
+  const auto far = ranks({16, 32}, [](auto, auto rv) { return rv ^ 8; });
+  SearchOptions options;
+  options.constants = {0, 1, 2, 8};
+  EXPECT_EQ(find_expression(far, options).value().to_string(), "r ^ 8");
+}
+
+TEST(FindExpression, MirrorRank) {
+  const auto samples = ranks({4, 6, 8}, [](auto nv, auto rv) { return nv - 1 - rv; });
+  // n - r - 1 and n - 1 - r tie at 5 nodes; the enumeration order meets this one first.
+  EXPECT_EQ(find_expression(samples).value().to_string(), "n - r - 1");
+}
+
+TEST(FindExpression, HalfRotation) {
+  // At powers of two this is also r ^ n/2: the counts 6 and 10 tell them apart.
+  const auto samples = ranks({4, 6, 8, 10, 16}, [](auto nv, auto rv) { return (rv + nv / 2) % nv; });
+  const auto e = find_expression(samples);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->to_string(), "(r + n/2) % n");
+  EXPECT_EQ(e->evaluate(100, 70), 20);
+}
+
+TEST(FindExpression, GridColumnUsesDims) {
+  const auto samples = ranks({6, 12, 20, 24}, [](auto nv, auto rv) {
+    const std::int64_t cols = nv == 6 ? 3 : nv == 12 ? 4 : 5 + (nv == 24 ? 1 : 0);
+    return rv % cols;
+  });
+  EXPECT_EQ(find_expression(samples).value().to_string(), "r % dims2(n)[0]");
+}
+
+TEST(FindExpression, Terminals) {
+  EXPECT_EQ(find_expression(ranks({4, 8}, [](auto, auto) { return 3; })).value().to_string(), "3");
+  EXPECT_EQ(find_expression(ranks({4, 8}, [](auto nv, auto) { return nv; })).value().to_string(), "n");
+  EXPECT_EQ(find_expression(ranks({4, 8}, [](auto, auto rv) { return rv; })).value().to_string(), "r");
+}
+
+TEST(FindExpression, InconsistentOrUnreachable) {
+  EXPECT_EQ(find_expression(std::vector<RankSample>{{8, 1, 2}, {8, 1, 3}}), std::nullopt);
+  // n - 1 - r needs 5 nodes.
+  SearchOptions small;
+  small.max_size = 3;
+  EXPECT_EQ(find_expression(ranks({4, 8}, [](auto nv, auto rv) { return nv - 1 - rv; }), small), std::nullopt);
+  EXPECT_THROW((void)find_expression({}), p3s::ModelError);
+}
+
+TEST(FindExpression, AnswersQuicklyOnTwoHundredSamples) {
+  // 192 samples, found at size 5.
+  const auto samples = ranks({64, 128}, [](auto, auto rv) { return rv - (rv & -rv); });
+  auto start = std::chrono::steady_clock::now();
+  const auto e = find_expression(samples);
+  const auto found_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(e.has_value());
+  EXPECT_TRUE(matches(*e, samples));
+  EXPECT_LT(found_ms, 1000);
+
+  // Noise has no small expression: the search gives up within its time limit.
+  std::mt19937 rng(7);
+  std::vector<RankSample> noise = ranks({64, 136}, [&](auto, auto) { return static_cast<std::int64_t>(rng() % 1000); });
+  start = std::chrono::steady_clock::now();
+  EXPECT_EQ(find_expression(noise), std::nullopt);
+  const auto gave_up_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(gave_up_ms, 2000);  // default time limit 500 ms, with slack for a loaded machine
+}
+
+}  // namespace

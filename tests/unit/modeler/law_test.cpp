@@ -1,0 +1,518 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Scaling laws: bases, exact laws (fit, evaluation, printing, JSON) and regression laws, on synthetic samples at
+// the process-count series runs are made at (powers of two, squares, mixed).
+#include "p3s/modeler/law.hpp"
+
+#include "p3s/error.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace p3s::modeler;  // NOLINT(google-build-using-namespace): test file
+
+const std::vector<double> kPowersOfTwo{4, 8, 16, 32, 64};
+const std::vector<double> kSquares{4, 9, 16, 25, 36};
+const std::vector<double> kMixed{2, 3, 4, 5, 6, 7, 8, 10, 12, 15, 16, 20, 24, 27, 30, 32, 36, 48, 60, 64};
+
+std::vector<Sample> sample(const std::vector<double>& ns, const std::function<double(double)>& f) {
+  std::vector<Sample> out;
+  for (const double n : ns) {
+    out.push_back({n, f(n)});
+  }
+  return out;
+}
+
+int rank_of(Basis b) {
+  const auto bases = all_bases();
+  return static_cast<int>(std::find(bases.begin(), bases.end(), b) - bases.begin());
+}
+
+// True when law reproduces every sample within `tolerance` relative.
+template <typename Law>
+bool reproduces(const Law& law, const std::vector<Sample>& samples, double tolerance) {
+  return std::all_of(samples.begin(), samples.end(), [&](const Sample& s) {
+    return std::abs(law.value_at(s.n) - s.value) <= tolerance * std::max(1.0, std::abs(s.value));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Bases
+
+TEST(Basis, NamesRoundTripAndAreUnique) {
+  std::vector<std::string> names;
+  for (const Basis b : all_bases()) {
+    const std::string_view name = basis_name(b);
+    EXPECT_EQ(basis_from_name(name), b) << name;
+    names.emplace_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
+  EXPECT_EQ(all_bases().front(), Basis::One);
+  EXPECT_EQ(basis_from_name("exp(n)"), std::nullopt);
+}
+
+TEST(Basis, ValuesAtIntegers) {
+  EXPECT_EQ(basis_value(Basis::One, 7), 1);
+  EXPECT_EQ(basis_value(Basis::N, 7), 7);
+  EXPECT_EQ(basis_value(Basis::NMinus1, 7), 6);
+  EXPECT_EQ(basis_value(Basis::Log2, 64), 6);
+  EXPECT_DOUBLE_EQ(basis_value(Basis::Log2, 6), std::log2(6.0));
+  EXPECT_EQ(basis_value(Basis::FloorLog2, 1000), 9);
+  EXPECT_EQ(basis_value(Basis::CeilLog2, 1000), 10);
+  EXPECT_EQ(basis_value(Basis::CeilLog2, 1024), 10);
+  EXPECT_EQ(basis_value(Basis::Sqrt, 49), 7);
+  EXPECT_EQ(basis_value(Basis::FloorSqrt, 48), 6);
+  EXPECT_EQ(basis_value(Basis::CeilSqrt, 48), 7);
+  EXPECT_EQ(basis_value(Basis::CeilSqrt, 49), 7);
+  EXPECT_EQ(basis_value(Basis::Cbrt, 27), 3);
+  EXPECT_EQ(basis_value(Basis::FloorCbrt, 26), 2);
+  EXPECT_EQ(basis_value(Basis::FloorCbrt, 1000), 10);
+  EXPECT_EQ(basis_value(Basis::Pow2FloorHalfLog2, 32), 4);
+  EXPECT_EQ(basis_value(Basis::Pow2CeilHalfLog2, 32), 8);
+  EXPECT_EQ(basis_value(Basis::Pow2FloorHalfLog2, 63), 4);
+  EXPECT_EQ(basis_value(Basis::Pow2CeilHalfLog2, 63), 8);
+  EXPECT_EQ(basis_value(Basis::Pow2CeilHalfLog2, 2), 2);
+  EXPECT_EQ(basis_value(Basis::Dims2Major, 12), 4);
+  EXPECT_EQ(basis_value(Basis::Dims2Minor, 12), 3);
+  EXPECT_EQ(basis_value(Basis::Dims3First, 12), 3);
+  EXPECT_EQ(basis_value(Basis::Dims3Second, 12), 2);
+  EXPECT_EQ(basis_value(Basis::Dims3Third, 12), 2);
+  EXPECT_EQ(basis_value(Basis::NLog2N, 8), 24);
+  EXPECT_EQ(basis_value(Basis::NSquared, 12), 144);
+}
+
+TEST(Basis, UndefinedOutsideItsDomain) {
+  EXPECT_TRUE(std::isnan(basis_value(Basis::Sqrt, 0)));
+  EXPECT_TRUE(std::isnan(basis_value(Basis::N, -4)));
+  EXPECT_TRUE(std::isnan(basis_value(Basis::Dims2Major, 6.5)));
+  EXPECT_EQ(basis_value(Basis::One, 0), 1);
+  EXPECT_DOUBLE_EQ(basis_value(Basis::Sqrt, 6.25), 2.5);
+  EXPECT_EQ(basis_value(Basis::FloorLog2, 6.5), 2);
+}
+
+TEST(Basis, IntegralBasesAreIntegers) {
+  for (const Basis b : all_bases()) {
+    if (!basis_is_integral(b)) {
+      continue;
+    }
+    for (double n = 1; n <= 300; ++n) {
+      const double g = basis_value(b, n);
+      EXPECT_EQ(g, std::floor(g)) << basis_name(b) << " at " << n;
+    }
+  }
+  EXPECT_FALSE(basis_is_integral(Basis::Sqrt));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Exact laws
+
+// Bases an exact law may use (One is the constant, n-1 an affine copy of n).
+std::vector<Basis> exact_bases() {
+  std::vector<Basis> out;
+  for (const Basis b : all_bases()) {
+    if (b != Basis::One && b != Basis::NMinus1) {
+      out.push_back(b);
+    }
+  }
+  return out;
+}
+
+void check_exact_recovery(const std::vector<double>& ns, bool distinguishable) {
+  for (const Basis b : exact_bases()) {
+    SCOPED_TRACE(std::string(basis_name(b)));
+    const ExactLaw truth{b, Rational::make(3), Rational::make(-5)};
+    const std::vector<Sample> samples = sample(ns, [&](double n) { return truth.value_at(n); });
+    const std::optional<ExactLaw> law = fit_exact(samples);
+    ASSERT_TRUE(law.has_value());
+    EXPECT_TRUE(reproduces(*law, samples, 1e-9));
+    if (distinguishable) {
+      EXPECT_EQ(*law, truth);
+    } else {
+      // Several bases may coincide on this series: the simplest one wins, and the truth is among the candidates.
+      EXPECT_LE(rank_of(law->basis), rank_of(b));
+      const std::vector<ExactLaw> all = fit_exact_all(samples);
+      EXPECT_NE(std::find(all.begin(), all.end(), truth), all.end());
+      EXPECT_EQ(all.front(), *law);
+    }
+  }
+}
+
+TEST(ExactFit, EveryBasisOnPowersOfTwo) { check_exact_recovery(kPowersOfTwo, false); }
+TEST(ExactFit, EveryBasisOnSquares) { check_exact_recovery(kSquares, false); }
+TEST(ExactFit, EveryBasisOnMixedCounts) { check_exact_recovery(kMixed, true); }
+
+TEST(ExactFit, PowersOfTwoPreferTheSimplerEquivalent) {
+  // floor(log2(n)) = log2(n) and dims2(n)[1] = 2^floor(log2(n)/2) at powers of two.
+  const auto floor_log = sample(kPowersOfTwo, [](double n) { return basis_value(Basis::FloorLog2, n); });
+  EXPECT_EQ(fit_exact(floor_log)->to_string(), "log2(n)");
+  const auto minor = sample(kPowersOfTwo, [](double n) { return basis_value(Basis::Dims2Minor, n); });
+  EXPECT_EQ(fit_exact(minor)->to_string(), "2^floor(log2(n)/2)");
+}
+
+TEST(ExactFit, WorkedExamples) {
+  // weight = 251*(sqrt(n)-1)+502
+  const auto weight = sample(kSquares, [](double n) { return 251 * (std::sqrt(n) - 1) + 502; });
+  const ExactLaw w = fit_exact(weight).value();
+  EXPECT_EQ(w, (ExactLaw{Basis::Sqrt, Rational::make(251), Rational::make(251)}));
+  EXPECT_EQ(w.to_string(), "251*sqrt(n) + 251");
+  EXPECT_EQ(w.integer_at(64), 2259);
+  EXPECT_EQ(w.integer_at(50), std::nullopt);  // sqrt(50) is irrational
+
+  // dest offset = 2^floor(log2(n)/2)
+  const auto offset = sample(kPowersOfTwo, [](double n) { return std::exp2(std::floor(std::log2(n) / 2)); });
+  const ExactLaw o = fit_exact(offset).value();
+  EXPECT_EQ(o.to_string(), "2^floor(log2(n)/2)");
+  EXPECT_EQ(o.integer_at(256), 16);
+  EXPECT_EQ(o.integer_at(512), 16);
+
+  // count = log2(n)
+  const ExactLaw c = fit_exact(sample(kPowersOfTwo, [](double n) { return std::log2(n); })).value();
+  EXPECT_EQ(c.to_string(), "log2(n)");
+  EXPECT_EQ(c.integer_at(1024), 10);
+  EXPECT_EQ(c.integer_at(1000), std::nullopt);
+
+  // comm size = dims2(n)[1], at counts where it differs from floor(sqrt(n)) and 2^floor(log2(n)/2)
+  const auto comm = sample({4, 6, 8, 12, 16, 24, 32}, [](double n) { return basis_value(Basis::Dims2Minor, n); });
+  const ExactLaw s = fit_exact(comm).value();
+  EXPECT_EQ(s.to_string(), "dims2(n)[1]");
+  EXPECT_EQ(s.integer_at(96), 8);
+}
+
+TEST(ExactFit, ConstantComesFirst) {
+  const auto flat = sample(kMixed, [](double) { return 502.0; });
+  const std::vector<ExactLaw> all = fit_exact_all(flat);
+  ASSERT_EQ(all.size(), 1U);
+  EXPECT_TRUE(all.front().is_constant());
+  EXPECT_EQ(all.front().to_string(), "502");
+  EXPECT_EQ(all.front().integer_at(1000), 502);
+}
+
+TEST(ExactFit, IntegerCoefficientsBeatFractionalOnes) {
+  // At n = 2p (p an odd prime) dims2(n)[0] = p = n/2: the integer law wins over (1/2)*n, which comes second.
+  const auto half = sample({6, 10, 14, 22}, [](double n) { return n / 2; });
+  const std::vector<ExactLaw> all = fit_exact_all(half);
+  ASSERT_GE(all.size(), 2U);
+  EXPECT_EQ(all[0].to_string(), "dims2(n)[0]");
+  // dims3(n)[0] = p too; every integer law is listed before the fractional one.
+  EXPECT_EQ(all[1].to_string(), "dims3(n)[0]");
+  EXPECT_EQ(all.back().to_string(), "(1/2)*n");
+}
+
+TEST(ExactFit, FractionalCoefficients) {
+  const auto samples = sample({2, 4, 6, 8}, [](double n) { return 1.5 * n - 1; });
+  const ExactLaw law = fit_exact(samples).value();
+  EXPECT_EQ(law, (ExactLaw{Basis::N, Rational::make(3, 2), Rational::make(-1)}));
+  EXPECT_EQ(law.to_string(), "(3/2)*n - 1");
+  EXPECT_EQ(law.integer_at(10), 14);
+  EXPECT_EQ(law.integer_at(3), std::nullopt);  // 3.5
+  EXPECT_DOUBLE_EQ(law.value_at(3), 3.5);
+  // Denominators above 12 are not claimed.
+  EXPECT_EQ(fit_exact(sample({2, 4, 6, 8}, [](double n) { return n / 13; })), std::nullopt);
+}
+
+TEST(ExactFit, NegativeValues) {
+  const auto samples = sample(kMixed, [](double n) { return 4 - n; });
+  const ExactLaw law = fit_exact(samples).value();
+  EXPECT_EQ(law.to_string(), "-n + 4");
+  EXPECT_EQ(law.integer_at(100), -96);
+}
+
+TEST(ExactFit, InconsistentSamplesGiveNothing) {
+  // Two values at one n.
+  EXPECT_EQ(fit_exact(std::vector<Sample>{{4, 2}, {8, 3}, {4, 5}}), std::nullopt);
+  // No law of the family.
+  EXPECT_EQ(fit_exact(std::vector<Sample>{{2, 1}, {4, 5}, {8, 2}, {16, 8}}), std::nullopt);
+  EXPECT_TRUE(fit_exact_all(std::vector<Sample>{{2, 1}, {4, 5}, {8, 2}, {16, 8}}).empty());
+}
+
+TEST(ExactFit, FewDistinctCounts) {
+  // One distinct n: only a constant, even with repeated samples.
+  EXPECT_EQ(fit_exact(std::vector<Sample>{{8, 7}, {8, 7}})->to_string(), "7");
+  EXPECT_EQ(fit_exact(std::vector<Sample>{{8, 7}, {8, 9}}), std::nullopt);
+  // Two distinct n: many bases fit; the simplest integer law is the answer, the others are listed.
+  const std::vector<Sample> two{{4, 2}, {8, 3}};
+  EXPECT_EQ(fit_exact(two)->to_string(), "log2(n)");
+  EXPECT_GT(fit_exact_all(two).size(), 3U);
+}
+
+TEST(ExactFit, NoSamplesThrows) {
+  EXPECT_THROW((void)fit_exact({}), p3s::ModelError);
+  EXPECT_THROW((void)fit_exact_all({}), p3s::ModelError);
+  const std::vector<Sample> bad{{4, std::numeric_limits<double>::quiet_NaN()}};
+  EXPECT_THROW((void)fit_exact(bad), p3s::ModelError);
+}
+
+TEST(ExactLaw, Printing) {
+  EXPECT_EQ(ExactLaw::constant(Rational::make(-3)).to_string(), "-3");
+  EXPECT_EQ(ExactLaw::constant(Rational::make(3, 2)).to_string(), "3/2");
+  EXPECT_EQ((ExactLaw{Basis::N, Rational::make(1), Rational::make(0)}).to_string(), "n");
+  EXPECT_EQ((ExactLaw{Basis::Sqrt, Rational::make(-1), Rational::make(2)}).to_string(), "-sqrt(n) + 2");
+  EXPECT_EQ((ExactLaw{Basis::NSquared, Rational::make(2), Rational::make(-1, 2)}).to_string(), "2*n^2 - 1/2");
+  EXPECT_EQ((ExactLaw{Basis::Log2, Rational::make(-3, 4), Rational::make(1)}).to_string(), "(-3/4)*log2(n) + 1");
+  EXPECT_EQ((ExactLaw{Basis::NMinus1, Rational::make(8), Rational::make(0)}).to_string(), "8*(n-1)");
+}
+
+TEST(ExactLaw, IntegerAtIsExact) {
+  const ExactLaw big{Basis::N, Rational::make(1000000007), Rational::make(3)};
+  EXPECT_EQ(big.integer_at(1000000), std::int64_t{1000000007} * 1000000 + 3);
+  const ExactLaw huge{Basis::NSquared, Rational::make(std::numeric_limits<std::int64_t>::max() / 2), Rational{}};
+  EXPECT_EQ(huge.integer_at(4), std::nullopt);  // overflow
+  const ExactLaw third{Basis::N, Rational::make(1, 3), Rational::make(2, 3)};
+  EXPECT_EQ(third.integer_at(7), 3);
+  EXPECT_EQ(third.integer_at(8), std::nullopt);
+}
+
+TEST(Rational, ReducesAndParses) {
+  EXPECT_EQ(Rational::make(6, -4), (Rational{-3, 2}));
+  EXPECT_EQ(Rational::make(0, 5), (Rational{0, 1}));
+  EXPECT_EQ(Rational::parse("-3/2"), (Rational{-3, 2}));
+  EXPECT_EQ(Rational::parse("12"), (Rational{12, 1}));
+  EXPECT_THROW((void)Rational::parse("1.5"), p3s::InputError);
+  EXPECT_THROW((void)Rational::parse("1/0"), p3s::InputError);
+  EXPECT_THROW((void)Rational::make(1, 0), p3s::ModelError);
+}
+
+TEST(ExactLaw, JsonRoundTrip) {
+  for (const ExactLaw& law : {ExactLaw{Basis::Sqrt, Rational::make(251), Rational::make(251)},
+                              ExactLaw{Basis::N, Rational::make(3, 2), Rational::make(-1)},
+                              ExactLaw{Basis::Dims3Third, Rational::make(-1), Rational::make(1, 12)},
+                              ExactLaw::constant(Rational::make(-7))}) {
+    const nlohmann::json j = law;
+    EXPECT_EQ(j.at("kind"), "exact");
+    EXPECT_EQ(j.at("equation"), law.to_string());
+    EXPECT_EQ(j.get<ExactLaw>(), law);
+    EXPECT_EQ(exact_law_from_json(nlohmann::json::parse(to_json(law).dump())), law);
+  }
+  const nlohmann::json j = ExactLaw{Basis::N, Rational::make(3, 2), Rational::make(-1)};
+  EXPECT_EQ(j.at("a"), "3/2");
+  EXPECT_EQ(j.at("b"), -1);
+}
+
+TEST(ExactLaw, BadJsonThrowsInputError) {
+  const nlohmann::json good = ExactLaw{Basis::N, Rational::make(2), Rational::make(1)};
+  nlohmann::json bad_basis = good;
+  bad_basis["basis"] = "exp(n)";
+  EXPECT_THROW((void)exact_law_from_json(bad_basis), p3s::InputError);
+  nlohmann::json bad_a = good;
+  bad_a["a"] = 1.5;
+  EXPECT_THROW((void)exact_law_from_json(bad_a), p3s::InputError);
+  nlohmann::json bad_kind = good;
+  bad_kind["kind"] = "regression";
+  EXPECT_THROW((void)exact_law_from_json(bad_kind), p3s::InputError);
+  EXPECT_THROW((void)exact_law_from_json(nlohmann::json::array()), p3s::InputError);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Regression laws
+
+struct Shape {
+  RegressionForm form;
+  double offset;
+  double coefficient;
+};
+
+void check_regression_recovery(const std::vector<double>& ns, bool distinguishable) {
+  const std::vector<Shape> shapes{{RegressionForm::Linear, 0, 1000},
+                                  {RegressionForm::Inverse, 0, 1e5},
+                                  {RegressionForm::Linear, 700, 30},
+                                  {RegressionForm::Inverse, 700, 1e5}};
+  for (const Basis b : all_bases().subspan(1)) {
+    for (const Shape& shape : shapes) {
+      const RegressionLaw truth{shape.form, b, shape.offset, shape.coefficient};
+      SCOPED_TRACE(truth.to_string());
+      if (shape.offset != 0 && shape.form == RegressionForm::Linear && b == Basis::NMinus1) {
+        continue;  // offset + c*(n-1) is a law in n
+      }
+      const auto samples = sample(ns, [&](double n) { return truth.value_at(n); });
+      if (!std::all_of(samples.begin(), samples.end(), [](const Sample& s) { return std::isfinite(s.value); })) {
+        continue;  // an inverse basis that is 0 on the series
+      }
+      // Exact data: a tolerance of 1e-9 leaves only laws that reproduce it (with the default 0.5 % a slowly varying
+      // law such as 30*log2(n) + 700 is legitimately claimed by a simpler form first).
+      const RegressionLaw law = fit_regression(samples, {.tolerance = 1e-9});
+      EXPECT_LE(law.max_rel_error, 1e-9);
+      EXPECT_TRUE(reproduces(law, samples, 1e-9));
+      if (distinguishable) {
+        EXPECT_EQ(law.form, truth.form);
+        EXPECT_EQ(law.basis, truth.basis);
+        EXPECT_NEAR(law.coefficient, truth.coefficient, 1e-6 * truth.coefficient);
+        EXPECT_NEAR(law.offset, truth.offset, 1e-6 * truth.coefficient);
+      } else if (law.form == truth.form) {
+        EXPECT_LE(rank_of(law.basis), rank_of(b));
+      }
+    }
+  }
+}
+
+TEST(RegressionFit, EveryBasisOnPowersOfTwo) { check_regression_recovery(kPowersOfTwo, false); }
+TEST(RegressionFit, EveryBasisOnSquares) { check_regression_recovery(kSquares, false); }
+TEST(RegressionFit, EveryBasisOnMixedCounts) { check_regression_recovery(kMixed, true); }
+
+TEST(RegressionFit, WorkedExamples) {
+  const auto bytes = sample(kPowersOfTwo, [](double n) { return 8 * 512 / std::exp2(std::floor(std::log2(n) / 2)); });
+  const RegressionLaw b = fit_regression(bytes);
+  EXPECT_EQ(b.to_string(), "4096/2^floor(log2(n)/2)");
+  EXPECT_EQ(b.max_rel_error, 0);
+  EXPECT_EQ(b.value_at(1024), 128);
+
+  const auto per_n = sample(kMixed, [](double n) { return 1e6 / n; });
+  EXPECT_EQ(fit_regression(per_n).to_string(), "1000000/n");
+  const auto per_sqrt = sample(kSquares, [](double n) { return 4800 / std::sqrt(n); });
+  EXPECT_EQ(fit_regression(per_sqrt).to_string(), "4800/sqrt(n)");
+  const auto per_peer = sample(kMixed, [](double n) { return 65536 / (n - 1); });
+  EXPECT_EQ(fit_regression(per_peer).to_string(), "65536/(n-1)");
+  const auto linear = sample(kMixed, [](double n) { return 100 + 2.5 * n; });
+  EXPECT_EQ(fit_regression(linear).to_string(), "2.5*n + 100");
+  const auto shifted = sample(kMixed, [](double n) { return 30 - 1200 / (n * std::log2(n)); });
+  EXPECT_EQ(fit_regression(shifted).to_string(), "-1200/(n*log2(n)) + 30");
+}
+
+TEST(RegressionFit, PowerLaw) {
+  const auto samples = sample(kMixed, [](double n) { return 1000 * std::pow(n, -0.75); });
+  const RegressionLaw law = fit_regression(samples);
+  EXPECT_EQ(law.form, RegressionForm::Power);
+  EXPECT_NEAR(law.exponent, -0.75, 1e-9);
+  EXPECT_NEAR(law.coefficient, 1000, 1e-6);
+  EXPECT_EQ(law.to_string(), "1000*n^(-0.75)");
+  EXPECT_NEAR(law.value_at(256), 1000 * std::pow(256, -0.75), 1e-9);
+  // Without the power law the best two-parameter form is reported with its (larger) error.
+  const RegressionLaw no_power = fit_regression(samples, {.tolerance = 0.005, .allow_power = false});
+  EXPECT_NE(no_power.form, RegressionForm::Power);
+  EXPECT_GT(no_power.max_rel_error, 1e-6);
+}
+
+TEST(RegressionFit, SimplestFormWithinTolerance) {
+  // 1000/n + 0.001 fits c/n within 0.5 %: the one-parameter form wins over the exact two-parameter one.
+  const auto samples = sample(kMixed, [](double n) { return 1000 / n + 0.001; });
+  const RegressionLaw law = fit_regression(samples);
+  EXPECT_EQ(law.form, RegressionForm::Inverse);
+  EXPECT_EQ(law.parameters(), 1);
+  EXPECT_GT(law.max_rel_error, 0);
+  // With no tolerance the least error wins: the exact two-parameter law.
+  const RegressionLaw exact = fit_regression(samples, {.tolerance = 0});
+  EXPECT_EQ(exact.parameters(), 2);
+  EXPECT_LT(exact.max_rel_error, 1e-9);
+}
+
+// value*(1 + u) with u uniform in [-0.01, 0.01], seeded.
+std::vector<Sample> noisy(const std::vector<double>& ns, const std::function<double(double)>& f, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(-0.01, 0.01);
+  std::vector<Sample> out;
+  for (const double n : ns) {
+    out.push_back({n, f(n) * (1 + u(rng))});
+  }
+  return out;
+}
+
+TEST(RegressionFit, NoisyDataPicksTheRightForm) {
+  for (unsigned seed = 1; seed <= 5; ++seed) {
+    SCOPED_TRACE(seed);
+    const auto inverse = noisy(
+        kMixed, [](double n) { return 5000 / n; }, seed);
+    const RegressionLaw a = fit_regression(inverse, {.tolerance = 0.02});
+    EXPECT_EQ(a.form, RegressionForm::Inverse);
+    EXPECT_EQ(a.basis, Basis::N);
+    EXPECT_EQ(a.parameters(), 1);
+    EXPECT_NEAR(a.coefficient, 5000, 50);
+    EXPECT_GT(a.max_rel_error, 0.001);
+    EXPECT_LE(a.max_rel_error, 0.02);
+    EXPECT_LE(a.mean_rel_error, a.max_rel_error);
+
+    const auto linear = noisy(
+        kMixed, [](double n) { return 200 + 10 * n; }, seed);
+    const RegressionLaw b = fit_regression(linear, {.tolerance = 0.02});
+    EXPECT_EQ(b.form, RegressionForm::Linear);
+    EXPECT_EQ(b.basis, Basis::N);
+    EXPECT_NEAR(b.coefficient, 10, 0.5);
+    EXPECT_NEAR(b.offset, 200, 10);
+
+    const auto power = noisy(
+        kMixed, [](double n) { return 800 * std::pow(n, -0.7); }, seed);
+    const RegressionLaw c = fit_regression(power, {.tolerance = 0.02});
+    EXPECT_EQ(c.form, RegressionForm::Power);
+    EXPECT_NEAR(c.exponent, -0.7, 0.02);
+  }
+  // Below the noise level nothing is within tolerance: the least-error law comes back with its honest error.
+  const RegressionLaw tight = fit_regression(noisy(
+      kMixed, [](double n) { return 5000 / n; }, 1));
+  EXPECT_GT(tight.max_rel_error, 0.005);
+}
+
+TEST(RegressionFit, DegenerateInputs) {
+  // One point, or one distinct n: the constant.
+  const RegressionLaw one = fit_regression(std::vector<Sample>{{8, 42.5}});
+  EXPECT_EQ(one.form, RegressionForm::Constant);
+  EXPECT_EQ(one.to_string(), "42.5");
+  const RegressionLaw same_n = fit_regression(std::vector<Sample>{{8, 100}, {8, 100}, {8, 100}});
+  EXPECT_EQ(same_n.to_string(), "100");
+  // All zeros.
+  const RegressionLaw zeros = fit_regression(sample(kMixed, [](double) { return 0.0; }));
+  EXPECT_EQ(zeros.to_string(), "0");
+  EXPECT_EQ(zeros.max_rel_error, 0);
+  // A zero among the values (no message at n = 1): c*(n-1) still fits exactly.
+  const RegressionLaw from_one = fit_regression(sample({1, 2, 4, 8, 16}, [](double n) { return 100 * (n - 1); }));
+  EXPECT_EQ(from_one.to_string(), "100*(n-1)");
+  EXPECT_EQ(from_one.max_rel_error, 0);
+  // Negative values: no power law, the inverse law with a negative coefficient.
+  const RegressionLaw negative = fit_regression(sample(kMixed, [](double n) { return -1000 / n; }));
+  EXPECT_EQ(negative.to_string(), "-1000/n");
+  // Values of both signs cannot follow a power law; the fit still returns its best candidate.
+  const RegressionLaw mixed = fit_regression(std::vector<Sample>{{2, -5}, {4, 7}, {8, -1}, {16, 30}});
+  EXPECT_NE(mixed.form, RegressionForm::Power);
+  EXPECT_TRUE(std::isfinite(mixed.max_rel_error));
+}
+
+TEST(RegressionFit, NoSamplesThrows) {
+  EXPECT_THROW((void)fit_regression({}), p3s::ModelError);
+  const std::vector<Sample> bad{{4, std::numeric_limits<double>::infinity()}};
+  EXPECT_THROW((void)fit_regression(bad), p3s::ModelError);
+}
+
+TEST(RegressionLaw, Printing) {
+  EXPECT_EQ((RegressionLaw{RegressionForm::Constant, Basis::One, 1.25}).to_string(), "1.25");
+  EXPECT_EQ((RegressionLaw{RegressionForm::Linear, Basis::Log2, 12, 3.5}).to_string(), "3.5*log2(n) + 12");
+  EXPECT_EQ((RegressionLaw{RegressionForm::Linear, Basis::N, -4, 1}).to_string(), "n - 4");
+  EXPECT_EQ((RegressionLaw{RegressionForm::Inverse, Basis::Sqrt, 0, 1234.56789}).to_string(), "1234.57/sqrt(n)");
+  EXPECT_EQ((RegressionLaw{RegressionForm::Inverse, Basis::N, 0, 123456789.4}).to_string(), "123456789/n");
+  EXPECT_EQ((RegressionLaw{RegressionForm::Power, Basis::One, 0, 2.5, 1.5}).to_string(), "2.5*n^1.5");
+}
+
+TEST(RegressionLaw, JsonRoundTrip) {
+  const auto samples = sample(kMixed, [](double n) { return 3.14159 + 1e4 / std::sqrt(n); });
+  for (const RegressionLaw& law : {fit_regression(samples),
+                                   fit_regression(noisy(
+                                       kMixed, [](double n) { return 800 * std::pow(n, -0.7); }, 3)),
+                                   RegressionLaw{RegressionForm::Constant, Basis::One, 7}}) {
+    const nlohmann::json j = nlohmann::json::parse(to_json(law).dump());
+    EXPECT_EQ(j.at("kind"), "regression");
+    EXPECT_EQ(j.at("equation"), law.to_string());
+    const RegressionLaw back = regression_law_from_json(j);
+    EXPECT_EQ(back.form, law.form);
+    EXPECT_EQ(back.basis, law.basis);
+    EXPECT_EQ(back.offset, law.offset);
+    EXPECT_EQ(back.coefficient, law.coefficient);
+    EXPECT_EQ(back.exponent, law.exponent);
+    EXPECT_EQ(back.max_rel_error, law.max_rel_error);
+    EXPECT_EQ(back.mean_rel_error, law.mean_rel_error);
+    EXPECT_EQ(back.value_at(100), law.value_at(100));
+  }
+  nlohmann::json bad = to_json(RegressionLaw{});
+  bad["form"] = "exponential";
+  EXPECT_THROW((void)regression_law_from_json(bad), p3s::InputError);
+  bad = to_json(RegressionLaw{});
+  bad.erase("coefficient");
+  EXPECT_THROW((void)regression_law_from_json(bad), p3s::InputError);
+}
+
+}  // namespace
