@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Communication patterns: which peers a rank r talks to in a group of communications, as a function of r and of
+// the process count n (the method's SLT destinations). A pattern is a list of cases, each a rank predicate and a
+// program; a program is a frame (how a peer is written relative to r) and a list of terms, each one or a counted
+// repetition of communications whose labels are exact laws in n and in the repetition index.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "p3s/modeler/law.hpp"
+
+namespace p3s::modeler {
+
+/// How a peer is written relative to the rank r that talks to it (its label).
+enum class Frame : std::uint8_t {
+  Offset,    ///< peer - r; no peer outside [0, n) (the method's static displacements, non-periodic)
+  Ring,      ///< peer - r modulo n (periodic displacements)
+  Grid2,     ///< coordinate difference on the row-major MPI_Dims_create(n, 2) grid; no peer outside the grid
+  Torus2,    ///< the same grid, periodic in both dimensions
+  Grid3,     ///< as Grid2 on MPI_Dims_create(n, 3)
+  Torus3,    ///< as Torus2 on MPI_Dims_create(n, 3)
+  Xor,       ///< peer XOR r (hypercube, butterfly); no peer at or beyond n
+  Absolute,  ///< the peer itself (a master, a root)
+};
+
+[[nodiscard]] std::string_view frame_name(Frame frame) noexcept;
+[[nodiscard]] std::optional<Frame> frame_from_name(std::string_view name) noexcept;
+/// Label components of a frame (1, or the grid's dimensions).
+[[nodiscard]] int frame_dims(Frame frame) noexcept;
+
+/// A label: frame_dims(frame) integers.
+using Label = std::array<std::int64_t, 3>;
+
+/// The label of `peer` seen from rank r at n, or nullopt when the frame cannot express it (Xor never fails;
+/// grids always express a difference). Periodic frames give the representative in [0, size).
+[[nodiscard]] std::optional<Label> label_of(Frame frame, std::int64_t r, std::int64_t peer, std::int64_t n);
+/// The peer a label designates from rank r at n; nullopt when there is none (off a non-periodic grid or range:
+/// a null communication, MPI_PROC_NULL in the program).
+[[nodiscard]] std::optional<std::int64_t> peer_of(Frame frame, std::int64_t r, const Label& label, std::int64_t n);
+
+/// An integer that depends on n and, inside a repetition of `count` communications, on the index i:
+/// base(n) + step * p(j) with p(j) = j (linear) or 2^j (power of two), j = i, or count - 1 - i when descending.
+struct IndexedLaw {
+  enum class Progression : std::uint8_t { Linear, Power2 };
+  ExactLaw base;
+  std::int64_t step = 0;  ///< 0: the same value for every i
+  Progression progression = Progression::Linear;
+  bool descending = false;
+
+  [[nodiscard]] static IndexedLaw constant(std::int64_t value) { return {ExactLaw::constant(Rational::make(value))}; }
+  /// The value at n for repetition i of count; nullopt when base is not an integer at n.
+  [[nodiscard]] std::optional<std::int64_t> value_at(std::int64_t n, std::int64_t i, std::int64_t count) const;
+  /// "2^i", "dims2(n)[1]", "i + 1", "2^(count-1-i)".
+  [[nodiscard]] std::string to_string() const;
+  friend bool operator==(const IndexedLaw&, const IndexedLaw&) = default;
+};
+
+/// One communication (count 1) or a counted repetition of communications of the same form. Each slot (the
+/// send and receive of an MPI_Sendrecv are two) has a label law per frame dimension, or none when the slot is
+/// always a null communication.
+struct Term {
+  ExactLaw count = ExactLaw::constant(Rational::make(1));
+  std::vector<std::vector<IndexedLaw>> slots;  ///< [slot][dimension]; an empty slot is always null
+  friend bool operator==(const Term&, const Term&) = default;
+};
+
+/// A generated communication: its peers per slot (-1: null) and its place in the program.
+struct Entry {
+  std::array<std::int64_t, 2> peers{-1, -1};
+  std::uint32_t term = 0;
+  std::int64_t index = 0;  ///< repetition index within the term
+  [[nodiscard]] bool null() const noexcept { return peers[0] < 0 && peers[1] < 0; }
+};
+
+/// The communications of one group for every rank: a frame and terms.
+struct Program {
+  Frame frame = Frame::Offset;
+  /// A communication without peer stays in the rank's list as a null one (the call is made with
+  /// MPI_PROC_NULL) rather than being left out (the call is not made).
+  bool keep_nulls = false;
+  int slots = 1;
+  std::vector<Term> terms;
+
+  /// The entries of rank r at n. @throws p3s::ModelError when a law is not an integer at n.
+  [[nodiscard]] std::vector<Entry> generate(std::int64_t r, std::int64_t n) const;
+  [[nodiscard]] std::string to_string() const;
+  friend bool operator==(const Program&, const Program&) = default;
+};
+
+/// Which ranks a case applies to.
+struct RankPredicate {
+  enum class Kind : std::uint8_t {
+    Always,
+    Equal,     ///< r == a(n)
+    Less,      ///< r < a(n)
+    ModEqual,  ///< r mod k(n) == a(n)
+  };
+  Kind kind = Kind::Always;
+  ExactLaw a;
+  ExactLaw k;
+  bool negate = false;
+  [[nodiscard]] bool holds(std::int64_t r, std::int64_t n) const;
+  [[nodiscard]] std::string to_string() const;
+  friend bool operator==(const RankPredicate&, const RankPredicate&) = default;
+};
+
+/// A pattern: the first case whose predicate holds gives a rank's program.
+struct Pattern {
+  struct Case {
+    RankPredicate when;
+    Program program;
+    friend bool operator==(const Case&, const Case&) = default;
+  };
+  std::vector<Case> cases;
+
+  /// The entries of rank r at n (none when no case applies); the case index is stored in `which` when given.
+  [[nodiscard]] std::vector<Entry> generate(std::int64_t r, std::int64_t n, std::size_t* which = nullptr) const;
+  [[nodiscard]] std::string to_string() const;
+  friend bool operator==(const Pattern&, const Pattern&) = default;
+};
+
+/// What one rank did in a group in one run: per communication its peers per slot (-1: null).
+struct ListObservation {
+  std::int64_t n = 0;
+  std::int64_t r = 0;
+  std::vector<std::array<std::int64_t, 2>> entries;
+};
+
+/// Learns the simplest pattern that reproduces every observation exactly: each frame in order, position-
+/// aligned (null communications kept) or merged across ranks (absent communications), single terms or one
+/// counted repetition; when no single program fits, the ranks are split by a predicate and each side learnt.
+/// Returns nullopt when nothing fits; `why` then says what was tried.
+[[nodiscard]] std::optional<Pattern> learn_pattern(std::span<const ListObservation> observations, int slots,
+                                                   std::string* why = nullptr);
+
+void to_json(nlohmann::json& j, const Pattern& p);
+[[nodiscard]] Pattern pattern_from_json(const nlohmann::json& j);
+
+}  // namespace p3s::modeler

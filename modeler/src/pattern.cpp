@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Communication patterns: frames, generation of a rank's communications, readable equations, JSON.
+#include "p3s/modeler/pattern.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "p3s/error.hpp"
+#include "p3s/modeler/dims.hpp"
+
+namespace p3s::modeler {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<std::string_view, 8> kFrameNames = {"offset", "ring",   "grid2", "torus2",
+                                                         "grid3",  "torus3", "xor",   "absolute"};
+
+/// MPI_Dims_create(n, d), remembered for the last n asked (generation asks for the same n many times).
+const std::vector<int>& grid_dims(std::int64_t n, int d) {
+  thread_local std::int64_t cached_n[4] = {0, 0, 0, 0};
+  thread_local std::vector<int> cached[4];
+  if (cached_n[d] != n) {
+    cached[d] = dims_create(static_cast<int>(n), d);
+    cached_n[d] = n;
+  }
+  return cached[d];
+}
+
+bool periodic(Frame f) { return f == Frame::Ring || f == Frame::Torus2 || f == Frame::Torus3; }
+
+int grid_rank(Frame f) { return f == Frame::Grid2 || f == Frame::Torus2 ? 2 : 3; }
+
+/// Row-major coordinates of r on the grid (the last dimension varies fastest, as MPI_Cart_create numbers ranks).
+Label coords(std::int64_t r, const std::vector<int>& dims) {
+  Label c{0, 0, 0};
+  for (std::size_t i = dims.size(); i-- > 0;) {
+    c[i] = r % dims[i];
+    r /= dims[i];
+  }
+  return c;
+}
+
+std::int64_t modulo(std::int64_t a, std::int64_t m) { return ((a % m) + m) % m; }
+
+std::string law_text(const ExactLaw& law) {
+  const std::string s = law.to_string();
+  return law.is_constant() || s.find_first_of("+- ") == std::string::npos ? s : "(" + s + ")";
+}
+
+/// "r + 1", "r - dims2(n)[1]", "(r + 1) mod n", "r ^ 2^i", "i + 1", "grid2(r) + (-1, 0)".
+std::string label_text(Frame frame, const std::vector<IndexedLaw>& label) {
+  if (label.empty()) return "null";
+  std::string parts;
+  for (std::size_t d = 0; d < label.size(); ++d) parts += (d ? ", " : "") + label[d].to_string();
+  switch (frame) {
+    case Frame::Offset:
+    case Frame::Ring: {
+      std::string v = label[0].to_string();
+      std::string s = v == "0" ? "r" : v.front() == '-' ? "r - " + v.substr(1) : "r + " + v;
+      return frame == Frame::Ring ? "(" + s + ") mod n" : s;
+    }
+    case Frame::Xor:
+      return "r ^ " + parts;
+    case Frame::Absolute:
+      return parts;
+    default:
+      return std::string(frame_name(frame)) + "(r) + (" + parts + ")";
+  }
+}
+
+json indexed_to_json(const IndexedLaw& l) {
+  json j{{"base", to_json(l.base)}};
+  if (l.step != 0) {
+    j["step"] = l.step;
+    j["progression"] = l.progression == IndexedLaw::Progression::Linear ? "linear" : "power2";
+    j["descending"] = l.descending;
+  }
+  return j;
+}
+
+IndexedLaw indexed_from_json(const json& j) {
+  IndexedLaw l;
+  l.base = exact_law_from_json(j.at("base"));
+  l.step = j.value("step", std::int64_t{0});
+  const std::string p = j.value("progression", std::string("linear"));
+  if (p != "linear" && p != "power2") throw InputError("unknown progression '" + p + "' in a model pattern");
+  l.progression = p == "linear" ? IndexedLaw::Progression::Linear : IndexedLaw::Progression::Power2;
+  l.descending = j.value("descending", false);
+  return l;
+}
+
+json predicate_to_json(const RankPredicate& p) {
+  static constexpr std::array<const char*, 4> kinds = {"always", "equal", "less", "mod_equal"};
+  json j{{"kind", kinds[static_cast<std::size_t>(p.kind)]}};
+  if (p.kind != RankPredicate::Kind::Always) j["a"] = to_json(p.a);
+  if (p.kind == RankPredicate::Kind::ModEqual) j["k"] = to_json(p.k);
+  if (p.negate) j["negate"] = true;
+  return j;
+}
+
+RankPredicate predicate_from_json(const json& j) {
+  RankPredicate p;
+  const std::string kind = j.at("kind").get<std::string>();
+  if (kind == "always") {
+    p.kind = RankPredicate::Kind::Always;
+  } else if (kind == "equal") {
+    p.kind = RankPredicate::Kind::Equal;
+  } else if (kind == "less") {
+    p.kind = RankPredicate::Kind::Less;
+  } else if (kind == "mod_equal") {
+    p.kind = RankPredicate::Kind::ModEqual;
+  } else {
+    throw InputError("unknown rank predicate '" + kind + "' in a model pattern");
+  }
+  if (j.contains("a")) p.a = exact_law_from_json(j.at("a"));
+  if (j.contains("k")) p.k = exact_law_from_json(j.at("k"));
+  p.negate = j.value("negate", false);
+  return p;
+}
+
+}  // namespace
+
+std::string_view frame_name(Frame frame) noexcept { return kFrameNames[static_cast<std::size_t>(frame)]; }
+
+std::optional<Frame> frame_from_name(std::string_view name) noexcept {
+  for (std::size_t i = 0; i < kFrameNames.size(); ++i) {
+    if (kFrameNames[i] == name) return static_cast<Frame>(i);
+  }
+  return std::nullopt;
+}
+
+int frame_dims(Frame frame) noexcept {
+  switch (frame) {
+    case Frame::Grid2:
+    case Frame::Torus2:
+      return 2;
+    case Frame::Grid3:
+    case Frame::Torus3:
+      return 3;
+    default:
+      return 1;
+  }
+}
+
+std::optional<Label> label_of(Frame frame, std::int64_t r, std::int64_t peer, std::int64_t n) {
+  switch (frame) {
+    case Frame::Offset:
+      return Label{peer - r, 0, 0};
+    case Frame::Ring:
+      return Label{modulo(peer - r, n), 0, 0};
+    case Frame::Xor:
+      return Label{peer ^ r, 0, 0};
+    case Frame::Absolute:
+      return Label{peer, 0, 0};
+    default:
+      break;
+  }
+  const std::vector<int>& dims = grid_dims(n, grid_rank(frame));
+  const Label a = coords(r, dims);
+  const Label b = coords(peer, dims);
+  Label l{0, 0, 0};
+  for (std::size_t d = 0; d < dims.size(); ++d) l[d] = periodic(frame) ? modulo(b[d] - a[d], dims[d]) : b[d] - a[d];
+  return l;
+}
+
+std::optional<std::int64_t> peer_of(Frame frame, std::int64_t r, const Label& label, std::int64_t n) {
+  const auto in_range = [n](std::int64_t p) -> std::optional<std::int64_t> {
+    if (p < 0 || p >= n) return std::nullopt;
+    return p;
+  };
+  switch (frame) {
+    case Frame::Offset:
+      return in_range(r + label[0]);
+    case Frame::Ring:
+      return modulo(r + label[0], n);
+    case Frame::Xor:
+      return label[0] < 0 ? std::nullopt : in_range(r ^ label[0]);
+    case Frame::Absolute:
+      return in_range(label[0]);
+    default:
+      break;
+  }
+  const std::vector<int>& dims = grid_dims(n, grid_rank(frame));
+  Label c = coords(r, dims);
+  std::int64_t peer = 0;
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    std::int64_t x = c[d] + label[d];
+    if (periodic(frame)) {
+      x = modulo(x, dims[d]);
+    } else if (x < 0 || x >= dims[d]) {
+      return std::nullopt;
+    }
+    peer = peer * dims[d] + x;
+  }
+  return peer;
+}
+
+std::optional<std::int64_t> IndexedLaw::value_at(std::int64_t n, std::int64_t i, std::int64_t count) const {
+  const std::optional<std::int64_t> b = base.integer_at(n);
+  if (!b) return std::nullopt;
+  if (step == 0) return b;
+  const std::int64_t j = descending ? count - 1 - i : i;
+  if (j < 0 || (progression == Progression::Power2 && j > 61)) return std::nullopt;
+  return *b + step * (progression == Progression::Linear ? j : std::int64_t{1} << j);
+}
+
+std::string IndexedLaw::to_string() const {
+  if (step == 0) return base.to_string();
+  const std::string j = descending ? "(count-1-i)" : "i";
+  std::string term = progression == Progression::Linear ? j : "2^" + j;
+  if (step == -1) {
+    term = "-" + term;
+  } else if (step != 1) {
+    term = std::to_string(step) + "*" + term;
+  }
+  const std::string b = base.to_string();
+  if (b == "0") return term;
+  return term.front() == '-' ? law_text(base) + " - " + term.substr(1) : law_text(base) + " + " + term;
+}
+
+std::vector<Entry> Program::generate(std::int64_t r, std::int64_t n) const {
+  std::vector<Entry> out;
+  for (std::uint32_t t = 0; t < terms.size(); ++t) {
+    const Term& term = terms[t];
+    const std::optional<std::int64_t> count = term.count.integer_at(n);
+    if (!count || *count < 0) {
+      throw ModelError("the repetition count " + term.count.to_string() + " is not a whole number at n = " +
+                       std::to_string(n) + "; the model cannot be evaluated there");
+    }
+    for (std::int64_t i = 0; i < *count; ++i) {
+      Entry e;
+      e.term = t;
+      e.index = i;
+      for (std::size_t s = 0; s < term.slots.size() && s < e.peers.size(); ++s) {
+        if (term.slots[s].empty()) continue;
+        Label label{0, 0, 0};
+        for (std::size_t d = 0; d < term.slots[s].size(); ++d) {
+          const std::optional<std::int64_t> v = term.slots[s][d].value_at(n, i, *count);
+          if (!v) {
+            throw ModelError("the peer law " + term.slots[s][d].to_string() + " is not a whole number at n = " +
+                             std::to_string(n) + "; the model cannot be evaluated there");
+          }
+          label[d] = *v;
+        }
+        if (const std::optional<std::int64_t> p = peer_of(frame, r, label, n)) e.peers[s] = *p;
+      }
+      if (keep_nulls || !e.null()) out.push_back(e);
+    }
+  }
+  return out;
+}
+
+std::string Program::to_string() const {
+  if (terms.empty()) return "none";
+  std::string out;
+  for (const Term& t : terms) {
+    if (!out.empty()) out += "; ";
+    std::string slots_text;
+    for (std::size_t s = 0; s < t.slots.size(); ++s) {
+      slots_text += (s ? " / " : "") + label_text(frame, t.slots[s]);
+    }
+    const bool single = t.count.is_constant() && t.count.b == Rational::make(1);
+    out += single ? slots_text : "[" + slots_text + " for i < " + t.count.to_string() + "]";
+  }
+  if (keep_nulls) out += " (null where absent)";
+  return out;
+}
+
+bool RankPredicate::holds(std::int64_t r, std::int64_t n) const {
+  bool v = true;
+  switch (kind) {
+    case Kind::Always:
+      break;
+    case Kind::Equal: {
+      const std::optional<std::int64_t> x = a.integer_at(n);
+      v = x && r == *x;
+      break;
+    }
+    case Kind::Less:
+      v = static_cast<double>(r) < a.value_at(static_cast<double>(n));
+      break;
+    case Kind::ModEqual: {
+      const std::optional<std::int64_t> m = k.integer_at(n);
+      const std::optional<std::int64_t> x = a.integer_at(n);
+      v = m && x && *m > 0 && modulo(r, *m) == modulo(*x, *m);
+      break;
+    }
+  }
+  return v != negate;
+}
+
+std::string RankPredicate::to_string() const {
+  switch (kind) {
+    case Kind::Always:
+      return negate ? "never" : "all ranks";
+    case Kind::Equal:
+      return std::string("r ") + (negate ? "!=" : "==") + " " + a.to_string();
+    case Kind::Less:
+      return std::string("r ") + (negate ? ">=" : "<") + " " + a.to_string();
+    case Kind::ModEqual:
+      return "r mod " + law_text(k) + (negate ? " != " : " == ") + a.to_string();
+  }
+  return "?";
+}
+
+std::vector<Entry> Pattern::generate(std::int64_t r, std::int64_t n, std::size_t* which) const {
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    if (!cases[c].when.holds(r, n)) continue;
+    if (which != nullptr) *which = c;
+    return cases[c].program.generate(r, n);
+  }
+  if (which != nullptr) *which = cases.size();
+  return {};
+}
+
+std::string Pattern::to_string() const {
+  if (cases.size() == 1 && cases[0].when.kind == RankPredicate::Kind::Always) return cases[0].program.to_string();
+  std::string out;
+  for (const Case& c : cases) {
+    if (!out.empty()) out += " | ";
+    out += c.when.to_string() + ": " + c.program.to_string();
+  }
+  return out;
+}
+
+void to_json(json& j, const Pattern& p) {
+  json cases = json::array();
+  for (const Pattern::Case& c : p.cases) {
+    json terms = json::array();
+    for (const Term& t : c.program.terms) {
+      json slots = json::array();
+      for (const auto& slot : t.slots) {
+        json dims = json::array();
+        for (const IndexedLaw& l : slot) dims.push_back(indexed_to_json(l));
+        slots.push_back(std::move(dims));
+      }
+      terms.push_back(json{{"count", to_json(t.count)}, {"slots", std::move(slots)}});
+    }
+    cases.push_back(json{{"when", predicate_to_json(c.when)},
+                         {"frame", frame_name(c.program.frame)},
+                         {"keep_nulls", c.program.keep_nulls},
+                         {"slots", c.program.slots},
+                         {"terms", std::move(terms)}});
+  }
+  j = json{{"cases", std::move(cases)}, {"equation", p.to_string()}};
+}
+
+Pattern pattern_from_json(const json& j) {
+  Pattern p;
+  try {
+    for (const json& jc : j.at("cases")) {
+      Pattern::Case c;
+      c.when = predicate_from_json(jc.at("when"));
+      const std::string frame = jc.at("frame").get<std::string>();
+      const std::optional<Frame> f = frame_from_name(frame);
+      if (!f) throw InputError("unknown frame '" + frame + "' in a model pattern");
+      c.program.frame = *f;
+      c.program.keep_nulls = jc.at("keep_nulls").get<bool>();
+      c.program.slots = jc.at("slots").get<int>();
+      for (const json& jt : jc.at("terms")) {
+        Term t;
+        t.count = exact_law_from_json(jt.at("count"));
+        for (const json& js : jt.at("slots")) {
+          std::vector<IndexedLaw> slot;
+          for (const json& jl : js) slot.push_back(indexed_from_json(jl));
+          t.slots.push_back(std::move(slot));
+        }
+        c.program.terms.push_back(std::move(t));
+      }
+      p.cases.push_back(std::move(c));
+    }
+  } catch (const json::exception& e) {
+    throw InputError(std::string("a model pattern is malformed: ") + e.what());
+  }
+  return p;
+}
+
+}  // namespace p3s::modeler

@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Learning a communication pattern from what every rank did at every fitted process count.
+//
+// For each frame in order of simplicity (offset, ring, grid2, torus2, grid3, torus3, xor, absolute):
+//  1. every peer becomes a label in the frame;
+//  2. per process count, the ranks' label lists are combined into one canonical sequence: position by position
+//     when every rank has the same number of communications (null communications, MPI_PROC_NULL, keep their
+//     place), else by merging the lists in order (communications a rank does not make are absent);
+//  3. across process counts the canonical sequences become terms: one single term per position when the length
+//     does not change, else single terms for a common prefix and one counted repetition (count an exact law in n,
+//     labels linear or power-of-two progressions in the repetition index, e.g. r ^ 2^i for i < log2(n));
+//  4. the program is accepted only if it regenerates every rank's list at every n exactly.
+// When no program fits all ranks, the ranks are split by a predicate (r == 0, r < n/2, r mod 2 == 0, a grid row or
+// column, ...) and each side is learnt separately (the method's rank classes: a master and its workers).
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "p3s/error.hpp"
+#include "p3s/modeler/dims.hpp"
+#include "p3s/modeler/pattern.hpp"
+
+namespace p3s::modeler {
+namespace {
+
+constexpr std::array<Frame, 8> kFrames = {Frame::Offset, Frame::Ring,   Frame::Grid2, Frame::Torus2,
+                                          Frame::Grid3,  Frame::Torus3, Frame::Xor,   Frame::Absolute};
+
+/// A communication in a frame: per slot its label, or none for a null one.
+using Canon = std::array<std::optional<Label>, 2>;
+
+bool periodic(Frame f) { return f == Frame::Ring || f == Frame::Torus2 || f == Frame::Torus3; }
+
+/// The period of label component d in a periodic frame at n.
+std::int64_t period(Frame f, std::int64_t n, std::size_t d) {
+  if (f == Frame::Ring) return n;
+  return dims_create(static_cast<int>(n), f == Frame::Torus2 ? 2 : 3)[d];
+}
+
+/// How complex a law is: constants first, then by basis, then by the size of its coefficients.
+std::tuple<int, std::int64_t, std::int64_t> complexity(const ExactLaw& law) {
+  const std::int64_t dens = law.a.den + law.b.den;
+  const std::int64_t nums = std::abs(law.a.num) + std::abs(law.b.num);
+  if (law.is_constant()) return {0, law.b.den, std::abs(law.b.num)};
+  const auto bases = all_bases();
+  const auto pos = std::find(bases.begin(), bases.end(), law.basis) - bases.begin();
+  return {1 + static_cast<int>(pos), dens, nums};
+}
+
+/// The simplest exact law that takes, at every n, one of the listed values (a periodic label has two
+/// representatives, v and v - period; which one a law follows is found by trying the combinations).
+std::optional<ExactLaw> fit_choices(const std::map<std::int64_t, std::vector<std::int64_t>>& choices) {
+  std::vector<std::int64_t> ns;
+  std::vector<const std::vector<std::int64_t>*> opts;
+  for (const auto& [n, v] : choices) {
+    ns.push_back(n);
+    opts.push_back(&v);
+  }
+  std::optional<ExactLaw> best;
+  std::vector<std::size_t> pick(ns.size(), 0);
+  std::vector<Sample> samples(ns.size());
+  while (true) {
+    for (std::size_t i = 0; i < ns.size(); ++i) {
+      samples[i] = {static_cast<double>(ns[i]), static_cast<double>((*opts[i])[pick[i]])};
+    }
+    if (std::optional<ExactLaw> law = fit_exact(samples)) {
+      if (!best || complexity(*law) < complexity(*best)) best = law;
+    }
+    std::size_t i = 0;
+    while (i < pick.size() && ++pick[i] == opts[i]->size()) pick[i++] = 0;
+    if (i == pick.size()) break;
+  }
+  return best;
+}
+
+/// The representatives of a label component: itself, and for periodic frames its other side.
+std::vector<std::int64_t> representatives(Frame f, std::int64_t n, std::size_t d, std::int64_t v) {
+  if (!periodic(f) || v == 0) return {v};
+  const std::int64_t m = period(f, n, d);
+  return {v, v - m};
+}
+
+/// A periodic label written closest to zero (for progressions in a repetition).
+std::int64_t centred(Frame f, std::int64_t n, std::size_t d, std::int64_t v) {
+  if (!periodic(f)) return v;
+  const std::int64_t m = period(f, n, d);
+  return v > m / 2 ? v - m : v;
+}
+
+/// A law in n and in the repetition index from rows[n] = values for i = 0, 1, ...
+std::optional<IndexedLaw> fit_indexed(const std::map<std::int64_t, std::vector<std::int64_t>>& rows) {
+  using P = IndexedLaw::Progression;
+  const auto pow2 = [](std::int64_t j) { return std::int64_t{1} << j; };
+  struct Candidate {
+    P progression;
+    bool descending;
+  };
+  // The same value for every i comes first; then progressions, whose step is read off a row with two values.
+  std::optional<std::int64_t> steps[4];
+  for (const auto& [n, v] : rows) {
+    if (v.size() < 2) continue;
+    const std::size_t k = v.size();
+    steps[0] = v[1] - v[0];
+    steps[1] = v[k - 2] - v[k - 1];
+    steps[2] = v[1] - v[0];
+    steps[3] = v[k - 2] - v[k - 1];
+    break;
+  }
+  const Candidate candidates[4] = {{P::Linear, false}, {P::Linear, true}, {P::Power2, false}, {P::Power2, true}};
+  for (int c = -1; c < 4; ++c) {
+    std::int64_t step = 0;
+    if (c >= 0) {
+      if (!steps[c] || *steps[c] == 0) continue;
+      step = *steps[c];
+    }
+    std::map<std::int64_t, std::vector<std::int64_t>> base;
+    bool ok = true;
+    for (const auto& [n, v] : rows) {
+      const auto k = static_cast<std::int64_t>(v.size());
+      if (k == 0) continue;
+      std::int64_t b = 0;
+      for (std::int64_t i = 0; i < k && ok; ++i) {
+        std::int64_t p = 0;
+        if (c >= 0) {
+          const std::int64_t j = candidates[c].descending ? k - 1 - i : i;
+          if (candidates[c].progression == P::Power2 && j > 61) {
+            ok = false;
+            break;
+          }
+          p = candidates[c].progression == P::Linear ? j : pow2(j);
+        }
+        const std::int64_t here = v[static_cast<std::size_t>(i)] - step * p;
+        if (i == 0) b = here;
+        ok = here == b;
+      }
+      if (!ok) break;
+      base[n] = {b};
+    }
+    if (!ok || base.empty()) continue;
+    if (std::optional<ExactLaw> law = fit_choices(base)) {
+      IndexedLaw out;
+      out.base = *law;
+      out.step = step;
+      if (c >= 0) {
+        out.progression = candidates[c].progression;
+        out.descending = candidates[c].descending;
+      }
+      return out;
+    }
+  }
+  return std::nullopt;
+}
+
+/// Canonical sequences per n: position-aligned, or merged in order. nullopt when the ranks disagree.
+std::optional<std::map<std::int64_t, std::vector<Canon>>> canonical(
+    const std::vector<std::pair<std::int64_t, std::vector<Canon>>>& lists, bool aligned) {
+  std::map<std::int64_t, std::vector<const std::vector<Canon>*>> by_n;
+  for (const auto& [n, list] : lists) by_n[n].push_back(&list);
+  std::map<std::int64_t, std::vector<Canon>> out;
+  for (const auto& [n, ls] : by_n) {
+    std::vector<Canon>& seq = out[n];
+    if (aligned) {
+      seq.resize(ls.front()->size());
+      for (const std::vector<Canon>* l : ls) {
+        if (l->size() != seq.size()) return std::nullopt;
+        for (std::size_t k = 0; k < l->size(); ++k) {
+          for (std::size_t s = 0; s < 2; ++s) {
+            const std::optional<Label>& x = (*l)[k][s];
+            if (!x) continue;
+            if (seq[k][s] && *seq[k][s] != *x) return std::nullopt;
+            seq[k][s] = x;
+          }
+        }
+      }
+      continue;
+    }
+    // Merge: every distinct communication (and its repeat number within a list) is a node; each list orders
+    // its nodes; a topological order, earliest-seen first, is the canonical sequence.
+    std::map<std::pair<Canon, int>, std::size_t> ids;
+    std::vector<std::pair<Canon, int>> nodes;
+    std::vector<std::set<std::size_t>> next;
+    std::vector<int> indegree;
+    for (const std::vector<Canon>* l : ls) {
+      std::map<Canon, int> seen;
+      std::size_t prev = SIZE_MAX;
+      for (const Canon& c : *l) {
+        if (!c[0] && !c[1]) return std::nullopt;  // a null communication cannot be placed by order alone
+        const std::pair<Canon, int> key{c, seen[c]++};
+        auto [it, inserted] = ids.emplace(key, nodes.size());
+        if (inserted) {
+          nodes.push_back(key);
+          next.emplace_back();
+          indegree.push_back(0);
+        }
+        if (prev != SIZE_MAX && next[prev].insert(it->second).second) ++indegree[it->second];
+        prev = it->second;
+      }
+    }
+    std::set<std::size_t> ready;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      if (indegree[i] == 0) ready.insert(i);
+    }
+    while (!ready.empty()) {
+      const std::size_t i = *ready.begin();
+      ready.erase(ready.begin());
+      seq.push_back(nodes[i].first);
+      for (const std::size_t j : next[i]) {
+        if (--indegree[j] == 0) ready.insert(j);
+      }
+    }
+    if (seq.size() != nodes.size()) return std::nullopt;  // the ranks order them differently
+  }
+  return out;
+}
+
+/// Terms from the canonical sequences: single terms for positions [0, prefix), one repetition for the rest
+/// (none when prefix covers every sequence).
+std::optional<std::vector<Term>> fit_terms(Frame frame, int slots,
+                                           const std::map<std::int64_t, std::vector<Canon>>& seqs,
+                                           std::size_t prefix, bool repeated) {
+  const int dims = frame_dims(frame);
+  std::vector<Term> terms;
+  for (std::size_t k = 0; k < prefix; ++k) {
+    Term t;
+    for (int s = 0; s < slots; ++s) {
+      std::vector<IndexedLaw> slot;
+      bool known = false;
+      for (const auto& [n, seq] : seqs) known = known || (k < seq.size() && seq[k][s]);
+      if (known) {
+        for (int d = 0; d < dims; ++d) {
+          std::map<std::int64_t, std::vector<std::int64_t>> choices;
+          for (const auto& [n, seq] : seqs) {
+            if (k < seq.size() && seq[k][s]) {
+              choices[n] = representatives(frame, n, static_cast<std::size_t>(d), (*seq[k][s])[d]);
+            }
+          }
+          const std::optional<ExactLaw> law = fit_choices(choices);
+          if (!law) return std::nullopt;
+          slot.push_back(IndexedLaw{*law});
+        }
+      }
+      t.slots.push_back(std::move(slot));
+    }
+    terms.push_back(std::move(t));
+  }
+  if (!repeated) return terms;
+  Term t;
+  std::vector<Sample> counts;
+  for (const auto& [n, seq] : seqs) {
+    counts.push_back({static_cast<double>(n), static_cast<double>(seq.size() - prefix)});
+  }
+  const std::optional<ExactLaw> count = fit_exact(counts);
+  if (!count) return std::nullopt;
+  t.count = *count;
+  for (int s = 0; s < slots; ++s) {
+    bool any = false;  // some repetition has this slot
+    bool all = true;   // every repetition has it
+    for (const auto& [n, seq] : seqs) {
+      for (std::size_t k = prefix; k < seq.size(); ++k) {
+        any = any || seq[k][s].has_value();
+        all = all && seq[k][s].has_value();
+      }
+    }
+    std::vector<IndexedLaw> slot;
+    if (any) {
+      if (!all) return std::nullopt;  // a repetition's slot is either always there or always null
+      for (int d = 0; d < dims; ++d) {
+        std::map<std::int64_t, std::vector<std::int64_t>> rows;
+        for (const auto& [n, seq] : seqs) {
+          std::vector<std::int64_t>& row = rows[n];
+          for (std::size_t k = prefix; k < seq.size(); ++k) {
+            row.push_back(centred(frame, n, static_cast<std::size_t>(d), (*seq[k][s])[d]));
+          }
+        }
+        const std::optional<IndexedLaw> law = fit_indexed(rows);
+        if (!law) return std::nullopt;
+        slot.push_back(*law);
+      }
+    }
+    t.slots.push_back(std::move(slot));
+  }
+  terms.push_back(std::move(t));
+  return terms;
+}
+
+bool reproduces(const Program& p, std::span<const ListObservation* const> obs) {
+  try {
+    for (const ListObservation* o : obs) {
+      const std::vector<Entry> got = p.generate(o->r, o->n);
+      if (got.size() != o->entries.size()) return false;
+      for (std::size_t k = 0; k < got.size(); ++k) {
+        for (std::size_t s = 0; s < 2; ++s) {
+          const std::int64_t want = o->entries[k][s] < 0 ? -1 : o->entries[k][s];
+          if (got[k].peers[s] != want) return false;
+        }
+      }
+    }
+  } catch (const ModelError&) {
+    return false;
+  }
+  return true;
+}
+
+std::optional<Program> learn_in_frame(Frame frame, int slots, std::span<const ListObservation* const> obs) {
+  std::vector<std::pair<std::int64_t, std::vector<Canon>>> lists;
+  bool nulls = false;
+  for (const ListObservation* o : obs) {
+    std::vector<Canon> l;
+    for (const auto& e : o->entries) {
+      Canon c;
+      for (std::size_t s = 0; s < 2; ++s) {
+        if (e[s] < 0) continue;
+        c[s] = label_of(frame, o->r, e[s], o->n);
+        if (!c[s]) return std::nullopt;
+      }
+      nulls = nulls || (!c[0] && !c[1]);
+      l.push_back(c);
+    }
+    lists.emplace_back(o->n, std::move(l));
+  }
+  for (const bool aligned : {true, false}) {
+    const auto seqs = canonical(lists, aligned);
+    if (!seqs) continue;
+    std::size_t shortest = SIZE_MAX;
+    std::size_t longest = 0;
+    for (const auto& [n, seq] : *seqs) {
+      shortest = std::min(shortest, seq.size());
+      longest = std::max(longest, seq.size());
+    }
+    Program p;
+    p.frame = frame;
+    p.slots = slots;
+    p.keep_nulls = aligned && nulls;
+    // A constant length gives single terms only; a varying one a common prefix and one repetition (the
+    // shortest prefix first: the repetition usually starts at the beginning).
+    const std::size_t first = shortest == longest ? shortest : 0;
+    for (std::size_t prefix = first; prefix <= shortest; ++prefix) {
+      std::optional<std::vector<Term>> terms = fit_terms(frame, slots, *seqs, prefix, shortest != longest);
+      if (!terms) continue;
+      p.terms = std::move(*terms);
+      if (reproduces(p, obs)) return p;
+    }
+  }
+  return std::nullopt;
+}
+
+/// The program with the fewest terms over all frames (a ring is one periodic term, not an offset for most
+/// ranks plus one that only the last rank can use); frames in order of simplicity break ties.
+std::optional<Program> learn_program(int slots, std::span<const ListObservation* const> obs) {
+  std::optional<Program> best;
+  for (const Frame f : kFrames) {
+    std::optional<Program> p = learn_in_frame(f, slots, obs);
+    if (p && (!best || p->terms.size() < best->terms.size())) best = std::move(p);
+    if (best && best->terms.size() <= 1) break;
+  }
+  return best;
+}
+
+/// Rank predicates that split ranks into classes, simplest first.
+std::vector<RankPredicate> split_candidates() {
+  using K = RankPredicate::Kind;
+  const ExactLaw zero = ExactLaw::constant(Rational::make(0));
+  const ExactLaw n_minus_1{Basis::N, Rational::make(1), Rational::make(-1)};
+  const ExactLaw half_n{Basis::N, Rational::make(1, 2), Rational::make(0)};
+  const ExactLaw columns{Basis::Dims2Minor, Rational::make(1), Rational::make(0)};
+  const ExactLaw last_column{Basis::Dims2Minor, Rational::make(1), Rational::make(-1)};
+  const ExactLaw two = ExactLaw::constant(Rational::make(2));
+  return {
+      {K::Equal, zero, {}, false},         {K::Equal, n_minus_1, {}, false},   {K::Equal, half_n, {}, false},
+      {K::Less, half_n, {}, false},        {K::Less, columns, {}, false},      {K::ModEqual, zero, two, false},
+      {K::ModEqual, zero, columns, false}, {K::ModEqual, last_column, columns, false},
+  };
+}
+
+std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const ListObservation* const> obs,
+                                                      int depth) {
+  if (std::optional<Program> p = learn_program(slots, obs)) {
+    return std::vector<Pattern::Case>{{RankPredicate{}, std::move(*p)}};
+  }
+  if (depth == 0) return std::nullopt;
+  for (const RankPredicate& when : split_candidates()) {
+    std::vector<const ListObservation*> in;
+    std::vector<const ListObservation*> out;
+    for (const ListObservation* o : obs) (when.holds(o->r, o->n) ? in : out).push_back(o);
+    if (in.empty() || out.empty()) continue;
+    std::optional<Program> first = learn_program(slots, in);
+    if (!first) continue;
+    std::optional<std::vector<Pattern::Case>> rest = learn_cases(slots, out, depth - 1);
+    if (!rest) continue;
+    rest->insert(rest->begin(), Pattern::Case{when, std::move(*first)});
+    return rest;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Pattern> learn_pattern(std::span<const ListObservation> observations, int slots, std::string* why) {
+  if (slots < 1 || slots > 2) throw ModelError("a communication has one or two peers, not " + std::to_string(slots));
+  std::vector<const ListObservation*> obs;
+  for (const ListObservation& o : observations) obs.push_back(&o);
+  // Up to three rank classes: two predicates.
+  std::optional<std::vector<Pattern::Case>> cases = learn_cases(slots, obs, 2);
+  if (!cases) {
+    if (why != nullptr) {
+      *why = "no frame (offset, ring, grid, torus, xor, absolute) with single or repeated terms, for all ranks or "
+             "split by rank class, reproduces every rank's peers";
+    }
+    return std::nullopt;
+  }
+  return Pattern{std::move(*cases)};
+}
+
+}  // namespace p3s::modeler

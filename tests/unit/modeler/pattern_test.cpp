@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Pattern learning on synthetic observations of known communication structures: each is learnt from a few
+// process counts, must reproduce them, and must predict a larger, unseen process count exactly.
+#include "p3s/modeler/pattern.hpp"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "p3s/modeler/dims.hpp"
+
+namespace p3s::modeler {
+namespace {
+
+using Peers = std::array<std::int64_t, 2>;
+using Truth = std::function<std::vector<Peers>(std::int64_t r, std::int64_t n)>;
+
+std::vector<ListObservation> observe(const Truth& truth, std::initializer_list<std::int64_t> ns) {
+  std::vector<ListObservation> out;
+  for (const std::int64_t n : ns) {
+    for (std::int64_t r = 0; r < n; ++r) out.push_back({n, r, truth(r, n)});
+  }
+  return out;
+}
+
+/// Learns from `fit`, then checks every rank at every n of `check` against the truth.
+Pattern learn_and_check(const Truth& truth, std::initializer_list<std::int64_t> fit,
+                        std::initializer_list<std::int64_t> check, int slots = 1) {
+  const std::vector<ListObservation> obs = observe(truth, fit);
+  std::string why;
+  const std::optional<Pattern> p = learn_pattern(obs, slots, &why);
+  EXPECT_TRUE(p.has_value()) << why;
+  if (!p) return {};
+  for (const std::int64_t n : check) {
+    for (std::int64_t r = 0; r < n; ++r) {
+      const std::vector<Entry> got = p->generate(r, n);
+      const std::vector<Peers> want = truth(r, n);
+      EXPECT_EQ(got.size(), want.size()) << "rank " << r << " of " << n << ": " << p->to_string();
+      for (std::size_t k = 0; k < std::min(got.size(), want.size()); ++k) {
+        EXPECT_EQ(got[k].peers, want[k]) << "rank " << r << " of " << n << ", entry " << k << ": " << p->to_string();
+      }
+    }
+  }
+  // The JSON form describes the same pattern.
+  nlohmann::json j;
+  to_json(j, *p);
+  EXPECT_EQ(pattern_from_json(j), *p) << j.dump();
+  return *p;
+}
+
+constexpr std::int64_t kNull = -1;
+
+Peers one(std::int64_t peer) { return {peer, kNull}; }
+
+/// Neighbour of r on the row-major, non-periodic MPI_Dims_create(n, 2) grid, or kNull off the grid.
+std::int64_t grid_neighbour(std::int64_t r, std::int64_t n, int dim, int step) {
+  const std::vector<int> d = dims_create(static_cast<int>(n), 2);
+  std::int64_t c[2] = {r / d[1], r % d[1]};
+  c[dim] += step;
+  if (c[dim] < 0 || c[dim] >= d[static_cast<std::size_t>(dim)]) return kNull;
+  return c[0] * d[1] + c[1];
+}
+
+TEST(Pattern, PeriodicRing) {
+  const Pattern p = learn_and_check([](std::int64_t r, std::int64_t n) { return std::vector{one((r + 1) % n)}; },
+                                    {4, 8, 16}, {2, 3, 64, 100});
+  EXPECT_EQ(p.cases.at(0).program.frame, Frame::Ring);
+  EXPECT_EQ(p.to_string(), "(r + 1) mod n");
+}
+
+TEST(Pattern, LeftNeighbourOfAPeriodicRingUsesTheNegativeOffset) {
+  const Pattern p =
+      learn_and_check([](std::int64_t r, std::int64_t n) { return std::vector{one((r + n - 1) % n)}; },
+                      {4, 8, 16}, {2, 64});
+  EXPECT_EQ(p.to_string(), "(r - 1) mod n");
+}
+
+TEST(Pattern, GridHaloWithNullCommunicationsAtTheBoundary) {
+  // MPI_Cart_shift neighbours, MPI_PROC_NULL at the edge: the calls stay, without a peer.
+  const Truth halo = [](std::int64_t r, std::int64_t n) {
+    return std::vector{one(grid_neighbour(r, n, 0, -1)), one(grid_neighbour(r, n, 0, 1)),
+                       one(grid_neighbour(r, n, 1, -1)), one(grid_neighbour(r, n, 1, 1))};
+  };
+  const Pattern p = learn_and_check(halo, {4, 8, 16}, {32, 64, 12, 36});
+  EXPECT_EQ(p.cases.at(0).program.frame, Frame::Grid2);
+  EXPECT_TRUE(p.cases.at(0).program.keep_nulls);
+}
+
+TEST(Pattern, WavefrontSkipsCommunicationsAtTheBoundary) {
+  // Receive from the upstream neighbours that exist (no call otherwise).
+  const Truth upstream = [](std::int64_t r, std::int64_t n) {
+    std::vector<Peers> out;
+    for (const int dim : {0, 1}) {
+      if (const std::int64_t p = grid_neighbour(r, n, dim, -1); p != kNull) out.push_back(one(p));
+    }
+    return out;
+  };
+  const Pattern p = learn_and_check(upstream, {4, 8, 16}, {32, 64});
+  EXPECT_EQ(p.cases.at(0).program.frame, Frame::Grid2);
+  EXPECT_FALSE(p.cases.at(0).program.keep_nulls);
+}
+
+TEST(Pattern, HypercubeExchangesGrowWithLog2N) {
+  const Truth cube = [](std::int64_t r, std::int64_t n) {
+    std::vector<Peers> out;
+    for (std::int64_t k = 1; k < n; k <<= 1) out.push_back({r ^ k, r ^ k});
+    return out;
+  };
+  const Pattern p = learn_and_check(cube, {4, 8, 16}, {2, 32, 64, 1024}, 2);
+  EXPECT_EQ(p.cases.at(0).program.frame, Frame::Xor);
+  EXPECT_EQ(p.to_string(), "[r ^ 2^i / r ^ 2^i for i < log2(n)]");
+}
+
+TEST(Pattern, RecursiveHalvingRunsTheBitsDownwards) {
+  const Truth halving = [](std::int64_t r, std::int64_t n) {
+    std::vector<Peers> out;
+    for (std::int64_t k = n / 2; k >= 1; k >>= 1) out.push_back(one(r ^ k));
+    return out;
+  };
+  learn_and_check(halving, {4, 8, 16, 32}, {64, 256});
+}
+
+TEST(Pattern, MasterAndWorkersAreTwoRankClasses) {
+  const Truth master = [](std::int64_t r, std::int64_t n) {
+    std::vector<Peers> out;
+    if (r == 0) {
+      for (std::int64_t w = 1; w < n; ++w) out.push_back(one(w));
+    } else {
+      out.push_back(one(0));
+    }
+    return out;
+  };
+  const Pattern p = learn_and_check(master, {4, 8, 16}, {3, 64});
+  ASSERT_EQ(p.cases.size(), 2u);
+  EXPECT_EQ(p.cases[0].when.to_string(), "r == 0");
+}
+
+TEST(Pattern, RingAllgatherRepeatsTheSameExchangeNMinus1Times) {
+  const Truth allgather = [](std::int64_t r, std::int64_t n) {
+    return std::vector<Peers>(static_cast<std::size_t>(n - 1), Peers{(r + 1) % n, (r + n - 1) % n});
+  };
+  const Pattern p = learn_and_check(allgather, {4, 8, 16}, {3, 64}, 2);
+  EXPECT_EQ(p.to_string(), "[(r + 1) mod n / (r - 1) mod n for i < n - 1]");
+}
+
+TEST(Pattern, PipelineWithoutWrapAround) {
+  // Send to the next rank; the last one does not send.
+  const Truth pipe = [](std::int64_t r, std::int64_t n) {
+    return r + 1 < n ? std::vector{one(r + 1)} : std::vector<Peers>{};
+  };
+  const Pattern p = learn_and_check(pipe, {4, 8, 16}, {2, 64});
+  EXPECT_EQ(p.to_string(), "r + 1");
+}
+
+TEST(Pattern, StrideOfTheGridWidthAsAnOffset) {
+  // A 2-D decomposition written by hand with periodic wrap in one long row: peers r +- dims2(n)[1] mod n.
+  const Truth rows = [](std::int64_t r, std::int64_t n) {
+    const std::int64_t w = dims_create(static_cast<int>(n), 2)[1];
+    return std::vector{one((r + w) % n), one((r - w + n) % n)};
+  };
+  learn_and_check(rows, {4, 8, 16, 32}, {64, 128});
+}
+
+TEST(Pattern, SendrecvWithNullOnOneSide) {
+  // A non-periodic shift: send right, receive from the left; the ends use MPI_PROC_NULL on one side.
+  const Truth shift = [](std::int64_t r, std::int64_t n) {
+    return std::vector{Peers{r + 1 < n ? r + 1 : kNull, r > 0 ? r - 1 : kNull}};
+  };
+  learn_and_check(shift, {4, 8, 16}, {2, 64}, 2);
+}
+
+TEST(Pattern, EmptyForEveryRank) {
+  const Pattern p =
+      learn_and_check([](std::int64_t, std::int64_t) { return std::vector<Peers>{}; }, {4, 8, 16}, {64});
+  EXPECT_EQ(p.to_string(), "none");
+}
+
+TEST(Pattern, IrregularPeersAreNotForcedIntoALaw) {
+  // Pseudo-random peers: no frame, progression or rank class explains them.
+  const Truth noise = [](std::int64_t r, std::int64_t n) { return std::vector{one((r * 7919 + n * 104729) % n)}; };
+  const std::vector<ListObservation> obs = observe(noise, {5, 11, 17});
+  std::string why;
+  EXPECT_FALSE(learn_pattern(obs, 1, &why).has_value());
+  EXPECT_FALSE(why.empty());
+}
+
+TEST(Pattern, FramesMapPeersToLabelsAndBack) {
+  for (const Frame f : {Frame::Offset, Frame::Ring, Frame::Grid2, Frame::Torus2, Frame::Grid3, Frame::Torus3,
+                        Frame::Xor, Frame::Absolute}) {
+    for (const std::int64_t n : {1, 6, 16, 27}) {
+      for (std::int64_t r = 0; r < n; ++r) {
+        for (std::int64_t peer = 0; peer < n; ++peer) {
+          const std::optional<Label> l = label_of(f, r, peer, n);
+          ASSERT_TRUE(l.has_value()) << frame_name(f);
+          EXPECT_EQ(peer_of(f, r, *l, n), peer) << frame_name(f) << " r " << r << " peer " << peer << " n " << n;
+        }
+      }
+    }
+    EXPECT_EQ(frame_from_name(frame_name(f)), f);
+  }
+}
+
+}  // namespace
+}  // namespace p3s::modeler
