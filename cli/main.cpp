@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   p3s::cli::add_record(app);
   p3s::cli::add_analyze(app);
+  p3s::cli::add_model(app);
+  p3s::cli::add_predict(app);
   p3s::cli::add_recover(app);
   p3s::cli::add_summary(app);
   try {

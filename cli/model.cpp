@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// `p3s model SIG_OR_DIR... -o app.model [--validate-with SIG] [--no-holdout] [--report] [-q]`
+#include <iostream>
+
+#include "p3s/modeler/model.hpp"
+#include "subcommands.hpp"
+
+namespace p3s::cli {
+
+void add_model(CLI::App& app) {
+  auto inputs = std::make_shared<std::vector<std::string>>();
+  auto output = std::make_shared<std::string>();
+  auto validate = std::make_shared<std::string>();
+  auto no_holdout = std::make_shared<bool>(false);
+  auto report = std::make_shared<bool>(false);
+  auto quiet = std::make_shared<bool>(false);
+  CLI::App* sub = app.add_subcommand(
+      "model", "Learn how each phase scales with the process count from the signatures of three or more runs");
+  sub->add_option("signatures", *inputs, "signature.json files, or the run directories holding them")
+      ->required()
+      ->check(CLI::ExistingPath);
+  sub->add_option("-o,--output", *output, "Model file to write")->required();
+  sub->add_option("--validate-with", *validate,
+                  "Validate against this run's signature and fit on all the others (default: hold the largest "
+                  "run out, validate, then fold it in)")
+      ->check(CLI::ExistingPath);
+  sub->add_flag("--no-holdout", *no_holdout, "Fit on every run without validating");
+  sub->add_flag("--report", *report, "Print the equations of every phase and its SCIC table");
+  sub->add_flag("-q,--quiet", *quiet, "Print nothing on success");
+  sub->callback([=] {
+    std::vector<std::filesystem::path> paths(inputs->begin(), inputs->end());
+    modeler::ModelOptions opts;
+    opts.hold_out_largest = !*no_holdout;
+    if (!validate->empty()) opts.validate_with = *validate;
+    const modeler::Model m = modeler::build_model(paths, opts);
+    modeler::write_model(m, *output);
+    if (*quiet) return;
+    if (*report) std::cout << modeler::model_report(m) << '\n';
+    if (m.validation) std::cout << modeler::validation_report(*m.validation);
+    std::cout << "model        " << *output << " (" << m.phases.size() << " phases, fitted on n =";
+    for (const modeler::Model::Input& in : m.inputs) std::cout << ' ' << in.n;
+    std::cout << ")\n";
+  });
+}
+
+}  // namespace p3s::cli

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// `p3s predict app.model --np N --logical -o DIR [--compare SIG_AT_N]`
+#include <iostream>
+
+#include "p3s/error.hpp"
+#include "p3s/modeler/model.hpp"
+#include "p3s/modeler/predict.hpp"
+#include "subcommands.hpp"
+
+namespace p3s::cli {
+
+void add_predict(CLI::App& app) {
+  auto model = std::make_shared<std::string>();
+  auto np = std::make_shared<std::int64_t>(0);
+  auto logical = std::make_shared<bool>(false);
+  auto output = std::make_shared<std::string>();
+  auto compare = std::make_shared<std::string>();
+  CLI::App* sub = app.add_subcommand("predict", "Evaluate a model at a process count");
+  sub->add_option("model", *model, "Model file written by `p3s model`")->required()->check(CLI::ExistingFile);
+  sub->add_option("--np", *np, "Process count")->required()->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
+  sub->add_flag("--logical", *logical, "Write the logical trace at that count (LT4NC) into -o DIR");
+  sub->add_option("-o,--output", *output, "Output directory");
+  sub->add_option("--compare", *compare, "Compare the prediction with this real run's signature at the same count")
+      ->check(CLI::ExistingPath);
+  sub->callback([=] {
+    const modeler::Model m = modeler::read_model(*model);
+    if (*logical) {
+      if (output->empty()) throw InputError("--logical writes a directory: give it with -o DIR");
+      modeler::write_lt4nc(m, *np, *output);
+      std::cout << "lt4nc        " << *output << "/lt4nc.json (" << *np << " ranks)\n";
+    }
+    if (!compare->empty()) {
+      const std::filesystem::path p(*compare);
+      const std::vector<modeler::Run> runs = modeler::load_runs(std::span(&p, 1), 1);
+      if (runs.front().n() != *np) {
+        throw InputError("signature '" + p.string() + "' is a run at " + std::to_string(runs.front().n()) +
+                         " processes, not " + std::to_string(*np) + "; compare with a run at --np");
+      }
+      std::cout << modeler::validation_report(modeler::compare_with(m, runs.front()));
+    }
+    if (!*logical && compare->empty()) {
+      std::cout << "n = " << *np << '\n';
+      for (const modeler::PhaseModel& p : m.phases) {
+        std::cout << "phase " << p.id << "  weight " << p.weight_at(*np) << "  " << p.calls << '\n';
+      }
+    }
+  });
+}
+
+}  // namespace p3s::cli

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Evaluating a model at a process count nobody ran: each phase's weight and every rank's calls with their
+// peers, sizes, collectives and burst work (the method's LT4NC), written rank by rank.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "p3s/modeler/model.hpp"
+
+namespace p3s::modeler {
+
+/// A predicted action inside a call (the kinds of signature.json).
+struct PredictedAction {
+  std::string kind;  ///< send, recv, irecv, isend_complete, coll
+  std::int64_t peer = -1;
+  std::uint32_t tag = 0;
+  double bytes = 0;
+  /// Collectives.
+  std::string collective;
+  std::int64_t root = -1;  ///< world rank
+  double bytes_received = 0;
+  std::string comm;  ///< the communicator model ("world", "blocks of 4 ...")
+  std::int64_t comm_size = 0;
+  /// Completions: the call (index in the rank's calls of the instance) that started the request.
+  std::int32_t started = -1;
+};
+
+struct PredictedCall {
+  std::string call;
+  std::vector<PredictedAction> actions;
+  double burst_work = 0;  ///< work of the burst before the call
+};
+
+/// One rank's calls in one instance of a phase.
+struct PredictedRank {
+  std::int64_t rank = 0;
+  std::vector<PredictedCall> calls;
+  double tail_work = 0;  ///< work after the last call (trailing phases)
+};
+
+/// A phase evaluated at one n. Construction costs O(n) (the ranks of each work class are counted); each rank is
+/// then generated on its own, so a whole LT4NC never has to be in memory.
+class PhasePredictor {
+ public:
+  /// @throws p3s::ModelError when a law cannot be evaluated at n.
+  PhasePredictor(const PhaseModel& phase, std::int64_t n);
+  [[nodiscard]] std::int64_t weight() const noexcept { return weight_; }
+  [[nodiscard]] PredictedRank rank(std::int64_t r) const;
+  /// Ranks in each of the phase's work classes at n.
+  [[nodiscard]] const std::vector<std::int64_t>& class_ranks() const noexcept { return class_ranks_; }
+  /// Predicted work per rank and instance of a rank in work class `cls`.
+  [[nodiscard]] double class_work(std::size_t cls) const;
+
+ private:
+  const PhaseModel& phase_;
+  std::int64_t n_;
+  std::int64_t weight_;
+  std::vector<std::int64_t> class_ranks_;  ///< ranks per work class at n
+};
+
+/// Writes the LT4NC for n ranks into dir: lt4nc.json (provenance, phases with weights and the phase order) and
+/// ranks.jsonl (one line per rank and phase with its calls), streamed. Written under temporary names and
+/// renamed. @throws p3s::Error when the directory cannot be written.
+void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path& dir);
+
+}  // namespace p3s::modeler

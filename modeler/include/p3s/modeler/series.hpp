@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The signatures of one application at several process counts (the method's signature tree), checked to
+// belong together, with their phases related across runs.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "p3s/analyzer/signature.hpp"
+
+namespace p3s::modeler {
+
+/// One run: its signature and where it was read from.
+struct Run {
+  std::filesystem::path path;
+  analyzer::Signature signature;
+  [[nodiscard]] std::int64_t n() const noexcept { return signature.processes; }
+};
+
+/// The application's command line without the launcher and its process count ("./halo2d 2000"), or empty when
+/// the run did not record its command (Score-P archives).
+[[nodiscard]] std::string application_command(const std::string& command);
+
+/// Reads the signatures (files, or directories holding signature.json), sorted by process count, and checks
+/// that they can be modelled together: the same work metric, the same application and input (when the commands
+/// are known), distinct process counts, and at least `min_runs` of them.
+/// @throws p3s::InputError naming the offending file and what to do.
+[[nodiscard]] std::vector<Run> load_runs(std::span<const std::filesystem::path> inputs, std::size_t min_runs);
+
+/// A phase followed across runs: its id in each run (the method's functional similarity: same place in the
+/// phase order, same MPI calls).
+struct RelatedPhase {
+  std::vector<std::uint32_t> ids;  ///< per run, in the order of the runs
+  std::string calls;               ///< the MPI functions it calls, for reports ("MPI_Irecv MPI_Isend ...")
+  /// weight x mean instance work over all ranks, per run: nearly constant under strong scaling.
+  std::vector<double> total_work;
+  [[nodiscard]] double total_work_spread() const;  ///< (max - min) / max of total_work
+};
+
+struct PhaseRelation {
+  std::vector<RelatedPhase> phases;     ///< in the order of the first run's phase ids
+  std::vector<std::string> unrelated;   ///< one line per phase that has no partner in some run
+};
+
+/// Relates the phases of the runs: by id when every run has the same phases in the same order of first
+/// occurrence (the usual case), else by aligning the runs' phase lists on their MPI calls.
+[[nodiscard]] PhaseRelation relate_phases(std::span<const Run> runs);
+
+}  // namespace p3s::modeler

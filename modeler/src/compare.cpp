@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A model's prediction at a real run's process count against that run: per phase, the communication pattern
+// (exact, or the first difference), the number of communications, the weight, and the errors of volumes and work.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "p3s/modeler/model.hpp"
+#include "p3s/modeler/predict.hpp"
+
+namespace p3s::modeler {
+namespace {
+
+std::string calls_of(const analyzer::SigPhase& p) {
+  std::set<std::string> calls;
+  for (const analyzer::SigRank& r : p.ranks) {
+    for (const analyzer::SigEvent& e : r.events) calls.insert(e.call);
+  }
+  std::string out;
+  for (const std::string& c : calls) out += (out.empty() ? "" : " ") + c;
+  return out;
+}
+
+/// For each model phase, the run's phase doing the same calls in the same order of first occurrence (longest
+/// common subsequence of the two phase lists).
+std::vector<std::optional<std::uint32_t>> relate(const Model& m, const analyzer::Signature& s) {
+  const std::size_t a = m.phases.size();
+  const std::size_t b = s.phases.size();
+  std::vector<std::string> theirs;
+  for (const analyzer::SigPhase& p : s.phases) theirs.push_back(calls_of(p));
+  std::vector<std::vector<std::size_t>> lcs(a + 1, std::vector<std::size_t>(b + 1, 0));
+  for (std::size_t i = a; i-- > 0;) {
+    for (std::size_t j = b; j-- > 0;) {
+      lcs[i][j] = m.phases[i].calls == theirs[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+    }
+  }
+  std::vector<std::optional<std::uint32_t>> out(a);
+  for (std::size_t i = 0, j = 0; i < a && j < b;) {
+    if (m.phases[i].calls == theirs[j] && lcs[i][j] == lcs[i + 1][j + 1] + 1) {
+      out[i++] = static_cast<std::uint32_t>(j++);
+    } else if (lcs[i + 1][j] >= lcs[i][j + 1]) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  return out;
+}
+
+/// What a call does, in the terms both sides share: its peers per action kind, in order for sends and
+/// receives, as a sorted list for completions (a Waitall completes in any order).
+std::string describe(const std::string& call, const std::vector<std::pair<std::string, std::int64_t>>& actions,
+                     bool unordered) {
+  std::vector<std::string> parts;
+  for (const auto& [kind, peer] : actions) parts.push_back(peer >= 0 ? kind + " " + std::to_string(peer) : kind);
+  if (unordered) std::sort(parts.begin(), parts.end());
+  std::string out = call;
+  for (const std::string& p : parts) out += " " + p;
+  return out;
+}
+
+bool completion(const std::string& call) { return call.rfind("MPI_Wait", 0) == 0 || call.rfind("MPI_Test", 0) == 0; }
+
+/// Actions that take part in the comparison (requests' bookkeeping aside) with their peers (-1: none).
+std::vector<std::pair<std::string, std::int64_t>> actual_actions(const analyzer::SigEvent& e) {
+  std::vector<std::pair<std::string, std::int64_t>> out;
+  for (const analyzer::SigAction& a : e.actions) {
+    if (a.kind == "send" || a.kind == "recv" || a.kind == "irecv") out.emplace_back(a.kind, a.peer);
+    if (a.kind == "isend_complete") out.emplace_back(a.kind, -1);
+    if (a.kind == "coll") out.emplace_back(a.collective + " root", a.root);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::int64_t>> predicted_actions(const PredictedCall& c) {
+  std::vector<std::pair<std::string, std::int64_t>> out;
+  for (const PredictedAction& a : c.actions) {
+    if (a.kind == "coll") {
+      out.emplace_back(a.collective + " root", a.root);
+    } else {
+      out.emplace_back(a.kind, a.kind == "isend_complete" ? -1 : a.peer);
+    }
+  }
+  return out;
+}
+
+std::int64_t communications(const std::vector<std::pair<std::string, std::int64_t>>& actions) {
+  std::int64_t n = 0;
+  for (const auto& [kind, peer] : actions) n += kind == "send" || kind.find(" root") != std::string::npos ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+Validation compare_with(const Model& model, const Run& run) {
+  Validation v;
+  v.n = run.n();
+  v.signature = run.path.string();
+  const std::vector<std::optional<std::uint32_t>> rel = relate(model, run.signature);
+  std::vector<bool> used(run.signature.phases.size(), false);
+  for (std::size_t p = 0; p < model.phases.size(); ++p) {
+    const PhaseModel& pm = model.phases[p];
+    PhaseCheck c;
+    c.phase = pm.id;
+    if (!rel[p]) {
+      c.pattern_exact = false;
+      c.first_mismatch = "the run has no phase calling " + pm.calls;
+      v.phases.push_back(c);
+      continue;
+    }
+    used[*rel[p]] = true;
+    const analyzer::SigPhase& actual = run.signature.phases[*rel[p]];
+    const PhasePredictor predictor(pm, v.n);
+    c.weight_predicted = predictor.weight();
+    c.weight_actual = static_cast<std::int64_t>(actual.weight);
+    double volume_sum = 0;
+    std::int64_t volume_n = 0;
+    double work_sum = 0;
+    std::int64_t work_n = 0;
+    for (const analyzer::SigRank& r : actual.ranks) {
+      if (r.thread != 0) continue;
+      const PredictedRank pr = predictor.rank(r.rank);
+      double work_actual = r.tail_work.n != 0 ? r.tail_work.mean : 0;
+      double work_predicted = pr.tail_work;
+      for (const analyzer::SigEvent& e : r.events) work_actual += e.burst_work.mean;
+      for (const PredictedCall& pc : pr.calls) work_predicted += pc.burst_work;
+      if (work_actual > 0) {
+        const double err = std::abs(work_predicted - work_actual) / work_actual;
+        work_sum += err;
+        ++work_n;
+        c.work_error_max = std::max(c.work_error_max, err);
+      }
+      for (const analyzer::SigEvent& e : r.events) c.comms_actual += communications(actual_actions(e));
+      for (const PredictedCall& pc : pr.calls) c.comms_predicted += communications(predicted_actions(pc));
+      const std::size_t common = std::min(pr.calls.size(), r.events.size());
+      for (std::size_t i = 0; i < std::max(pr.calls.size(), r.events.size()); ++i) {
+        const bool unordered = i < r.events.size() && completion(r.events[i].call);
+        const std::string want =
+            i < r.events.size() ? describe(r.events[i].call, actual_actions(r.events[i]), unordered) : "nothing";
+        const std::string got =
+            i < pr.calls.size() ? describe(pr.calls[i].call, predicted_actions(pr.calls[i]), unordered) : "nothing";
+        if (want != got) {
+          if (c.pattern_exact) {
+            c.first_mismatch = "rank " + std::to_string(r.rank) + ", call " + std::to_string(i) + ": expected " +
+                               want + ", predicted " + got;
+          }
+          c.pattern_exact = false;
+          break;
+        }
+        if (i >= common) break;
+        // Sizes of the actions that match one to one (messages and collectives, in order).
+        const analyzer::SigEvent& e = r.events[i];
+        std::size_t k = 0;
+        for (const analyzer::SigAction& a : e.actions) {
+          if (a.kind != "send" && a.kind != "recv" && a.kind != "irecv" && a.kind != "coll") continue;
+          while (k < pr.calls[i].actions.size() && pr.calls[i].actions[k].kind == "isend_complete") ++k;
+          if (k >= pr.calls[i].actions.size()) break;
+          const PredictedAction& pa = pr.calls[i].actions[k++];
+          if (a.bytes <= 0 || unordered) continue;
+          const double err = std::abs(pa.bytes - a.bytes) / a.bytes;
+          volume_sum += err;
+          ++volume_n;
+          c.volume_error_max = std::max(c.volume_error_max, err);
+        }
+      }
+    }
+    c.volume_error_mean = volume_n != 0 ? volume_sum / static_cast<double>(volume_n) : 0;
+    c.work_error_mean = work_n != 0 ? work_sum / static_cast<double>(work_n) : 0;
+    v.phases.push_back(c);
+  }
+  for (std::size_t j = 0; j < used.size(); ++j) {
+    if (!used[j]) {
+      v.unrelated.push_back("phase " + std::to_string(j) + " of the run (" + calls_of(run.signature.phases[j]) +
+                            ") is not in the model");
+    }
+  }
+  return v;
+}
+
+std::string validation_report(const Validation& v) {
+  std::ostringstream out;
+  out << "validation against the run at n = " << v.n << " (" << v.signature << ")\n";
+  out << " phase  pattern  comms (pred/real)  weight (pred/real)  volume err mean/max  work err mean/max\n";
+  char buf[256];
+  for (const PhaseCheck& c : v.phases) {
+    std::snprintf(buf, sizeof buf, " %5u  %-7s  %8lld/%-8lld  %9lld/%-8lld  %8.2f%% /%6.2f%%  %8.1f%% /%6.1f%%\n",
+                  c.phase, c.pattern_exact ? "exact" : "differs", static_cast<long long>(c.comms_predicted),
+                  static_cast<long long>(c.comms_actual), static_cast<long long>(c.weight_predicted),
+                  static_cast<long long>(c.weight_actual), 100 * c.volume_error_mean, 100 * c.volume_error_max,
+                  100 * c.work_error_mean, 100 * c.work_error_max);
+    out << buf;
+    if (!c.pattern_exact) out << "        first difference: " << c.first_mismatch << '\n';
+  }
+  for (const std::string& u : v.unrelated) out << " note: " << u << '\n';
+  return out.str();
+}
+
+}  // namespace p3s::modeler

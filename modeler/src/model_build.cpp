@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Fitting an application model: phases related across runs, each phase's shape (groups of calls), and per group
+// the laws of its communications; then the work of the bursts per class of ranks.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <map>
+#include <set>
+
+#include "comm_model.hpp"
+#include "p3s/error.hpp"
+#include "p3s/modeler/model.hpp"
+#include "p3s/version.hpp"
+#include "shape.hpp"
+#include "work_model.hpp"
+
+namespace p3s::modeler {
+namespace {
+
+using detail::Call;
+using detail::RankGroup;
+
+/// One rank of one run in one phase.
+struct RankData {
+  std::int64_t n = 0;
+  std::int64_t r = 0;
+  const analyzer::Signature* signature = nullptr;
+  const analyzer::SigRank* rank = nullptr;
+  std::vector<RankGroup> groups;
+  std::vector<const RankGroup*> at;  ///< per shape position, its group or nullptr
+};
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::vector<Sample> samples_of(const std::map<std::int64_t, double>& by_n) {
+  std::vector<Sample> s;
+  for (const auto& [n, v] : by_n) s.push_back({static_cast<double>(n), v});
+  return s;
+}
+
+/// Calls per rank in a group, the same for every rank of a run: an exact law in n.
+std::optional<ExactLaw> count_law(const std::vector<RankData>& ranks, std::size_t g, std::string& why) {
+  std::map<std::int64_t, std::set<std::size_t>> counts;
+  for (const RankData& d : ranks) counts[d.n].insert(d.at[g] ? d.at[g]->calls.size() : 0);
+  std::map<std::int64_t, double> by_n;
+  for (const auto& [n, c] : counts) {
+    if (c.size() != 1) {
+      why = "ranks of the run at " + std::to_string(n) + " processes make different numbers of these calls";
+      return std::nullopt;
+    }
+    by_n[n] = static_cast<double>(*c.begin());
+  }
+  std::optional<ExactLaw> law = fit_exact(samples_of(by_n));
+  if (!law) why = "the number of calls follows no exact law in n";
+  return law;
+}
+
+/// Mean message size per (case, term, slot) and n, and the ratio between consecutive repetitions.
+void fit_traits(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t g) {
+  struct Acc {
+    std::map<std::int64_t, std::pair<double, std::int64_t>> bytes;  // n -> (sum, count)
+    std::map<std::int64_t, std::vector<double>> first_row;           // n -> bytes by index, one rank
+    std::map<std::int64_t, std::int64_t> tags;                        // tag -> occurrences
+  };
+  std::map<std::tuple<std::size_t, std::uint32_t, int>, Acc> acc;
+  for (const RankData& d : ranks) {
+    const RankGroup* rg = d.at[g];
+    if (rg == nullptr) continue;
+    std::size_t which = 0;
+    const std::vector<Entry> entries = gm.pattern.generate(d.r, d.n, &which);
+    if (entries.size() != rg->calls.size()) continue;
+    std::set<std::tuple<std::size_t, std::uint32_t, int>> first_seen;
+    for (std::size_t k = 0; k < entries.size(); ++k) {
+      for (int s = 0; s < gm.slots; ++s) {
+        if (rg->calls[k].peers[static_cast<std::size_t>(s)] < 0) continue;
+        const auto key = std::make_tuple(which, entries[k].term, s);
+        Acc& a = acc[key];
+        auto& b = a.bytes[d.n];
+        b.first += rg->calls[k].bytes[static_cast<std::size_t>(s)];
+        ++b.second;
+        ++a.tags[rg->calls[k].tags[static_cast<std::size_t>(s)]];
+        if (d.r == 0 || first_seen.insert(key).second) {
+          auto& row = a.first_row[d.n];
+          if (static_cast<std::int64_t>(row.size()) == entries[k].index) {
+            row.push_back(rg->calls[k].bytes[static_cast<std::size_t>(s)]);
+          }
+        }
+      }
+    }
+  }
+  gm.traits.assign(gm.pattern.cases.size(), {});
+  for (std::size_t c = 0; c < gm.pattern.cases.size(); ++c) {
+    gm.traits[c].resize(gm.pattern.cases[c].program.terms.size());
+  }
+  for (auto& [key, a] : acc) {
+    const auto [c, t, s] = key;
+    TermTraits& tt = gm.traits[c][t];
+    const auto slot = static_cast<std::size_t>(s);
+    // Sizes within a repetition: equal, or halving / doubling step by step (recursive halving, doubling).
+    double factor = 1;
+    for (const auto& [n, row] : a.first_row) {
+      if (row.size() < 2 || row[0] <= 0) continue;
+      factor = row[1] / row[0];
+      break;
+    }
+    if (std::abs(factor - 0.5) > 1e-9 && std::abs(factor - 2) > 1e-9) factor = 1;
+    tt.bytes_step_factor[slot] = factor;
+    std::map<std::int64_t, double> first;  // size of the first repetition (the mean when all are equal)
+    for (const auto& [n, sc] : a.bytes) first[n] = sc.first / static_cast<double>(sc.second);
+    if (factor != 1) {
+      for (const auto& [n, row] : a.first_row) {
+        if (!row.empty()) first[n] = row[0];
+      }
+    }
+    tt.bytes[slot] = fit_regression(samples_of(first));
+    const auto most = std::max_element(a.tags.begin(), a.tags.end(),
+                                       [](const auto& x, const auto& y) { return x.second < y.second; });
+    tt.tag[slot] = most->first;
+    tt.tag_varies[slot] = a.tags.size() > 1;
+  }
+}
+
+/// Index of an event's call within the rank's shape: (shape position, call index in the group).
+std::map<std::size_t, std::pair<std::size_t, std::size_t>> event_positions(const RankData& d) {
+  std::map<std::size_t, std::pair<std::size_t, std::size_t>> out;
+  for (std::size_t g = 0; g < d.at.size(); ++g) {
+    if (d.at[g] == nullptr) continue;
+    for (std::size_t k = 0; k < d.at[g]->calls.size(); ++k) out[d.at[g]->calls[k].event] = {g, k};
+  }
+  return out;
+}
+
+/// The requests each completion call completes, as references to the groups, cases and terms that started
+/// them (a reference covers every request of its term: which ones exist is the pattern's business).
+/// The most calls any rank makes in a group.
+std::size_t most_calls(const std::vector<RankData>& ranks, std::size_t g) {
+  std::size_t most = 0;
+  for (const RankData& d : ranks) most = std::max(most, d.at[g] ? d.at[g]->calls.size() : 0);
+  return most;
+}
+
+void fit_completions(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t g,
+                     const std::vector<GroupModel>& groups) {
+  std::vector<std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>>> refs(most_calls(ranks, g));
+  for (const RankData& d : ranks) {
+    const RankGroup* rg = d.at[g];
+    if (rg == nullptr) continue;
+    const auto where = event_positions(d);
+    std::map<std::size_t, std::pair<std::size_t, std::vector<Entry>>> generated;  // group -> (case, entries)
+    for (std::size_t k = 0; k < rg->calls.size() && k < refs.size(); ++k) {
+      for (const analyzer::SigAction& a : d.rank->events[rg->calls[k].event].actions) {
+        if (!a.request || a.started < 0) continue;
+        const auto it = where.find(static_cast<std::size_t>(a.started));
+        if (it == where.end()) continue;
+        const auto [sg, call] = it->second;
+        if (groups[sg].role != Role::PointToPoint) continue;
+        auto gen = generated.find(sg);
+        if (gen == generated.end()) {
+          std::size_t which = 0;
+          std::vector<Entry> e = groups[sg].pattern.generate(d.r, d.n, &which);
+          gen = generated.emplace(sg, std::make_pair(which, std::move(e))).first;
+        }
+        if (call >= gen->second.second.size()) continue;
+        refs[k].insert({static_cast<std::uint32_t>(sg), static_cast<std::uint32_t>(gen->second.first),
+                        gen->second.second[call].term});
+      }
+    }
+  }
+  for (const auto& set : refs) {
+    std::vector<RequestRef> out;
+    for (const auto& [sg, c, t] : set) out.push_back({sg, c, t, -1});
+    gm.completes.push_back(std::move(out));
+  }
+}
+
+/// Collective calls: operation, communicator, root and sizes per call of the group.
+void fit_collectives(GroupModel& gm, PhaseModel& pm, const std::vector<RankData>& ranks, std::size_t g) {
+  const auto calls = static_cast<std::int64_t>(most_calls(ranks, g));
+  for (std::int64_t k = 0; k < calls; ++k) {
+    CollectiveEntry ce;
+    std::vector<detail::CommObservation> comms;
+    std::map<std::int64_t, double> root_rank;
+    bool rooted = false;
+    bool root_consistent = true;
+    std::map<std::int64_t, std::pair<double, int>> b_root, b_other, r_root, r_other;
+    for (const RankData& d : ranks) {
+      const RankGroup* rg = d.at[g];
+      if (rg == nullptr || static_cast<std::size_t>(k) >= rg->calls.size()) continue;
+      const analyzer::SigEvent& e = d.rank->events[rg->calls[static_cast<std::size_t>(k)].event];
+      const analyzer::SigAction* a = nullptr;
+      for (const analyzer::SigAction& x : e.actions) {
+        if (x.kind == "coll" || x.kind == "icoll") a = &x;
+      }
+      if (a == nullptr) continue;
+      ce.op = a->collective;
+      std::vector<std::int64_t> members;
+      for (const analyzer::SigComm& c : d.signature->communicators) {
+        if (c.id == a->comm) members.assign(c.ranks.begin(), c.ranks.end());
+      }
+      if (members.empty() && a->comm_size == static_cast<std::uint32_t>(d.n)) {
+        for (std::int64_t i = 0; i < d.n; ++i) members.push_back(i);
+      }
+      comms.push_back({d.n, d.r, members});
+      const bool is_root = a->root >= 0 && a->root == d.r;
+      if (a->root >= 0) {
+        rooted = true;
+        const auto pos = std::find(members.begin(), members.end(), a->root);
+        const double cr = pos == members.end() ? -1 : static_cast<double>(pos - members.begin());
+        auto [it, fresh] = root_rank.emplace(d.n, cr);
+        root_consistent = root_consistent && (fresh || it->second == cr) && cr >= 0;
+      }
+      auto& bytes = is_root || a->root < 0 ? b_root[d.n] : b_other[d.n];
+      bytes.first += a->bytes;
+      ++bytes.second;
+      auto& recv = is_root || a->root < 0 ? r_root[d.n] : r_other[d.n];
+      recv.first += a->bytes_received;
+      ++recv.second;
+    }
+    if (const std::optional<CommModel> cm = detail::learn_comm(comms)) {
+      ce.comm = *cm;
+    } else {
+      pm.notes.push_back("group " + std::to_string(g) + " (" + gm.call + "), call " + std::to_string(k) +
+                         ": its communicator's members follow no world/self/block/strided law; world assumed");
+    }
+    if (rooted) {
+      std::vector<Sample> s;
+      for (const auto& [n, v] : root_rank) s.push_back({static_cast<double>(n), v});
+      std::optional<ExactLaw> law = root_consistent ? fit_exact(s) : std::nullopt;
+      if (!law) {
+        pm.notes.push_back("group " + std::to_string(g) + " (" + gm.call + "), call " + std::to_string(k) +
+                           ": the root follows no exact law; rank 0 of the communicator assumed");
+        law = ExactLaw::constant(Rational::make(0));
+      }
+      ce.root = *law;
+    }
+    const auto mean_law = [](const std::map<std::int64_t, std::pair<double, int>>& m,
+                             const std::map<std::int64_t, std::pair<double, int>>& fallback) {
+      std::map<std::int64_t, double> by_n;
+      for (const auto& [n, v] : (m.empty() ? fallback : m)) by_n[n] = v.first / v.second;
+      if (by_n.empty()) by_n[1] = 0;
+      return fit_regression(samples_of(by_n));
+    };
+    ce.bytes_root = mean_law(b_root, b_other);
+    ce.bytes_other = mean_law(b_other, b_root);
+    ce.received_root = mean_law(r_root, r_other);
+    ce.received_other = mean_law(r_other, r_root);
+    gm.collectives.push_back(std::move(ce));
+  }
+}
+
+/// Burst work of one rank by burst position, with its work class.
+detail::RankWork rank_work(const RankData& d, const std::vector<GroupModel>& groups) {
+  detail::RankWork w;
+  w.n = d.n;
+  w.r = d.r;
+  w.cases.assign(groups.size(), 0);
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const RankGroup* rg = d.at[g];
+    if (groups[g].role == Role::PointToPoint) {
+      std::size_t which = 0;
+      const std::vector<Entry> entries = groups[g].pattern.generate(d.r, d.n, &which);
+      w.cases[g] = static_cast<std::uint32_t>(which);
+      if (rg == nullptr) continue;
+      for (std::size_t k = 0; k < rg->calls.size() && k < entries.size(); ++k) {
+        w.work[{static_cast<std::int32_t>(g), static_cast<std::uint32_t>(which), entries[k].term}] +=
+            rg->calls[k].burst_work;
+      }
+    } else if (rg != nullptr) {
+      for (std::size_t k = 0; k < rg->calls.size(); ++k) {
+        w.work[{static_cast<std::int32_t>(g), 0, static_cast<std::uint32_t>(k)}] += rg->calls[k].burst_work;
+      }
+    }
+  }
+  if (d.rank->tail_work.n != 0) w.work[{-1, 0, 0}] += d.rank->tail_work.mean;
+  return w;
+}
+
+PhaseModel model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::uint32_t id) {
+  PhaseModel pm;
+  pm.id = id;
+  pm.calls = rel.calls;
+  pm.total_work_spread = rel.total_work_spread();
+  const analyzer::SigPhase& last = runs.back().signature.phases[rel.ids.back()];
+  pm.relevant = false;
+  for (std::size_t k = 0; k < runs.size(); ++k) pm.relevant = pm.relevant || runs[k].signature.phases[rel.ids[k]].relevant;
+  pm.share = last.share;
+
+  // Weight.
+  std::map<std::int64_t, double> weights;
+  std::map<std::int64_t, std::int64_t> weight_by_n;
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    const auto w = static_cast<std::int64_t>(runs[k].signature.phases[rel.ids[k]].weight);
+    weights[runs[k].n()] = static_cast<double>(w);
+    weight_by_n[runs[k].n()] = w;
+  }
+  if (std::optional<ExactLaw> w = fit_exact(samples_of(weights))) {
+    pm.weight = *w;
+  } else {
+    pm.weight_exact = false;
+    pm.weight_fit = fit_regression(samples_of(weights));
+    pm.notes.push_back("the weight follows no exact law in n; fitted " + pm.weight_fit.to_string() + " (rounded)");
+  }
+
+  // Every rank's groups, merged into the phase's shape.
+  std::vector<RankData> ranks;
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    const analyzer::SigPhase& p = runs[k].signature.phases[rel.ids[k]];
+    for (const analyzer::SigRank& r : p.ranks) {
+      if (r.thread != 0) continue;
+      ranks.push_back({runs[k].n(), r.rank, &runs[k].signature, &r, detail::rank_groups(r), {}});
+    }
+  }
+  std::vector<const std::vector<RankGroup>*> seqs;
+  for (const RankData& d : ranks) seqs.push_back(&d.groups);
+  const detail::Shape shape = detail::merge_shapes(seqs);
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    ranks[i].at.assign(shape.groups.size(), nullptr);
+    for (std::size_t k = 0; k < ranks[i].groups.size(); ++k) ranks[i].at[shape.positions[i][k]] = &ranks[i].groups[k];
+  }
+
+  for (std::size_t g = 0; g < shape.groups.size(); ++g) {
+    GroupModel gm;
+    gm.call = shape.groups[g].first;
+    gm.role = shape.groups[g].second;
+    const std::string where = "group " + std::to_string(g) + " (" + gm.call + ")";
+    if (gm.role == Role::PointToPoint) {
+      gm.slot_kinds = detail::slot_kinds(gm.call);
+      gm.slots = gm.slot_kinds[1].empty() ? 1 : 2;
+      gm.starts_requests = detail::starts_requests(gm.call);
+      std::vector<ListObservation> obs;
+      for (const RankData& d : ranks) {
+        ListObservation o{d.n, d.r, {}};
+        if (d.at[g] != nullptr) {
+          for (const Call& c : d.at[g]->calls) o.entries.push_back(c.peers);
+        }
+        obs.push_back(std::move(o));
+      }
+      std::string why;
+      if (std::optional<Pattern> p = learn_pattern(obs, gm.slots, &why)) {
+        gm.pattern = std::move(*p);
+        fit_traits(gm, ranks, g);
+      } else {
+        pm.notes.push_back(where + ": peers not modelled: " + why);
+      }
+    } else {
+      std::string why;
+      if (std::optional<ExactLaw> c = count_law(ranks, g, why)) {
+        gm.count = *c;
+      } else {
+        pm.notes.push_back(where + ": " + why);
+        gm.count = ExactLaw::constant(Rational::make(0));
+      }
+      if (gm.role == Role::Collective) fit_collectives(gm, pm, ranks, g);
+    }
+    pm.groups.push_back(std::move(gm));
+  }
+  for (std::size_t g = 0; g < pm.groups.size(); ++g) {
+    if (pm.groups[g].role == Role::Completion) fit_completions(pm.groups[g], ranks, g, pm.groups);
+  }
+
+  std::vector<detail::RankWork> work;
+  for (const RankData& d : ranks) work.push_back(rank_work(d, pm.groups));
+  pm.work = detail::learn_work(work, weight_by_n);
+  return pm;
+}
+
+}  // namespace
+
+std::string_view role_name(Role role) noexcept {
+  switch (role) {
+    case Role::PointToPoint:
+      return "p2p";
+    case Role::Completion:
+      return "completion";
+    case Role::Collective:
+      return "collective";
+    case Role::Local:
+      return "local";
+  }
+  return "?";
+}
+
+std::int64_t PhaseModel::weight_at(std::int64_t n) const {
+  if (weight_exact) {
+    if (const std::optional<std::int64_t> w = weight.integer_at(n)) return std::max<std::int64_t>(*w, 0);
+    return std::max<std::int64_t>(0, std::llround(weight.value_at(static_cast<double>(n))));
+  }
+  return std::max<std::int64_t>(0, std::llround(weight_fit.value_at(static_cast<double>(n))));
+}
+
+Model fit_model(std::span<const Run> runs) {
+  Model m;
+  m.tool = std::string("p3s ") + p3s::kVersion;
+  m.date = utc_now();
+  m.work_metric = runs.front().signature.work_metric;
+  m.application = application_command(runs.front().signature.command);
+  for (const Run& r : runs) {
+    m.inputs.push_back({std::filesystem::absolute(r.path).string(), r.n(), r.signature.command, r.signature.date});
+  }
+  const PhaseRelation rel = relate_phases(runs);
+  m.unrelated = rel.unrelated;
+  std::map<std::uint32_t, std::uint32_t> last_run_id;  // the largest run's phase id -> model phase id
+  for (std::size_t p = 0; p < rel.phases.size(); ++p) {
+    m.phases.push_back(model_phase(runs, rel.phases[p], static_cast<std::uint32_t>(p)));
+    last_run_id[rel.phases[p].ids.back()] = static_cast<std::uint32_t>(p);
+  }
+  for (const analyzer::PhaseRunEntry& e : runs.back().signature.order) {
+    const auto it = last_run_id.find(e.phase);
+    if (it != last_run_id.end()) m.order.push_back({it->second, e.count});
+  }
+  return m;
+}
+
+Model build_model(std::span<const std::filesystem::path> signatures, const ModelOptions& options) {
+  const std::vector<Run> runs = load_runs(signatures, 3);
+  if (options.validate_with) {
+    const std::vector<Run> held = load_runs(std::span(&*options.validate_with, 1), 1);
+    Model m = fit_model(runs);
+    m.validation = compare_with(m, held.front());
+    return m;
+  }
+  if (!options.hold_out_largest) return fit_model(runs);
+  const std::vector<Run> fitted(runs.begin(), runs.end() - 1);
+  const Model first = fit_model(fitted);
+  Model m = fit_model(runs);  // the held-out run folded in
+  m.validation = compare_with(first, runs.back());
+  return m;
+}
+
+}  // namespace p3s::modeler

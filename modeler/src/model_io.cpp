@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The model file (share/doc/model-format.md): JSON, written whole under a temporary name and renamed.
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "p3s/error.hpp"
+#include "p3s/modeler/model.hpp"
+
+namespace p3s::modeler {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<const char*, 4> kRoles = {"p2p", "completion", "collective", "local"};
+constexpr std::array<const char*, 4> kCommKinds = {"world", "self", "block", "strided"};
+
+template <std::size_t N>
+std::size_t index_of(const std::array<const char*, N>& names, const std::string& name, const char* what) {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (name == names[i]) return i;
+  }
+  throw InputError(std::string("unknown ") + what + " '" + name + "' in the model");
+}
+
+json comm_json(const CommModel& c) {
+  json j{{"kind", kCommKinds[static_cast<std::size_t>(c.kind)]}, {"equation", c.to_string()}};
+  if (c.kind == CommModel::Kind::Block || c.kind == CommModel::Kind::Strided) j["param"] = to_json(c.param);
+  return j;
+}
+
+CommModel comm_from(const json& j) {
+  CommModel c;
+  c.kind = static_cast<CommModel::Kind>(index_of(kCommKinds, j.at("kind").get<std::string>(), "communicator kind"));
+  if (j.contains("param")) c.param = exact_law_from_json(j.at("param"));
+  return c;
+}
+
+json group_json(const GroupModel& g) {
+  json j{{"call", g.call}, {"role", kRoles[static_cast<std::size_t>(g.role)]}};
+  if (g.role == Role::PointToPoint) {
+    j["slots"] = g.slots;
+    j["slot_kinds"] = json::array({g.slot_kinds[0], g.slot_kinds[1]});
+    j["starts_requests"] = g.starts_requests;
+    json pattern;
+    to_json(pattern, g.pattern);
+    j["pattern"] = std::move(pattern);
+    json traits = json::array();
+    for (const auto& per_case : g.traits) {
+      json terms = json::array();
+      for (const TermTraits& t : per_case) {
+        json slots = json::array();
+        for (std::size_t s = 0; s < static_cast<std::size_t>(g.slots); ++s) {
+          slots.push_back(json{{"bytes", to_json(t.bytes[s])},
+                               {"bytes_step_factor", t.bytes_step_factor[s]},
+                               {"tag", t.tag[s]},
+                               {"tag_varies", t.tag_varies[s]}});
+        }
+        terms.push_back(std::move(slots));
+      }
+      traits.push_back(std::move(terms));
+    }
+    j["traits"] = std::move(traits);
+    return j;
+  }
+  j["count"] = to_json(g.count);
+  if (g.role == Role::Completion) {
+    json calls = json::array();
+    for (const auto& refs : g.completes) {
+      json jr = json::array();
+      for (const RequestRef& r : refs) {
+        jr.push_back(json{{"group", r.group}, {"case", r.pattern_case}, {"term", r.term}, {"index", r.index}});
+      }
+      calls.push_back(std::move(jr));
+    }
+    j["completes"] = std::move(calls);
+  }
+  if (g.role == Role::Collective) {
+    json calls = json::array();
+    for (const CollectiveEntry& c : g.collectives) {
+      json jc{{"op", c.op},
+              {"comm", comm_json(c.comm)},
+              {"bytes_root", to_json(c.bytes_root)},
+              {"bytes_other", to_json(c.bytes_other)},
+              {"received_root", to_json(c.received_root)},
+              {"received_other", to_json(c.received_other)}};
+      if (c.root) jc["root"] = to_json(*c.root);
+      calls.push_back(std::move(jc));
+    }
+    j["collectives"] = std::move(calls);
+  }
+  return j;
+}
+
+GroupModel group_from(const json& j) {
+  GroupModel g;
+  g.call = j.at("call").get<std::string>();
+  g.role = static_cast<Role>(index_of(kRoles, j.at("role").get<std::string>(), "role"));
+  if (g.role == Role::PointToPoint) {
+    g.slots = j.at("slots").get<int>();
+    g.slot_kinds = {j.at("slot_kinds").at(0).get<std::string>(), j.at("slot_kinds").at(1).get<std::string>()};
+    g.starts_requests = j.at("starts_requests").get<bool>();
+    g.pattern = pattern_from_json(j.at("pattern"));
+    for (const json& per_case : j.at("traits")) {
+      std::vector<TermTraits> terms;
+      for (const json& slots : per_case) {
+        TermTraits t;
+        for (std::size_t s = 0; s < slots.size() && s < 2; ++s) {
+          t.bytes[s] = regression_law_from_json(slots[s].at("bytes"));
+          t.bytes_step_factor[s] = slots[s].at("bytes_step_factor").get<double>();
+          t.tag[s] = slots[s].at("tag").get<std::int64_t>();
+          t.tag_varies[s] = slots[s].at("tag_varies").get<bool>();
+        }
+        terms.push_back(t);
+      }
+      g.traits.push_back(std::move(terms));
+    }
+    return g;
+  }
+  g.count = exact_law_from_json(j.at("count"));
+  for (const json& refs : j.value("completes", json::array())) {
+    std::vector<RequestRef> out;
+    for (const json& r : refs) {
+      out.push_back({r.at("group").get<std::uint32_t>(), r.at("case").get<std::uint32_t>(),
+                     r.at("term").get<std::uint32_t>(), r.at("index").get<std::int64_t>()});
+    }
+    g.completes.push_back(std::move(out));
+  }
+  for (const json& jc : j.value("collectives", json::array())) {
+    CollectiveEntry c;
+    c.op = jc.at("op").get<std::string>();
+    c.comm = comm_from(jc.at("comm"));
+    if (jc.contains("root")) c.root = exact_law_from_json(jc.at("root"));
+    c.bytes_root = regression_law_from_json(jc.at("bytes_root"));
+    c.bytes_other = regression_law_from_json(jc.at("bytes_other"));
+    c.received_root = regression_law_from_json(jc.at("received_root"));
+    c.received_other = regression_law_from_json(jc.at("received_other"));
+    g.collectives.push_back(std::move(c));
+  }
+  return g;
+}
+
+json work_json(const WorkClass& w) {
+  json bursts = json::array();
+  for (const BurstModel& b : w.bursts) {
+    bursts.push_back(json{{"group", b.group},
+                          {"case", b.pattern_case},
+                          {"term", b.term},
+                          {"scaling", b.scaling},
+                          {"law", to_json(b.law)}});
+  }
+  json rows = json::array();
+  for (const WorkClass::Row& r : w.measured) {
+    rows.push_back(json{{"n", r.n}, {"ranks", r.ranks}, {"work_per_rank", r.work_per_rank}, {"total", r.total}});
+  }
+  return json{{"cases", w.cases}, {"bursts", std::move(bursts)}, {"measured", std::move(rows)}};
+}
+
+WorkClass work_from(const json& j) {
+  WorkClass w;
+  w.cases = j.at("cases").get<std::vector<std::uint32_t>>();
+  for (const json& b : j.at("bursts")) {
+    w.bursts.push_back({b.at("group").get<std::int32_t>(), b.at("case").get<std::uint32_t>(),
+                        b.at("term").get<std::uint32_t>(), b.at("scaling").get<bool>(),
+                        regression_law_from_json(b.at("law"))});
+  }
+  for (const json& r : j.at("measured")) {
+    w.measured.push_back({r.at("n").get<std::int64_t>(), r.at("ranks").get<std::int64_t>(),
+                          r.at("work_per_rank").get<double>(), r.at("total").get<double>()});
+  }
+  return w;
+}
+
+json phase_json(const PhaseModel& p) {
+  json groups = json::array();
+  for (const GroupModel& g : p.groups) groups.push_back(group_json(g));
+  json work = json::array();
+  for (const WorkClass& w : p.work) work.push_back(work_json(w));
+  json j{{"id", p.id},
+         {"calls", p.calls},
+         {"relevant", p.relevant},
+         {"share", p.share},
+         {"weight_exact", p.weight_exact},
+         {"groups", std::move(groups)},
+         {"work", std::move(work)},
+         {"total_work_spread", p.total_work_spread},
+         {"notes", p.notes}};
+  j["weight"] = p.weight_exact ? to_json(p.weight) : to_json(p.weight_fit);
+  return j;
+}
+
+PhaseModel phase_from(const json& j) {
+  PhaseModel p;
+  p.id = j.at("id").get<std::uint32_t>();
+  p.calls = j.at("calls").get<std::string>();
+  p.relevant = j.at("relevant").get<bool>();
+  p.share = j.at("share").get<double>();
+  p.weight_exact = j.at("weight_exact").get<bool>();
+  if (p.weight_exact) {
+    p.weight = exact_law_from_json(j.at("weight"));
+  } else {
+    p.weight_fit = regression_law_from_json(j.at("weight"));
+  }
+  for (const json& g : j.at("groups")) p.groups.push_back(group_from(g));
+  for (const json& w : j.at("work")) p.work.push_back(work_from(w));
+  p.total_work_spread = j.at("total_work_spread").get<double>();
+  p.notes = j.at("notes").get<std::vector<std::string>>();
+  return p;
+}
+
+json validation_json(const Validation& v) {
+  json phases = json::array();
+  for (const PhaseCheck& c : v.phases) {
+    phases.push_back(json{{"phase", c.phase},
+                          {"pattern_exact", c.pattern_exact},
+                          {"first_mismatch", c.first_mismatch},
+                          {"comms_predicted", c.comms_predicted},
+                          {"comms_actual", c.comms_actual},
+                          {"weight_predicted", c.weight_predicted},
+                          {"weight_actual", c.weight_actual},
+                          {"volume_error_mean", c.volume_error_mean},
+                          {"volume_error_max", c.volume_error_max},
+                          {"work_error_mean", c.work_error_mean},
+                          {"work_error_max", c.work_error_max}});
+  }
+  return json{{"n", v.n}, {"signature", v.signature}, {"phases", std::move(phases)}, {"unrelated", v.unrelated}};
+}
+
+Validation validation_from(const json& j) {
+  Validation v;
+  v.n = j.at("n").get<std::int64_t>();
+  v.signature = j.at("signature").get<std::string>();
+  for (const json& c : j.at("phases")) {
+    PhaseCheck p;
+    p.phase = c.at("phase").get<std::uint32_t>();
+    p.pattern_exact = c.at("pattern_exact").get<bool>();
+    p.first_mismatch = c.at("first_mismatch").get<std::string>();
+    p.comms_predicted = c.at("comms_predicted").get<std::int64_t>();
+    p.comms_actual = c.at("comms_actual").get<std::int64_t>();
+    p.weight_predicted = c.at("weight_predicted").get<std::int64_t>();
+    p.weight_actual = c.at("weight_actual").get<std::int64_t>();
+    p.volume_error_mean = c.at("volume_error_mean").get<double>();
+    p.volume_error_max = c.at("volume_error_max").get<double>();
+    p.work_error_mean = c.at("work_error_mean").get<double>();
+    p.work_error_max = c.at("work_error_max").get<double>();
+    v.phases.push_back(p);
+  }
+  v.unrelated = j.at("unrelated").get<std::vector<std::string>>();
+  return v;
+}
+
+}  // namespace
+
+void write_model(const Model& m, const std::filesystem::path& path) {
+  json inputs = json::array();
+  for (const Model::Input& in : m.inputs) {
+    inputs.push_back(json{{"path", in.path}, {"n", in.n}, {"command", in.command}, {"date", in.date}});
+  }
+  json phases = json::array();
+  for (const PhaseModel& p : m.phases) phases.push_back(phase_json(p));
+  json order = json::array();
+  for (const analyzer::PhaseRunEntry& e : m.order) order.push_back(json::array({e.phase, e.count}));
+  json j{{"schema_version", m.schema_version},
+         {"tool", m.tool},
+         {"date", m.date},
+         {"inputs", {{"signatures", std::move(inputs)}, {"application", m.application}}},
+         {"work_metric", m.work_metric},
+         {"phases", std::move(phases)},
+         {"order", std::move(order)},
+         {"unrelated", m.unrelated}};
+  if (m.validation) j["validation"] = validation_json(*m.validation);
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << j.dump(1) << '\n';
+    if (!out) throw Error("cannot write '" + tmp.string() + "'; check the directory is writable and has space");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw Error("cannot move '" + tmp.string() + "' to '" + path.string() + "': " + ec.message());
+}
+
+Model read_model(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError("cannot read model '" + path.string() + "'; create it with `p3s model`");
+  Model m;
+  try {
+    const json j = json::parse(in);
+    m.schema_version = j.at("schema_version").get<int>();
+    if (m.schema_version != kModelSchemaVersion) {
+      throw InputError("model '" + path.string() + "' has schema version " + std::to_string(m.schema_version) +
+                       ", this p3s reads version " + std::to_string(kModelSchemaVersion) + "; re-run `p3s model`");
+    }
+    m.tool = j.at("tool").get<std::string>();
+    m.date = j.value("date", std::string());
+    m.work_metric = j.at("work_metric").get<std::string>();
+    m.application = j.at("inputs").value("application", std::string());
+    for (const json& i : j.at("inputs").at("signatures")) {
+      m.inputs.push_back({i.at("path").get<std::string>(), i.at("n").get<std::int64_t>(),
+                          i.value("command", std::string()), i.value("date", std::string())});
+    }
+    for (const json& p : j.at("phases")) m.phases.push_back(phase_from(p));
+    for (const json& e : j.at("order")) m.order.push_back({e.at(0).get<std::uint32_t>(), e.at(1).get<std::uint64_t>()});
+    m.unrelated = j.at("unrelated").get<std::vector<std::string>>();
+    if (j.contains("validation")) m.validation = validation_from(j.at("validation"));
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError("model '" + path.string() + "' is not a p3s model (" + e.what() + "); re-run `p3s model`");
+  } catch (const InputError& e) {
+    throw InputError("model '" + path.string() + "': " + e.what());
+  }
+  return m;
+}
+
+}  // namespace p3s::modeler

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// `p3s model --report`: the model's equations per phase, readable, and each phase's SCIC table.
+#include <algorithm>
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "p3s/modeler/model.hpp"
+#include "p3s/modeler/predict.hpp"
+
+namespace p3s::modeler {
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string short_call(const std::string& call) { return call.rfind("MPI_", 0) == 0 ? call.substr(4) : call; }
+
+void group_lines(std::ostringstream& out, const PhaseModel& p, std::size_t g) {
+  const GroupModel& gm = p.groups[g];
+  out << "  [" << g << "] " << gm.call;
+  switch (gm.role) {
+    case Role::PointToPoint: {
+      out << '\n';
+      for (std::size_t c = 0; c < gm.pattern.cases.size(); ++c) {
+        const Pattern::Case& pc = gm.pattern.cases[c];
+        const bool all = pc.when.kind == RankPredicate::Kind::Always;
+        out << "      " << (all ? "" : "if " + pc.when.to_string() + ": ");
+        out << (gm.slots == 2 ? "dest / source = " : gm.slot_kinds[0] == "send" ? "dest = " : "source = ")
+            << pc.program.to_string() << '\n';
+        for (std::size_t t = 0; c < gm.traits.size() && t < gm.traits[c].size(); ++t) {
+          const TermTraits& tt = gm.traits[c][t];
+          out << "        term " << t << ": bytes = " << tt.bytes[0].to_string();
+          if (tt.bytes_step_factor[0] != 1) out << " x " << fmt("%g", tt.bytes_step_factor[0]) << "^i";
+          if (gm.slots == 2) out << " / " << tt.bytes[1].to_string();
+          out << ", tag " << (tt.tag_varies[0] ? "varies" : std::to_string(tt.tag[0])) << '\n';
+        }
+      }
+      if (gm.pattern.cases.empty()) out << "      peers not modelled\n";
+      break;
+    }
+    case Role::Completion: {
+      out << " x " << gm.count.to_string() << ": completes";
+      std::set<std::uint32_t> groups;
+      for (const auto& refs : gm.completes) {
+        for (const RequestRef& r : refs) groups.insert(r.group);
+      }
+      for (const std::uint32_t sg : groups) out << " [" << sg << "] " << short_call(p.groups[sg].call);
+      if (groups.empty()) out << " nothing";
+      out << '\n';
+      break;
+    }
+    case Role::Collective: {
+      out << " x " << gm.count.to_string() << '\n';
+      for (const CollectiveEntry& c : gm.collectives) {
+        out << "      " << c.op << " on " << c.comm.to_string();
+        if (c.root) out << ", root = comm rank " << c.root->to_string();
+        out << ", bytes = " << c.bytes_root.to_string();
+        if (c.root) out << " (root) / " << c.bytes_other.to_string() << " (others)";
+        out << '\n';
+      }
+      break;
+    }
+    case Role::Local:
+      out << " x " << gm.count.to_string() << '\n';
+      break;
+  }
+}
+
+std::string burst_place(const PhaseModel& p, const BurstModel& b) {
+  if (b.group < 0) return "after the last call";
+  const GroupModel& g = p.groups[static_cast<std::size_t>(b.group)];
+  std::string s = "before [" + std::to_string(b.group) + "] " + short_call(g.call);
+  if (g.role == Role::PointToPoint) {
+    if (g.pattern.cases.size() > 1) s += " case " + std::to_string(b.pattern_case);
+    s += " term " + std::to_string(b.term);
+  } else {
+    s += " call " + std::to_string(b.term);
+  }
+  return s;
+}
+
+void work_lines(std::ostringstream& out, const Model& m, const PhaseModel& p) {
+  std::set<std::int64_t> ns;
+  for (const Model::Input& in : m.inputs) ns.insert(in.n);
+  const std::int64_t top = ns.empty() ? 1 : *ns.rbegin();
+  const std::int64_t fitted_top = top;
+  for (const std::int64_t f : {2, 4, 8}) ns.insert(top * f);
+  for (std::size_t k = 0; k < p.work.size(); ++k) {
+    const WorkClass& w = p.work[k];
+    out << "  work class " << k;
+    if (p.work.size() > 1) {
+      out << " (pattern cases";
+      for (std::size_t g = 0; g < w.cases.size(); ++g) {
+        if (p.groups[g].role == Role::PointToPoint && p.groups[g].pattern.cases.size() > 1) {
+          out << " [" << g << "]=" << p.groups[g].pattern.cases[w.cases[g]].when.to_string();
+        }
+      }
+      out << ")";
+    }
+    out << '\n';
+    for (const BurstModel& b : w.bursts) {
+      out << "      " << burst_place(p, b) << ": "
+          << (b.scaling ? "scaling, class total = " : "constant, per rank = ") << b.law.to_string() << '\n';
+    }
+    out << "      SCIC        n   ranks  work/rank/instance   weight          total\n";
+    for (const WorkClass::Row& r : w.measured) {
+      out << "      measured " << fmt("%5.0f", static_cast<double>(r.n)) << fmt("%8.0f", static_cast<double>(r.ranks))
+          << fmt("%20.4g", r.work_per_rank) << fmt("%9.0f", static_cast<double>(p.weight_at(r.n)))
+          << fmt("%15.4g", r.total) << '\n';
+    }
+    for (const std::int64_t n : ns) {
+      if (n <= fitted_top && std::any_of(w.measured.begin(), w.measured.end(),
+                                         [n](const WorkClass::Row& r) { return r.n == n; })) {
+        continue;
+      }
+      const PhasePredictor pp(p, n);
+      const double per_rank = pp.class_work(k);
+      const auto ranks = static_cast<double>(pp.class_ranks()[k]);
+      out << "      predicted" << fmt("%5.0f", static_cast<double>(n)) << fmt("%8.0f", ranks)
+          << fmt("%20.4g", per_rank) << fmt("%9.0f", static_cast<double>(pp.weight()))
+          << fmt("%15.4g", per_rank * ranks * static_cast<double>(pp.weight())) << '\n';
+    }
+  }
+}
+
+}  // namespace
+
+std::string model_report(const Model& m) {
+  std::ostringstream out;
+  out << "application  " << (m.application.empty() ? "(command not recorded)" : m.application) << '\n';
+  out << "work metric  " << m.work_metric << '\n';
+  out << "fitted on    n =";
+  for (const Model::Input& in : m.inputs) out << ' ' << in.n;
+  out << '\n';
+  for (const PhaseModel& p : m.phases) {
+    out << "\nphase " << p.id << (p.relevant ? " (relevant" : " (not relevant") << ", "
+        << fmt("%.1f", 100 * p.share) << " % of the largest run): " << p.calls << '\n';
+    out << "  weight = " << (p.weight_exact ? p.weight.to_string() : "round(" + p.weight_fit.to_string() + ")")
+        << "    total work varies by " << fmt("%.1f", 100 * p.total_work_spread) << " % across the runs\n";
+    for (std::size_t g = 0; g < p.groups.size(); ++g) group_lines(out, p, g);
+    work_lines(out, m, p);
+    for (const std::string& note : p.notes) out << "  note: " << note << '\n';
+  }
+  for (const std::string& u : m.unrelated) out << "\nnote: " << u << '\n';
+  return out.str();
+}
+
+}  // namespace p3s::modeler

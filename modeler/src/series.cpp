@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Loading the runs of a series and relating their phases.
+#include "p3s/modeler/series.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "p3s/error.hpp"
+
+namespace p3s::modeler {
+namespace {
+
+std::vector<std::string> split_words(const std::string& s) {
+  std::istringstream in(s);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+std::string basename(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+/// Launcher options that take a value (Open MPI, MPICH/Hydra, Slurm's srun), and the one that takes two.
+const std::set<std::string>& options_with_value() {
+  static const std::set<std::string> s = {
+      "-np",        "-n",       "--np",          "-c",         "-N",         "--n",         "--map-by",
+      "--bind-to",  "--rank-by", "-H",           "--host",     "-host",      "--hostfile",  "-hostfile",
+      "-machinefile", "--machinefile", "-f",     "-x",         "-ppn",       "--ppn",       "-genv",
+      "--cpus-per-task", "--ntasks", "--nodes",  "-wdir",      "--wdir",     "-env",        "--cpus-per-proc",
+      "--npernode", "-npernode", "--npersocket"};
+  return s;
+}
+
+/// The runs' total work per phase (weight x mean instance work).
+double total_work(const analyzer::SigPhase& p) { return static_cast<double>(p.weight) * p.work.mean; }
+
+std::string percent(double share) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %%", 100 * share);
+  return buf;
+}
+
+/// The distinct MPI functions of a phase, sorted.
+std::string calls_of(const analyzer::SigPhase& p) {
+  std::set<std::string> calls;
+  for (const analyzer::SigRank& r : p.ranks) {
+    for (const analyzer::SigEvent& e : r.events) calls.insert(e.call);
+  }
+  std::string out;
+  for (const std::string& c : calls) out += (out.empty() ? "" : " ") + c;
+  return out;
+}
+
+/// Phase ids in order of first occurrence, with each phase's calls.
+std::vector<std::string> phase_calls(const analyzer::Signature& s) {
+  std::vector<std::string> out;
+  for (const analyzer::SigPhase& p : s.phases) out.push_back(calls_of(p));
+  return out;
+}
+
+}  // namespace
+
+std::string application_command(const std::string& command) {
+  std::vector<std::string> w = split_words(command);
+  std::size_t i = 0;
+  static const std::set<std::string> launchers = {"mpirun", "mpiexec", "orterun", "srun", "aprun", "mpiexec.hydra"};
+  if (!w.empty() && launchers.count(basename(w[0])) != 0) {
+    i = 1;
+    while (i < w.size() && w[i].size() > 1 && w[i][0] == '-') {
+      const std::string opt = w[i].substr(0, w[i].find('='));
+      const bool inline_value = w[i].find('=') != std::string::npos;
+      ++i;
+      if (inline_value) continue;
+      if (opt == "--mca" || opt == "-mca" || opt == "--gmca") {
+        i += 2;
+      } else if (options_with_value().count(opt) != 0) {
+        ++i;
+      }
+    }
+  }
+  if (i >= w.size()) return {};
+  std::string out = basename(w[i]);
+  for (std::size_t k = i + 1; k < w.size(); ++k) out += " " + w[k];
+  return out;
+}
+
+std::vector<Run> load_runs(std::span<const std::filesystem::path> inputs, std::size_t min_runs) {
+  std::vector<Run> runs;
+  for (const std::filesystem::path& in : inputs) {
+    Run r;
+    r.path = std::filesystem::is_directory(in) ? in / "signature.json" : in;
+    r.signature = analyzer::read_signature(r.path);
+    if (r.signature.processes < 1) {
+      throw InputError("signature '" + r.path.string() + "' has no processes; re-run `p3s analyze` on its trace");
+    }
+    runs.push_back(std::move(r));
+  }
+  std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& b) { return a.n() < b.n(); });
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    if (runs[i].n() == runs[i - 1].n()) {
+      throw InputError("signatures '" + runs[i - 1].path.string() + "' and '" + runs[i].path.string() +
+                       "' are both runs at " + std::to_string(runs[i].n()) +
+                       " processes; give one run per process count");
+    }
+  }
+  if (runs.size() < min_runs) {
+    std::string ns;
+    for (const Run& r : runs) ns += (ns.empty() ? "" : ", ") + std::to_string(r.n());
+    throw InputError("a model needs runs at " + std::to_string(min_runs) + " or more distinct process counts, got " +
+                     std::to_string(runs.size()) + (ns.empty() ? "" : " (" + ns + ")") +
+                     "; record and analyze the application at more process counts");
+  }
+  for (const Run& r : runs) {
+    if (r.signature.work_metric != runs.front().signature.work_metric) {
+      throw InputError("signature '" + r.path.string() + "' measures work as " + r.signature.work_metric + " but '" +
+                       runs.front().path.string() + "' as " + runs.front().signature.work_metric +
+                       "; record every run of a series with the same counters");
+    }
+    const std::string a = application_command(r.signature.command);
+    const std::string b = application_command(runs.front().signature.command);
+    if (!a.empty() && !b.empty() && a != b) {
+      throw InputError("signature '" + r.path.string() + "' is a run of `" + a + "` but '" +
+                       runs.front().path.string() + "' of `" + b +
+                       "`; a series must run the same application with the same input");
+    }
+  }
+  return runs;
+}
+
+double RelatedPhase::total_work_spread() const {
+  if (total_work.empty()) return 0;
+  const auto [lo, hi] = std::minmax_element(total_work.begin(), total_work.end());
+  return *hi > 0 ? (*hi - *lo) / *hi : 0;
+}
+
+PhaseRelation relate_phases(std::span<const Run> runs) {
+  PhaseRelation rel;
+  if (runs.empty()) return rel;
+  std::vector<std::vector<std::string>> calls;
+  for (const Run& r : runs) calls.push_back(phase_calls(r.signature));
+  // Align every run's phase list (in order of first occurrence) with the first run's, matching equal calls: the
+  // longest common subsequence, so a phase present in only some runs is skipped and reported, not mis-paired.
+  const std::vector<std::string>& ref = calls.front();
+  std::vector<std::vector<std::optional<std::uint32_t>>> match(runs.size(),
+                                                               std::vector<std::optional<std::uint32_t>>(ref.size()));
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    const std::vector<std::string>& other = calls[k];
+    const std::size_t a = ref.size();
+    const std::size_t b = other.size();
+    std::vector<std::vector<std::size_t>> lcs(a + 1, std::vector<std::size_t>(b + 1, 0));
+    for (std::size_t i = a; i-- > 0;) {
+      for (std::size_t j = b; j-- > 0;) {
+        lcs[i][j] = ref[i] == other[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+      }
+    }
+    std::vector<bool> used(b, false);
+    for (std::size_t i = 0, j = 0; i < a && j < b;) {
+      if (ref[i] == other[j] && lcs[i][j] == lcs[i + 1][j + 1] + 1) {
+        match[k][i] = static_cast<std::uint32_t>(j);
+        used[j] = true;
+        ++i;
+        ++j;
+      } else if (lcs[i + 1][j] >= lcs[i][j + 1]) {
+        ++i;
+      } else {
+        ++j;
+      }
+    }
+    for (std::size_t j = 0; j < b; ++j) {
+      if (!used[j]) {
+        const analyzer::SigPhase& p = runs[k].signature.phases[j];
+        rel.unrelated.push_back("phase " + std::to_string(j) + " of the run at " + std::to_string(runs[k].n()) +
+                                " processes (" + other[j] + ", " + percent(p.share) +
+                                " of its time) has no counterpart in the run at " +
+                                std::to_string(runs.front().n()) + " processes");
+      }
+    }
+  }
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    RelatedPhase p;
+    p.calls = ref[i];
+    bool complete = true;
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      if (!match[k][i]) {
+        complete = false;
+        rel.unrelated.push_back("phase " + std::to_string(i) + " of the run at " + std::to_string(runs.front().n()) +
+                                " processes (" + ref[i] + ") has no counterpart in the run at " +
+                                std::to_string(runs[k].n()) + " processes");
+        break;
+      }
+      p.ids.push_back(*match[k][i]);
+      p.total_work.push_back(total_work(runs[k].signature.phases[*match[k][i]]));
+    }
+    if (complete) rel.phases.push_back(std::move(p));
+  }
+  return rel;
+}
+
+}  // namespace p3s::modeler

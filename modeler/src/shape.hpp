@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A phase's shape: every rank's representative calls cut into groups of consecutive calls to one MPI function,
+// and the groups of all ranks of all runs merged into one sequence that each rank follows, skipping the groups
+// it does not call.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "p3s/analyzer/signature.hpp"
+#include "p3s/modeler/model.hpp"
+
+namespace p3s::modeler::detail {
+
+/// One call of a rank, as the learners see it.
+struct Call {
+  std::size_t event = 0;                     ///< index in the rank's events
+  std::array<std::int64_t, 2> peers{-1, -1};  ///< PointToPoint slots (-1: null)
+  std::array<std::uint32_t, 2> tags{0, 0};
+  std::array<double, 2> bytes{0, 0};
+  double burst_work = 0;
+};
+
+/// Consecutive calls of one rank to one MPI function.
+struct RankGroup {
+  std::string call;
+  Role role = Role::Local;
+  std::vector<Call> calls;
+};
+
+/// The role of one event.
+[[nodiscard]] Role role_of(const analyzer::SigEvent& e);
+/// Slots of a point-to-point function and their kinds ("send", "recv", "irecv"); `e` tells blocking from posted
+/// receives when the name does not.
+[[nodiscard]] std::array<std::string, 2> slot_kinds(const std::string& call);
+/// Whether the function starts requests (MPI_Isend, MPI_Irecv, ...).
+[[nodiscard]] bool starts_requests(const std::string& call);
+/// A rank's events cut into groups.
+[[nodiscard]] std::vector<RankGroup> rank_groups(const analyzer::SigRank& rank);
+
+/// The merged shape: one (function, role) per group, and for each rank its groups' positions in it.
+struct Shape {
+  std::vector<std::pair<std::string, Role>> groups;
+  std::vector<std::vector<std::size_t>> positions;  ///< per input rank, per its group
+};
+
+/// Merges the ranks' group sequences into their shortest common supersequence (progressively, rank by rank).
+[[nodiscard]] Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks);
+
+}  // namespace p3s::modeler::detail

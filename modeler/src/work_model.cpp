@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Work per burst. Under strong scaling a class of ranks shares a fixed amount of work: the class's total over the
+// run (weight x ranks x work per rank) stays nearly constant, and each rank's part is that total over the ranks
+// and instances at n (the method's SCIC). Bursts of control code do not shrink: their work per rank stays
+// constant. Each burst position is classified by which of the two is the flatter law across the fitted runs.
+#include "work_model.hpp"
+
+#include <algorithm>
+
+namespace p3s::modeler::detail {
+namespace {
+
+/// Tolerance for "flat": CPU-time work is noisy on shared machines.
+constexpr double kFlat = 0.10;
+
+}  // namespace
+
+std::vector<WorkClass> learn_work(std::span<const RankWork> ranks,
+                                  const std::map<std::int64_t, std::int64_t>& weights) {
+  std::map<std::vector<std::uint32_t>, std::vector<const RankWork*>> classes;
+  for (const RankWork& r : ranks) classes[r.cases].push_back(&r);
+  std::vector<WorkClass> out;
+  for (const auto& [cases, members] : classes) {
+    WorkClass cls;
+    cls.cases = cases;
+    std::map<std::int64_t, std::int64_t> count;
+    std::map<BurstKey, std::map<std::int64_t, double>> sums;  // key -> n -> sum over the class's ranks
+    for (const RankWork* r : members) {
+      ++count[r->n];
+      for (const auto& [key, w] : r->work) sums[key][r->n] += w;
+    }
+    for (const auto& [n, m] : count) {
+      double per_rank = 0;
+      for (const auto& [key, by_n] : sums) {
+        const auto it = by_n.find(n);
+        if (it != by_n.end()) per_rank += it->second / static_cast<double>(m);
+      }
+      const double weight = static_cast<double>(weights.at(n));
+      cls.measured.push_back({n, m, per_rank, weight * static_cast<double>(m) * per_rank});
+    }
+    for (const auto& [key, by_n] : sums) {
+      std::vector<Sample> totals;
+      std::vector<Sample> per_rank;
+      for (const auto& [n, m] : count) {
+        const auto it = by_n.find(n);
+        const double sum = it == by_n.end() ? 0 : it->second;
+        totals.push_back({static_cast<double>(n), static_cast<double>(weights.at(n)) * sum});
+        per_rank.push_back({static_cast<double>(n), sum / static_cast<double>(m)});
+      }
+      const RegressionOptions flat{kFlat, true};
+      const RegressionLaw t = fit_regression(totals, flat);
+      const RegressionLaw p = fit_regression(per_rank, flat);
+      const bool t_flat = t.form == RegressionForm::Constant;
+      const bool p_flat = p.form == RegressionForm::Constant;
+      BurstModel b;
+      b.group = key.group;
+      b.pattern_case = key.pattern_case;
+      b.term = key.term;
+      if (t_flat != p_flat) {
+        b.scaling = t_flat;
+      } else if (t_flat) {
+        b.scaling = false;  // both flat: ranks x weight does not change, the per-rank law is the safer one
+      } else {
+        b.scaling = t.max_rel_error <= p.max_rel_error;
+      }
+      b.law = b.scaling ? t : p;
+      cls.bursts.push_back(b);
+    }
+    out.push_back(std::move(cls));
+  }
+  return out;
+}
+
+double burst_work_at(const BurstModel& b, std::int64_t n, std::int64_t ranks, std::int64_t weight) {
+  const double v = b.law.value_at(static_cast<double>(n));
+  if (!b.scaling) return std::max(0.0, v);
+  if (ranks <= 0 || weight <= 0) return 0;
+  return std::max(0.0, v / (static_cast<double>(ranks) * static_cast<double>(weight)));
+}
+
+}  // namespace p3s::modeler::detail

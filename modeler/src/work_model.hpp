@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The work of a phase's bursts as a function of n, per class of ranks (the method's SCIC).
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <vector>
+
+#include "p3s/modeler/model.hpp"
+
+namespace p3s::modeler::detail {
+
+/// Where a burst is in a phase (see BurstModel).
+struct BurstKey {
+  std::int32_t group = -1;
+  std::uint32_t pattern_case = 0;
+  std::uint32_t term = 0;
+  auto operator<=>(const BurstKey&) const = default;
+};
+
+/// One rank's work per phase instance in one run, by burst position.
+struct RankWork {
+  std::int64_t n = 0;
+  std::int64_t r = 0;
+  std::vector<std::uint32_t> cases;  ///< its work class
+  std::map<BurstKey, double> work;
+};
+
+/// Work classes with their burst models and measured SCIC rows. `weights` maps n to the phase's weight.
+[[nodiscard]] std::vector<WorkClass> learn_work(std::span<const RankWork> ranks,
+                                                const std::map<std::int64_t, std::int64_t>& weights);
+
+/// Predicted work per instance of one burst for a rank of `cls` at n, with `ranks` ranks in the class and the
+/// phase weighing `weight` there.
+[[nodiscard]] double burst_work_at(const BurstModel& b, std::int64_t n, std::int64_t ranks, std::int64_t weight);
+
+}  // namespace p3s::modeler::detail
