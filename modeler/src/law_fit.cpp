@@ -253,12 +253,16 @@ std::optional<RegressionLaw> fit_candidate(const Candidate& cand, std::span<cons
 }
 
 // The candidate forms, simplest first.
-std::vector<Candidate> candidates(std::size_t distinct_n, bool allow_power) {
+std::vector<Candidate> candidates(std::size_t distinct_n, const RegressionOptions& options) {
+  const bool allow_power = options.allow_power;
   std::vector<Candidate> out{{RegressionForm::Constant, Basis::One, false}};
   if (distinct_n < 2) {
     return out;  // one process count: only a constant can be claimed
   }
-  const std::span<const Basis> bases = all_bases().subspan(1);  // every basis but One
+  std::vector<Basis> bases;  // every basis but One, or the caller's choice
+  for (const Basis b : options.bases.empty() ? all_bases().subspan(1) : std::span<const Basis>(options.bases)) {
+    if (b != Basis::One && options.allow_linear_inverse) bases.push_back(b);
+  }
   for (const Basis b : bases) {
     out.push_back({RegressionForm::Linear, b, false});
     out.push_back({RegressionForm::Inverse, b, false});
@@ -338,7 +342,7 @@ RegressionLaw fit_regression(std::span<const Sample> samples, const RegressionOp
     w.push_back(1.0 / (d * d));
   }
   std::optional<RegressionLaw> best;
-  for (const Candidate& cand : candidates(distinct_n, options.allow_power)) {
+  for (const Candidate& cand : candidates(distinct_n, options)) {
     const std::optional<RegressionLaw> law = fit_candidate(cand, samples, w, scale);
     if (!law) {
       continue;

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "comm_model.hpp"
 #include "p3s/error.hpp"
@@ -59,6 +60,21 @@ std::optional<ExactLaw> count_law(const std::vector<RankData>& ranks, std::size_
   std::optional<ExactLaw> law = fit_exact(samples_of(by_n));
   if (!law) why = "the number of calls follows no exact law in n";
   return law;
+}
+
+/// Regression options for message sizes in a frame: a grid's own dimensions come first, since sizes on a
+/// process grid are the global size over a side (several bases agree on powers of two; they differ elsewhere).
+RegressionOptions volume_fit(Frame frame) {
+  RegressionOptions o;
+  std::vector<Basis> first;
+  if (frame == Frame::Grid2 || frame == Frame::Torus2) first = {Basis::Dims2Minor, Basis::Dims2Major};
+  if (frame == Frame::Grid3 || frame == Frame::Torus3) first = {Basis::Dims3Third, Basis::Dims3Second, Basis::Dims3First};
+  if (first.empty()) return o;
+  o.bases = first;
+  for (const Basis b : all_bases()) {
+    if (std::find(first.begin(), first.end(), b) == first.end()) o.bases.push_back(b);
+  }
+  return o;
 }
 
 /// Mean message size per (case, term, slot) and n, and the ratio between consecutive repetitions.
@@ -118,7 +134,7 @@ void fit_traits(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t 
         if (!row.empty()) first[n] = row[0];
       }
     }
-    tt.bytes[slot] = fit_regression(samples_of(first));
+    tt.bytes[slot] = fit_regression(samples_of(first), volume_fit(gm.pattern.cases[c].program.frame));
     const auto most = std::max_element(a.tags.begin(), a.tags.end(),
                                        [](const auto& x, const auto& y) { return x.second < y.second; });
     tt.tag[slot] = most->first;
@@ -254,6 +270,17 @@ void fit_collectives(GroupModel& gm, PhaseModel& pm, const std::vector<RankData>
   }
 }
 
+/// The rank's first event at a burst position (for ordering positions by where they occur).
+std::size_t first_event(const RankData& d, const detail::BurstKey& key, const std::vector<GroupModel>& groups) {
+  if (key.group < 0) return SIZE_MAX;
+  const RankGroup* rg = d.at[static_cast<std::size_t>(key.group)];
+  if (rg == nullptr || rg->calls.empty()) return SIZE_MAX;
+  if (groups[static_cast<std::size_t>(key.group)].role != Role::PointToPoint) {
+    return key.term < rg->calls.size() ? rg->calls[key.term].event : SIZE_MAX;
+  }
+  return rg->calls.front().event;  // terms of one group: the group's first call bounds them
+}
+
 /// Burst work of one rank by burst position, with its work class.
 detail::RankWork rank_work(const RankData& d, const std::vector<GroupModel>& groups) {
   detail::RankWork w;
@@ -277,8 +304,93 @@ detail::RankWork rank_work(const RankData& d, const std::vector<GroupModel>& gro
       }
     }
   }
-  if (d.rank->tail_work.n != 0) w.work[{-1, 0, 0}] += d.rank->tail_work.mean;
+  // A trailing phase's tail is the computation before its next instance's first call: it goes with that call,
+  // so that the burst positions mean the same in every run (the analyzer's leading/trailing choice can differ
+  // between runs of one application).
+  if (d.rank->tail_work.n != 0) {
+    const auto first = std::min_element(w.work.begin(), w.work.end(), [&](const auto& a, const auto& b) {
+      return first_event(d, a.first, groups) < first_event(d, b.first, groups);
+    });
+    w.work[first == w.work.end() ? detail::BurstKey{} : first->first] += d.rank->tail_work.mean;
+  }
   return w;
+}
+
+/// A phase's ranks cut into the groups of one shape, with the groups' models.
+struct Shaped {
+  std::vector<RankData> ranks;
+  std::vector<GroupModel> groups;
+  std::vector<std::string> notes;
+  /// How good the shape is for modelling: point-to-point groups left unmodelled, then pattern cases in all,
+  /// then groups (fewer is better).
+  [[nodiscard]] std::tuple<std::size_t, std::size_t, std::size_t> cost() const {
+    std::size_t failed = 0;
+    std::size_t cases = 0;
+    for (const GroupModel& g : groups) {
+      if (g.role != Role::PointToPoint) continue;
+      failed += g.pattern.cases.empty() ? 1 : 0;
+      cases += g.pattern.cases.size();
+    }
+    return {failed, cases, groups.size()};
+  }
+};
+
+Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::Alignment alignment) {
+  Shaped out;
+  std::vector<RankData>& ranks = out.ranks;
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    const analyzer::SigPhase& p = runs[k].signature.phases[rel.ids[k]];
+    for (const analyzer::SigRank& r : p.ranks) {
+      if (r.thread != 0) continue;
+      ranks.push_back({runs[k].n(), r.rank, &runs[k].signature, &r, detail::rank_groups(r), {}});
+    }
+  }
+  std::vector<const std::vector<RankGroup>*> seqs;
+  for (const RankData& d : ranks) seqs.push_back(&d.groups);
+  detail::Shape shape = detail::merge_shapes(seqs, alignment);
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    ranks[i].groups = std::move(shape.ranks[i]);
+    ranks[i].at.assign(shape.groups.size(), nullptr);
+    for (std::size_t g = 0; g < ranks[i].groups.size(); ++g) {
+      if (!ranks[i].groups[g].calls.empty()) ranks[i].at[g] = &ranks[i].groups[g];
+    }
+  }
+  for (std::size_t g = 0; g < shape.groups.size(); ++g) {
+    GroupModel gm;
+    gm.call = shape.groups[g].first;
+    gm.role = shape.groups[g].second;
+    const std::string where = "group " + std::to_string(g) + " (" + gm.call + ")";
+    if (gm.role == Role::PointToPoint) {
+      gm.slot_kinds = detail::slot_kinds(gm.call);
+      gm.slots = gm.slot_kinds[1].empty() ? 1 : 2;
+      gm.starts_requests = detail::starts_requests(gm.call);
+      std::vector<ListObservation> obs;
+      for (const RankData& d : ranks) {
+        ListObservation o{d.n, d.r, {}};
+        if (d.at[g] != nullptr) {
+          for (const Call& c : d.at[g]->calls) o.entries.push_back(c.peers);
+        }
+        obs.push_back(std::move(o));
+      }
+      std::string why;
+      if (std::optional<Pattern> p = learn_pattern(obs, gm.slots, &why)) {
+        gm.pattern = std::move(*p);
+        fit_traits(gm, ranks, g);
+      } else {
+        out.notes.push_back(where + ": peers not modelled: " + why);
+      }
+    } else {
+      std::string why;
+      if (std::optional<ExactLaw> c = count_law(ranks, g, why)) {
+        gm.count = *c;
+      } else {
+        out.notes.push_back(where + ": " + why);
+        gm.count = ExactLaw::constant(Rational::make(0));
+      }
+    }
+    out.groups.push_back(std::move(gm));
+  }
+  return out;
 }
 
 PhaseModel model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::uint32_t id) {
@@ -307,60 +419,18 @@ PhaseModel model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::
     pm.notes.push_back("the weight follows no exact law in n; fitted " + pm.weight_fit.to_string() + " (rounded)");
   }
 
-  // Every rank's groups, merged into the phase's shape.
-  std::vector<RankData> ranks;
-  for (std::size_t k = 0; k < runs.size(); ++k) {
-    const analyzer::SigPhase& p = runs[k].signature.phases[rel.ids[k]];
-    for (const analyzer::SigRank& r : p.ranks) {
-      if (r.thread != 0) continue;
-      ranks.push_back({runs[k].n(), r.rank, &runs[k].signature, &r, detail::rank_groups(r), {}});
-    }
+  // The shape: the alignment (function only, or also the peers' direction and step) that models best.
+  std::optional<Shaped> best;
+  for (const detail::Alignment a : {detail::Alignment::Function, detail::Alignment::Direction, detail::Alignment::Step}) {
+    Shaped s = shape_phase(runs, rel, a);
+    if (!best || s.cost() < best->cost()) best = std::move(s);
+    if (std::get<0>(best->cost()) == 0 && std::get<1>(best->cost()) <= best->groups.size()) break;
   }
-  std::vector<const std::vector<RankGroup>*> seqs;
-  for (const RankData& d : ranks) seqs.push_back(&d.groups);
-  const detail::Shape shape = detail::merge_shapes(seqs);
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    ranks[i].at.assign(shape.groups.size(), nullptr);
-    for (std::size_t k = 0; k < ranks[i].groups.size(); ++k) ranks[i].at[shape.positions[i][k]] = &ranks[i].groups[k];
-  }
-
-  for (std::size_t g = 0; g < shape.groups.size(); ++g) {
-    GroupModel gm;
-    gm.call = shape.groups[g].first;
-    gm.role = shape.groups[g].second;
-    const std::string where = "group " + std::to_string(g) + " (" + gm.call + ")";
-    if (gm.role == Role::PointToPoint) {
-      gm.slot_kinds = detail::slot_kinds(gm.call);
-      gm.slots = gm.slot_kinds[1].empty() ? 1 : 2;
-      gm.starts_requests = detail::starts_requests(gm.call);
-      std::vector<ListObservation> obs;
-      for (const RankData& d : ranks) {
-        ListObservation o{d.n, d.r, {}};
-        if (d.at[g] != nullptr) {
-          for (const Call& c : d.at[g]->calls) o.entries.push_back(c.peers);
-        }
-        obs.push_back(std::move(o));
-      }
-      std::string why;
-      if (std::optional<Pattern> p = learn_pattern(obs, gm.slots, &why)) {
-        gm.pattern = std::move(*p);
-        fit_traits(gm, ranks, g);
-      } else {
-        pm.notes.push_back(where + ": peers not modelled: " + why);
-      }
-    } else {
-      std::string why;
-      if (std::optional<ExactLaw> c = count_law(ranks, g, why)) {
-        gm.count = *c;
-      } else {
-        pm.notes.push_back(where + ": " + why);
-        gm.count = ExactLaw::constant(Rational::make(0));
-      }
-      if (gm.role == Role::Collective) fit_collectives(gm, pm, ranks, g);
-    }
-    pm.groups.push_back(std::move(gm));
-  }
+  std::vector<RankData>& ranks = best->ranks;
+  pm.groups = std::move(best->groups);
+  pm.notes.insert(pm.notes.end(), best->notes.begin(), best->notes.end());
   for (std::size_t g = 0; g < pm.groups.size(); ++g) {
+    if (pm.groups[g].role == Role::Collective) fit_collectives(pm.groups[g], pm, ranks, g);
     if (pm.groups[g].role == Role::Completion) fit_completions(pm.groups[g], ranks, g, pm.groups);
   }
 

@@ -7,8 +7,9 @@
 //     when every rank has the same number of communications (null communications, MPI_PROC_NULL, keep their
 //     place), else by merging the lists in order (communications a rank does not make are absent);
 //  3. across process counts the canonical sequences become terms: one single term per position when the length
-//     does not change, else single terms for a common prefix and one counted repetition (count an exact law in n,
-//     labels linear or power-of-two progressions in the repetition index, e.g. r ^ 2^i for i < log2(n));
+//     does not change, else counted repetitions (count an exact law in n, labels linear or power-of-two
+//     progressions in the repetition index, e.g. r ^ 2^i for i < log2(n)), alone, after or before a few single
+//     terms, or several equal ones in a row;
 //  4. the program is accepted only if it regenerates every rank's list at every n exactly.
 // When no program fits all ranks, the ranks are split by a predicate (r == 0, r < n/2, r mod 2 == 0, a grid row or
 // column, ...) and each side is learnt separately (the method's rank classes: a master and its workers).
@@ -215,52 +216,46 @@ std::optional<std::map<std::int64_t, std::vector<Canon>>> canonical(
   return out;
 }
 
-/// Terms from the canonical sequences: single terms for positions [0, prefix), one repetition for the rest
-/// (none when prefix covers every sequence).
-std::optional<std::vector<Term>> fit_terms(Frame frame, int slots,
-                                           const std::map<std::int64_t, std::vector<Canon>>& seqs,
-                                           std::size_t prefix, bool repeated) {
+/// A single term (one position of the canonical sequences).
+std::optional<Term> fit_single(Frame frame, int slots, const std::map<std::int64_t, std::vector<Canon>>& parts) {
   const int dims = frame_dims(frame);
-  std::vector<Term> terms;
-  for (std::size_t k = 0; k < prefix; ++k) {
-    Term t;
-    for (int s = 0; s < slots; ++s) {
-      std::vector<IndexedLaw> slot;
-      bool known = false;
-      for (const auto& [n, seq] : seqs) known = known || (k < seq.size() && seq[k][s]);
-      if (known) {
-        for (int d = 0; d < dims; ++d) {
-          std::map<std::int64_t, std::vector<std::int64_t>> choices;
-          for (const auto& [n, seq] : seqs) {
-            if (k < seq.size() && seq[k][s]) {
-              choices[n] = representatives(frame, n, static_cast<std::size_t>(d), (*seq[k][s])[d]);
-            }
-          }
-          const std::optional<ExactLaw> law = fit_choices(choices);
-          if (!law) return std::nullopt;
-          slot.push_back(IndexedLaw{*law});
+  Term t;
+  for (int s = 0; s < slots; ++s) {
+    std::vector<IndexedLaw> slot;
+    bool known = false;
+    for (const auto& [n, seq] : parts) known = known || seq.front()[s].has_value();
+    if (known) {
+      for (int d = 0; d < dims; ++d) {
+        std::map<std::int64_t, std::vector<std::int64_t>> choices;
+        for (const auto& [n, seq] : parts) {
+          if (seq.front()[s]) choices[n] = representatives(frame, n, static_cast<std::size_t>(d), (*seq.front()[s])[d]);
         }
+        const std::optional<ExactLaw> law = fit_choices(choices);
+        if (!law) return std::nullopt;
+        slot.push_back(IndexedLaw{*law});
       }
-      t.slots.push_back(std::move(slot));
     }
-    terms.push_back(std::move(t));
+    t.slots.push_back(std::move(slot));
   }
-  if (!repeated) return terms;
+  return t;
+}
+
+/// A counted repetition: its count an exact law in n, each label a progression in the repetition index.
+std::optional<Term> fit_repeated(Frame frame, int slots, const std::map<std::int64_t, std::vector<Canon>>& parts) {
+  const int dims = frame_dims(frame);
   Term t;
   std::vector<Sample> counts;
-  for (const auto& [n, seq] : seqs) {
-    counts.push_back({static_cast<double>(n), static_cast<double>(seq.size() - prefix)});
-  }
+  for (const auto& [n, seq] : parts) counts.push_back({static_cast<double>(n), static_cast<double>(seq.size())});
   const std::optional<ExactLaw> count = fit_exact(counts);
   if (!count) return std::nullopt;
   t.count = *count;
   for (int s = 0; s < slots; ++s) {
     bool any = false;  // some repetition has this slot
     bool all = true;   // every repetition has it
-    for (const auto& [n, seq] : seqs) {
-      for (std::size_t k = prefix; k < seq.size(); ++k) {
-        any = any || seq[k][s].has_value();
-        all = all && seq[k][s].has_value();
+    for (const auto& [n, seq] : parts) {
+      for (const Canon& c : seq) {
+        any = any || c[s].has_value();
+        all = all && c[s].has_value();
       }
     }
     std::vector<IndexedLaw> slot;
@@ -268,11 +263,9 @@ std::optional<std::vector<Term>> fit_terms(Frame frame, int slots,
       if (!all) return std::nullopt;  // a repetition's slot is either always there or always null
       for (int d = 0; d < dims; ++d) {
         std::map<std::int64_t, std::vector<std::int64_t>> rows;
-        for (const auto& [n, seq] : seqs) {
+        for (const auto& [n, seq] : parts) {
           std::vector<std::int64_t>& row = rows[n];
-          for (std::size_t k = prefix; k < seq.size(); ++k) {
-            row.push_back(centred(frame, n, static_cast<std::size_t>(d), (*seq[k][s])[d]));
-          }
+          for (const Canon& c : seq) row.push_back(centred(frame, n, static_cast<std::size_t>(d), (*c[s])[d]));
         }
         const std::optional<IndexedLaw> law = fit_indexed(rows);
         if (!law) return std::nullopt;
@@ -281,8 +274,57 @@ std::optional<std::vector<Term>> fit_terms(Frame frame, int slots,
     }
     t.slots.push_back(std::move(slot));
   }
-  terms.push_back(std::move(t));
+  return t;
+}
+
+/// Terms for a layout of the canonical sequences: single positions (false) and repetitions (true) in order;
+/// at each n the repetitions share what the single positions leave, equally.
+std::optional<std::vector<Term>> fit_layout(Frame frame, int slots,
+                                            const std::map<std::int64_t, std::vector<Canon>>& seqs,
+                                            const std::vector<bool>& layout) {
+  const auto singles = static_cast<std::size_t>(std::count(layout.begin(), layout.end(), false));
+  const std::size_t repeats = layout.size() - singles;
+  std::vector<std::map<std::int64_t, std::vector<Canon>>> parts(layout.size());
+  for (const auto& [n, seq] : seqs) {
+    if (seq.size() < singles) return std::nullopt;
+    const std::size_t rest = seq.size() - singles;
+    if (repeats == 0 ? rest != 0 : rest % repeats != 0) return std::nullopt;
+    const std::size_t each = repeats == 0 ? 0 : rest / repeats;
+    std::size_t at = 0;
+    for (std::size_t k = 0; k < layout.size(); ++k) {
+      const std::size_t len = layout[k] ? each : 1;
+      parts[k][n].assign(seq.begin() + static_cast<std::ptrdiff_t>(at), seq.begin() + static_cast<std::ptrdiff_t>(at + len));
+      at += len;
+    }
+  }
+  std::vector<Term> terms;
+  for (std::size_t k = 0; k < layout.size(); ++k) {
+    std::optional<Term> t = layout[k] ? fit_repeated(frame, slots, parts[k]) : fit_single(frame, slots, parts[k]);
+    if (!t) return std::nullopt;
+    terms.push_back(std::move(*t));
+  }
   return terms;
+}
+
+/// Layouts to try, simplest first: every position single (constant length only); one repetition; single
+/// positions before or after it; two to four equal repetitions (e.g. three log2(n)-step exchanges in a row).
+std::vector<std::vector<bool>> layouts(std::size_t shortest, std::size_t longest) {
+  std::vector<std::vector<bool>> out;
+  if (shortest == longest) {
+    out.emplace_back(shortest, false);
+    return out;
+  }
+  out.push_back({true});
+  for (std::size_t k = 1; k <= shortest && k <= 8; ++k) {
+    std::vector<bool> before(k, false);
+    before.push_back(true);
+    out.push_back(before);
+    std::vector<bool> after{true};
+    after.insert(after.end(), k, false);
+    out.push_back(after);
+  }
+  for (std::size_t m = 2; m <= 4; ++m) out.emplace_back(m, true);
+  return out;
 }
 
 bool reproduces(const Program& p, std::span<const ListObservation* const> obs) {
@@ -333,11 +375,8 @@ std::optional<Program> learn_in_frame(Frame frame, int slots, std::span<const Li
     p.frame = frame;
     p.slots = slots;
     p.keep_nulls = aligned && nulls;
-    // A constant length gives single terms only; a varying one a common prefix and one repetition (the
-    // shortest prefix first: the repetition usually starts at the beginning).
-    const std::size_t first = shortest == longest ? shortest : 0;
-    for (std::size_t prefix = first; prefix <= shortest; ++prefix) {
-      std::optional<std::vector<Term>> terms = fit_terms(frame, slots, *seqs, prefix, shortest != longest);
+    for (const std::vector<bool>& layout : layouts(shortest, longest)) {
+      std::optional<std::vector<Term>> terms = fit_layout(frame, slots, *seqs, layout);
       if (!terms) continue;
       p.terms = std::move(*terms);
       if (reproduces(p, obs)) return p;

@@ -22,6 +22,9 @@ struct Call {
   std::array<std::uint32_t, 2> tags{0, 0};
   std::array<double, 2> bytes{0, 0};
   double burst_work = 0;
+  /// The first peer's offset from the rank (0 for no peer): lets the shape merge align the calls of ranks that
+  /// skip some (a pipeline's boundary ranks) by direction, not only by function.
+  std::int64_t offset = 0;
 };
 
 /// Consecutive calls of one rank to one MPI function.
@@ -41,13 +44,21 @@ struct RankGroup {
 /// A rank's events cut into groups.
 [[nodiscard]] std::vector<RankGroup> rank_groups(const analyzer::SigRank& rank);
 
-/// The merged shape: one (function, role) per group, and for each rank its groups' positions in it.
+/// The merged shape: one (function, role) per group, and each rank's calls regrouped by it.
 struct Shape {
   std::vector<std::pair<std::string, Role>> groups;
-  std::vector<std::vector<std::size_t>> positions;  ///< per input rank, per its group
+  std::vector<std::vector<RankGroup>> ranks;  ///< per input rank, per shape group (no calls where it has none)
 };
 
-/// Merges the ranks' group sequences into their shortest common supersequence (progressively, rank by rank).
-[[nodiscard]] Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks);
+/// How much of a call the shape merge aligns on besides its function.
+enum class Alignment : std::uint8_t {
+  Function,   ///< the MPI function and role only
+  Direction,  ///< and whether the peer is a lower or higher rank
+  Step,       ///< and whether it is a neighbour (offset +-1) or farther
+};
+
+/// Merges the ranks' calls into their shortest common supersequence (progressively, rank by rank); the shape's
+/// groups are its runs of calls to one function.
+[[nodiscard]] Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alignment alignment);
 
 }  // namespace p3s::modeler::detail

@@ -6,12 +6,42 @@
 #include "work_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace p3s::modeler::detail {
 namespace {
 
 /// Tolerance for "flat": CPU-time work is noisy on shared machines.
 constexpr double kFlat = 0.10;
+/// Below this much work per rank and instance a burst is empty (metric units: ns or instructions).
+constexpr double kEmpty = 1.0;
+
+/// Work laws extrapolate, so they keep to a constant or a power of n: positive and smooth, where linear or
+/// grid-based forms would fit the noise of a few runs and can turn negative beyond them.
+RegressionOptions work_fit() {
+  RegressionOptions o;
+  o.tolerance = kFlat;
+  o.allow_linear_inverse = false;
+  return o;
+}
+
+/// Slope of log(value) against log(n): about -1 for work shared by n ranks, 0 for work that does not shrink.
+double loglog_slope(const std::vector<Sample>& s) {
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  double k = 0;
+  for (const Sample& p : s) {
+    if (p.value <= 0 || p.n <= 0) continue;
+    const double x = std::log(p.n);
+    const double y = std::log(p.value);
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+    ++k;
+  }
+  const double den = k * sxx - sx * sx;
+  return k < 2 || den == 0 ? 0 : (k * sxy - sx * sy) / den;
+}
 
 }  // namespace
 
@@ -47,23 +77,25 @@ std::vector<WorkClass> learn_work(std::span<const RankWork> ranks,
         totals.push_back({static_cast<double>(n), static_cast<double>(weights.at(n)) * sum});
         per_rank.push_back({static_cast<double>(n), sum / static_cast<double>(m)});
       }
-      const RegressionOptions flat{kFlat, true};
-      const RegressionLaw t = fit_regression(totals, flat);
-      const RegressionLaw p = fit_regression(per_rank, flat);
-      const bool t_flat = t.form == RegressionForm::Constant;
-      const bool p_flat = p.form == RegressionForm::Constant;
+      const RegressionLaw t = fit_regression(totals, work_fit());
+      const RegressionLaw p = fit_regression(per_rank, work_fit());
+      const double slope = loglog_slope(per_rank);
       BurstModel b;
       b.group = key.group;
       b.pattern_case = key.pattern_case;
       b.term = key.term;
-      if (t_flat != p_flat) {
-        b.scaling = t_flat;
-      } else if (t_flat) {
-        b.scaling = false;  // both flat: ranks x weight does not change, the per-rank law is the safer one
+      const bool empty = std::all_of(per_rank.begin(), per_rank.end(), [](const Sample& s) { return s.value < kEmpty; });
+      if (empty) {
+        b.scaling = false;
+        b.law = fit_regression(std::vector<Sample>{{1, 0}});
+      } else if (slope <= -0.5) {
+        b.scaling = true;  // the work per rank falls with n: shared work
+      } else if (slope >= -0.25) {
+        b.scaling = false;  // it does not: control code, or work each rank repeats
       } else {
         b.scaling = t.max_rel_error <= p.max_rel_error;
       }
-      b.law = b.scaling ? t : p;
+      if (!empty) b.law = b.scaling ? t : p;
       cls.bursts.push_back(b);
     }
     out.push_back(std::move(cls));

@@ -162,6 +162,10 @@ struct RegressionOptions {
   double tolerance = 0.005;
   /// Consider the power law c*n^p (needs all values of one sign, nonzero, and n > 0).
   bool allow_power = true;
+  /// The bases of the linear and inverse forms; empty: all of them.
+  std::vector<Basis> bases = {};
+  /// Consider the linear and inverse forms at all (off: a constant or a power law only).
+  bool allow_linear_inverse = true;
 };
 
 /// Fits a real-valued law: the simplest form whose max relative error is within options.tolerance, else the
