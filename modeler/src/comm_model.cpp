@@ -2,6 +2,7 @@
 // Communicators as functions of the rank and the process count, learnt from their members in each run.
 #include "comm_model.hpp"
 
+#include <algorithm>
 #include <map>
 
 namespace p3s::modeler {
@@ -45,6 +46,16 @@ std::string CommModel::to_string() const {
   return "?";
 }
 
+double CollectiveEntry::bytes_at(std::int64_t n, std::int64_t members, bool at_root) const {
+  const double v = (at_root ? bytes_root : bytes_other).value_at(static_cast<double>(n));
+  return std::max(0.0, per_member[at_root ? 0 : 1] ? v * static_cast<double>(members) : v);
+}
+
+double CollectiveEntry::received_at(std::int64_t n, std::int64_t members, bool at_root) const {
+  const double v = (at_root ? received_root : received_other).value_at(static_cast<double>(n));
+  return std::max(0.0, per_member[at_root ? 2 : 3] ? v * static_cast<double>(members) : v);
+}
+
 namespace detail {
 
 std::optional<CommModel> learn_comm(std::span<const CommObservation> obs) {
@@ -64,10 +75,20 @@ std::optional<CommModel> learn_comm(std::span<const CommObservation> obs) {
     auto [jt, fresh2] = strides.emplace(o.n, stride);
     strides_agree = strides_agree && (fresh2 || jt->second == stride);
   }
+  // Sub-communicators mostly come from process grids (rows, columns): among the laws that fit, a grid's own
+  // dimension is preferred to a basis that agrees with it only on the fitted counts (floor(sqrt(n)) at 4, 8, 16).
   const auto law_of = [](const std::map<std::int64_t, std::int64_t>& m) -> std::optional<ExactLaw> {
     std::vector<Sample> s;
     for (const auto& [n, v] : m) s.push_back({static_cast<double>(n), static_cast<double>(v)});
-    return fit_exact(s);
+    const std::vector<ExactLaw> laws = fit_exact_all(s);
+    if (laws.empty()) return std::nullopt;
+    for (const Basis b : {Basis::Dims2Minor, Basis::Dims2Major, Basis::Dims3Third, Basis::Dims3Second,
+                          Basis::Dims3First}) {
+      for (const ExactLaw& l : laws) {
+        if (l.basis == b && l.a == Rational::make(1) && l.b == Rational::make(0)) return l;
+      }
+    }
+    return laws.front();
   };
   if (sizes_agree) {
     if (const std::optional<ExactLaw> l = law_of(sizes)) candidates.push_back({CommModel::Kind::Block, *l});

@@ -205,6 +205,7 @@ void fit_collectives(GroupModel& gm, PhaseModel& pm, const std::vector<RankData>
     bool rooted = false;
     bool root_consistent = true;
     std::map<std::int64_t, std::pair<double, int>> b_root, b_other, r_root, r_other;
+    std::map<std::int64_t, double> comm_size;  // per n: the members of the communicator (of the last rank seen)
     for (const RankData& d : ranks) {
       const RankGroup* rg = d.at[g];
       if (rg == nullptr || static_cast<std::size_t>(k) >= rg->calls.size()) continue;
@@ -223,6 +224,7 @@ void fit_collectives(GroupModel& gm, PhaseModel& pm, const std::vector<RankData>
         for (std::int64_t i = 0; i < d.n; ++i) members.push_back(i);
       }
       comms.push_back({d.n, d.r, members});
+      comm_size[d.n] = static_cast<double>(std::max<std::size_t>(members.size(), 1));
       const bool is_root = a->root >= 0 && a->root == d.r;
       if (a->root >= 0) {
         rooted = true;
@@ -255,17 +257,30 @@ void fit_collectives(GroupModel& gm, PhaseModel& pm, const std::vector<RankData>
       }
       ce.root = *law;
     }
-    const auto mean_law = [](const std::map<std::int64_t, std::pair<double, int>>& m,
-                             const std::map<std::int64_t, std::pair<double, int>>& fallback) {
+    // Sizes on a sub-communicator of a grid are a global size over a side of the grid.
+    const bool grid_comm = ce.comm.kind == CommModel::Kind::Block || ce.comm.kind == CommModel::Kind::Strided;
+    const RegressionOptions options = volume_fit(grid_comm ? Frame::Grid2 : Frame::Offset);
+    // A size is modelled as it is, or per member of the communicator when that follows a simpler law: the
+    // recorded bytes of most collectives count one block per member (an Allreduce of c bytes on a row of py
+    // ranks records c*py, which is neither c nor py alone when both change with n).
+    const auto mean_law = [&](const std::map<std::int64_t, std::pair<double, int>>& m,
+                              const std::map<std::int64_t, std::pair<double, int>>& fallback, bool& per_member) {
       std::map<std::int64_t, double> by_n;
-      for (const auto& [n, v] : (m.empty() ? fallback : m)) by_n[n] = v.first / v.second;
-      if (by_n.empty()) by_n[1] = 0;
-      return fit_regression(samples_of(by_n));
+      std::map<std::int64_t, double> per;
+      for (const auto& [n, v] : (m.empty() ? fallback : m)) {
+        by_n[n] = v.first / v.second;
+        per[n] = by_n[n] / comm_size[n];
+      }
+      if (by_n.empty()) by_n[1] = per[1] = 0;
+      const RegressionLaw raw = fit_regression(samples_of(by_n), options);
+      const RegressionLaw scaled = fit_regression(samples_of(per), options);
+      per_member = scaled.max_rel_error + 1e-9 < raw.max_rel_error;
+      return per_member ? scaled : raw;
     };
-    ce.bytes_root = mean_law(b_root, b_other);
-    ce.bytes_other = mean_law(b_other, b_root);
-    ce.received_root = mean_law(r_root, r_other);
-    ce.received_other = mean_law(r_other, r_root);
+    ce.bytes_root = mean_law(b_root, b_other, ce.per_member[0]);
+    ce.bytes_other = mean_law(b_other, b_root, ce.per_member[1]);
+    ce.received_root = mean_law(r_root, r_other, ce.per_member[2]);
+    ce.received_other = mean_law(r_other, r_root, ce.per_member[3]);
     gm.collectives.push_back(std::move(ce));
   }
 }

@@ -85,6 +85,7 @@ json group_json(const GroupModel& g) {
               {"received_root", to_json(c.received_root)},
               {"received_other", to_json(c.received_other)}};
       if (c.root) jc["root"] = to_json(*c.root);
+      jc["per_member"] = c.per_member;
       calls.push_back(std::move(jc));
     }
     j["collectives"] = std::move(calls);
@@ -135,6 +136,7 @@ GroupModel group_from(const json& j) {
     c.bytes_other = regression_law_from_json(jc.at("bytes_other"));
     c.received_root = regression_law_from_json(jc.at("received_root"));
     c.received_other = regression_law_from_json(jc.at("received_other"));
+    c.per_member = jc.at("per_member").get<std::array<bool, 4>>();
     g.collectives.push_back(std::move(c));
   }
   return g;

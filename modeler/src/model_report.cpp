@@ -58,8 +58,11 @@ void group_lines(std::ostringstream& out, const PhaseModel& p, std::size_t g) {
       for (const CollectiveEntry& c : gm.collectives) {
         out << "      " << c.op << " on " << c.comm.to_string();
         if (c.root) out << ", root = comm rank " << c.root->to_string();
-        out << ", bytes = " << c.bytes_root.to_string();
-        if (c.root) out << " (root) / " << c.bytes_other.to_string() << " (others)";
+        const auto bytes = [&c](int k, const RegressionLaw& law) {
+          return c.per_member[static_cast<std::size_t>(k)] ? "size x " + law.to_string() : law.to_string();
+        };
+        out << ", bytes = " << bytes(0, c.bytes_root);
+        if (c.root) out << " (root) / " << bytes(1, c.bytes_other) << " (others)";
         out << '\n';
       }
       break;

@@ -163,9 +163,8 @@ PredictedRank PhasePredictor::rank(std::int64_t r) const {
               a.root = at < static_cast<std::int64_t>(members.size()) ? members[static_cast<std::size_t>(at)] : -1;
               is_root = a.root == r;
             }
-            const double nd = static_cast<double>(n_);
-            a.bytes = std::max(0.0, (is_root ? ce.bytes_root : ce.bytes_other).value_at(nd));
-            a.bytes_received = std::max(0.0, (is_root ? ce.received_root : ce.received_other).value_at(nd));
+            a.bytes = ce.bytes_at(n_, a.comm_size, is_root);
+            a.bytes_received = ce.received_at(n_, a.comm_size, is_root);
             c.actions.push_back(std::move(a));
           }
           out.calls.push_back(std::move(c));

@@ -71,6 +71,12 @@ struct CollectiveEntry {
   RegressionLaw bytes_other;     ///< bytes sent by a non-root rank
   RegressionLaw received_root;
   RegressionLaw received_other;
+  /// Per law (bytes_root, bytes_other, received_root, received_other): the law gives bytes per member of the
+  /// communicator, to be multiplied by its size.
+  std::array<bool, 4> per_member{false, false, false, false};
+  /// The laws evaluated at n on a communicator of `members` ranks, for the root or another rank.
+  [[nodiscard]] double bytes_at(std::int64_t n, std::int64_t members, bool at_root) const;
+  [[nodiscard]] double received_at(std::int64_t n, std::int64_t members, bool at_root) const;
 };
 
 /// Consecutive calls to one MPI function in a phase (a group of the phase's shape).
