@@ -1,0 +1,355 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Signatures of one strong-scaling app at several process counts: what the modeler relies on.
+
+    check_series.py APP --p3s BIN --app PATH --work DIR [--np 4 8 16] [--iters T] [launcher options]
+
+Records APP (one of the scaling apps in tests/apps: stencil2d, hypercube, wavefront, master_static, collectives,
+growing; or ring, whose messages keep their size) with `p3s record` at every process count, keeping each run under WORK/<app>.np<n> (traces.otf2 and
+signature.json, so later pipeline tests can reuse them), analyzes it with `p3s analyze`, and checks, per run:
+  - the run completed and the app printed its summary line;
+  - the phases are the expected ones in id order, each with the weight given by the app's law in (n, T);
+  - the run-length-encoded order, counts stripped, is the app's expected skeleton (the same at every n), and
+    its counts add up to the weights;
+  - phase occurrences cover every tick, coverage >= 95 %, no phase is a work variant (split_from); the apps
+    have none, but with the CPU-time metric a loaded machine can make a few consecutive iterations one, so
+    such a run is recorded again, up to --attempts times;
+  - every rank appears in each checked phase with no mismatched instance;
+  - rank 0's calls in the checked phases: MPI function, messages (kind, peer as world rank, bytes) and
+    collectives (operation, root, communicator size, bytes sent and received as Score-P counts them);
+  - (a note only, not a failure) each phase's burst attribution, leading or trailing, is the same at every n.
+The laws are in APPS below and in each app's header comment.
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+D = 8  # bytes per double
+
+
+def fail(step, msg):
+    print(f"FAIL [{step}]: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+class WorkSplit(Exception):
+    """A phase split off by work: with the CPU-time metric, a loaded machine can slow a few consecutive
+    iterations enough to make them a work population of their own, so such a run is recorded again."""
+
+
+def dims_create(n):
+    """MPI_Dims_create(n, 2): the most square factorisation, larger factor first."""
+    px = n
+    for f in range(int(math.isqrt(n)), 0, -1):
+        if n % f == 0:
+            px = n // f
+            break
+    return px, n // px
+
+
+def block(total, parts, i):
+    return total // parts + (1 if i < total % parts else 0)
+
+
+def log2(n):
+    return n.bit_length() - 1
+
+
+# Rank 0's expected calls: (MPI function, [action, ...]); an action is
+#   ("send" | "recv" | "irecv", peer world rank, bytes)   a message
+#   ("isend_complete",)                                   a Wait completing an Isend
+#   ("coll", OPERATION, root, comm size, bytes sent, bytes received)
+# Collective bytes follow Score-P (share/doc/trace-format.md): a rooted operation's root counts its own block both
+# ways, the all-to-all kinds count one block per member each way.
+def coll(op, count_bytes, size, root=-1, me_root=False):
+    c = count_bytes
+    sent, recv = {
+        "BCAST": (c * size, c) if me_root else (0, c),
+        "SCATTER": (c * size, c) if me_root else (0, c),
+        "GATHER": (c, c * size) if me_root else (c, 0),
+        "REDUCE": (c, c * size) if me_root else (c, 0),
+        "ALLREDUCE": (c * size, c * size),
+        "ALLGATHER": (c * size, c * size),
+        "ALLTOALL": (c * size, c * size),
+    }[op]
+    return ("coll", op, root, size, sent, recv)
+
+
+def stencil2d_rank0(n, t, a):
+    big_n = a[1]
+    px, py = dims_create(n)
+    nx, ny = block(big_n, px, 0), block(big_n, py, 0)
+    # Rank 0 is the top-left corner: up and left are MPI_PROC_NULL (calls made, no message).
+    return [("MPI_Irecv", []), ("MPI_Irecv", [("irecv", py, ny * D)]), ("MPI_Irecv", []),
+            ("MPI_Irecv", [("irecv", 1, nx * D)]), ("MPI_Isend", [("send", py, ny * D)]), ("MPI_Isend", []),
+            ("MPI_Isend", [("send", 1, nx * D)]), ("MPI_Isend", []),
+            ("MPI_Waitall", [("recv", py, ny * D), ("recv", 1, nx * D), ("isend_complete",), ("isend_complete",)]),
+            ("MPI_Allreduce", [coll("ALLREDUCE", D, n)])]
+
+
+def sendrecv(peer_out, bytes_out, peer_in, bytes_in):
+    return ("MPI_Sendrecv", [("send", peer_out, bytes_out), ("recv", peer_in, bytes_in)])
+
+
+def hypercube_rank0(n, t, a):
+    m = a[1] // n
+    return [sendrecv(1 << k, size, 1 << k, size) for size in (m * D, D, 2 * D) for k in range(log2(n))]
+
+
+def wavefront_rank0(n, t, a):
+    big_n, nz, k = a[1], a[2], a[3]
+    px, py = dims_create(n)
+    nx, ny = block(big_n, px, 0), block(big_n, py, 0)
+    fx, fy = ny * (nz // k) * D, nx * (nz // k) * D  # x faces go to rank +-py, y faces to rank +-1
+    # Rank 0 is the (-x, -y) corner: per sweep, what it receives from upstream and sends downstream.
+    per_block = [
+        [("MPI_Send", [("send", py, fx)]), ("MPI_Send", [("send", 1, fy)])],  # (+,+): sends only
+        [("MPI_Recv", [("recv", py, fx)]), ("MPI_Send", [("send", 1, fy)])],  # (-,+)
+        [("MPI_Recv", [("recv", 1, fy)]), ("MPI_Send", [("send", py, fx)])],  # (+,-)
+        [("MPI_Recv", [("recv", py, fx)]), ("MPI_Recv", [("recv", 1, fy)])],  # (-,-): receives only
+    ]
+    calls = [c for sweep in per_block for _ in range(k) for c in sweep]
+    return calls + [("MPI_Allreduce", [coll("ALLREDUCE", D, n)])]
+
+
+def master_rank0(n, t, a):
+    w = n - 1
+    sends = [("MPI_Send", [("send", i, block(a[1], w, i - 1) * D)]) for i in range(1, n)]
+    recvs = [("MPI_Recv", [("recv", i, block(a[1], w, i - 1) * D)]) for i in range(1, n)]
+    return sends + recvs
+
+
+def collectives_rank0(n, t, a):
+    big_n = a[1]
+    px, py = dims_create(n)
+    b, pair = big_n // n * D, big_n // n // n * D
+    return [("MPI_Bcast", [coll("BCAST", big_n * D, n, 0, True)]),
+            ("MPI_Scatter", [coll("SCATTER", b, n, 0, True)]),
+            ("MPI_Allgather", [coll("ALLGATHER", b, n)]),
+            ("MPI_Alltoall", [coll("ALLTOALL", pair, n)]),
+            ("MPI_Reduce", [coll("REDUCE", b, n, n - 1, False)]),
+            ("MPI_Gather", [coll("GATHER", b, n, 0, True)]),
+            ("MPI_Allreduce", [coll("ALLREDUCE", big_n // px * D, py)]),  # row communicator: py members
+            ("MPI_Allreduce", [coll("ALLREDUCE", big_n // py * D, px)]),  # column communicator: px members
+            ("MPI_Bcast", [coll("BCAST", big_n // px * D, py, 0, True)])]
+
+
+def growing_ring(n, t, a):
+    b = a[1] // n * D
+    return [sendrecv(1 % n, b, (n - 1) % n, b)]
+
+
+def growing_glue(n, t, a):
+    steps = [sendrecv(n >> k, a[1] // (1 << k) * D, n >> k, a[1] // (1 << k) * D) for k in range(1, log2(n) + 1)]
+    return steps + [("MPI_Allreduce", [coll("ALLREDUCE", D, n)])]
+
+
+def pow2(n):
+    return n >= 1 and n & (n - 1) == 0
+
+
+# Per app: default arguments (argument 0 is the iteration count T), which n it accepts, the expected phases in id
+# order as (what the phase is, weight law, rank 0's calls or None when not checked), and the expected order
+# skeleton (phase ids of the run-length-encoded order).
+APPS = {
+    "ring": dict(
+        args=[20, 16], accepts=lambda n: n >= 2, summary="ring: iterations",
+        phases=[("init", lambda n, t: 1, None),
+                ("Irecv/Isend both ways around a periodic ring, Waitall, Allreduce", lambda n, t: t, None),
+                ("finalize", lambda n, t: 1, None)],
+        order=lambda n, t: [0, 1, 2]),
+    "stencil2d": dict(
+        args=[20, 1920], accepts=lambda n: min(dims_create(n)) >= 2,
+        phases=[("set-up", lambda n, t: 1, None),
+                ("halo exchange + Jacobi + Allreduce", lambda n, t: t, stencil2d_rank0),
+                ("final reduce", lambda n, t: 1, None)],
+        order=lambda n, t: [0, 1, 2]),
+    "hypercube": dict(
+        args=[20, 491520], accepts=lambda n: pow2(n) and n >= 4,
+        phases=[("set-up", lambda n, t: 1, None),
+                ("SpMV, butterfly, dot product, fused dot products (3 log2 n exchanges)", lambda n, t: t,
+                 hypercube_rank0),
+                ("finalize", lambda n, t: 1, None)],
+        order=lambda n, t: [0, 1, 2]),
+    "wavefront": dict(
+        args=[6, 480, 8, 2], accepts=lambda n: min(dims_create(n)) >= 2,
+        phases=[("set-up", lambda n, t: 1, None),
+                ("4 sweeps x K blocks + Allreduce", lambda n, t: t, wavefront_rank0),
+                ("finalize", lambda n, t: 1, None)],
+        order=lambda n, t: [0, 1, 2]),
+    "master_static": dict(
+        args=[20, 19530], accepts=lambda n: n >= 2,
+        phases=[("set-up", lambda n, t: 1, None),
+                ("one round: tasks out, results in", lambda n, t: t, master_rank0),
+                ("stop broadcast", lambda n, t: 1, None)],
+        order=lambda n, t: [0, 1, 2]),
+    "collectives": dict(
+        args=[20, 16384], accepts=lambda n: min(dims_create(n)) >= 2 and 16384 // n // n >= 1,
+        phases=[("init", lambda n, t: 1, None),
+                ("the two Comm_split", lambda n, t: 2, None),
+                ("9 collectives", lambda n, t: t, collectives_rank0),
+                ("final reduce", lambda n, t: 1, None)],
+        order=lambda n, t: [0, 1, 2, 3]),
+    "growing": dict(
+        args=[10, 61440], accepts=lambda n: pow2(n) and n >= 4,
+        phases=[("set-up", lambda n, t: 1, None),
+                ("ring allgather step", lambda n, t: t * (n - 1), growing_ring),
+                ("recursive halving (log2 n steps) + Allreduce", lambda n, t: t, growing_glue),
+                ("finalize", lambda n, t: 1, None)],
+        order=lambda n, t: [0] + [1, 2] * t + [3]),
+}
+
+
+def run(cmd, timeout=600):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        fail("run", f"timed out: {' '.join(cmd)}")
+
+
+def observed_actions(event):
+    out = []
+    for act in event["actions"]:
+        kind = act["kind"]
+        if kind in ("send", "recv", "irecv"):
+            out.append((kind, act["peer"], act["bytes"]))
+        elif kind == "coll":
+            out.append(("coll", act["collective"], act["root"], act["comm_size"], act["bytes"],
+                        act["bytes_received"]))
+        else:
+            out.append((kind,))
+    return out
+
+
+def check_rank0(app, n, pid, phase, expected):
+    r0 = next((r for r in phase["ranks"] if r["rank"] == 0), None)
+    if r0 is None:
+        fail("rank 0", f"{app} np {n}: phase {pid} has no rank 0")
+    got = [(e["call"], observed_actions(e)) for e in r0["events"]]
+    want = [(call, list(acts)) for call, acts in expected]  # JSON bytes are floats: 3840 == 3840.0
+    if got != want:
+        for i in range(max(len(got), len(want))):
+            g = got[i] if i < len(got) else None
+            w = want[i] if i < len(want) else None
+            if g != w:
+                fail("rank 0", f"{app} np {n}: phase {pid}, rank 0's call {i} is {g}, expected {w} "
+                               f"({len(got)} calls, {len(want)} expected)")
+
+
+def check_run(a, spec, n, t, app_args):
+    name = a.name
+    trace = os.path.join(a.work, f"{name}.np{n}")
+    shutil.rmtree(trace, ignore_errors=True)
+    start = time.monotonic()
+    r = run([a.p3s, "record", "-o", trace, "--", a.mpiexec, a.np_flag, str(n), *a.preflags, a.app,
+             *[str(x) for x in app_args]])
+    rec_s = time.monotonic() - start
+    if r.returncode != 0:
+        fail("record", f"{name} np {n}: exit {r.returncode}: {r.stderr.strip()[-800:]}")
+    summary = spec.get("summary", f"{name}: n {n} ")
+    if not any(line.startswith(summary) for line in r.stdout.splitlines()):
+        fail("record", f"{name} np {n}: no summary line from rank 0 in {r.stdout!r}")
+    sig_path = os.path.join(trace, "signature.json")
+    r = run([a.p3s, "analyze", trace, "-o", sig_path])
+    if r.returncode != 0:
+        fail("analyze", f"{name} np {n}: exit {r.returncode}: {r.stderr.strip()}")
+    report = r.stdout
+    with open(sig_path) as f:
+        sig = json.load(f)
+    where = f"{name} np {n}"
+    if sig["processes"] != n or not sig["complete"]:
+        fail("run", f"{where}: {sig['processes']} processes, complete={sig['complete']}")
+    phases = sig["phases"]
+    expected = spec["phases"]
+    for p in phases:
+        if "split_from" in p:
+            raise WorkSplit(f"{where}: phase {p['id']} (weight {p['weight']}) is a work variant of phase "
+                            f"{p['split_from']} (work metric {sig['work_metric']})\n{report}")
+    if len(phases) != len(expected):
+        fail("phases", f"{where}: {len(phases)} phases, expected {len(expected)} "
+                       f"({', '.join(e[0] for e in expected)})\n{report}")
+    for pid, (what, law, _) in enumerate(expected):
+        p = phases[pid]
+        if p["id"] != pid:
+            fail("phases", f"{where}: phases are not listed by id")
+        if p["weight"] != law(n, t):
+            fail("weight", f"{where}: phase {pid} ({what}) weighs {p['weight']}, expected {law(n, t)}\n{report}")
+    skeleton = [pid for pid, _ in sig["order"]]
+    if skeleton != spec["order"](n, t):
+        fail("order", f"{where}: order skeleton {skeleton}, expected {spec['order'](n, t)}\n{report}")
+    counts = [0] * len(phases)
+    for pid, k in sig["order"]:
+        counts[pid] += k
+    if counts != [p["weight"] for p in phases]:
+        fail("order", f"{where}: the order's counts {counts} do not add up to the weights")
+    if sum(p["weight"] * p["ticks"] for p in phases) != sig["ticks"]:
+        fail("ticks", f"{where}: phase occurrences do not cover the {sig['ticks']} ticks")
+    if sig["coverage"] < 0.95:
+        fail("coverage", f"{where}: coverage {sig['coverage']:.3f} < 0.95\n{report}")
+    for pid, (what, _, rank0) in enumerate(expected):
+        if rank0 is None:
+            continue
+        p = phases[pid]
+        if sorted(r["rank"] for r in p["ranks"]) != list(range(n)):
+            fail("sipt", f"{where}: phase {pid} ({what}) has events for {len(p['ranks'])} of {n} ranks")
+        bad = [r["rank"] for r in p["ranks"] if r["mismatched_instances"]]
+        if bad:
+            fail("sipt", f"{where}: phase {pid} ({what}): ranks {bad[:8]} have instances unlike the representative")
+        check_rank0(name, n, pid, p, rank0(n, t, app_args))
+    weights = " ".join(f"{p['id']}:{p['weight']}x{p['ticks']}/{p['attribution'][0].upper()}" for p in phases)
+    print(f"{name} np {n:3d}: record {rec_s:5.1f} s, {len(phases)} phases (id:weight x ticks/Leading|Trailing: "
+          f"{weights}), {len(sig['order'])} order runs, coverage {100 * sig['coverage']:.1f} %")
+    return skeleton, [p["attribution"] for p in phases]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("name", choices=sorted(APPS), help="which scaling app")
+    p.add_argument("--mpiexec", default="mpiexec")
+    p.add_argument("--np-flag", default="-n")
+    p.add_argument("--preflag", dest="preflags", action="append", default=[])
+    p.add_argument("--p3s", required=True)
+    p.add_argument("--app", required=True, help="the app's binary")
+    p.add_argument("--np", type=int, nargs="+", default=[4, 8, 16], help="process counts")
+    p.add_argument("--iters", type=int, help="iteration count T (default: the app's)")
+    p.add_argument("--work", required=True)
+    p.add_argument("--attempts", type=int, default=2, help="recordings per process count when a work split occurs")
+    a = p.parse_args()
+    spec = APPS[a.name]
+    app_args = list(spec["args"])
+    if a.iters is not None:
+        if a.iters < 2:
+            fail("usage", "--iters must be >= 2 so that the loop repeats")
+        app_args[0] = a.iters
+    for n in a.np:
+        if not spec["accepts"](n):
+            fail("usage", f"{a.name} is not checked at {n} processes")
+    os.makedirs(a.work, exist_ok=True)
+    skeletons, attributions = {}, {}
+    for n in a.np:
+        for attempt in range(1, a.attempts + 1):
+            try:
+                skeletons[n], attributions[n] = check_run(a, spec, n, app_args[0], app_args)
+                break
+            except WorkSplit as e:
+                if attempt == a.attempts:
+                    fail("work split", f"in all {a.attempts} recordings; the last: {e}")
+                print(f"note: {str(e).splitlines()[0]}; recording again", file=sys.stderr)
+    if len({tuple(s) for s in skeletons.values()}) != 1:
+        fail("same phases", f"order skeletons differ across process counts: {skeletons}")
+    # Not a failure (yet): which side of an instance boundary a burst is charged to is decided from wall-clock
+    # burst times, and flips from run to run on an oversubscribed machine.
+    for pid in range(len(spec["phases"])):
+        modes = {n: attributions[n][pid] for n in a.np}
+        if len(set(modes.values())) > 1:
+            print(f"note: phase {pid}'s burst attribution differs across process counts: {modes}")
+    print(f"ok: {a.name} at {', '.join(map(str, a.np))} processes")
+
+
+if __name__ == "__main__":
+    main()
