@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The model end to end on signatures built in code (no MPI): a ring exchange with an Allreduce whose sizes and
+// work shrink with n, fitted at 4-32 processes and evaluated at 64; the checks on the inputs; the model file.
+#include "p3s/modeler/model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "p3s/error.hpp"
+#include "p3s/modeler/predict.hpp"
+
+namespace p3s::modeler {
+namespace {
+
+using analyzer::SigAction;
+using analyzer::SigEvent;
+using analyzer::Signature;
+
+/// A directory of the running test's own (ctest runs the tests of this file in parallel processes).
+std::filesystem::path dir() {
+  const std::filesystem::path d = std::filesystem::path(P3S_TEST_TMP) / "model" /
+                                  ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+analyzer::Stat stat(double v) {
+  analyzer::Stat s;
+  s.add(v);
+  s.finish();
+  return s;
+}
+
+SigEvent event(const std::string& call, std::vector<SigAction> actions, double work) {
+  SigEvent e;
+  e.call = call;
+  e.actions = std::move(actions);
+  e.burst_work = stat(work);
+  e.burst_ns = stat(work);
+  e.call_ns = stat(100);
+  return e;
+}
+
+SigAction message(const std::string& kind, std::int32_t rank, std::int32_t peer, double bytes) {
+  SigAction a;
+  a.kind = kind;
+  a.peer = peer;
+  a.offset = peer - rank;
+  a.tag = 7;
+  a.comm = 0;
+  a.bytes = bytes;
+  a.bytes_min = a.bytes_max = bytes;
+  return a;
+}
+
+/// A run of the "ring" application at n: an init phase, then `iters` iterations of Irecv from the left, Isend to
+/// the right (1 MiB / n), Waitall and an Allreduce of 8 bytes; the work before the Isend is 1e8 / n.
+Signature ring(std::int32_t n, std::uint64_t iters, const std::string& metric = "PAPI_TOT_INS",
+               const std::string& command = "") {
+  Signature s;
+  s.tool = "p3s test";
+  s.processes = n;
+  s.locations = static_cast<std::uint32_t>(n);
+  s.work_metric = metric;
+  s.command = command.empty() ? "mpirun -np " + std::to_string(n) + " ./ring 100" : command;
+  s.communicators.push_back({0, "group", {}});
+  for (std::int32_t r = 0; r < n; ++r) s.communicators[0].ranks.push_back(r);
+  analyzer::SigPhase init;
+  init.id = 0;
+  init.weight = 1;
+  init.relevant = true;
+  analyzer::SigPhase loop;
+  loop.id = 1;
+  loop.weight = iters;
+  loop.relevant = true;
+  const double bytes = 1048576.0 / n;
+  for (std::int32_t r = 0; r < n; ++r) {
+    analyzer::SigRank a;
+    a.rank = r;
+    SigAction create;
+    create.kind = "coll";
+    create.collective = "CREATE_HANDLE";
+    create.comm_size = static_cast<std::uint32_t>(n);
+    a.events.push_back(event("MPI_Init", {create}, 0));
+    init.ranks.push_back(a);
+
+    const std::int32_t left = (r + n - 1) % n;
+    const std::int32_t right = (r + 1) % n;
+    analyzer::SigRank b;
+    b.rank = r;
+    SigAction post = message("irecv", r, left, bytes);
+    post.request = true;
+    SigAction send = message("send", r, right, bytes);
+    send.request = true;
+    SigAction done_recv = message("recv", r, left, bytes);
+    done_recv.request = true;
+    done_recv.started = 0;
+    SigAction done_send;
+    done_send.kind = "isend_complete";
+    done_send.request = true;
+    done_send.started = 1;
+    SigAction reduce;
+    reduce.kind = "coll";
+    reduce.collective = "ALLREDUCE";
+    reduce.comm_size = static_cast<std::uint32_t>(n);
+    reduce.bytes = 8.0 * n;
+    reduce.bytes_received = 8.0 * n;
+    b.events.push_back(event("MPI_Irecv", {post}, 1000));
+    b.events.push_back(event("MPI_Isend", {send}, 1e8 / n));
+    b.events.push_back(event("MPI_Waitall", {done_send, done_recv}, 500));
+    b.events.push_back(event("MPI_Allreduce", {reduce}, 300));
+    loop.ranks.push_back(b);
+  }
+  loop.work = stat(n * (1800 + 1e8 / n));
+  s.phases = {init, loop};
+  s.order = {{0, 1}, {1, iters}};
+  return s;
+}
+
+std::filesystem::path save(const Signature& s, const std::string& name) {
+  const std::filesystem::path p = dir() / (name + ".json");
+  analyzer::write_signature(s, p);
+  return p;
+}
+
+std::vector<std::filesystem::path> ring_series(std::initializer_list<std::int32_t> ns, std::uint64_t iters = 100) {
+  std::vector<std::filesystem::path> out;
+  for (const std::int32_t n : ns) out.push_back(save(ring(n, iters), "ring" + std::to_string(n)));
+  return out;
+}
+
+TEST(Model, RingFittedAtFewCountsPredictsALargerOneExactly) {
+  const Model m = build_model(ring_series({4, 8, 16, 32}), {});
+  ASSERT_TRUE(m.validation.has_value());
+  EXPECT_EQ(m.validation->n, 32);
+  for (const PhaseCheck& c : m.validation->phases) {
+    EXPECT_TRUE(c.pattern_exact) << c.first_mismatch;
+    EXPECT_EQ(c.comms_predicted, c.comms_actual);
+    EXPECT_EQ(c.weight_predicted, c.weight_actual);
+    EXPECT_LT(c.volume_error_max, 1e-9);
+    EXPECT_LT(c.work_error_max, 1e-6);
+  }
+  ASSERT_EQ(m.phases.size(), 2u);
+  const PhasePredictor p(m.phases[1], 64);
+  EXPECT_EQ(p.weight(), 100);
+  const PredictedRank r = p.rank(63);
+  ASSERT_EQ(r.calls.size(), 4u);
+  EXPECT_EQ(r.calls[0].call, "MPI_Irecv");
+  EXPECT_EQ(r.calls[0].actions.at(0).peer, 62);
+  EXPECT_EQ(r.calls[1].actions.at(0).peer, 0);  // the ring wraps around
+  EXPECT_DOUBLE_EQ(r.calls[1].actions.at(0).bytes, 1048576.0 / 64);
+  EXPECT_NEAR(r.calls[1].burst_work, 1e8 / 64, 1e-3 * 1e8 / 64);  // shared work, spread over 64 ranks
+  ASSERT_EQ(r.calls[2].actions.size(), 2u);                        // the Waitall completes both requests
+  EXPECT_EQ(r.calls[3].actions.at(0).collective, "ALLREDUCE");
+  EXPECT_DOUBLE_EQ(r.calls[3].actions.at(0).bytes, 8.0 * 64);
+}
+
+TEST(Model, ReportsReadableEquations) {
+  const Model m = fit_model(load_runs(ring_series({4, 8, 16}), 3));
+  const std::string report = model_report(m);
+  EXPECT_NE(report.find("weight = 100"), std::string::npos) << report;
+  EXPECT_NE(report.find("dest = (r + 1) mod n"), std::string::npos) << report;
+  EXPECT_NE(report.find("bytes = 1048576/n"), std::string::npos) << report;
+  EXPECT_NE(report.find("scaling"), std::string::npos) << report;
+}
+
+TEST(Model, FileRoundTrip) {
+  const Model m = build_model(ring_series({4, 8, 16, 32}), {});
+  const std::filesystem::path path = dir() / "ring.model";
+  write_model(m, path);
+  const Model back = read_model(path);
+  EXPECT_EQ(model_report(back), model_report(m));
+  ASSERT_TRUE(back.validation.has_value());
+  EXPECT_EQ(validation_report(*back.validation), validation_report(*m.validation));
+}
+
+TEST(Model, NeedsThreeProcessCounts) {
+  try {
+    (void)build_model(ring_series({4, 8}), {});
+    FAIL() << "two runs were accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("3 or more distinct process counts"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Model, RefusesTwoRunsAtOneProcessCount) {
+  std::vector<std::filesystem::path> paths = ring_series({4, 8, 16});
+  paths.push_back(save(ring(8, 100), "ring8-again"));
+  EXPECT_THROW((void)build_model(paths, {}), InputError);
+}
+
+TEST(Model, RefusesMixedWorkMetrics) {
+  std::vector<std::filesystem::path> paths = ring_series({4, 8});
+  paths.push_back(save(ring(16, 100, "cputime_ns"), "ring16-cputime"));
+  try {
+    (void)build_model(paths, {});
+    FAIL() << "mixed metrics were accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("cputime_ns"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Model, RefusesAnotherApplicationOrInput) {
+  std::vector<std::filesystem::path> paths = ring_series({4, 8});
+  paths.push_back(save(ring(16, 100, "PAPI_TOT_INS", "mpirun -np 16 ./ring 200"), "ring16-other-input"));
+  try {
+    (void)build_model(paths, {});
+    FAIL() << "another input was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("same application with the same input"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Model, ApplicationCommandDropsTheLauncher) {
+  EXPECT_EQ(application_command("mpirun -np 4 --oversubscribe /x/halo2d 2000"), "halo2d 2000");
+  EXPECT_EQ(application_command("mpiexec --mca btl self,tcp -n 16 --bind-to core ./app -i in.dat"),
+            "app -i in.dat");
+  EXPECT_EQ(application_command("srun --ntasks=64 ./app"), "app");
+  EXPECT_EQ(application_command("./app 3"), "app 3");
+  EXPECT_EQ(application_command(""), "");
+}
+
+TEST(Model, PhasesMissingInSomeRunAreReported) {
+  std::vector<std::filesystem::path> paths = ring_series({4, 8});
+  Signature odd = ring(16, 100);
+  analyzer::SigPhase extra = odd.phases[0];
+  extra.id = 2;
+  extra.ranks[0].events[0].call = "MPI_Barrier";
+  odd.phases.push_back(extra);
+  paths.push_back(save(odd, "ring16-extra-phase"));
+  const Model m = build_model(paths, ModelOptions{false, std::nullopt});
+  EXPECT_EQ(m.phases.size(), 2u);
+  ASSERT_EQ(m.unrelated.size(), 1u);
+  EXPECT_NE(m.unrelated[0].find("MPI_Barrier"), std::string::npos) << m.unrelated[0];
+}
+
+TEST(Model, LogicalTraceIsWrittenRankByRank) {
+  const Model m = build_model(ring_series({4, 8, 16, 32}), {});
+  const std::filesystem::path out = dir() / "lt4nc-1000";
+  std::filesystem::remove_all(out);
+  write_lt4nc(m, 1000, out);
+  EXPECT_TRUE(std::filesystem::exists(out / "lt4nc.json"));
+  EXPECT_FALSE(std::filesystem::exists(out / "ranks.jsonl.tmp"));
+  std::ifstream in(out / "ranks.jsonl");
+  std::size_t lines = 0;
+  for (std::string line; std::getline(in, line);) ++lines;
+  EXPECT_EQ(lines, 1000u * m.phases.size());
+}
+
+}  // namespace
+}  // namespace p3s::modeler
