@@ -37,6 +37,10 @@ void add_model(CLI::App& app) {
     if (*quiet) return;
     if (*report) std::cout << modeler::model_report(m) << '\n';
     if (m.validation) std::cout << modeler::validation_report(*m.validation);
+    for (const std::string& u : m.unrelated) std::cout << "note: " << u << '\n';
+    for (const modeler::PhaseModel& p : m.phases) {
+      for (const std::string& n : p.notes) std::cout << "note: phase " << p.id << ": " << n << '\n';
+    }
     std::cout << "model        " << *output << " (" << m.phases.size() << " phases, fitted on n =";
     for (const modeler::Model::Input& in : m.inputs) std::cout << ' ' << in.n;
     std::cout << ")\n";

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Modeler benchmark: time and peak memory of `p3s model` on the signatures of a 64-rank application at 8, 16, 32
+and 64 processes (the 2-D stencil), against `p3s analyze` of the 64-rank run measured in the same session; and of
+`p3s predict --logical` at 512 to 4096 processes, against a plain copy of the file it writes, with its peak memory,
+which must not grow with n beyond a few bytes per rank (the LT4NC is streamed rank by rank).
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+
+def timed(cmd):
+    """Runs cmd; returns (seconds, peak RSS in MiB) from the kernel's accounting of that child."""
+    t = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        os.execvp(cmd[0], cmd)
+    _, status, usage = os.wait4(pid, 0)
+    elapsed = time.perf_counter() - t
+    if status != 0:
+        sys.exit(f"benchmark command failed: {' '.join(cmd)}")
+    return elapsed, usage.ru_maxrss / 1024.0
+
+
+def best(cmd, repeat):
+    runs = [timed(cmd) for _ in range(repeat)]
+    return min(r[0] for r in runs), max(r[1] for r in runs)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--p3s", required=True)
+    p.add_argument("--app", required=True, help="the stencil2d test app")
+    p.add_argument("--mpiexec", default="mpiexec")
+    p.add_argument("--np-flag", default="-n")
+    p.add_argument("--preflag", dest="preflags", action="append", default=[])
+    p.add_argument("--work", required=True)
+    p.add_argument("--repeat", type=int, default=3)
+    a = p.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    runs = []
+    for n in (8, 16, 32, 64):
+        d = os.path.join(a.work, f"np{n}")
+        r = subprocess.run([a.p3s, "record", "-o", d, "--force", "--", a.mpiexec, a.np_flag, str(n), *a.preflags,
+                            a.app, "20", "1920"], capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"recording at {n} failed: {r.stderr[-2000:]}")
+        runs.append(d)
+    t_an, rss_an = best([a.p3s, "analyze", runs[-1], "-q"], a.repeat)
+    for d in runs[:-1]:
+        subprocess.run([a.p3s, "analyze", d, "-q"], check=True)
+    model = os.path.join(a.work, "stencil2d.model")
+    t_model, rss_model = best([a.p3s, "model", *runs, "-o", model, "-q"], a.repeat)
+    print(f"p3s model, 4 signatures (8..64 ranks): {t_model * 1000:.1f} ms, peak RSS {rss_model:.1f} MiB; "
+          f"p3s analyze of the 64-rank run: {t_an * 1000:.1f} ms, {rss_an:.1f} MiB; ratio {t_model / t_an:.3f}")
+    print(f"{'n':>6} {'predict':>9} {'copy':>8} {'ratio':>6} {'us/rank':>8} {'RSS':>8} {'output':>9}")
+    for n in (512, 1024, 2048, 4096):
+        out = os.path.join(a.work, f"lt{n}")
+        shutil.rmtree(out, ignore_errors=True)
+        t_pred, rss = best([a.p3s, "predict", model, "--np", str(n), "--logical", "-o", out], a.repeat)
+        ranks = os.path.join(out, "ranks.jsonl")
+        size = os.path.getsize(ranks)
+        t_copy, _ = best(["cp", ranks, ranks + ".copy"], a.repeat)
+        os.remove(ranks + ".copy")
+        print(f"{n:6d} {t_pred:8.3f}s {t_copy:7.3f}s {t_pred / t_copy:6.1f} {1e6 * t_pred / n:8.1f} "
+              f"{rss:7.1f}M {size / 2**20:8.1f}M")
+
+
+if __name__ == "__main__":
+    main()
