@@ -10,6 +10,7 @@
 
 #include "p3s/analyzer/signature.hpp"
 #include "p3s/error.hpp"
+#include "p3s/whole_file.hpp"
 
 namespace p3s::analyzer {
 namespace {
@@ -209,15 +210,7 @@ void write_signature(const Signature& s, const std::filesystem::path& path) {
                {"phases", std::move(phases)},
                {"order", std::move(order)},
                {"communicators", std::move(comms)}};
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << j.dump(1) << '\n';
-    if (!out) throw Error("cannot write '" + tmp.string() + "'; check the directory is writable and has space");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw Error("cannot move '" + tmp.string() + "' to '" + path.string() + "': " + ec.message());
+  write_whole_file(path, j.dump(1) + '\n');
 }
 
 Signature read_signature(const std::filesystem::path& path) {

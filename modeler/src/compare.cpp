@@ -14,23 +14,13 @@
 namespace p3s::modeler {
 namespace {
 
-std::string calls_of(const analyzer::SigPhase& p) {
-  std::set<std::string> calls;
-  for (const analyzer::SigRank& r : p.ranks) {
-    for (const analyzer::SigEvent& e : r.events) calls.insert(e.call);
-  }
-  std::string out;
-  for (const std::string& c : calls) out += (out.empty() ? "" : " ") + c;
-  return out;
-}
-
 /// For each model phase, the run's phase doing the same calls in the same order of first occurrence (longest
 /// common subsequence of the two phase lists).
 std::vector<std::optional<std::uint32_t>> relate(const Model& m, const analyzer::Signature& s) {
   const std::size_t a = m.phases.size();
   const std::size_t b = s.phases.size();
   std::vector<std::string> theirs;
-  for (const analyzer::SigPhase& p : s.phases) theirs.push_back(calls_of(p));
+  for (const analyzer::SigPhase& p : s.phases) theirs.push_back(phase_calls(p));
   std::vector<std::vector<std::size_t>> lcs(a + 1, std::vector<std::size_t>(b + 1, 0));
   for (std::size_t i = a; i-- > 0;) {
     for (std::size_t j = b; j-- > 0;) {
@@ -173,7 +163,7 @@ Validation compare_with(const Model& model, const Run& run) {
   }
   for (std::size_t j = 0; j < used.size(); ++j) {
     if (!used[j]) {
-      v.unrelated.push_back("phase " + std::to_string(j) + " of the run (" + calls_of(run.signature.phases[j]) +
+      v.unrelated.push_back("phase " + std::to_string(j) + " of the run (" + phase_calls(run.signature.phases[j]) +
                             ") is not in the model");
     }
   }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "p3s/error.hpp"
+#include "p3s/whole_file.hpp"
 #include "p3s/modeler/predict.hpp"
 #include "p3s/version.hpp"
 
@@ -97,13 +98,7 @@ void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path
                {"phases", std::move(jphases)},
                {"order", std::move(order)},
                {"ranks_file", "ranks.jsonl"}};
-  const std::filesystem::path header_tmp = dir / "lt4nc.json.tmp";
-  {
-    std::ofstream out(header_tmp);
-    out << h.dump(1) << '\n';
-    if (!out) throw Error("cannot write '" + header_tmp.string() + "'; check the directory is writable");
-  }
-  replace(header_tmp, header);
+  write_whole_file(header, h.dump(1) + '\n');
 }
 
 }  // namespace p3s::modeler

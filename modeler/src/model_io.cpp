@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "p3s/error.hpp"
+#include "p3s/whole_file.hpp"
 #include "p3s/modeler/model.hpp"
 
 namespace p3s::modeler {
@@ -271,15 +272,7 @@ void write_model(const Model& m, const std::filesystem::path& path) {
          {"order", std::move(order)},
          {"unrelated", m.unrelated}};
   if (m.validation) j["validation"] = validation_json(*m.validation);
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << j.dump(1) << '\n';
-    if (!out) throw Error("cannot write '" + tmp.string() + "'; check the directory is writable and has space");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw Error("cannot move '" + tmp.string() + "' to '" + path.string() + "': " + ec.message());
+  write_whole_file(path, j.dump(1) + '\n');
 }
 
 Model read_model(const std::filesystem::path& path) {

@@ -46,25 +46,24 @@ std::string percent(double share) {
   return buf;
 }
 
-/// The distinct MPI functions of a phase, sorted.
-std::string calls_of(const analyzer::SigPhase& p) {
+/// Phase ids in order of first occurrence, with each phase's calls.
+std::vector<std::string> calls_per_phase(const analyzer::Signature& s) {
+  std::vector<std::string> out;
+  for (const analyzer::SigPhase& p : s.phases) out.push_back(phase_calls(p));
+  return out;
+}
+
+}  // namespace
+
+std::string phase_calls(const analyzer::SigPhase& phase) {
   std::set<std::string> calls;
-  for (const analyzer::SigRank& r : p.ranks) {
+  for (const analyzer::SigRank& r : phase.ranks) {
     for (const analyzer::SigEvent& e : r.events) calls.insert(e.call);
   }
   std::string out;
   for (const std::string& c : calls) out += (out.empty() ? "" : " ") + c;
   return out;
 }
-
-/// Phase ids in order of first occurrence, with each phase's calls.
-std::vector<std::string> phase_calls(const analyzer::Signature& s) {
-  std::vector<std::string> out;
-  for (const analyzer::SigPhase& p : s.phases) out.push_back(calls_of(p));
-  return out;
-}
-
-}  // namespace
 
 std::string application_command(const std::string& command) {
   std::vector<std::string> w = split_words(command);
@@ -143,7 +142,7 @@ PhaseRelation relate_phases(std::span<const Run> runs) {
   PhaseRelation rel;
   if (runs.empty()) return rel;
   std::vector<std::vector<std::string>> calls;
-  for (const Run& r : runs) calls.push_back(phase_calls(r.signature));
+  for (const Run& r : runs) calls.push_back(calls_per_phase(r.signature));
   // Align every run's phase list (in order of first occurrence) with the first run's, matching equal calls: the
   // longest common subsequence, so a phase present in only some runs is skipped and reported, not mis-paired.
   const std::vector<std::string>& ref = calls.front();

@@ -30,6 +30,9 @@ struct Run {
 /// @throws p3s::InputError naming the offending file and what to do.
 [[nodiscard]] std::vector<Run> load_runs(std::span<const std::filesystem::path> inputs, std::size_t min_runs);
 
+/// The distinct MPI functions a phase calls, sorted, space-separated ("MPI_Irecv MPI_Isend MPI_Waitall").
+[[nodiscard]] std::string phase_calls(const analyzer::SigPhase& phase);
+
 /// A phase followed across runs: its id in each run (the method's functional similarity: same place in the
 /// phase order, same MPI calls).
 struct RelatedPhase {
