@@ -12,8 +12,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 8> kFrameNames = {"offset", "ring",   "grid2", "torus2",
-                                                         "grid3",  "torus3", "xor",   "absolute"};
+constexpr std::array<std::string_view, 9> kFrameNames = {"offset", "ring", "grid2",    "torus2",    "grid3",
+                                                         "torus3", "xor",  "absolute", "expression"};
 
 /// MPI_Dims_create(n, d), remembered for the last n asked (generation asks for the same n many times).
 const std::vector<int>& grid_dims(std::int64_t n, int d) {
@@ -151,6 +151,7 @@ std::optional<Label> label_of(Frame frame, std::int64_t r, std::int64_t peer, st
     case Frame::Xor:
       return Label{peer ^ r, 0, 0};
     case Frame::Absolute:
+    case Frame::Expression:
       return Label{peer, 0, 0};
     default:
       break;
@@ -176,6 +177,7 @@ std::optional<std::int64_t> peer_of(Frame frame, std::int64_t r, const Label& la
     case Frame::Xor:
       return label[0] < 0 ? std::nullopt : in_range(r ^ label[0]);
     case Frame::Absolute:
+    case Frame::Expression:
       return in_range(label[0]);
     default:
       break;
@@ -231,6 +233,15 @@ std::vector<Entry> Program::generate(std::int64_t r, std::int64_t n) const {
       Entry e;
       e.term = t;
       e.index = i;
+      if (frame == Frame::Expression) {
+        for (std::size_t s = 0; s < term.peers.size() && s < e.peers.size(); ++s) {
+          if (!term.peers[s]) continue;
+          const std::optional<std::int64_t> p = term.peers[s]->evaluate(n, r);
+          if (p && *p >= 0 && *p < n) e.peers[s] = *p;
+        }
+        if (keep_nulls || !e.null()) out.push_back(e);
+        continue;
+      }
       for (std::size_t s = 0; s < term.slots.size() && s < e.peers.size(); ++s) {
         if (term.slots[s].empty()) continue;
         Label label{0, 0, 0};
@@ -258,6 +269,9 @@ std::string Program::to_string() const {
     std::string slots_text;
     for (std::size_t s = 0; s < t.slots.size(); ++s) {
       slots_text += (s ? " / " : "") + label_text(frame, t.slots[s]);
+    }
+    for (std::size_t s = 0; s < t.peers.size(); ++s) {
+      slots_text += (s ? " / " : "") + (t.peers[s] ? t.peers[s]->to_string() : std::string("null"));
     }
     const bool single = t.count.is_constant() && t.count.b == Rational::make(1);
     out += single ? slots_text : "[" + slots_text + " for i < " + t.count.to_string() + "]";
@@ -334,7 +348,13 @@ void to_json(json& j, const Pattern& p) {
         for (const IndexedLaw& l : slot) dims.push_back(indexed_to_json(l));
         slots.push_back(std::move(dims));
       }
-      terms.push_back(json{{"count", to_json(t.count)}, {"slots", std::move(slots)}});
+      json jt{{"count", to_json(t.count)}, {"slots", std::move(slots)}};
+      if (!t.peers.empty()) {
+        json peers = json::array();
+        for (const auto& e : t.peers) peers.push_back(e ? json(e->to_string()) : json(nullptr));
+        jt["peers"] = std::move(peers);
+      }
+      terms.push_back(std::move(jt));
     }
     cases.push_back(json{{"when", predicate_to_json(c.when)},
                          {"frame", frame_name(c.program.frame)},
@@ -364,6 +384,9 @@ Pattern pattern_from_json(const json& j) {
           std::vector<IndexedLaw> slot;
           for (const json& jl : js) slot.push_back(indexed_from_json(jl));
           t.slots.push_back(std::move(slot));
+        }
+        for (const json& jp : jt.value("peers", json::array())) {
+          t.peers.push_back(jp.is_null() ? std::nullopt : std::optional(Expression::parse(jp.get<std::string>())));
         }
         c.program.terms.push_back(std::move(t));
       }

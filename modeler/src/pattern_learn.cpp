@@ -12,7 +12,8 @@
 //     terms, or several equal ones in a row;
 //  4. the program is accepted only if it regenerates every rank's list at every n exactly.
 // When no program fits all ranks, the ranks are split by a predicate (r == 0, r < n/2, r mod 2 == 0, a grid row or
-// column, ...) and each side is learnt separately (the method's rank classes: a master and its workers).
+// column, ...) and each side is learnt separately (the method's rank classes: a master and its workers). Last,
+// each communication's peer may be a small integer expression in r and n found by search (a tree's parent).
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -21,6 +22,7 @@
 
 #include "p3s/error.hpp"
 #include "p3s/modeler/dims.hpp"
+#include "p3s/modeler/expression.hpp"
 #include "p3s/modeler/pattern.hpp"
 
 namespace p3s::modeler {
@@ -385,6 +387,44 @@ std::optional<Program> learn_in_frame(Frame frame, int slots, std::span<const Li
   return std::nullopt;
 }
 
+/// The fallback: one single term per position (the same number of communications for every rank and n), each
+/// slot's peer an integer expression in r and n found by search. Null communications must fall outside 0..n-1.
+std::optional<Program> learn_expressions(int slots, std::span<const ListObservation* const> obs) {
+  std::size_t length = SIZE_MAX;
+  bool nulls = false;
+  for (const ListObservation* o : obs) {
+    if (length != SIZE_MAX && o->entries.size() != length) return std::nullopt;
+    length = o->entries.size();
+    for (const auto& e : o->entries) nulls = nulls || (e[0] < 0 && e[1] < 0);
+  }
+  if (length == 0 || length == SIZE_MAX || length > 8) return std::nullopt;
+  Program p;
+  p.frame = Frame::Expression;
+  p.slots = slots;
+  p.keep_nulls = nulls;
+  for (std::size_t k = 0; k < length; ++k) {
+    Term t;
+    for (int s = 0; s < slots; ++s) {
+      std::vector<RankSample> samples;
+      for (const ListObservation* o : obs) {
+        if (o->entries[k][static_cast<std::size_t>(s)] >= 0) {
+          samples.push_back({o->n, o->r, o->entries[k][static_cast<std::size_t>(s)]});
+        }
+      }
+      if (samples.empty()) {
+        t.peers.emplace_back();
+        continue;
+      }
+      std::optional<Expression> e = find_expression(samples);
+      if (!e) return std::nullopt;
+      t.peers.emplace_back(std::move(*e));
+    }
+    p.terms.push_back(std::move(t));
+  }
+  if (!reproduces(p, obs)) return std::nullopt;
+  return p;
+}
+
 /// The program with the fewest terms over all frames (a ring is one periodic term, not an offset for most
 /// ranks plus one that only the last rank can use); frames in order of simplicity break ties.
 std::optional<Program> learn_program(int slots, std::span<const ListObservation* const> obs) {
@@ -396,6 +436,7 @@ std::optional<Program> learn_program(int slots, std::span<const ListObservation*
   }
   return best;
 }
+
 
 /// Rank predicates that split ranks into classes, simplest first.
 std::vector<RankPredicate> split_candidates() {
@@ -418,7 +459,12 @@ std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const
   if (std::optional<Program> p = learn_program(slots, obs)) {
     return std::vector<Pattern::Case>{{RankPredicate{}, std::move(*p)}};
   }
-  if (depth == 0) return std::nullopt;
+  if (depth == 0) {
+    if (std::optional<Program> p = learn_expressions(slots, obs)) {
+      return std::vector<Pattern::Case>{{RankPredicate{}, std::move(*p)}};
+    }
+    return std::nullopt;
+  }
   for (const RankPredicate& when : split_candidates()) {
     std::vector<const ListObservation*> in;
     std::vector<const ListObservation*> out;
@@ -440,12 +486,17 @@ std::optional<Pattern> learn_pattern(std::span<const ListObservation> observatio
   if (slots < 1 || slots > 2) throw ModelError("a communication has one or two peers, not " + std::to_string(slots));
   std::vector<const ListObservation*> obs;
   for (const ListObservation& o : observations) obs.push_back(&o);
-  // Up to three rank classes: two predicates.
+  // Up to three rank classes: two predicates; expressions last, for all ranks or for the last class.
+  // One expression for every rank is preferred to rank classes (a mirror n - 1 - r rather than offsets with
+  // two special ranks).
   std::optional<std::vector<Pattern::Case>> cases = learn_cases(slots, obs, 2);
+  if (!cases || cases->size() > 1) {
+    if (std::optional<Program> p = learn_expressions(slots, obs)) cases = {{RankPredicate{}, std::move(*p)}};
+  }
   if (!cases) {
     if (why != nullptr) {
       *why = "no frame (offset, ring, grid, torus, xor, absolute) with single or repeated terms, for all ranks or "
-             "split by rank class, reproduces every rank's peers";
+             "split by rank class, and no small integer expression in r and n reproduces every rank's peers";
     }
     return std::nullopt;
   }

@@ -170,6 +170,22 @@ TEST(Pattern, SendrecvWithNullOnOneSide) {
   learn_and_check(shift, {4, 8, 16}, {2, 64}, 2);
 }
 
+TEST(Pattern, BinomialTreeParentFoundByExpressionSearch) {
+  // A reduction tree: every rank but 0 sends to r with its lowest set bit cleared.
+  const Truth parent = [](std::int64_t r, std::int64_t) {
+    return r == 0 ? std::vector<Peers>{} : std::vector{one(r & (r - 1))};
+  };
+  const Pattern p = learn_and_check(parent, {4, 8, 16}, {32, 64, 100});
+  EXPECT_NE(p.to_string().find("r & (r - 1)"), std::string::npos) << p.to_string();
+}
+
+TEST(Pattern, MirrorRankFoundByExpressionSearch) {
+  // At powers of two n - 1 - r is r ^ (n - 1): runs at other counts tell them apart.
+  const Pattern p = learn_and_check([](std::int64_t r, std::int64_t n) { return std::vector{one(n - 1 - r)}; },
+                                    {4, 6, 9}, {5, 64});
+  EXPECT_EQ(p.cases.at(0).program.frame, Frame::Expression) << p.to_string();
+}
+
 TEST(Pattern, EmptyForEveryRank) {
   const Pattern p =
       learn_and_check([](std::int64_t, std::int64_t) { return std::vector<Peers>{}; }, {4, 8, 16}, {64});
@@ -187,7 +203,7 @@ TEST(Pattern, IrregularPeersAreNotForcedIntoALaw) {
 
 TEST(Pattern, FramesMapPeersToLabelsAndBack) {
   for (const Frame f : {Frame::Offset, Frame::Ring, Frame::Grid2, Frame::Torus2, Frame::Grid3, Frame::Torus3,
-                        Frame::Xor, Frame::Absolute}) {
+                        Frame::Xor, Frame::Absolute, Frame::Expression}) {
     for (const std::int64_t n : {1, 6, 16, 27}) {
       for (std::int64_t r = 0; r < n; ++r) {
         for (std::int64_t peer = 0; peer < n; ++peer) {

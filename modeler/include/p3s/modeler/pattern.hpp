@@ -15,6 +15,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "p3s/modeler/expression.hpp"
 #include "p3s/modeler/law.hpp"
 
 namespace p3s::modeler {
@@ -29,6 +30,9 @@ enum class Frame : std::uint8_t {
   Torus3,    ///< as Torus2 on MPI_Dims_create(n, 3)
   Xor,       ///< peer XOR r (hypercube, butterfly); no peer at or beyond n
   Absolute,  ///< the peer itself (a master, a root)
+  /// The peer is an integer expression in r and n found by search (the fallback when no structured frame
+  /// fits: a binomial tree's parent r & (r - 1), a mirror n - 1 - r); single terms only.
+  Expression,
 };
 
 [[nodiscard]] std::string_view frame_name(Frame frame) noexcept;
@@ -69,6 +73,8 @@ struct IndexedLaw {
 struct Term {
   ExactLaw count = ExactLaw::constant(Rational::make(1));
   std::vector<std::vector<IndexedLaw>> slots;  ///< [slot][dimension]; an empty slot is always null
+  /// Frame::Expression: the peer per slot (none: always null); a peer outside 0..n-1 is a null communication.
+  std::vector<std::optional<modeler::Expression>> peers;
   friend bool operator==(const Term&, const Term&) = default;
 };
 
