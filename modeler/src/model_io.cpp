@@ -150,22 +150,27 @@ json work_json(const WorkClass& w) {
                           {"case", b.pattern_case},
                           {"term", b.term},
                           {"scaling", b.scaling},
+                          {"shared_by_all", b.shared_by_all},
                           {"law", to_json(b.law)}});
   }
   json rows = json::array();
   for (const WorkClass::Row& r : w.measured) {
     rows.push_back(json{{"n", r.n}, {"ranks", r.ranks}, {"work_per_rank", r.work_per_rank}, {"total", r.total}});
   }
-  return json{{"cases", w.cases}, {"bursts", std::move(bursts)}, {"measured", std::move(rows)}};
+  return json{{"cases", w.cases},
+              {"when", rank_predicate_json(w.when)},
+              {"bursts", std::move(bursts)},
+              {"measured", std::move(rows)}};
 }
 
 WorkClass work_from(const json& j) {
   WorkClass w;
   w.cases = j.at("cases").get<std::vector<std::uint32_t>>();
+  if (j.contains("when")) w.when = rank_predicate_from_json(j.at("when"));
   for (const json& b : j.at("bursts")) {
     w.bursts.push_back({b.at("group").get<std::int32_t>(), b.at("case").get<std::uint32_t>(),
                         b.at("term").get<std::uint32_t>(), b.at("scaling").get<bool>(),
-                        regression_law_from_json(b.at("law"))});
+                        b.value("shared_by_all", false), regression_law_from_json(b.at("law"))});
   }
   for (const json& r : j.at("measured")) {
     w.measured.push_back({r.at("n").get<std::int64_t>(), r.at("ranks").get<std::int64_t>(),

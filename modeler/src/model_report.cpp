@@ -95,6 +95,7 @@ void work_lines(std::ostringstream& out, const Model& m, const PhaseModel& p) {
   for (std::size_t k = 0; k < p.work.size(); ++k) {
     const WorkClass& w = p.work[k];
     out << "  work class " << k;
+    if (w.when.kind != RankPredicate::Kind::Always) out << " (" << w.when.to_string() << ")";
     if (p.work.size() > 1) {
       out << " (pattern cases";
       for (std::size_t g = 0; g < w.cases.size(); ++g) {
@@ -107,7 +108,9 @@ void work_lines(std::ostringstream& out, const Model& m, const PhaseModel& p) {
     out << '\n';
     for (const BurstModel& b : w.bursts) {
       out << "      " << burst_place(p, b) << ": "
-          << (b.scaling ? "scaling, class total = " : "constant, per rank = ") << b.law.to_string() << '\n';
+          << (!b.scaling ? "constant, per rank = " : b.shared_by_all ? "scaling, total over all n ranks = "
+                                                                     : "scaling, class total = ")
+          << b.law.to_string() << '\n';
     }
     out << "      SCIC        n   ranks  work/rank/instance   weight          total\n";
     for (const WorkClass::Row& r : w.measured) {

@@ -89,7 +89,9 @@ IndexedLaw indexed_from_json(const json& j) {
   return l;
 }
 
-json predicate_to_json(const RankPredicate& p) {
+}  // namespace
+
+json rank_predicate_json(const RankPredicate& p) {
   static constexpr std::array<const char*, 4> kinds = {"always", "equal", "less", "mod_equal"};
   json j{{"kind", kinds[static_cast<std::size_t>(p.kind)]}};
   if (p.kind != RankPredicate::Kind::Always) j["a"] = to_json(p.a);
@@ -98,7 +100,7 @@ json predicate_to_json(const RankPredicate& p) {
   return j;
 }
 
-RankPredicate predicate_from_json(const json& j) {
+RankPredicate rank_predicate_from_json(const json& j) {
   RankPredicate p;
   const std::string kind = j.at("kind").get<std::string>();
   if (kind == "always") {
@@ -117,8 +119,6 @@ RankPredicate predicate_from_json(const json& j) {
   p.negate = j.value("negate", false);
   return p;
 }
-
-}  // namespace
 
 std::string_view frame_name(Frame frame) noexcept { return kFrameNames[static_cast<std::size_t>(frame)]; }
 
@@ -356,7 +356,7 @@ void to_json(json& j, const Pattern& p) {
       }
       terms.push_back(std::move(jt));
     }
-    cases.push_back(json{{"when", predicate_to_json(c.when)},
+    cases.push_back(json{{"when", rank_predicate_json(c.when)},
                          {"frame", frame_name(c.program.frame)},
                          {"keep_nulls", c.program.keep_nulls},
                          {"slots", c.program.slots},
@@ -370,7 +370,7 @@ Pattern pattern_from_json(const json& j) {
   try {
     for (const json& jc : j.at("cases")) {
       Pattern::Case c;
-      c.when = predicate_from_json(jc.at("when"));
+      c.when = rank_predicate_from_json(jc.at("when"));
       const std::string frame = jc.at("frame").get<std::string>();
       const std::optional<Frame> f = frame_from_name(frame);
       if (!f) throw InputError("unknown frame '" + frame + "' in a model pattern");

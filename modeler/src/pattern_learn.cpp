@@ -438,8 +438,9 @@ std::optional<Program> learn_program(int slots, std::span<const ListObservation*
 }
 
 
-/// Rank predicates that split ranks into classes, simplest first.
-std::vector<RankPredicate> split_candidates() {
+}  // namespace
+
+std::vector<RankPredicate> rank_predicates() {
   using K = RankPredicate::Kind;
   const ExactLaw zero = ExactLaw::constant(Rational::make(0));
   const ExactLaw n_minus_1{Basis::N, Rational::make(1), Rational::make(-1)};
@@ -454,6 +455,8 @@ std::vector<RankPredicate> split_candidates() {
   };
 }
 
+namespace {
+
 std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const ListObservation* const> obs,
                                                       int depth) {
   if (std::optional<Program> p = learn_program(slots, obs)) {
@@ -465,7 +468,7 @@ std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const
     }
     return std::nullopt;
   }
-  for (const RankPredicate& when : split_candidates()) {
+  for (const RankPredicate& when : rank_predicates()) {
     std::vector<const ListObservation*> in;
     std::vector<const ListObservation*> out;
     for (const ListObservation* o : obs) (when.holds(o->r, o->n) ? in : out).push_back(o);

@@ -29,11 +29,11 @@ std::vector<std::uint32_t> cases_of(const PhaseModel& pm, std::int64_t r, std::i
 
 /// The work class with these cases; a rank in a class no fitted run had (it appears only at larger n) takes the
 /// class with the most ranks.
-std::size_t class_of(const PhaseModel& pm, const std::vector<std::uint32_t>& cases) {
+std::size_t class_of(const PhaseModel& pm, const std::vector<std::uint32_t>& cases, std::int64_t r, std::int64_t n) {
   std::size_t best = 0;
   std::int64_t most = -1;
   for (std::size_t k = 0; k < pm.work.size(); ++k) {
-    if (pm.work[k].cases == cases) return k;
+    if (pm.work[k].cases == cases && pm.work[k].when.holds(r, n)) return k;
     const std::int64_t ranks = pm.work[k].measured.empty() ? 0 : pm.work[k].measured.back().ranks;
     if (ranks > most) {
       most = ranks;
@@ -55,7 +55,7 @@ PhasePredictor::PhasePredictor(const PhaseModel& phase, std::int64_t n)
     : phase_(phase), n_(n), weight_(phase.weight_at(n)), class_ranks_(phase.work.size(), 0) {
   if (n < 1) throw ModelError("a prediction needs at least one process, not " + std::to_string(n));
   if (!phase.work.empty()) {
-    for (std::int64_t r = 0; r < n; ++r) ++class_ranks_[class_of(phase, cases_of(phase, r, n))];
+    for (std::int64_t r = 0; r < n; ++r) ++class_ranks_[class_of(phase, cases_of(phase, r, n), r, n)];
   }
 }
 
@@ -69,7 +69,7 @@ PredictedRank PhasePredictor::rank(std::int64_t r) const {
   PredictedRank out;
   out.rank = r;
   const std::vector<std::uint32_t> cases = cases_of(phase_, r, n_);
-  const std::size_t cls = phase_.work.empty() ? 0 : class_of(phase_, cases);
+  const std::size_t cls = phase_.work.empty() ? 0 : class_of(phase_, cases, r, n_);
   // Each call's burst position, to share a position's work among its calls once all are generated.
   std::vector<std::tuple<std::int32_t, std::uint32_t, std::uint32_t>> burst_of;
   std::vector<std::vector<Entry>> entries(phase_.groups.size());

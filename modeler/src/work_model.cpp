@@ -7,12 +7,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace p3s::modeler::detail {
 namespace {
 
 /// Tolerance for "flat": CPU-time work is noisy on shared machines.
 constexpr double kFlat = 0.10;
+/// Ranks whose work per instance is within this of each other's do alike (the method's instruction groups).
+constexpr double kSimilar = 0.05;
 /// Below this much work per rank and instance a burst is empty (metric units: ns or instructions).
 constexpr double kEmpty = 1.0;
 
@@ -43,6 +46,119 @@ double loglog_slope(const std::vector<Sample>& s) {
   return k < 2 || den == 0 ? 0 : (k * sxy - sx * sy) / den;
 }
 
+/// A class's bursts and measured rows from its members.
+WorkClass make_class(const std::vector<std::uint32_t>& cases, const RankPredicate& when,
+                     const std::vector<const RankWork*>& members, const std::map<std::int64_t, std::int64_t>& weights) {
+  WorkClass cls;
+  cls.cases = cases;
+  cls.when = when;
+  std::map<std::int64_t, std::int64_t> count;
+  std::map<BurstKey, std::map<std::int64_t, double>> sums;  // key -> n -> sum over the class's ranks
+  for (const RankWork* r : members) {
+    ++count[r->n];
+    for (const auto& [key, w] : r->work) sums[key][r->n] += w;
+  }
+  for (const auto& [n, m] : count) {
+    double per_rank = 0;
+    for (const auto& [key, by_n] : sums) {
+      const auto it = by_n.find(n);
+      if (it != by_n.end()) per_rank += it->second / static_cast<double>(m);
+    }
+    const double weight = static_cast<double>(weights.at(n));
+    cls.measured.push_back({n, m, per_rank, weight * static_cast<double>(m) * per_rank});
+  }
+  for (const auto& [key, by_n] : sums) {
+    std::vector<Sample> totals;    // the class's total: shared by its ranks
+    std::vector<Sample> over_all;  // as if shared by every process (a class that is all but a root or two)
+    std::vector<Sample> per_rank;
+    for (const auto& [n, m] : count) {
+      const auto it = by_n.find(n);
+      const double sum = it == by_n.end() ? 0 : it->second;
+      const double weight = static_cast<double>(weights.at(n));
+      totals.push_back({static_cast<double>(n), weight * sum});
+      over_all.push_back({static_cast<double>(n), weight * static_cast<double>(n) * sum / static_cast<double>(m)});
+      per_rank.push_back({static_cast<double>(n), sum / static_cast<double>(m)});
+    }
+    const RegressionLaw t_class = fit_regression(totals, work_fit());
+    const RegressionLaw t_all = fit_regression(over_all, work_fit());
+    // The flatter total says who shares the work: a constant beats a trend, then the smaller error.
+    const auto flatness = [](const RegressionLaw& l) {
+      return std::make_pair(l.form == RegressionForm::Constant ? 0 : 1, l.max_rel_error);
+    };
+    const bool by_all = members.size() != 0 && flatness(t_all) < flatness(t_class);
+    const RegressionLaw& t = by_all ? t_all : t_class;
+    const RegressionLaw p = fit_regression(per_rank, work_fit());
+    const double slope = loglog_slope(per_rank);
+    BurstModel b;
+    b.group = key.group;
+    b.pattern_case = key.pattern_case;
+    b.term = key.term;
+    const bool empty = std::all_of(per_rank.begin(), per_rank.end(), [](const Sample& s) { return s.value < kEmpty; });
+    if (empty) {
+      b.scaling = false;
+      b.law = fit_regression(std::vector<Sample>{{1, 0}});
+    } else {
+      if (slope <= -0.5) {
+        b.scaling = true;  // the work per rank falls with n: shared work
+      } else if (slope >= -0.25) {
+        b.scaling = false;  // it does not: control code, or work each rank repeats
+      } else {
+        b.scaling = t.max_rel_error <= p.max_rel_error;
+      }
+      b.law = b.scaling ? t : p;
+      b.shared_by_all = b.scaling && by_all;
+    }
+    cls.bursts.push_back(b);
+  }
+  return cls;
+}
+
+/// A predicate from the rank-class family that separates the members by work in every fitted run: the two sides'
+/// means differ by more than kSimilar, and each side's own spread is under half that difference (so noise
+/// alone, which scatters rather than sorts ranks, does not split a class).
+std::optional<RankPredicate> work_split(const std::vector<const RankWork*>& members) {
+  std::map<std::int64_t, std::vector<std::pair<std::int64_t, double>>> by_n;
+  for (const RankWork* m : members) {
+    double w = 0;
+    for (const auto& [key, v] : m->work) w += v;
+    by_n[m->n].emplace_back(m->r, w);
+  }
+  bool spread = false;
+  for (const auto& [n, v] : by_n) {
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    spread = spread || (hi->second > 0 && (hi->second - lo->second) / hi->second > kSimilar);
+  }
+  if (!spread) return std::nullopt;
+  for (const RankPredicate& p : rank_predicates()) {
+    bool ok = true;
+    for (const auto& [n, v] : by_n) {
+      double sum[2] = {0, 0}, lo[2] = {1e300, 1e300}, hi[2] = {0, 0};
+      int count[2] = {0, 0};
+      for (const auto& [r, w] : v) {
+        const int side = p.holds(r, n) ? 0 : 1;
+        sum[side] += w;
+        ++count[side];
+        lo[side] = std::min(lo[side], w);
+        hi[side] = std::max(hi[side], w);
+      }
+      if (count[0] == 0 || count[1] == 0) {
+        ok = false;
+        break;
+      }
+      const double a = sum[0] / count[0];
+      const double b = sum[1] / count[1];
+      const double gap = std::abs(a - b) / std::max(a, b);
+      const double own = std::max(hi[0] > 0 ? (hi[0] - lo[0]) / hi[0] : 0, hi[1] > 0 ? (hi[1] - lo[1]) / hi[1] : 0);
+      if (gap <= kSimilar || own >= gap / 2) {
+        ok = false;
+        break;
+      }
+    }
+    if (ok) return p;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<WorkClass> learn_work(std::span<const RankWork> ranks,
@@ -51,54 +167,17 @@ std::vector<WorkClass> learn_work(std::span<const RankWork> ranks,
   for (const RankWork& r : ranks) classes[r.cases].push_back(&r);
   std::vector<WorkClass> out;
   for (const auto& [cases, members] : classes) {
-    WorkClass cls;
-    cls.cases = cases;
-    std::map<std::int64_t, std::int64_t> count;
-    std::map<BurstKey, std::map<std::int64_t, double>> sums;  // key -> n -> sum over the class's ranks
-    for (const RankWork* r : members) {
-      ++count[r->n];
-      for (const auto& [key, w] : r->work) sums[key][r->n] += w;
+    if (const std::optional<RankPredicate> split = work_split(members)) {
+      std::vector<const RankWork*> in;
+      std::vector<const RankWork*> rest;
+      for (const RankWork* m : members) (split->holds(m->r, m->n) ? in : rest).push_back(m);
+      RankPredicate others = *split;
+      others.negate = !others.negate;
+      out.push_back(make_class(cases, *split, in, weights));
+      out.push_back(make_class(cases, others, rest, weights));
+    } else {
+      out.push_back(make_class(cases, RankPredicate{}, members, weights));
     }
-    for (const auto& [n, m] : count) {
-      double per_rank = 0;
-      for (const auto& [key, by_n] : sums) {
-        const auto it = by_n.find(n);
-        if (it != by_n.end()) per_rank += it->second / static_cast<double>(m);
-      }
-      const double weight = static_cast<double>(weights.at(n));
-      cls.measured.push_back({n, m, per_rank, weight * static_cast<double>(m) * per_rank});
-    }
-    for (const auto& [key, by_n] : sums) {
-      std::vector<Sample> totals;
-      std::vector<Sample> per_rank;
-      for (const auto& [n, m] : count) {
-        const auto it = by_n.find(n);
-        const double sum = it == by_n.end() ? 0 : it->second;
-        totals.push_back({static_cast<double>(n), static_cast<double>(weights.at(n)) * sum});
-        per_rank.push_back({static_cast<double>(n), sum / static_cast<double>(m)});
-      }
-      const RegressionLaw t = fit_regression(totals, work_fit());
-      const RegressionLaw p = fit_regression(per_rank, work_fit());
-      const double slope = loglog_slope(per_rank);
-      BurstModel b;
-      b.group = key.group;
-      b.pattern_case = key.pattern_case;
-      b.term = key.term;
-      const bool empty = std::all_of(per_rank.begin(), per_rank.end(), [](const Sample& s) { return s.value < kEmpty; });
-      if (empty) {
-        b.scaling = false;
-        b.law = fit_regression(std::vector<Sample>{{1, 0}});
-      } else if (slope <= -0.5) {
-        b.scaling = true;  // the work per rank falls with n: shared work
-      } else if (slope >= -0.25) {
-        b.scaling = false;  // it does not: control code, or work each rank repeats
-      } else {
-        b.scaling = t.max_rel_error <= p.max_rel_error;
-      }
-      if (!empty) b.law = b.scaling ? t : p;
-      cls.bursts.push_back(b);
-    }
-    out.push_back(std::move(cls));
   }
   return out;
 }
@@ -106,6 +185,7 @@ std::vector<WorkClass> learn_work(std::span<const RankWork> ranks,
 double burst_work_at(const BurstModel& b, std::int64_t n, std::int64_t ranks, std::int64_t weight) {
   const double v = b.law.value_at(static_cast<double>(n));
   if (!b.scaling) return std::max(0.0, v);
+  if (b.shared_by_all) ranks = n;
   if (ranks <= 0 || weight <= 0) return 0;
   return std::max(0.0, v / (static_cast<double>(ranks) * static_cast<double>(weight)));
 }

@@ -58,7 +58,7 @@ SigAction message(const std::string& kind, std::int32_t rank, std::int32_t peer,
 /// A run of the "ring" application at n: an init phase, then `iters` iterations of Irecv from the left, Isend to
 /// the right (1 MiB / n), Waitall and an Allreduce of 8 bytes; the work before the Isend is 1e8 / n.
 Signature ring(std::int32_t n, std::uint64_t iters, const std::string& metric = "PAPI_TOT_INS",
-               const std::string& command = "") {
+               const std::string& command = "", double rank0_extra = 0) {
   Signature s;
   s.tool = "p3s test";
   s.processes = n;
@@ -107,7 +107,7 @@ Signature ring(std::int32_t n, std::uint64_t iters, const std::string& metric = 
     reduce.comm_size = static_cast<std::uint32_t>(n);
     reduce.bytes = 8.0 * n;
     reduce.bytes_received = 8.0 * n;
-    b.events.push_back(event("MPI_Irecv", {post}, 1000));
+    b.events.push_back(event("MPI_Irecv", {post}, 1000 + (r == 0 ? rank0_extra : 0)));
     b.events.push_back(event("MPI_Isend", {send}, 1e8 / n));
     b.events.push_back(event("MPI_Waitall", {done_send, done_recv}, 500));
     b.events.push_back(event("MPI_Allreduce", {reduce}, 300));
@@ -155,6 +155,25 @@ TEST(Model, RingFittedAtFewCountsPredictsALargerOneExactly) {
   ASSERT_EQ(r.calls[2].actions.size(), 2u);                        // the Waitall completes both requests
   EXPECT_EQ(r.calls[3].actions.at(0).collective, "ALLREDUCE");
   EXPECT_DOUBLE_EQ(r.calls[3].actions.at(0).bytes, 8.0 * 64);
+}
+
+TEST(Model, ARankWithMoreWorkIsAWorkClassOfItsOwn) {
+  // Rank 0 also writes the output: 5e6 more work per iteration, at every n; the others share 1e8.
+  std::vector<std::filesystem::path> paths;
+  for (const std::int32_t n : {4, 8, 16, 32}) {
+    paths.push_back(save(ring(n, 100, "PAPI_TOT_INS", "", 5e6), "ring-io" + std::to_string(n)));
+  }
+  const Model m = build_model(paths, {});
+  ASSERT_TRUE(m.validation.has_value());
+  for (const PhaseCheck& c : m.validation->phases) EXPECT_LT(c.work_error_max, 1e-3) << c.phase;
+  ASSERT_EQ(m.phases.at(1).work.size(), 2u);
+  EXPECT_EQ(m.phases[1].work[0].when.to_string(), "r == 0");
+  const PhasePredictor p(m.phases[1], 64);
+  double rank0 = 0;
+  double rank5 = 0;
+  for (const PredictedCall& c : p.rank(0).calls) rank0 += c.burst_work;
+  for (const PredictedCall& c : p.rank(5).calls) rank5 += c.burst_work;
+  EXPECT_NEAR(rank0 - rank5, 5e6, 1e3);
 }
 
 TEST(Model, ReportsReadableEquations) {

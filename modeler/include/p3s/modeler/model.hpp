@@ -103,13 +103,19 @@ struct BurstModel {
   /// scaling: the class's total work over the run (weight x ranks x work per rank) follows `law` and is shared
   /// by the class's ranks; constant: the work per rank and instance follows `law` (control code).
   bool scaling = true;
+  /// scaling: the total is shared by all n processes rather than by the class's ranks (the class is all ranks
+  /// but a few that do other work besides their share).
+  bool shared_by_all = false;
   RegressionLaw law;
 };
 
 /// Ranks whose bursts behave alike (the method's instruction groups): those that use the same pattern case in
-/// every point-to-point group of the phase.
+/// every point-to-point group of the phase and whose work per instance is within 5 % of each other's.
 struct WorkClass {
   std::vector<std::uint32_t> cases;  ///< the pattern case per PointToPoint group (0 for other groups)
+  /// Ranks of those cases whose work differs from the others' (a rank that also does the I/O, a grid's first
+  /// row) are a class of their own, given by a predicate that holds in every fitted run.
+  RankPredicate when;
   std::vector<BurstModel> bursts;
   /// Measured rows of the SCIC: per fitted run, ranks in the class, work per rank and instance, total work.
   struct Row {

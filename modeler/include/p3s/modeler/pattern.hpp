@@ -133,6 +133,10 @@ struct Pattern {
   friend bool operator==(const Pattern&, const Pattern&) = default;
 };
 
+/// The predicates that split ranks into classes, simplest first: r == 0, r == n - 1, r == n/2, r < n/2, the
+/// first row of the MPI_Dims_create(n, 2) grid, even ranks, its first and last columns.
+[[nodiscard]] std::vector<RankPredicate> rank_predicates();
+
 /// What one rank did in a group in one run: per communication its peers per slot (-1: null).
 struct ListObservation {
   std::int64_t n = 0;
@@ -146,6 +150,10 @@ struct ListObservation {
 /// Returns nullopt when nothing fits; `why` then says what was tried.
 [[nodiscard]] std::optional<Pattern> learn_pattern(std::span<const ListObservation> observations, int slots,
                                                    std::string* why = nullptr);
+
+[[nodiscard]] nlohmann::json rank_predicate_json(const RankPredicate& p);
+/// @throws p3s::InputError on an unknown predicate.
+[[nodiscard]] RankPredicate rank_predicate_from_json(const nlohmann::json& j);
 
 void to_json(nlohmann::json& j, const Pattern& p);
 [[nodiscard]] Pattern pattern_from_json(const nlohmann::json& j);
