@@ -261,7 +261,7 @@ OccurrenceLabels build_signature(const TraceDefinitions& defs, const Extracted& 
       if (prev != kNone) {
         const std::uint32_t p = ps.occurrences[o].phase;
         const std::uint32_t q = ps.occurrences[prev].phase;
-        const auto burst = static_cast<double>(s.op.header.burst_ns);
+        const auto burst = static_cast<double>(s.op.header.burst_work);
         if (p == q && o == prev + 1) {
           bounds[p].internal.add(burst);
         } else {
@@ -272,21 +272,24 @@ OccurrenceLabels build_signature(const TraceDefinitions& defs, const Extracted& 
       prev = o;
     }
   }
+  // Below this much work per location, differences are measurement noise (a few microseconds, or the
+  // instructions of that long) whatever the relative difference.
+  const double floor_per_location = sig.work_metric == "PAPI_TOT_INS" ? 2e4 : 1e4;
   std::vector<bool> trailing(ps.phases.size(), false);
   for (std::size_t p = 0; p < ps.phases.size(); ++p) {
     const Boundary& b = bounds[p];
     if (b.internal.n == 0 || b.trail.n == 0) continue;
     // Leading unless the burst before an instance clearly does not look like the phase's own (more than 10 %
-    // away from the bursts between its instances) while the one after its last instance does.
+    // and more than noise away from the bursts between its instances) while the one after its last instance
+    // does. Compared in the work metric: wall time also holds the waits of a loaded machine, which made the
+    // choice flip between runs of one application.
     const double lead_gap = b.lead.n == 0 ? 0 : std::abs(b.lead.mean - b.internal.mean);
     const double trail_gap = std::abs(b.trail.mean - b.internal.mean);
-    trailing[p] = lead_gap > 0.1 * std::max(b.internal.mean, b.lead.mean) && trail_gap < lead_gap;
+    trailing[p] = lead_gap > std::max(0.1 * std::max(b.internal.mean, b.lead.mean), floor_per_location) &&
+                  trail_gap < lead_gap / 2;
   }
 
   // Work split: final phase ids in order of first occurrence.
-  // Below this much work per location, instance differences are measurement noise (a few microseconds, or
-  // the instructions of that long) whatever the relative difference.
-  const double floor_per_location = sig.work_metric == "PAPI_TOT_INS" ? 2e4 : 1e4;
   const double floor = floor_per_location * static_cast<double>(extracted.locations.size());
   const double tol = 1.0 - sig.options.work_similarity;
   std::vector<std::vector<std::size_t>> by_phase(ps.phases.size());

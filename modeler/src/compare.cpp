@@ -110,6 +110,8 @@ Validation compare_with(const Model& model, const Run& run) {
     std::int64_t volume_n = 0;
     double work_sum = 0;
     std::int64_t work_n = 0;
+    double work_total_predicted = 0;
+    double work_total_actual = 0;
     for (const analyzer::SigRank& r : actual.ranks) {
       if (r.thread != 0) continue;
       const PredictedRank pr = predictor.rank(r.rank);
@@ -117,6 +119,8 @@ Validation compare_with(const Model& model, const Run& run) {
       double work_predicted = pr.tail_work;
       for (const analyzer::SigEvent& e : r.events) work_actual += e.burst_work.mean;
       for (const PredictedCall& pc : pr.calls) work_predicted += pc.burst_work;
+      work_total_predicted += work_predicted;
+      work_total_actual += work_actual;
       if (work_actual > 0) {
         const double err = std::abs(work_predicted - work_actual) / work_actual;
         work_sum += err;
@@ -159,6 +163,8 @@ Validation compare_with(const Model& model, const Run& run) {
     }
     c.volume_error_mean = volume_n != 0 ? volume_sum / static_cast<double>(volume_n) : 0;
     c.work_error_mean = work_n != 0 ? work_sum / static_cast<double>(work_n) : 0;
+    c.work_error_total =
+        work_total_actual > 0 ? std::abs(work_total_predicted - work_total_actual) / work_total_actual : 0;
     v.phases.push_back(c);
   }
   for (std::size_t j = 0; j < used.size(); ++j) {
@@ -173,14 +179,16 @@ Validation compare_with(const Model& model, const Run& run) {
 std::string validation_report(const Validation& v) {
   std::ostringstream out;
   out << "validation against the run at n = " << v.n << " (" << v.signature << ")\n";
-  out << " phase  pattern  comms (pred/real)  weight (pred/real)  volume err mean/max  work err mean/max\n";
+  out << " phase  pattern  comms (pred/real)  weight (pred/real)  volume err mean/max  work err phase  per rank "
+         "mean/max\n";
   char buf[256];
   for (const PhaseCheck& c : v.phases) {
-    std::snprintf(buf, sizeof buf, " %5u  %-7s  %8lld/%-8lld  %9lld/%-8lld  %8.2f%% /%6.2f%%  %8.1f%% /%6.1f%%\n",
-                  c.phase, c.pattern_exact ? "exact" : "differs", static_cast<long long>(c.comms_predicted),
+    std::snprintf(buf, sizeof buf,
+                  " %5u  %-7s  %8lld/%-8lld  %9lld/%-8lld  %8.2f%% /%6.2f%%  %13.1f%%  %8.1f%% /%6.1f%%\n", c.phase,
+                  c.pattern_exact ? "exact" : "differs", static_cast<long long>(c.comms_predicted),
                   static_cast<long long>(c.comms_actual), static_cast<long long>(c.weight_predicted),
                   static_cast<long long>(c.weight_actual), 100 * c.volume_error_mean, 100 * c.volume_error_max,
-                  100 * c.work_error_mean, 100 * c.work_error_max);
+                  100 * c.work_error_total, 100 * c.work_error_mean, 100 * c.work_error_max);
     out << buf;
     if (!c.pattern_exact) out << "        first difference: " << c.first_mismatch << '\n';
   }

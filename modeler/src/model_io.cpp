@@ -229,7 +229,8 @@ json validation_json(const Validation& v) {
                           {"volume_error_mean", c.volume_error_mean},
                           {"volume_error_max", c.volume_error_max},
                           {"work_error_mean", c.work_error_mean},
-                          {"work_error_max", c.work_error_max}});
+                          {"work_error_max", c.work_error_max},
+                          {"work_error_total", c.work_error_total}});
   }
   return json{{"n", v.n}, {"signature", v.signature}, {"phases", std::move(phases)}, {"unrelated", v.unrelated}};
 }
@@ -251,6 +252,7 @@ Validation validation_from(const json& j) {
     p.volume_error_max = c.at("volume_error_max").get<double>();
     p.work_error_mean = c.at("work_error_mean").get<double>();
     p.work_error_max = c.at("work_error_max").get<double>();
+    p.work_error_total = c.value("work_error_total", 0.0);
     v.phases.push_back(p);
   }
   v.unrelated = j.at("unrelated").get<std::vector<std::string>>();

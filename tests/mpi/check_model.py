@@ -54,8 +54,8 @@ def check_validation(app, model_path, label):
         print(f"ACCURACY {app:14s} n={v['n']:<4d} {label:9s} phase {c['phase']}: pattern "
               f"{'exact' if c['pattern_exact'] else 'DIFFERS'}, comms {c['comms_predicted']}/{c['comms_actual']}, "
               f"weight {c['weight_predicted']}/{c['weight_actual']}, volume err {100 * c['volume_error_mean']:.2f} % "
-              f"mean / {100 * c['volume_error_max']:.2f} % max, work err {100 * c['work_error_mean']:.1f} % mean / "
-              f"{100 * c['work_error_max']:.1f} % max")
+              f"mean / {100 * c['volume_error_max']:.2f} % max, work err {100 * c['work_error_total']:.1f} % phase, "
+              f"{100 * c['work_error_mean']:.1f} % mean / {100 * c['work_error_max']:.1f} % max per rank")
     for u in v.get("unrelated", []):
         problems.append(f"{app} n={v['n']} ({label}): {u}")
     if problems:

@@ -155,8 +155,9 @@ struct PhaseCheck {
   std::int64_t weight_actual = 0;
   double volume_error_mean = 0;
   double volume_error_max = 0;
-  double work_error_mean = 0;
+  double work_error_mean = 0;  ///< over the ranks: each rank's work per instance
   double work_error_max = 0;
+  double work_error_total = 0;  ///< of the phase's work per instance summed over all ranks
 };
 
 struct Validation {
