@@ -28,6 +28,31 @@ RegressionOptions work_fit() {
   return o;
 }
 
+/// Within this relative spread across the runs a work law is the median: with a few runs on a noisy metric,
+/// a trend through them would follow one disturbed run (CPU time varies by 5-10 % from run to run of the same
+/// configuration on a loaded machine, more for single ranks).
+constexpr double kNoise = 0.35;
+
+/// The median of the samples when they spread less than kNoise, else the regression.
+RegressionLaw work_law(const std::vector<Sample>& samples) {
+  std::vector<double> v;
+  for (const Sample& x : samples) v.push_back(x.value);
+  std::sort(v.begin(), v.end());
+  const double hi = v.back();
+  if (hi <= 0 || (hi - v.front()) / hi > kNoise) return fit_regression(samples, work_fit());
+  const double median = v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  RegressionLaw law = fit_regression(std::vector<Sample>{{1, median}});
+  double sum = 0;
+  law.max_rel_error = 0;
+  for (const double x : v) {
+    const double e = relative_error(median, x, hi);
+    sum += e;
+    law.max_rel_error = std::max(law.max_rel_error, e);
+  }
+  law.mean_rel_error = sum / static_cast<double>(v.size());
+  return law;
+}
+
 /// Slope of log(value) against log(n): about -1 for work shared by n ranks, 0 for work that does not shrink.
 double loglog_slope(const std::vector<Sample>& s) {
   double sx = 0, sy = 0, sxx = 0, sxy = 0;
@@ -79,15 +104,15 @@ WorkClass make_class(const std::vector<std::uint32_t>& cases, const RankPredicat
       over_all.push_back({static_cast<double>(n), weight * static_cast<double>(n) * sum / static_cast<double>(m)});
       per_rank.push_back({static_cast<double>(n), sum / static_cast<double>(m)});
     }
-    const RegressionLaw t_class = fit_regression(totals, work_fit());
-    const RegressionLaw t_all = fit_regression(over_all, work_fit());
+    const RegressionLaw t_class = work_law(totals);
+    const RegressionLaw t_all = work_law(over_all);
     // The flatter total says who shares the work: a constant beats a trend, then the smaller error.
     const auto flatness = [](const RegressionLaw& l) {
       return std::make_pair(l.form == RegressionForm::Constant ? 0 : 1, l.max_rel_error);
     };
     const bool by_all = members.size() != 0 && flatness(t_all) < flatness(t_class);
     const RegressionLaw& t = by_all ? t_all : t_class;
-    const RegressionLaw p = fit_regression(per_rank, work_fit());
+    const RegressionLaw p = work_law(per_rank);
     const double slope = loglog_slope(per_rank);
     BurstModel b;
     b.group = key.group;
