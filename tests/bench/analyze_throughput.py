@@ -13,6 +13,8 @@ import subprocess
 import sys
 import time
 
+from child_usage import run_quietly
+
 
 def measured(cmd):
     """Runs cmd; returns (seconds, peak RSS in MiB, stdout)."""
@@ -26,17 +28,8 @@ def measured(cmd):
 
 
 def peak_rss_mib(cmd):
-    """Peak RSS of one run of cmd, from the kernel's accounting of that child."""
-    pid = os.fork()
-    if pid == 0:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
-        os.execvp(cmd[0], cmd)
-    _, status, usage = os.wait4(pid, 0)
-    if status != 0:
-        sys.exit(f"benchmark command failed: {' '.join(cmd)}")
-    return usage.ru_maxrss / 1024.0
+    """Peak RSS of one run of cmd."""
+    return run_quietly(cmd)[1]
 
 
 def main():

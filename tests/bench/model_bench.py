@@ -10,27 +10,12 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 
-
-def timed(cmd):
-    """Runs cmd; returns (seconds, peak RSS in MiB) from the kernel's accounting of that child."""
-    t = time.perf_counter()
-    pid = os.fork()
-    if pid == 0:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
-        os.execvp(cmd[0], cmd)
-    _, status, usage = os.wait4(pid, 0)
-    elapsed = time.perf_counter() - t
-    if status != 0:
-        sys.exit(f"benchmark command failed: {' '.join(cmd)}")
-    return elapsed, usage.ru_maxrss / 1024.0
+from child_usage import run_quietly
 
 
 def best(cmd, repeat):
-    runs = [timed(cmd) for _ in range(repeat)]
+    runs = [run_quietly(cmd) for _ in range(repeat)]
     return min(r[0] for r in runs), max(r[1] for r in runs)
 
 
