@@ -308,7 +308,8 @@ Model read_model(const std::filesystem::path& path) {
   } catch (const nlohmann::json::exception& e) {
     throw InputError("model '" + path.string() + "' is not a p3s model (" + e.what() + "); re-run `p3s model`");
   } catch (const InputError& e) {
-    throw InputError("model '" + path.string() + "': " + e.what());
+    const std::string what = e.what();
+    throw InputError(what.rfind("model '", 0) == 0 ? what : "model '" + path.string() + "': " + what);
   }
   return m;
 }
