@@ -54,7 +54,8 @@ void add_record(CLI::App& app) {
   auto counters = std::make_shared<std::string>("auto");
   auto help_env = std::make_shared<bool>(false);
   auto help_env_md = std::make_shared<bool>(false);
-  CLI::App* sub = app.add_subcommand("record", "Run an MPI command with the recorder preloaded and write DIR/traces.otf2");
+  CLI::App* sub =
+      app.add_subcommand("record", "Run an MPI command with the recorder preloaded and write DIR/traces.otf2");
   sub->add_option("-o,--output", opts->dir, "Trace directory (required)");
   sub->add_option("--counters", *counters, "Work counters: auto, papi, cputime or none")
       ->check(CLI::IsMember({"auto", "papi", "cputime", "none"}));
@@ -73,9 +74,12 @@ void add_record(CLI::App& app) {
     }
     // -o is checked here rather than by CLI11, so that --help-env works alone.
     if (opts->dir.empty()) throw CLI::RequiredError("--output");
-    if (*counters == "papi") opts->counters = interpose::CountersRequest::Papi;
-    else if (*counters == "cputime") opts->counters = interpose::CountersRequest::CpuTime;
-    else if (*counters == "none") opts->counters = interpose::CountersRequest::None;
+    if (*counters == "papi")
+      opts->counters = interpose::CountersRequest::Papi;
+    else if (*counters == "cputime")
+      opts->counters = interpose::CountersRequest::CpuTime;
+    else if (*counters == "none")
+      opts->counters = interpose::CountersRequest::None;
     if (opts->preload.empty()) opts->preload = interpose::default_preload_path(self_executable());
     for (char** e = environ; *e != nullptr; ++e) opts->environment.emplace_back(*e);
     const interpose::RecordResult r = interpose::record(*opts);

@@ -16,9 +16,10 @@ void add_recover(CLI::App& app) {
     const interpose::RecoverReport r = interpose::recover(*dir);
     std::string ranks;
     for (int rank : r.incomplete_ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(rank);
-    std::printf("p3s recover: wrote %s: %llu events from %d of %d ranks; %s\n", r.archive.c_str(),
-                static_cast<unsigned long long>(r.events), r.ranks_with_logs, r.world_size,
-                r.complete ? "the run was complete" : ("the run was incomplete (ranks " + ranks + " ended early)").c_str());
+    std::printf(
+        "p3s recover: wrote %s: %llu events from %d of %d ranks; %s\n", r.archive.c_str(),
+        static_cast<unsigned long long>(r.events), r.ranks_with_logs, r.world_size,
+        r.complete ? "the run was complete" : ("the run was incomplete (ranks " + ranks + " ended early)").c_str());
   });
 }
 

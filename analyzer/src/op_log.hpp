@@ -3,8 +3,8 @@
 // call) with the burst before each and the communication actions inside. Written once from the OTF2 archive
 // into a compact temporary file, then read sequentially by the Lamport and signature passes, so no pass holds
 // a whole trace in memory. The file stores times as deltas and every field as a variable-length integer (about a
-// quarter of the in-memory size for typical calls; its I/O dominated the analysis of long traces), except the actions that are
-// patched after they were written, which keep their fixed in-memory layout.
+// quarter of the in-memory size for typical calls; its I/O dominated the analysis of long traces), except the actions
+// that are patched after they were written, which keep their fixed in-memory layout.
 #pragma once
 
 #include <cstdint>

@@ -319,7 +319,7 @@ OccurrenceLabels build_signature(const TraceDefinitions& defs, const Extracted& 
   // Sweep 2: representatives and instance times.
   std::vector<double> inst_time(nocc, 0);
   std::vector<std::map<std::size_t, RepAcc>> reps(nphases);  // phase -> location -> accumulator
-  std::unordered_map<std::uint64_t, RequestStart> requests;   // started in a representative, not yet completed
+  std::unordered_map<std::uint64_t, RequestStart> requests;  // started in a representative, not yet completed
   for (std::size_t l = 0; l < extracted.locations.size(); ++l) {
     requests.clear();
     OpSweep s(extracted.locations[l], tick_files[l], labels.first_tick);

@@ -60,8 +60,7 @@ namespace detail {
 
 std::optional<CommModel> learn_comm(std::span<const CommObservation> obs) {
   if (obs.empty()) return std::nullopt;
-  std::vector<CommModel> candidates = {CommModel{CommModel::Kind::World, {}},
-                                       CommModel{CommModel::Kind::Self, {}}};
+  std::vector<CommModel> candidates = {CommModel{CommModel::Kind::World, {}}, CommModel{CommModel::Kind::Self, {}}};
   // Block and strided communicators: their size (stride) at each n from the observations.
   std::map<std::int64_t, std::int64_t> sizes;
   std::map<std::int64_t, std::int64_t> strides;
@@ -82,8 +81,8 @@ std::optional<CommModel> learn_comm(std::span<const CommObservation> obs) {
     for (const auto& [n, v] : m) s.push_back({static_cast<double>(n), static_cast<double>(v)});
     const std::vector<ExactLaw> laws = fit_exact_all(s);
     if (laws.empty()) return std::nullopt;
-    for (const Basis b : {Basis::Dims2Minor, Basis::Dims2Major, Basis::Dims3Third, Basis::Dims3Second,
-                          Basis::Dims3First}) {
+    for (const Basis b :
+         {Basis::Dims2Minor, Basis::Dims2Major, Basis::Dims3Third, Basis::Dims3Second, Basis::Dims3First}) {
       for (const ExactLaw& l : laws) {
         if (l.basis == b && l.a == Rational::make(1) && l.b == Rational::make(0)) return l;
       }

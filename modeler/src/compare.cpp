@@ -138,8 +138,8 @@ Validation compare_with(const Model& model, const Run& run) {
             i < pr.calls.size() ? describe(pr.calls[i].call, predicted_actions(pr.calls[i]), unordered) : "nothing";
         if (want != got) {
           if (c.pattern_exact) {
-            c.first_mismatch = "rank " + std::to_string(r.rank) + ", call " + std::to_string(i) + ": expected " +
-                               want + ", predicted " + got;
+            c.first_mismatch = "rank " + std::to_string(r.rank) + ", call " + std::to_string(i) + ": expected " + want +
+                               ", predicted " + got;
           }
           c.pattern_exact = false;
           break;

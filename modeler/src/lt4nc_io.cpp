@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "p3s/error.hpp"
-#include "p3s/whole_file.hpp"
 #include "p3s/modeler/predict.hpp"
 #include "p3s/version.hpp"
+#include "p3s/whole_file.hpp"
 
 namespace p3s::modeler {
 namespace {
@@ -77,7 +77,8 @@ void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path
   json jphases = json::array();
   for (std::size_t p = 0; p < phases.size(); ++p) {
     const PhaseModel& pm = model.phases[p];
-    jphases.push_back(json{{"id", pm.id}, {"calls", pm.calls}, {"relevant", pm.relevant}, {"weight", phases[p].weight()}});
+    jphases.push_back(
+        json{{"id", pm.id}, {"calls", pm.calls}, {"relevant", pm.relevant}, {"weight", phases[p].weight()}});
   }
   // The phase order of the largest fitted run, with each phase that occurs in one stretch of it taking its
   // weight at n; phases that occur in several stretches keep their counts.

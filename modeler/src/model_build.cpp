@@ -68,7 +68,8 @@ RegressionOptions volume_fit(Frame frame) {
   RegressionOptions o;
   std::vector<Basis> first;
   if (frame == Frame::Grid2 || frame == Frame::Torus2) first = {Basis::Dims2Minor, Basis::Dims2Major};
-  if (frame == Frame::Grid3 || frame == Frame::Torus3) first = {Basis::Dims3Third, Basis::Dims3Second, Basis::Dims3First};
+  if (frame == Frame::Grid3 || frame == Frame::Torus3)
+    first = {Basis::Dims3Third, Basis::Dims3Second, Basis::Dims3First};
   if (first.empty()) return o;
   o.bases = first;
   for (const Basis b : all_bases()) {
@@ -81,8 +82,8 @@ RegressionOptions volume_fit(Frame frame) {
 void fit_traits(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t g) {
   struct Acc {
     std::map<std::int64_t, std::pair<double, std::int64_t>> bytes;  // n -> (sum, count)
-    std::map<std::int64_t, std::vector<double>> first_row;           // n -> bytes by index, one rank
-    std::map<std::int64_t, std::int64_t> tags;                        // tag -> occurrences
+    std::map<std::int64_t, std::vector<double>> first_row;          // n -> bytes by index, one rank
+    std::map<std::int64_t, std::int64_t> tags;                      // tag -> occurrences
   };
   std::map<std::tuple<std::size_t, std::uint32_t, int>, Acc> acc;
   for (const RankData& d : ranks) {
@@ -415,7 +416,8 @@ PhaseModel model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::
   pm.total_work_spread = rel.total_work_spread();
   const analyzer::SigPhase& last = runs.back().signature.phases[rel.ids.back()];
   pm.relevant = false;
-  for (std::size_t k = 0; k < runs.size(); ++k) pm.relevant = pm.relevant || runs[k].signature.phases[rel.ids[k]].relevant;
+  for (std::size_t k = 0; k < runs.size(); ++k)
+    pm.relevant = pm.relevant || runs[k].signature.phases[rel.ids[k]].relevant;
   pm.share = last.share;
 
   // Weight.
@@ -436,7 +438,8 @@ PhaseModel model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::
 
   // The shape: the alignment (function only, or also the peers' direction and step) that models best.
   std::optional<Shaped> best;
-  for (const detail::Alignment a : {detail::Alignment::Function, detail::Alignment::Direction, detail::Alignment::Step}) {
+  for (const detail::Alignment a :
+       {detail::Alignment::Function, detail::Alignment::Direction, detail::Alignment::Step}) {
     Shaped s = shape_phase(runs, rel, a);
     if (!best || s.cost() < best->cost()) best = std::move(s);
     if (std::get<0>(best->cost()) == 0 && std::get<1>(best->cost()) <= best->groups.size()) break;

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "p3s/error.hpp"
-#include "p3s/whole_file.hpp"
 #include "p3s/modeler/model.hpp"
+#include "p3s/whole_file.hpp"
 
 namespace p3s::modeler {
 namespace {
@@ -169,8 +169,8 @@ WorkClass work_from(const json& j) {
   if (j.contains("when")) w.when = rank_predicate_from_json(j.at("when"));
   for (const json& b : j.at("bursts")) {
     w.bursts.push_back({b.at("group").get<std::int32_t>(), b.at("case").get<std::uint32_t>(),
-                        b.at("term").get<std::uint32_t>(), b.at("scaling").get<bool>(),
-                        b.value("shared_by_all", false), regression_law_from_json(b.at("law"))});
+                        b.at("term").get<std::uint32_t>(), b.at("scaling").get<bool>(), b.value("shared_by_all", false),
+                        regression_law_from_json(b.at("law"))});
   }
   for (const json& r : j.at("measured")) {
     w.measured.push_back({r.at("n").get<std::int64_t>(), r.at("ranks").get<std::int64_t>(),

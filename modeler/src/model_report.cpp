@@ -29,7 +29,9 @@ void group_lines(std::ostringstream& out, const PhaseModel& p, std::size_t g) {
         const Pattern::Case& pc = gm.pattern.cases[c];
         const bool all = pc.when.kind == RankPredicate::Kind::Always;
         out << "      " << (all ? "" : "if " + pc.when.to_string() + ": ");
-        out << (gm.slots == 2 ? "dest / source = " : gm.slot_kinds[0] == "send" ? "dest = " : "source = ")
+        out << (gm.slots == 2                ? "dest / source = "
+                : gm.slot_kinds[0] == "send" ? "dest = "
+                                             : "source = ")
             << pc.program.to_string() << '\n';
         for (std::size_t t = 0; c < gm.traits.size() && t < gm.traits[c].size(); ++t) {
           const TermTraits& tt = gm.traits[c][t];
@@ -108,8 +110,9 @@ void work_lines(std::ostringstream& out, const Model& m, const PhaseModel& p) {
     out << '\n';
     for (const BurstModel& b : w.bursts) {
       out << "      " << burst_place(p, b) << ": "
-          << (!b.scaling ? "constant, per rank = " : b.shared_by_all ? "scaling, total over all n ranks = "
-                                                                     : "scaling, class total = ")
+          << (!b.scaling        ? "constant, per rank = "
+              : b.shared_by_all ? "scaling, total over all n ranks = "
+                                : "scaling, class total = ")
           << b.law.to_string() << '\n';
     }
     out << "      SCIC        n   ranks  work/rank/instance   weight          total\n";
@@ -119,15 +122,15 @@ void work_lines(std::ostringstream& out, const Model& m, const PhaseModel& p) {
           << fmt("%15.4g", r.total) << '\n';
     }
     for (const std::int64_t n : ns) {
-      if (n <= fitted_top && std::any_of(w.measured.begin(), w.measured.end(),
-                                         [n](const WorkClass::Row& r) { return r.n == n; })) {
+      if (n <= fitted_top &&
+          std::any_of(w.measured.begin(), w.measured.end(), [n](const WorkClass::Row& r) { return r.n == n; })) {
         continue;
       }
       const PhasePredictor pp(p, n);
       const double per_rank = pp.class_work(k);
       const auto ranks = static_cast<double>(pp.class_ranks()[k]);
-      out << "      predicted" << fmt("%5.0f", static_cast<double>(n)) << fmt("%8.0f", ranks)
-          << fmt("%20.4g", per_rank) << fmt("%9.0f", static_cast<double>(pp.weight()))
+      out << "      predicted" << fmt("%5.0f", static_cast<double>(n)) << fmt("%8.0f", ranks) << fmt("%20.4g", per_rank)
+          << fmt("%9.0f", static_cast<double>(pp.weight()))
           << fmt("%15.4g", per_rank * ranks * static_cast<double>(pp.weight())) << '\n';
     }
   }
@@ -143,8 +146,8 @@ std::string model_report(const Model& m) {
   for (const Model::Input& in : m.inputs) out << ' ' << in.n;
   out << '\n';
   for (const PhaseModel& p : m.phases) {
-    out << "\nphase " << p.id << (p.relevant ? " (relevant" : " (not relevant") << ", "
-        << fmt("%.1f", 100 * p.share) << " % of the largest run): " << p.calls << '\n';
+    out << "\nphase " << p.id << (p.relevant ? " (relevant" : " (not relevant") << ", " << fmt("%.1f", 100 * p.share)
+        << " % of the largest run): " << p.calls << '\n';
     out << "  weight = " << (p.weight_exact ? p.weight.to_string() : "round(" + p.weight_fit.to_string() + ")")
         << "    total work varies by " << fmt("%.1f", 100 * p.total_work_spread) << " % across the runs\n";
     for (std::size_t g = 0; g < p.groups.size(); ++g) group_lines(out, p, g);

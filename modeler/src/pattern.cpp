@@ -226,8 +226,8 @@ std::vector<Entry> Program::generate(std::int64_t r, std::int64_t n) const {
     const Term& term = terms[t];
     const std::optional<std::int64_t> count = term.count.integer_at(n);
     if (!count || *count < 0) {
-      throw ModelError("the repetition count " + term.count.to_string() + " is not a whole number at n = " +
-                       std::to_string(n) + "; the model cannot be evaluated there");
+      throw ModelError("the repetition count " + term.count.to_string() +
+                       " is not a whole number at n = " + std::to_string(n) + "; the model cannot be evaluated there");
     }
     for (std::int64_t i = 0; i < *count; ++i) {
       Entry e;

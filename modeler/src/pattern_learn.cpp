@@ -295,7 +295,8 @@ std::optional<std::vector<Term>> fit_layout(Frame frame, int slots,
     std::size_t at = 0;
     for (std::size_t k = 0; k < layout.size(); ++k) {
       const std::size_t len = layout[k] ? each : 1;
-      parts[k][n].assign(seq.begin() + static_cast<std::ptrdiff_t>(at), seq.begin() + static_cast<std::ptrdiff_t>(at + len));
+      parts[k][n].assign(seq.begin() + static_cast<std::ptrdiff_t>(at),
+                         seq.begin() + static_cast<std::ptrdiff_t>(at + len));
       at += len;
     }
   }
@@ -437,7 +438,6 @@ std::optional<Program> learn_program(int slots, std::span<const ListObservation*
   return best;
 }
 
-
 }  // namespace
 
 std::vector<RankPredicate> rank_predicates() {
@@ -449,8 +449,9 @@ std::vector<RankPredicate> rank_predicates() {
   const ExactLaw last_column{Basis::Dims2Minor, Rational::make(1), Rational::make(-1)};
   const ExactLaw two = ExactLaw::constant(Rational::make(2));
   return {
-      {K::Equal, zero, {}, false},         {K::Equal, n_minus_1, {}, false},   {K::Equal, half_n, {}, false},
-      {K::Less, half_n, {}, false},        {K::Less, columns, {}, false},      {K::ModEqual, zero, two, false},
+      {K::Equal, zero, {}, false},         {K::Equal, n_minus_1, {}, false},
+      {K::Equal, half_n, {}, false},       {K::Less, half_n, {}, false},
+      {K::Less, columns, {}, false},       {K::ModEqual, zero, two, false},
       {K::ModEqual, zero, columns, false}, {K::ModEqual, last_column, columns, false},
   };
 }
@@ -498,8 +499,9 @@ std::optional<Pattern> learn_pattern(std::span<const ListObservation> observatio
   }
   if (!cases) {
     if (why != nullptr) {
-      *why = "no frame (offset, ring, grid, torus, xor, absolute) with single or repeated terms, for all ranks or "
-             "split by rank class, and no small integer expression in r and n reproduces every rank's peers";
+      *why =
+          "no frame (offset, ring, grid, torus, xor, absolute) with single or repeated terms, for all ranks or "
+          "split by rank class, and no small integer expression in r and n reproduces every rank's peers";
     }
     return std::nullopt;
   }

@@ -28,12 +28,22 @@ std::string basename(const std::string& path) {
 
 /// Launcher options that take a value (Open MPI, MPICH/Hydra, Slurm's srun), and the one that takes two.
 const std::set<std::string>& options_with_value() {
-  static const std::set<std::string> s = {
-      "-np",        "-n",       "--np",          "-c",         "-N",         "--n",         "--map-by",
-      "--bind-to",  "--rank-by", "-H",           "--host",     "-host",      "--hostfile",  "-hostfile",
-      "-machinefile", "--machinefile", "-f",     "-x",         "-ppn",       "--ppn",       "-genv",
-      "--cpus-per-task", "--ntasks", "--nodes",  "-wdir",      "--wdir",     "-env",        "--cpus-per-proc",
-      "--npernode", "-npernode", "--npersocket"};
+  static const std::set<std::string> s = {"-np",          "-n",
+                                          "--np",         "-c",
+                                          "-N",           "--n",
+                                          "--map-by",     "--bind-to",
+                                          "--rank-by",    "-H",
+                                          "--host",       "-host",
+                                          "--hostfile",   "-hostfile",
+                                          "-machinefile", "--machinefile",
+                                          "-f",           "-x",
+                                          "-ppn",         "--ppn",
+                                          "-genv",        "--cpus-per-task",
+                                          "--ntasks",     "--nodes",
+                                          "-wdir",        "--wdir",
+                                          "-env",         "--cpus-per-proc",
+                                          "--npernode",   "-npernode",
+                                          "--npersocket"};
   return s;
 }
 
@@ -176,8 +186,8 @@ PhaseRelation relate_phases(std::span<const Run> runs) {
         const analyzer::SigPhase& p = runs[k].signature.phases[j];
         rel.unrelated.push_back("phase " + std::to_string(j) + " of the run at " + std::to_string(runs[k].n()) +
                                 " processes (" + other[j] + ", " + percent(p.share) +
-                                " of its time) has no counterpart in the run at " +
-                                std::to_string(runs.front().n()) + " processes");
+                                " of its time) has no counterpart in the run at " + std::to_string(runs.front().n()) +
+                                " processes");
       }
     }
   }

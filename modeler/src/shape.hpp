@@ -17,7 +17,7 @@ namespace p3s::modeler::detail {
 
 /// One call of a rank, as the learners see it.
 struct Call {
-  std::size_t event = 0;                     ///< index in the rank's events
+  std::size_t event = 0;                      ///< index in the rank's events
   std::array<std::int64_t, 2> peers{-1, -1};  ///< PointToPoint slots (-1: null)
   std::array<std::uint32_t, 2> tags{0, 0};
   std::array<double, 2> bytes{0, 0};

@@ -150,7 +150,8 @@ std::optional<RankPredicate> work_split(const std::vector<const RankWork*>& memb
   }
   bool spread = false;
   for (const auto& [n, v] : by_n) {
-    const auto [lo, hi] = std::minmax_element(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    const auto [lo, hi] =
+        std::minmax_element(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
     spread = spread || (hi->second > 0 && (hi->second - lo->second) / hi->second > kSimilar);
   }
   if (!spread) return std::nullopt;

@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
 
   double* input = malloc(sizeof(double) * (size_t)n_global);  // Bcast buffer and Scatter source
   double* mine = malloc(sizeof(double) * (size_t)b);
-  double* all = malloc(sizeof(double) * (size_t)b * size);     // Allgather / Gather / Alltoall buffers
+  double* all = malloc(sizeof(double) * (size_t)b * size);  // Allgather / Gather / Alltoall buffers
   double* swapped = malloc(sizeof(double) * (size_t)a * size);
   double* reduced = malloc(sizeof(double) * (size_t)b);
   double* row_in = malloc(sizeof(double) * (size_t)nrow);

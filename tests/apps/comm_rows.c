@@ -37,8 +37,10 @@ static void collectives(MPI_Comm c, int it) {
   MPI_Reduce(a, b, 3, MPI_INT, MPI_SUM, root, c);
   if (r == root) add(b, 3);
   // The root of an in-place reduction contributes, and receives, in its receive buffer.
-  if (r == root) MPI_Reduce(MPI_IN_PLACE, a, 3, MPI_INT, MPI_MAX, root, c);
-  else MPI_Reduce(a, NULL, 3, MPI_INT, MPI_MAX, root, c);
+  if (r == root)
+    MPI_Reduce(MPI_IN_PLACE, a, 3, MPI_INT, MPI_MAX, root, c);
+  else
+    MPI_Reduce(a, NULL, 3, MPI_INT, MPI_MAX, root, c);
   if (r == root) add(a, 3);
   MPI_Allreduce(a, b, 2, MPI_INT, MPI_SUM, c);
   add(b, 2);
@@ -50,16 +52,20 @@ static void collectives(MPI_Comm c, int it) {
 
   MPI_Gather(a, 2, MPI_INT, b, 2, MPI_INT, root, c);
   if (r == root) add(b, 2 * n);
-  if (r == root) MPI_Gather(MPI_IN_PLACE, 2, MPI_INT, b, 2, MPI_INT, root, c);
-  else MPI_Gather(a, 2, MPI_INT, NULL, 0, MPI_INT, root, c);
+  if (r == root)
+    MPI_Gather(MPI_IN_PLACE, 2, MPI_INT, b, 2, MPI_INT, root, c);
+  else
+    MPI_Gather(a, 2, MPI_INT, NULL, 0, MPI_INT, root, c);
   if (r == root) add(b, 2 * n);
   MPI_Gatherv(a, r + 1, MPI_INT, b, counts, displs, MPI_INT, root, c);
   if (r == root) add(b, total);
   MPI_Scatter(b, 2, MPI_INT, a, 2, MPI_INT, root, c);
   add(a, 2);
   // In-place scatter: the root keeps its own block where it is in the send buffer.
-  if (r == root) MPI_Scatter(b, 2, MPI_INT, MPI_IN_PLACE, 2, MPI_INT, root, c);
-  else MPI_Scatter(NULL, 0, MPI_INT, a, 2, MPI_INT, root, c);
+  if (r == root)
+    MPI_Scatter(b, 2, MPI_INT, MPI_IN_PLACE, 2, MPI_INT, root, c);
+  else
+    MPI_Scatter(NULL, 0, MPI_INT, a, 2, MPI_INT, root, c);
   add(a, 2);
   MPI_Scatterv(b, counts, displs, MPI_INT, a, r + 1, MPI_INT, root, c);
   add(a, r + 1);

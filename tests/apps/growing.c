@@ -38,8 +38,7 @@ int main(int argc, char** argv) {
   const int iters = expect_arg_int(argc, argv, 1, 10);
   const int n_global = expect_arg_int(argc, argv, 2, 61440);
   if ((size & (size - 1)) != 0 || n_global % size != 0 || n_global < size) {
-    if (rank == 0)
-      fprintf(stderr, "growing: n must be a power of two dividing N (n=%d N=%d)\n", size, n_global);
+    if (rank == 0) fprintf(stderr, "growing: n must be a power of two dividing N (n=%d N=%d)\n", size, n_global);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   const int b = n_global / size;
@@ -68,8 +67,8 @@ int main(int argc, char** argv) {
     for (int s = 1; s < size; ++s) {
       const int send_block = (rank - s + 1 + size) % size, recv_block = (rank - s + size) % size;
       mix += fold(&full[(size_t)send_block * b], acc, b);
-      MPI_Sendrecv(&full[(size_t)send_block * b], b, MPI_DOUBLE, right, kTagRing, &full[(size_t)recv_block * b],
-                   b, MPI_DOUBLE, left, kTagRing, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Sendrecv(&full[(size_t)send_block * b], b, MPI_DOUBLE, right, kTagRing, &full[(size_t)recv_block * b], b,
+                   MPI_DOUBLE, left, kTagRing, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     mix += fold(&full[(size_t)((rank + 1) % size) * b], acc, b);
     // (b) Recursive halving: the live segment [lo, lo + len) halves every step; this rank keeps the half on its

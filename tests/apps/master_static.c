@@ -38,8 +38,8 @@ int main(int argc, char** argv) {
   const int n_global = expect_arg_int(argc, argv, 2, 19530);
   const int workers = size - 1;
   if (workers < 1 || n_global < workers) {
-    if (rank == 0) fprintf(stderr, "master_static: needs at least 2 processes and N >= n - 1 (n=%d N=%d)\n", size,
-                           n_global);
+    if (rank == 0)
+      fprintf(stderr, "master_static: needs at least 2 processes and N >= n - 1 (n=%d N=%d)\n", size, n_global);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   const int cmax = block(n_global, workers, 0);

@@ -7,9 +7,21 @@
 
 enum { kN = 8 };
 enum {
-  kTagSend = 1, kTagNull = 2, kTagIRight = 3, kTagILeft = 4, kTagSendrecv = 6, kTagHalf = 7, kTagReplace = 8,
-  kTagBsend = 9, kTagIbsend = 10, kTagSsend = 11, kTagIssend = 12, kTagRsend = 13, kTagIrsend = 14,
-  kTagBsendInit = 15, kTagSsendInit = 16
+  kTagSend = 1,
+  kTagNull = 2,
+  kTagIRight = 3,
+  kTagILeft = 4,
+  kTagSendrecv = 6,
+  kTagHalf = 7,
+  kTagReplace = 8,
+  kTagBsend = 9,
+  kTagIbsend = 10,
+  kTagSsend = 11,
+  kTagIssend = 12,
+  kTagRsend = 13,
+  kTagIrsend = 14,
+  kTagBsendInit = 15,
+  kTagSsendInit = 16
 };
 
 static long long g_checksum;

@@ -114,8 +114,8 @@ int main(int argc, char** argv) {
   MPI_Reduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, cart);
   if (rank == 0)
     printf("stencil2d: n %d grid %dx%d N %d iterations %d residual %.6e mean %.6f (rms %.6f) -> %.6f\n", size, dims[0],
-           dims[1], n_global, iters, residual, mean0,
-           sqrt(stats0[1] / ((double)n_global * n_global)), sum / ((double)n_global * n_global));
+           dims[1], n_global, iters, residual, mean0, sqrt(stats0[1] / ((double)n_global * n_global)),
+           sum / ((double)n_global * n_global));
 
   MPI_Type_free(&column);
   MPI_Comm_free(&cart);

@@ -123,8 +123,8 @@ int main(int argc, char** argv) {
     MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, cart);
   }
   if (rank == 0)
-    printf("wavefront: n %d grid %dx%d N %d NZ %d K %d iterations %d source %.6e flux %.6e\n", size, dims[0],
-           dims[1], n_global, nz, nblocks, iters, stats0[0], total);
+    printf("wavefront: n %d grid %dx%d N %d NZ %d K %d iterations %d source %.6e flux %.6e\n", size, dims[0], dims[1],
+           n_global, nz, nblocks, iters, stats0[0], total);
   free(src);
   free(flux);
   free(in_x);

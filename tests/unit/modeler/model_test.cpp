@@ -20,8 +20,8 @@ using analyzer::Signature;
 
 /// A directory of the running test's own (ctest runs the tests of this file in parallel processes).
 std::filesystem::path dir() {
-  const std::filesystem::path d = std::filesystem::path(P3S_TEST_TMP) / "model" /
-                                  ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const std::filesystem::path d =
+      std::filesystem::path(P3S_TEST_TMP) / "model" / ::testing::UnitTest::GetInstance()->current_test_info()->name();
   std::filesystem::create_directories(d);
   return d;
 }
@@ -152,7 +152,7 @@ TEST(Model, RingFittedAtFewCountsPredictsALargerOneExactly) {
   EXPECT_EQ(r.calls[1].actions.at(0).peer, 0);  // the ring wraps around
   EXPECT_DOUBLE_EQ(r.calls[1].actions.at(0).bytes, 1048576.0 / 64);
   EXPECT_NEAR(r.calls[1].burst_work, 1e8 / 64, 1e-3 * 1e8 / 64);  // shared work, spread over 64 ranks
-  ASSERT_EQ(r.calls[2].actions.size(), 2u);                        // the Waitall completes both requests
+  ASSERT_EQ(r.calls[2].actions.size(), 2u);                       // the Waitall completes both requests
   EXPECT_EQ(r.calls[3].actions.at(0).collective, "ALLREDUCE");
   EXPECT_DOUBLE_EQ(r.calls[3].actions.at(0).bytes, 8.0 * 64);
 }
@@ -234,8 +234,7 @@ TEST(Model, RefusesAnotherApplicationOrInput) {
 
 TEST(Model, ApplicationCommandDropsTheLauncher) {
   EXPECT_EQ(application_command("mpirun -np 4 --oversubscribe /x/halo2d 2000"), "halo2d 2000");
-  EXPECT_EQ(application_command("mpiexec --mca btl self,tcp -n 16 --bind-to core ./app -i in.dat"),
-            "app -i in.dat");
+  EXPECT_EQ(application_command("mpiexec --mca btl self,tcp -n 16 --bind-to core ./app -i in.dat"), "app -i in.dat");
   EXPECT_EQ(application_command("srun --ntasks=64 ./app"), "app");
   EXPECT_EQ(application_command("./app 3"), "app 3");
   EXPECT_EQ(application_command(""), "");

@@ -70,9 +70,8 @@ TEST(Pattern, PeriodicRing) {
 }
 
 TEST(Pattern, LeftNeighbourOfAPeriodicRingUsesTheNegativeOffset) {
-  const Pattern p =
-      learn_and_check([](std::int64_t r, std::int64_t n) { return std::vector{one((r + n - 1) % n)}; },
-                      {4, 8, 16}, {2, 64});
+  const Pattern p = learn_and_check([](std::int64_t r, std::int64_t n) { return std::vector{one((r + n - 1) % n)}; },
+                                    {4, 8, 16}, {2, 64});
   EXPECT_EQ(p.to_string(), "(r - 1) mod n");
 }
 
@@ -181,14 +180,13 @@ TEST(Pattern, BinomialTreeParentFoundByExpressionSearch) {
 
 TEST(Pattern, MirrorRankFoundByExpressionSearch) {
   // At powers of two n - 1 - r is r ^ (n - 1): runs at other counts tell them apart.
-  const Pattern p = learn_and_check([](std::int64_t r, std::int64_t n) { return std::vector{one(n - 1 - r)}; },
-                                    {4, 6, 9}, {5, 64});
+  const Pattern p =
+      learn_and_check([](std::int64_t r, std::int64_t n) { return std::vector{one(n - 1 - r)}; }, {4, 6, 9}, {5, 64});
   EXPECT_EQ(p.cases.at(0).program.frame, Frame::Expression) << p.to_string();
 }
 
 TEST(Pattern, EmptyForEveryRank) {
-  const Pattern p =
-      learn_and_check([](std::int64_t, std::int64_t) { return std::vector<Peers>{}; }, {4, 8, 16}, {64});
+  const Pattern p = learn_and_check([](std::int64_t, std::int64_t) { return std::vector<Peers>{}; }, {4, 8, 16}, {64});
   EXPECT_EQ(p.to_string(), "none");
 }
 

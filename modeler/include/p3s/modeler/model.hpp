@@ -83,12 +83,12 @@ struct CollectiveEntry {
 struct GroupModel {
   std::string call;
   Role role = Role::Local;
-  int slots = 1;                                 ///< peers per call (2 for MPI_Sendrecv)
-  std::array<std::string, 2> slot_kinds{"", ""};  ///< "send", "recv" (blocking) or "irecv" (posted)
-  bool starts_requests = false;                  ///< MPI_Isend, MPI_Irecv and the like
-  Pattern pattern;                               ///< PointToPoint: the peers of every call
-  std::vector<std::vector<TermTraits>> traits;   ///< PointToPoint: [pattern case][term]
-  ExactLaw count;                                ///< other roles: calls per rank
+  int slots = 1;                                   ///< peers per call (2 for MPI_Sendrecv)
+  std::array<std::string, 2> slot_kinds{"", ""};   ///< "send", "recv" (blocking) or "irecv" (posted)
+  bool starts_requests = false;                    ///< MPI_Isend, MPI_Irecv and the like
+  Pattern pattern;                                 ///< PointToPoint: the peers of every call
+  std::vector<std::vector<TermTraits>> traits;     ///< PointToPoint: [pattern case][term]
+  ExactLaw count;                                  ///< other roles: calls per rank
   std::vector<std::vector<RequestRef>> completes;  ///< Completion: per call, the requests it completes
   std::vector<CollectiveEntry> collectives;        ///< Collective: per call
 };
@@ -131,13 +131,13 @@ struct PhaseModel {
   std::uint32_t id = 0;
   std::string calls;
   bool relevant = false;
-  double share = 0;        ///< of the largest fitted run's time
-  ExactLaw weight;         ///< instances per run
+  double share = 0;          ///< of the largest fitted run's time
+  ExactLaw weight;           ///< instances per run
   bool weight_exact = true;  ///< false: no exact law fitted; `weight_fit` rounds a regression
   RegressionLaw weight_fit;
   std::vector<GroupModel> groups;
   std::vector<WorkClass> work;
-  double total_work_spread = 0;  ///< of weight x work across the fitted runs (strong scaling: small)
+  double total_work_spread = 0;    ///< of weight x work across the fitted runs (strong scaling: small)
   std::vector<std::string> notes;  ///< what could not be modelled exactly
 
   /// Instances at n (rounded when the weight law is a regression).
@@ -181,9 +181,9 @@ struct Model {
   };
   std::vector<Input> inputs;  ///< the runs the final model was fitted on
   std::vector<PhaseModel> phases;
-  std::vector<std::string> unrelated;       ///< phases of some run that could not be related
+  std::vector<std::string> unrelated;          ///< phases of some run that could not be related
   std::vector<analyzer::PhaseRunEntry> order;  ///< the largest run's phase order, in model phase ids
-  std::optional<Validation> validation;     ///< the held-out run, predicted from the others
+  std::optional<Validation> validation;        ///< the held-out run, predicted from the others
 };
 
 struct ModelOptions {

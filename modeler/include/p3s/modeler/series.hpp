@@ -44,8 +44,8 @@ struct RelatedPhase {
 };
 
 struct PhaseRelation {
-  std::vector<RelatedPhase> phases;     ///< in the order of the first run's phase ids
-  std::vector<std::string> unrelated;   ///< one line per phase that has no partner in some run
+  std::vector<RelatedPhase> phases;    ///< in the order of the first run's phase ids
+  std::vector<std::string> unrelated;  ///< one line per phase that has no partner in some run
 };
 
 /// Relates the phases of the runs: by id when every run has the same phases in the same order of first
