@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// `p3s model SIG_OR_DIR... -o app.model [--validate-with SIG] [--no-holdout] [--report] [-q]`
+// `p3s model SIG_OR_DIR... -o app.model [--validate-with SIG] [--no-holdout] [--search-candidates N] [--report] [-q]`
 #include <iostream>
 
 #include "p3s/modeler/model.hpp"
@@ -14,6 +14,7 @@ void add_model(CLI::App& app) {
   auto no_holdout = std::make_shared<bool>(false);
   auto report = std::make_shared<bool>(false);
   auto quiet = std::make_shared<bool>(false);
+  auto candidates = std::make_shared<std::size_t>(modeler::SearchOptions{}.max_candidates);
   CLI::App* sub = app.add_subcommand(
       "model", "Learn how each phase scales with the process count from the signatures of three or more runs");
   sub->add_option("signatures", *inputs, "signature.json files, or the run directories holding them")
@@ -26,12 +27,18 @@ void add_model(CLI::App& app) {
       ->check(CLI::ExistingPath);
   sub->add_flag("--no-holdout", *no_holdout, "Fit on every run without validating");
   sub->add_flag("--report", *report, "Print the equations of every phase and its SCIC table");
+  sub->add_option("--search-candidates", *candidates,
+                  "Candidate expressions the peer search may try per quantity (a count, so fits do not depend on "
+                  "the machine's speed or load)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
   sub->add_flag("-q,--quiet", *quiet, "Print nothing on success");
   sub->callback([=] {
     std::vector<std::filesystem::path> paths(inputs->begin(), inputs->end());
     modeler::ModelOptions opts;
     opts.hold_out_largest = !*no_holdout;
     if (!validate->empty()) opts.validate_with = *validate;
+    opts.fit.search.max_candidates = *candidates;
     const modeler::Model m = modeler::build_model(paths, opts);
     modeler::write_model(m, *output);
     if (*quiet) return;

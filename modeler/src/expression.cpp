@@ -363,7 +363,6 @@ class Parser {
 // Search
 
 struct Limits {
-  std::chrono::steady_clock::time_point deadline;
   std::size_t candidates_left = 0;
   bool exhausted = false;  // a limit was hit
 };
@@ -503,15 +502,6 @@ class Enumerator {
       return false;
     }
     limits_.candidates_left -= count;
-    // Reading the clock costs more than a candidate: every 64k candidates is often enough.
-    checked_ += count;
-    if (checked_ >= (std::size_t{1} << 16)) {
-      checked_ = 0;
-      if (std::chrono::steady_clock::now() > limits_.deadline) {
-        limits_.exhausted = true;
-        return false;
-      }
-    }
     return true;
   }
 
@@ -569,7 +559,6 @@ class Enumerator {
   std::vector<std::int64_t> values_;                 // m_ values per entry
   std::vector<std::vector<std::uint32_t>> by_size_;  // entries by expression size
   std::vector<std::uint32_t> slots_;                 // hash table of entry index + 1 (0: empty)
-  std::size_t checked_ = 0;
 };
 
 // Initial working set: this many samples, spread evenly over the samples sorted by (n, r).
@@ -627,7 +616,8 @@ std::string Expression::to_string() const { return print(nodes_, static_cast<std
 // ---------------------------------------------------------------------------------------------------------------
 // Search
 
-std::optional<Expression> find_expression(std::span<const RankSample> samples, const SearchOptions& options) {
+std::optional<Expression> find_expression(std::span<const RankSample> samples, const SearchOptions& options,
+                                          SearchStats* stats) {
   if (samples.empty()) {
     throw ModelError("expression search: no samples; give the quantity's value at one rank at least");
   }
@@ -650,15 +640,20 @@ std::optional<Expression> find_expression(std::span<const RankSample> samples, c
   for (std::size_t i = 0; i < initial; ++i) {
     working.push_back(distinct[i * distinct.size() / initial]);
   }
-  Limits limits{std::chrono::steady_clock::now() + options.time_limit, options.max_candidates, false};
+  Limits limits{options.max_candidates, false};
+  const auto report = [&] {
+    if (stats != nullptr) *stats = {options.max_candidates - limits.candidates_left, limits.exhausted};
+  };
   while (true) {
     std::optional<Expression> found = Enumerator(working, options, limits).run();
     if (!found) {
+      report();
       return std::nullopt;
     }
     const auto miss = std::find_if(distinct.begin(), distinct.end(),
                                    [&](const RankSample& s) { return found->evaluate(s.n, s.r) != s.value; });
     if (miss == distinct.end()) {
+      report();
       return found;
     }
     // Right on the working set, wrong elsewhere: learn from the counterexample and search again.

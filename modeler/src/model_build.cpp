@@ -351,7 +351,8 @@ struct Shaped {
   }
 };
 
-Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::Alignment alignment) {
+Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::Alignment alignment,
+                   const FitOptions& options) {
   Shaped out;
   std::vector<RankData>& ranks = out.ranks;
   for (std::size_t k = 0; k < runs.size(); ++k) {
@@ -389,7 +390,7 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::A
         obs.push_back(std::move(o));
       }
       std::string why;
-      if (std::optional<Pattern> p = learn_pattern(obs, gm.slots, &why)) {
+      if (std::optional<Pattern> p = learn_pattern(obs, gm.slots, &why, options.search)) {
         gm.pattern = std::move(*p);
         fit_traits(gm, ranks, g);
       } else {
@@ -409,7 +410,8 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::A
   return out;
 }
 
-PhaseModel model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::uint32_t id) {
+PhaseModel model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::uint32_t id,
+                       const FitOptions& options) {
   PhaseModel pm;
   pm.id = id;
   pm.calls = rel.calls;
@@ -440,7 +442,7 @@ PhaseModel model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::
   std::optional<Shaped> best;
   for (const detail::Alignment a :
        {detail::Alignment::Function, detail::Alignment::Direction, detail::Alignment::Step}) {
-    Shaped s = shape_phase(runs, rel, a);
+    Shaped s = shape_phase(runs, rel, a, options);
     if (!best || s.cost() < best->cost()) best = std::move(s);
     if (std::get<0>(best->cost()) == 0 && std::get<1>(best->cost()) <= best->groups.size()) break;
   }
@@ -482,8 +484,9 @@ std::int64_t PhaseModel::weight_at(std::int64_t n) const {
   return std::max<std::int64_t>(0, std::llround(weight_fit.value_at(static_cast<double>(n))));
 }
 
-Model fit_model(std::span<const Run> runs) {
+Model fit_model(std::span<const Run> runs, const FitOptions& options) {
   Model m;
+  m.options = options;
   m.tool = std::string("p3s ") + p3s::kVersion;
   m.date = utc_now();
   m.work_metric = runs.front().signature.work_metric;
@@ -495,7 +498,7 @@ Model fit_model(std::span<const Run> runs) {
   m.unrelated = rel.unrelated;
   std::map<std::uint32_t, std::uint32_t> last_run_id;  // the largest run's phase id -> model phase id
   for (std::size_t p = 0; p < rel.phases.size(); ++p) {
-    m.phases.push_back(model_phase(runs, rel.phases[p], static_cast<std::uint32_t>(p)));
+    m.phases.push_back(model_phase(runs, rel.phases[p], static_cast<std::uint32_t>(p), options));
     last_run_id[rel.phases[p].ids.back()] = static_cast<std::uint32_t>(p);
   }
   for (const analyzer::PhaseRunEntry& e : runs.back().signature.order) {
@@ -509,14 +512,14 @@ Model build_model(std::span<const std::filesystem::path> signatures, const Model
   const std::vector<Run> runs = load_runs(signatures, 3);
   if (options.validate_with) {
     const std::vector<Run> held = load_runs(std::span(&*options.validate_with, 1), 1);
-    Model m = fit_model(runs);
+    Model m = fit_model(runs, options.fit);
     m.validation = compare_with(m, held.front());
     return m;
   }
-  if (!options.hold_out_largest) return fit_model(runs);
+  if (!options.hold_out_largest) return fit_model(runs, options.fit);
   const std::vector<Run> fitted(runs.begin(), runs.end() - 1);
-  const Model first = fit_model(fitted);
-  Model m = fit_model(runs);  // the held-out run folded in
+  const Model first = fit_model(fitted, options.fit);
+  Model m = fit_model(runs, options.fit);  // the held-out run folded in
   m.validation = compare_with(first, runs.back());
   return m;
 }

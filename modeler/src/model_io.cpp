@@ -259,6 +259,27 @@ Validation validation_from(const json& j) {
   return v;
 }
 
+json fit_options_json(const FitOptions& o) {
+  return json{{"expression_search",
+               {{"max_size", o.search.max_size},
+                {"constants", o.search.constants},
+                {"n_terms", o.search.n_terms},
+                {"max_stored", o.search.max_stored},
+                {"max_candidates", o.search.max_candidates}}}};
+}
+
+FitOptions fit_options_from(const json& j) {
+  FitOptions o;
+  if (!j.contains("expression_search")) return o;
+  const json& s = j.at("expression_search");
+  o.search.max_size = s.at("max_size").get<int>();
+  o.search.constants = s.at("constants").get<std::vector<std::int64_t>>();
+  o.search.n_terms = s.at("n_terms").get<bool>();
+  o.search.max_stored = s.at("max_stored").get<std::size_t>();
+  o.search.max_candidates = s.at("max_candidates").get<std::size_t>();
+  return o;
+}
+
 }  // namespace
 
 void write_model(const Model& m, const std::filesystem::path& path) {
@@ -270,14 +291,16 @@ void write_model(const Model& m, const std::filesystem::path& path) {
   for (const PhaseModel& p : m.phases) phases.push_back(phase_json(p));
   json order = json::array();
   for (const analyzer::PhaseRunEntry& e : m.order) order.push_back(json::array({e.phase, e.count}));
-  json j{{"schema_version", m.schema_version},
-         {"tool", m.tool},
-         {"date", m.date},
-         {"inputs", {{"signatures", std::move(inputs)}, {"application", m.application}}},
-         {"work_metric", m.work_metric},
-         {"phases", std::move(phases)},
-         {"order", std::move(order)},
-         {"unrelated", m.unrelated}};
+  json j{
+      {"schema_version", m.schema_version},
+      {"tool", m.tool},
+      {"date", m.date},
+      {"inputs",
+       {{"signatures", std::move(inputs)}, {"application", m.application}, {"options", fit_options_json(m.options)}}},
+      {"work_metric", m.work_metric},
+      {"phases", std::move(phases)},
+      {"order", std::move(order)},
+      {"unrelated", m.unrelated}};
   if (m.validation) j["validation"] = validation_json(*m.validation);
   write_whole_file(path, j.dump(1) + '\n');
 }
@@ -301,6 +324,7 @@ Model read_model(const std::filesystem::path& path) {
       m.inputs.push_back({i.at("path").get<std::string>(), i.at("n").get<std::int64_t>(),
                           i.value("command", std::string()), i.value("date", std::string())});
     }
+    m.options = fit_options_from(j.at("inputs").value("options", json::object()));
     for (const json& p : j.at("phases")) m.phases.push_back(phase_from(p));
     for (const json& e : j.at("order")) m.order.push_back({e.at(0).get<std::uint32_t>(), e.at(1).get<std::uint64_t>()});
     m.unrelated = j.at("unrelated").get<std::vector<std::string>>();

@@ -390,7 +390,13 @@ std::optional<Program> learn_in_frame(Frame frame, int slots, std::span<const Li
 
 /// The fallback: one single term per position (the same number of communications for every rank and n), each
 /// slot's peer an integer expression in r and n found by search. Null communications must fall outside 0..n-1.
-std::optional<Program> learn_expressions(int slots, std::span<const ListObservation* const> obs) {
+/// What the expression searches of one pattern may do, and whether one of them ran out of its budget.
+struct SearchBudget {
+  const SearchOptions& options;
+  bool exhausted = false;
+};
+
+std::optional<Program> learn_expressions(int slots, std::span<const ListObservation* const> obs, SearchBudget& budget) {
   std::size_t length = SIZE_MAX;
   bool nulls = false;
   for (const ListObservation* o : obs) {
@@ -416,7 +422,9 @@ std::optional<Program> learn_expressions(int slots, std::span<const ListObservat
         t.peers.emplace_back();
         continue;
       }
-      std::optional<Expression> e = find_expression(samples);
+      SearchStats stats;
+      std::optional<Expression> e = find_expression(samples, budget.options, &stats);
+      budget.exhausted = budget.exhausted || stats.budget_exhausted;
       if (!e) return std::nullopt;
       t.peers.emplace_back(std::move(*e));
     }
@@ -458,13 +466,13 @@ std::vector<RankPredicate> rank_predicates() {
 
 namespace {
 
-std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const ListObservation* const> obs,
-                                                      int depth) {
+std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const ListObservation* const> obs, int depth,
+                                                      SearchBudget& budget) {
   if (std::optional<Program> p = learn_program(slots, obs)) {
     return std::vector<Pattern::Case>{{RankPredicate{}, std::move(*p)}};
   }
   if (depth == 0) {
-    if (std::optional<Program> p = learn_expressions(slots, obs)) {
+    if (std::optional<Program> p = learn_expressions(slots, obs, budget)) {
       return std::vector<Pattern::Case>{{RankPredicate{}, std::move(*p)}};
     }
     return std::nullopt;
@@ -476,7 +484,7 @@ std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const
     if (in.empty() || out.empty()) continue;
     std::optional<Program> first = learn_program(slots, in);
     if (!first) continue;
-    std::optional<std::vector<Pattern::Case>> rest = learn_cases(slots, out, depth - 1);
+    std::optional<std::vector<Pattern::Case>> rest = learn_cases(slots, out, depth - 1, budget);
     if (!rest) continue;
     rest->insert(rest->begin(), Pattern::Case{when, std::move(*first)});
     return rest;
@@ -486,22 +494,28 @@ std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const
 
 }  // namespace
 
-std::optional<Pattern> learn_pattern(std::span<const ListObservation> observations, int slots, std::string* why) {
+std::optional<Pattern> learn_pattern(std::span<const ListObservation> observations, int slots, std::string* why,
+                                     const SearchOptions& search) {
   if (slots < 1 || slots > 2) throw ModelError("a communication has one or two peers, not " + std::to_string(slots));
   std::vector<const ListObservation*> obs;
   for (const ListObservation& o : observations) obs.push_back(&o);
   // Up to three rank classes: two predicates; expressions last, for all ranks or for the last class.
   // One expression for every rank is preferred to rank classes (a mirror n - 1 - r rather than offsets with
   // two special ranks).
-  std::optional<std::vector<Pattern::Case>> cases = learn_cases(slots, obs, 2);
+  SearchBudget budget{search};
+  std::optional<std::vector<Pattern::Case>> cases = learn_cases(slots, obs, 2, budget);
   if (!cases || cases->size() > 1) {
-    if (std::optional<Program> p = learn_expressions(slots, obs)) cases = {{RankPredicate{}, std::move(*p)}};
+    if (std::optional<Program> p = learn_expressions(slots, obs, budget)) cases = {{RankPredicate{}, std::move(*p)}};
   }
   if (!cases) {
     if (why != nullptr) {
       *why =
           "no frame (offset, ring, grid, torus, xor, absolute) with single or repeated terms, for all ranks or "
           "split by rank class, and no small integer expression in r and n reproduces every rank's peers";
+      if (budget.exhausted) {
+        *why += " (an expression search stopped at its budget of " + std::to_string(search.max_candidates) +
+                " candidates; `p3s model --search-candidates` raises it)";
+      }
     }
     return std::nullopt;
   }

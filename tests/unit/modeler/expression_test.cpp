@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <chrono>
 #include <functional>
 #include <limits>
 #include <random>
@@ -20,6 +19,7 @@ using p3s::modeler::Expression;
 using p3s::modeler::find_expression;
 using p3s::modeler::RankSample;
 using p3s::modeler::SearchOptions;
+using p3s::modeler::SearchStats;
 using Op = Expression::Op;
 
 Expression r() { return Expression::terminal(Op::R); }
@@ -208,25 +208,39 @@ TEST(FindExpression, InconsistentOrUnreachable) {
   EXPECT_THROW((void)find_expression({}), p3s::ModelError);
 }
 
-TEST(FindExpression, AnswersQuicklyOnTwoHundredSamples) {
+TEST(FindExpression, FindsOnTwoHundredSamplesWithinItsBudget) {
   // 192 samples, found at size 5.
   const auto samples = ranks({64, 128}, [](auto, auto rv) { return rv - (rv & -rv); });
-  auto start = std::chrono::steady_clock::now();
-  const auto e = find_expression(samples);
-  const auto found_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
+  SearchStats stats;
+  const auto e = find_expression(samples, {}, &stats);
   ASSERT_TRUE(e.has_value());
   EXPECT_TRUE(matches(*e, samples));
-  EXPECT_LT(found_ms, 1000);
+  EXPECT_FALSE(stats.budget_exhausted);
+  EXPECT_GT(stats.candidates, 0U);
+  EXPECT_LT(stats.candidates, SearchOptions{}.max_candidates);
+}
 
-  // Noise has no small expression: the search gives up within its time limit.
+TEST(FindExpression, StopsOnACountedBudgetWhateverTheLoad) {
+  // Noise has no small expression. The search stops after exactly as many candidates every time: a count,
+  // never a clock, decides how far it goes, so a loaded machine gets the same answer.
   std::mt19937 rng(7);
-  std::vector<RankSample> noise = ranks({64, 136}, [&](auto, auto) { return static_cast<std::int64_t>(rng() % 1000); });
-  start = std::chrono::steady_clock::now();
-  EXPECT_EQ(find_expression(noise), std::nullopt);
-  const auto gave_up_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_LT(gave_up_ms, 2000);  // default time limit 500 ms, with slack for a loaded machine
+  const std::vector<RankSample> noise =
+      ranks({64, 136}, [&](auto, auto) { return static_cast<std::int64_t>(rng() % 1000); });
+  SearchOptions budget;
+  budget.max_candidates = 200000;
+  SearchStats first;
+  SearchStats second;
+  EXPECT_EQ(find_expression(noise, budget, &first), std::nullopt);
+  EXPECT_EQ(find_expression(noise, budget, &second), std::nullopt);
+  EXPECT_TRUE(first.budget_exhausted);
+  EXPECT_LE(first.candidates, budget.max_candidates);
+  EXPECT_EQ(first.candidates, second.candidates);
+  // Without the budget cut, the same search ends on max_size instead.
+  SearchOptions small;
+  small.max_size = 5;
+  SearchStats unbounded;
+  EXPECT_EQ(find_expression(noise, small, &unbounded), std::nullopt);
+  EXPECT_FALSE(unbounded.budget_exhausted);
 }
 
 }  // namespace

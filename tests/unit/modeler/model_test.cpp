@@ -248,7 +248,9 @@ TEST(Model, PhasesMissingInSomeRunAreReported) {
   extra.ranks[0].events[0].call = "MPI_Barrier";
   odd.phases.push_back(extra);
   paths.push_back(save(odd, "ring16-extra-phase"));
-  const Model m = build_model(paths, ModelOptions{false, std::nullopt});
+  ModelOptions fit_all;
+  fit_all.hold_out_largest = false;
+  const Model m = build_model(paths, fit_all);
   EXPECT_EQ(m.phases.size(), 2u);
   ASSERT_EQ(m.unrelated.size(), 1u);
   EXPECT_NE(m.unrelated[0].find("MPI_Barrier"), std::string::npos) << m.unrelated[0];

@@ -4,7 +4,6 @@
 // quantities (peers, roots) that its structured patterns miss.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -98,10 +97,15 @@ struct SearchOptions {
   bool n_terms = true;
   /// Distinct sub-expressions kept for building larger ones (memory: about 8 bytes per sample used each).
   std::size_t max_stored = 150000;
-  /// Candidate expressions examined, in total, before giving up.
-  std::size_t max_candidates = 60000000;
-  /// Wall-clock budget before giving up.
-  std::chrono::milliseconds time_limit{500};
+  /// Candidate expressions examined, in total, before giving up. A count, not a time, so that the same samples
+  /// give the same answer on a loaded machine; 2*10^7 take about half a second on one core of a 2-core VM.
+  std::size_t max_candidates = 20000000;
+};
+
+/// What a search did (optional output of find_expression()).
+struct SearchStats {
+  std::size_t candidates = 0;     ///< candidate expressions examined
+  bool budget_exhausted = false;  ///< it stopped on max_candidates before trying every expression of max_size
 };
 
 /// The smallest expression (fewest nodes; ties broken by a fixed enumeration order) whose value equals every
@@ -109,7 +113,8 @@ struct SearchOptions {
 /// values give nullopt.
 /// @throws p3s::ModelError when there are no samples.
 [[nodiscard]] std::optional<Expression> find_expression(std::span<const RankSample> samples,
-                                                        const SearchOptions& options = {});
+                                                        const SearchOptions& options = {},
+                                                        SearchStats* stats = nullptr);
 
 /// Serialised as its readable string.
 void to_json(nlohmann::json& j, const Expression& expression);

@@ -167,6 +167,13 @@ struct Validation {
   std::vector<std::string> unrelated;  ///< phases of the real run the model does not have
 };
 
+/// What shaped a fit besides its inputs; recorded in the model so that the fit can be reproduced.
+struct FitOptions {
+  /// The expression search tried last for peers: bounded by a count of candidates, never by time, so the same
+  /// signatures give the same model on a loaded machine.
+  SearchOptions search;
+};
+
 struct Model {
   int schema_version = kModelSchemaVersion;
   std::string tool;
@@ -180,6 +187,7 @@ struct Model {
     std::string date;
   };
   std::vector<Input> inputs;  ///< the runs the final model was fitted on
+  FitOptions options;
   std::vector<PhaseModel> phases;
   std::vector<std::string> unrelated;          ///< phases of some run that could not be related
   std::vector<analyzer::PhaseRunEntry> order;  ///< the largest run's phase order, in model phase ids
@@ -191,12 +199,13 @@ struct ModelOptions {
   bool hold_out_largest = true;
   /// Validate against this signature instead (all inputs are fitted).
   std::optional<std::filesystem::path> validate_with;
+  FitOptions fit;
 };
 
 /// Fits a model to the signatures. @throws p3s::InputError for unusable inputs.
 [[nodiscard]] Model build_model(std::span<const std::filesystem::path> signatures, const ModelOptions& options);
 /// Fits a model to loaded runs (no validation).
-[[nodiscard]] Model fit_model(std::span<const Run> runs);
+[[nodiscard]] Model fit_model(std::span<const Run> runs, const FitOptions& options = {});
 
 /// Compares the model's prediction at the run's n with the run.
 [[nodiscard]] Validation compare_with(const Model& model, const Run& run);

@@ -147,9 +147,10 @@ struct ListObservation {
 /// Learns the simplest pattern that reproduces every observation exactly: each frame in order, position-
 /// aligned (null communications kept) or merged across ranks (absent communications), single terms or one
 /// counted repetition; when no single program fits, the ranks are split by a predicate and each side learnt.
-/// Returns nullopt when nothing fits; `why` then says what was tried.
+/// Returns nullopt when nothing fits; `why` then says what was tried. `search` bounds the expression search that
+/// is tried last.
 [[nodiscard]] std::optional<Pattern> learn_pattern(std::span<const ListObservation> observations, int slots,
-                                                   std::string* why = nullptr);
+                                                   std::string* why = nullptr, const SearchOptions& search = {});
 
 [[nodiscard]] nlohmann::json rank_predicate_json(const RankPredicate& p);
 /// @throws p3s::InputError on an unknown predicate.
