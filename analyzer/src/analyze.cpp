@@ -161,7 +161,14 @@ Signature analyze(const AnalyzeOptions& options, AnalyzeStats* stats) {
   sig.processes = defs.processes;
   sig.locations = static_cast<std::uint32_t>(ex.locations.size());
   sig.work_metric = ex.has_work_metric ? defs.work_metric_member : "wall_ns";
-  sig.complete = defs.property(trace::property::kComplete).value_or("true") != "false";
+  std::vector<bool> left_finalize(static_cast<std::size_t>(std::max(defs.processes, 0)), false);
+  for (const ExtractedLocation& l : ex.locations) {
+    if (l.rank >= 0 && l.rank < defs.processes) {
+      left_finalize[static_cast<std::size_t>(l.rank)] =
+          left_finalize[static_cast<std::size_t>(l.rank)] || l.left_finalize;
+    }
+  }
+  sig.complete = run_complete(defs, left_finalize);
   sig.options = options.signature;
   sig.operations = lr.operations;
   sig.events = lr.events;

@@ -4,6 +4,9 @@
 
 #include "p3s/trace/schema.hpp"
 
+#include <algorithm>
+#include <functional>
+
 namespace p3s::analyzer {
 
 std::uint64_t ClockProperties::to_ns(std::uint64_t ticks) const noexcept {
@@ -95,6 +98,32 @@ std::string_view paradigm_name(Paradigm p) noexcept {
       return "other";
   }
   return "unknown";
+}
+
+bool run_complete(const TraceDefinitions& defs, const std::vector<bool>& left_finalize) {
+  if (const std::optional<std::string> said = defs.property(trace::property::kComplete)) return *said == "true";
+  return !left_finalize.empty() && std::all_of(left_finalize.begin(), left_finalize.end(), std::identity());
+}
+
+std::string_view comm_kind_name(CommKind k) noexcept {
+  switch (k) {
+    case CommKind::Group:
+      return "group";
+    case CommKind::Self:
+      return "self";
+    case CommKind::Inter:
+      return "inter";
+    case CommKind::Unresolved:
+      return "unresolved";
+  }
+  return "unresolved";
+}
+
+std::optional<CommKind> comm_kind_named(std::string_view name) noexcept {
+  for (const CommKind k : {CommKind::Group, CommKind::Self, CommKind::Inter, CommKind::Unresolved}) {
+    if (comm_kind_name(k) == name) return k;
+  }
+  return std::nullopt;
 }
 
 }  // namespace p3s::analyzer

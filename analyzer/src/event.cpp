@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Names of event kinds and collective operations.
+// Names of event kinds.
 #include "p3s/analyzer/event.hpp"
 
 #include <array>
@@ -26,45 +26,13 @@ constexpr std::array<std::string_view, 15> kKindNames = {
     "COMM_DESTROY",
 };
 
-constexpr std::array<std::string_view, 23> kOpNames = {
-    "BARRIER",
-    "BCAST",
-    "GATHER",
-    "GATHERV",
-    "SCATTER",
-    "SCATTERV",
-    "ALLGATHER",
-    "ALLGATHERV",
-    "ALLTOALL",
-    "ALLTOALLV",
-    "ALLTOALLW",
-    "ALLREDUCE",
-    "REDUCE",
-    "REDUCE_SCATTER",
-    "SCAN",
-    "EXSCAN",
-    "REDUCE_SCATTER_BLOCK",
-    "CREATE_HANDLE",
-    "DESTROY_HANDLE",
-    "ALLOCATE",
-    "DEALLOCATE",
-    "CREATE_HANDLE_AND_ALLOCATE",
-    "DESTROY_HANDLE_AND_DEALLOCATE",
-};
-
 static_assert(static_cast<std::size_t>(EventKind::CommDestroy) + 1 == kKindNames.size());
-static_assert(static_cast<std::size_t>(CollectiveOp::DestroyHandleAndDeallocate) + 1 == kOpNames.size());
 
 }  // namespace
 
 std::string_view event_kind_name(EventKind kind) noexcept {
   const auto i = static_cast<std::size_t>(kind);
   return i < kKindNames.size() ? kKindNames[i] : "UNKNOWN";
-}
-
-std::string_view collective_op_name(CollectiveOp op) noexcept {
-  const auto i = static_cast<std::size_t>(op);
-  return i < kOpNames.size() ? kOpNames[i] : "UNKNOWN";
 }
 
 bool is_mpi_record(EventKind kind) noexcept { return kind != EventKind::Enter && kind != EventKind::Leave; }

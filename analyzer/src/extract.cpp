@@ -32,8 +32,11 @@ struct CollectiveCall {
 class LocationExtractor {
  public:
   LocationExtractor(const TraceDefinitions& defs, OpWriter& out, std::unordered_set<std::uint64_t>& volumes,
-                    bool has_work, std::vector<CollectiveCall>* collectives, std::int32_t rank, std::size_t location)
-      : mpi_regions_(defs.regions.size()),
+                    bool has_work, std::vector<CollectiveCall>* collectives, std::int32_t rank, std::size_t location,
+                    std::map<std::uint32_t, mpi::Function>& created_by)
+      : defs_(defs),
+        mpi_regions_(defs.regions.size()),
+        created_by_(created_by),
         out_(out),
         volumes_(volumes),
         has_work_(has_work),
@@ -51,10 +54,13 @@ class LocationExtractor {
       case EventKind::Leave:
         leave(e);
         return;
-      case EventKind::CollectiveBegin:
       case EventKind::CommCreate:
+        // Communicators come from the definitions; the call around their creation says how they were made.
+        if (depth_ > 0) created_by_.emplace(e.comm, function_of(header_.region));
+        return;
+      case EventKind::CollectiveBegin:
       case EventKind::CommDestroy:
-        return;  // the collective is taken at its end; communicators come from the definitions
+        return;  // the collective is taken at its end
       default:
         break;
     }
@@ -71,27 +77,27 @@ class LocationExtractor {
     switch (e.kind) {
       case EventKind::MpiSend:
       case EventKind::MpiIsend:
-        a.kind = ActionKind::Send;
+        a.kind = mpi::ActionKind::Send;
         note_volume(e.bytes);
         break;
       case EventKind::MpiRecv:
       case EventKind::MpiIrecv:
-        a.kind = ActionKind::Recv;
+        a.kind = mpi::ActionKind::Recv;
         note_volume(e.bytes);
         break;
       case EventKind::MpiIrecvRequest:
-        a.kind = ActionKind::IrecvPost;
+        a.kind = mpi::ActionKind::IrecvPost;
         break;
       case EventKind::MpiIsendComplete:
-        a.kind = ActionKind::IsendComplete;
+        a.kind = mpi::ActionKind::IsendComplete;
         break;
       case EventKind::MpiRequestCancelled:
-        a.kind = ActionKind::Cancelled;
+        a.kind = mpi::ActionKind::Cancelled;
         break;
       case EventKind::CollectiveEnd:
       case EventKind::NbCollectiveComplete:
-        a.kind = e.kind == EventKind::CollectiveEnd ? ActionKind::Collective : ActionKind::NbCollComplete;
-        a.op = static_cast<std::uint8_t>(e.op);
+        a.kind = e.kind == EventKind::CollectiveEnd ? mpi::ActionKind::Collective : mpi::ActionKind::NbCollComplete;
+        a.op = e.op;
         a.root = e.root;
         a.bytes_received = e.bytes_received;
         a.peer = -1;
@@ -100,7 +106,7 @@ class LocationExtractor {
         break;
       case EventKind::NbCollectiveRequest:
         // OTF2 names only the request here; the communicator is patched in when the operation completes.
-        a.kind = ActionKind::NbCollRequest;
+        a.kind = mpi::ActionKind::NbCollRequest;
         a.comm = kNoRef;
         a.peer = -1;
         break;
@@ -118,13 +124,16 @@ class LocationExtractor {
       e.kind = EventKind::Leave;
       e.time_ns = last_time_;
       e.region = header_.region;
+      const bool finalized = left_finalize_;
       leave(e);
+      left_finalize_ = finalized;  // a rank cut off inside MPI_Finalize did not get through it
     }
   }
 
   [[nodiscard]] std::uint64_t first_ns() const noexcept { return first_ns_; }
   [[nodiscard]] std::uint64_t last_ns() const noexcept { return last_leave_ns_; }
   [[nodiscard]] std::uint64_t stray() const noexcept { return stray_; }
+  [[nodiscard]] bool left_finalize() const noexcept { return left_finalize_; }
   void note_time(std::uint64_t t) { last_time_ = t; }
 
  private:
@@ -133,6 +142,10 @@ class LocationExtractor {
     return r != nullptr && r->is_mpi();
   }
   bool is_mpi(std::uint32_t region) const { return region < mpi_regions_.size() && mpi_regions_[region] != 0; }
+  mpi::Function function_of(std::uint32_t region) const {
+    const Region* r = defs_.region(region);
+    return r != nullptr ? r->function : mpi::Function::Other;
+  }
 
   void enter(const Event& e) {
     if (!is_mpi(e.region)) return;
@@ -161,13 +174,14 @@ class LocationExtractor {
     out_.append(header_, actions_.data(), header_.actions);
     for (std::size_t i = 0; i < actions_.size(); ++i) {
       const std::uint64_t offset = out_.action_offsets()[i];
-      if (actions_[i].kind == ActionKind::NbCollRequest) {
+      if (actions_[i].kind == mpi::ActionKind::NbCollRequest) {
         pending_[actions_[i].request] = {offset, actions_[i], header_.enter_ns};
-      } else if (actions_[i].kind == ActionKind::Collective && collectives_ != nullptr) {
+      } else if (actions_[i].kind == mpi::ActionKind::Collective && collectives_ != nullptr) {
         collectives_->push_back({rank_, actions_[i].comm, header_.enter_ns, location_, offset});
       }
     }
     has_prev_ = true;
+    left_finalize_ = left_finalize_ || function_of(header_.region) == mpi::Function::MPI_Finalize;
     last_leave_ns_ = header_.leave_ns;
     prev_work_ = e.work;
   }
@@ -193,7 +207,10 @@ class LocationExtractor {
     pending_.erase(it);
   }
 
+  const TraceDefinitions& defs_;
   std::vector<std::uint8_t> mpi_regions_;  ///< by region id: 1 for MPI functions
+  std::map<std::uint32_t, mpi::Function>& created_by_;
+  bool left_finalize_ = false;
   OpWriter& out_;
   std::unordered_set<std::uint64_t>& volumes_;
   std::uint64_t last_volume_ = ~std::uint64_t{0};
@@ -269,7 +286,7 @@ Extracted extract_operations(TraceReader& reader, const std::filesystem::path& s
     const bool threaded = locations_of[l.rank] > 1;
     OpWriter writer(x.ops, threaded);
     LocationExtractor ex(defs, writer, volumes, out.has_work_metric, threaded ? &collectives : nullptr, l.rank,
-                         out.locations.size());
+                         out.locations.size(), out.created_by);
     // The visitor interface hands events over without copying them through the pull buffer.
     struct Forward final : EventVisitor {
       explicit Forward(LocationExtractor& x) : x_(x) {}
@@ -289,6 +306,7 @@ Extracted extract_operations(TraceReader& reader, const std::filesystem::path& s
     x.operations = writer.operations();
     x.first_ns = ex.first_ns();
     x.last_ns = ex.last_ns();
+    x.left_finalize = ex.left_finalize();
     if (x.operations != 0) out.locations.push_back(std::move(x));
   }
   if (out.locations.empty()) {

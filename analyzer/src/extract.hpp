@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@ struct ExtractedLocation {
   std::uint64_t operations = 0;
   std::uint64_t first_ns = 0;  ///< enter of the first MPI call
   std::uint64_t last_ns = 0;   ///< leave of the last MPI call
+  bool left_finalize = false;  ///< it got through MPI_Finalize
 };
 
 struct Extracted {
@@ -28,6 +30,8 @@ struct Extracted {
   std::uint64_t records = 0;                 ///< OTF2 records read
   std::uint64_t stray_records = 0;           ///< MPI records outside any MPI call (ignored)
   bool has_work_metric = false;              ///< bursts carry the archive's work metric (else wall time)
+  /// The call that created each communicator, by id, as the CommCreate records inside the calls tell.
+  std::map<std::uint32_t, mpi::Function> created_by;
 };
 
 /// Reads every location of `reader` into operation files under `scratch`.

@@ -207,7 +207,7 @@ class Engine {
     Loc& l = locs_[i];
     std::uint64_t tick = 0;
     switch (a.kind) {
-      case ActionKind::Send: {
+      case mpi::ActionKind::Send: {
         tick = ++l.clock;
         if (a.peer < 0) {
           ++unresolved_;
@@ -219,7 +219,7 @@ class Engine {
         wake_channel(ChannelKey{a.comm, l.rank, a.peer, a.tag});
         break;
       }
-      case ActionKind::Recv: {
+      case mpi::ActionKind::Recv: {
         if (a.peer < 0) {  // a peer the definitions cannot resolve: no match possible, a local event
           ++unresolved_;
           tick = ++l.clock;
@@ -245,7 +245,7 @@ class Engine {
         ++result_.messages;
         break;
       }
-      case ActionKind::Collective: {
+      case mpi::ActionKind::Collective: {
         const std::uint32_t size = comm_size_(a.comm);
         if (size <= 1) {  // MPI_COMM_SELF, or a communicator of unknown size: nothing to wait for
           tick = ++l.clock;
@@ -273,7 +273,7 @@ class Engine {
         if (++c.consumed == size) colls_.erase(l.wait_coll);
         break;
       }
-      case ActionKind::NbCollRequest: {
+      case mpi::ActionKind::NbCollRequest: {
         // Starting a non-blocking collective contributes the clock; it is not an event of its own.
         const std::uint32_t size = comm_size_(a.comm);
         if (a.comm == kNoRef || size <= 1) return true;  // never completed, or nothing to synchronise with
@@ -287,7 +287,7 @@ class Engine {
         l.nb_requests[a.request] = key;
         return true;
       }
-      case ActionKind::NbCollComplete: {
+      case mpi::ActionKind::NbCollComplete: {
         const auto req = l.nb_requests.find(a.request);
         const std::uint32_t size = comm_size_(a.comm);
         if (req == l.nb_requests.end() || size <= 1) {
@@ -306,9 +306,9 @@ class Engine {
         l.nb_requests.erase(req);
         break;
       }
-      case ActionKind::IrecvPost:
-      case ActionKind::IsendComplete:
-      case ActionKind::Cancelled:
+      case mpi::ActionKind::IrecvPost:
+      case mpi::ActionKind::IsendComplete:
+      case mpi::ActionKind::Cancelled:
         return true;
     }
     l.action_ticks[l.next_action] = tick;

@@ -23,7 +23,7 @@ void write_logical_csv(const std::filesystem::path& path, const TraceDefinitions
         const std::size_t occ = sweep.occurrence;
         const Region* r = defs.region(op.header.region);
         const std::string call = r != nullptr ? r->name : "?";
-        const auto row = [&](const char* action, long long peer, std::uint32_t tag, std::uint64_t bytes,
+        const auto row = [&](std::string_view action, long long peer, std::uint32_t tag, std::uint64_t bytes,
                              std::uint64_t tick) {
           out << loc.rank << ',' << loc.thread << ',' << seq << ',' << call << ',' << action << ',' << peer << ','
               << tag << ',' << bytes << ',' << tick << ',' << labels.phase[occ] << ',' << labels.instance[occ] << '\n';
@@ -31,8 +31,8 @@ void write_logical_csv(const std::filesystem::path& path, const TraceDefinitions
         if (op.actions.empty()) row("", -1, 0, 0, sweep.op_tick);
         for (std::size_t i = 0; i < op.actions.size(); ++i) {
           const Action& a = op.actions[i];
-          const bool message = a.kind == ActionKind::Send || a.kind == ActionKind::Recv;
-          row(action_name(a.kind), message ? a.peer : -1, message ? a.tag : 0, a.bytes,
+          const bool message = a.kind == mpi::ActionKind::Send || a.kind == mpi::ActionKind::Recv;
+          row(mpi::name(a.kind), message ? a.peer : -1, message ? a.tag : 0, a.bytes,
               sweep.action_ticks[i] != 0 ? sweep.action_ticks[i] : sweep.op_tick);
         }
       }

@@ -38,8 +38,8 @@ std::uint64_t location_of(const ExtractedLocation& l) {
   return (static_cast<std::uint64_t>(l.thread) << 32) | static_cast<std::uint32_t>(l.rank);
 }
 
-/// Collective operation as OTF2 numbers it (CollectiveOp mirrors OTF2_CollectiveOp).
-OTF2_CollectiveOp otf2_op(std::uint8_t op) { return static_cast<OTF2_CollectiveOp>(op); }
+/// Collective operation as OTF2 numbers it (mpi::Collective carries OTF2's values).
+OTF2_CollectiveOp otf2_op(mpi::Collective op) { return static_cast<OTF2_CollectiveOp>(op); }
 
 }  // namespace
 
@@ -113,14 +113,14 @@ void write_logical_otf2(const std::filesystem::path& dir, const TraceDefinitions
         const std::uint64_t t = at(action_ticks[i] != 0 ? action_ticks[i] : op_tick);
         OTF2_ErrorCode rc = OTF2_SUCCESS;
         switch (x.kind) {
-          case ActionKind::Send:
+          case mpi::ActionKind::Send:
             rc = OTF2_EvtWriter_MpiSend(w, nullptr, t, comm_rank(x.comm, x.peer), x.comm, x.tag, x.bytes);
             break;
-          case ActionKind::Recv:
+          case mpi::ActionKind::Recv:
             rc = OTF2_EvtWriter_MpiRecv(w, nullptr, t, comm_rank(x.comm, x.peer), x.comm, x.tag, x.bytes);
             break;
-          case ActionKind::Collective:
-          case ActionKind::NbCollComplete:
+          case mpi::ActionKind::Collective:
+          case mpi::ActionKind::NbCollComplete:
             rc = OTF2_EvtWriter_MpiCollectiveBegin(w, nullptr, t);
             if (rc == OTF2_SUCCESS) {
               rc = OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, at(action_ticks[i]), otf2_op(x.op), x.comm,

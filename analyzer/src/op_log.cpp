@@ -65,28 +65,6 @@ std::string io_error(const std::filesystem::path& p, const char* what) {
 }
 }  // namespace
 
-const char* action_name(ActionKind k) noexcept {
-  switch (k) {
-    case ActionKind::Send:
-      return "send";
-    case ActionKind::Recv:
-      return "recv";
-    case ActionKind::Collective:
-      return "coll";
-    case ActionKind::NbCollRequest:
-      return "icoll";
-    case ActionKind::NbCollComplete:
-      return "icoll_complete";
-    case ActionKind::IrecvPost:
-      return "irecv";
-    case ActionKind::IsendComplete:
-      return "isend_complete";
-    case ActionKind::Cancelled:
-      return "cancelled";
-  }
-  return "?";
-}
-
 OpWriter::OpWriter(std::filesystem::path path, bool patchable_collectives)
     : path_(std::move(path)),
       patchable_collectives_(patchable_collectives),
@@ -125,7 +103,7 @@ void OpWriter::append(const OpHeader& header, const Action* actions, std::uint32
   for (std::uint32_t i = 0; i < count; ++i) {
     const Action& a = actions[i];
     const bool patchable =
-        a.kind == ActionKind::NbCollRequest || (patchable_collectives_ && a.kind == ActionKind::Collective);
+        a.kind == mpi::ActionKind::NbCollRequest || (patchable_collectives_ && a.kind == mpi::ActionKind::Collective);
     if (patchable) {
       *p++ = static_cast<std::byte>(static_cast<unsigned>(a.kind) | kFixedLayout);
       offsets_[i] = flushed_ + used_ + static_cast<std::uint64_t>(p - start);
@@ -238,9 +216,9 @@ bool OpReader::next(Op& op) {
       std::memcpy(&a, p, sizeof a);
       p += sizeof a;
     } else {
-      if (tag > static_cast<unsigned>(ActionKind::Cancelled) || p == stop) corrupt();
-      a.kind = static_cast<ActionKind>(tag);
-      a.op = static_cast<std::uint8_t>(*p++);
+      if (tag > static_cast<unsigned>(mpi::ActionKind::Cancelled) || p == stop) corrupt();
+      a.kind = static_cast<mpi::ActionKind>(tag);
+      a.op = static_cast<mpi::Collective>(*p++);
       a.reserved = 0;
       a.comm = get<std::uint32_t>(p, stop) - 1;
       a.peer = static_cast<std::int32_t>(unzigzag(get<std::uint64_t>(p, stop)));

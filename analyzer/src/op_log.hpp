@@ -14,34 +14,16 @@
 #include <string>
 #include <vector>
 
-namespace p3s::analyzer {
+#include "p3s/mpi/vocabulary.hpp"
 
-/// What an MPI call did, as far as the logical trace is concerned.
-enum class ActionKind : std::uint8_t {
-  Send,            ///< a message left (blocking send, Isend, a started persistent send, Sendrecv's send)
-  Recv,            ///< a message arrived (Recv, a completed Irecv, Sendrecv's receive)
-  Collective,      ///< a blocking collective (including communicator creation and destruction)
-  NbCollRequest,   ///< a non-blocking collective was started (its communicator filled in at completion)
-  NbCollComplete,  ///< a non-blocking collective completed
-  IrecvPost,       ///< a receive was posted (no message yet)
-  IsendComplete,   ///< an Isend's request completed
-  Cancelled,       ///< a request was cancelled
-};
+namespace p3s::analyzer {
 
 inline constexpr std::uint32_t kNoSeq = 0xffffffffu;
 
-/// Actions that carry a Lamport tick: they are the events of the logical trace.
-[[nodiscard]] constexpr bool is_tick_action(ActionKind k) noexcept {
-  return k == ActionKind::Send || k == ActionKind::Recv || k == ActionKind::Collective ||
-         k == ActionKind::NbCollComplete;
-}
-
-[[nodiscard]] const char* action_name(ActionKind k) noexcept;
-
 /// One action. Peers and roots are MPI_COMM_WORLD ranks (kNoRank / kUnresolvedRank as in definitions.hpp).
 struct Action {
-  ActionKind kind = ActionKind::Send;
-  std::uint8_t op = 255;  ///< CollectiveOp for collectives
+  mpi::ActionKind kind = mpi::ActionKind::Send;
+  mpi::Collective op = mpi::Collective::None;  ///< collectives: the operation
   std::uint16_t reserved = 0;
   std::uint32_t comm = 0xffffffffu;
   std::int32_t peer = -1;  ///< the other side of a message

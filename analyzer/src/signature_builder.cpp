@@ -48,12 +48,12 @@ struct EventAcc {
 
 /// Actions that start a request, and those that complete one.
 bool starts_request(const Action& a) {
-  return (a.kind == ActionKind::Send && a.request != 0) || a.kind == ActionKind::IrecvPost ||
-         a.kind == ActionKind::NbCollRequest;
+  return (a.kind == mpi::ActionKind::Send && a.request != 0) || a.kind == mpi::ActionKind::IrecvPost ||
+         a.kind == mpi::ActionKind::NbCollRequest;
 }
 bool completes_request(const Action& a) {
-  return (a.kind == ActionKind::Recv && a.request != 0) || a.kind == ActionKind::IsendComplete ||
-         a.kind == ActionKind::NbCollComplete;
+  return (a.kind == mpi::ActionKind::Recv && a.request != 0) || a.kind == mpi::ActionKind::IsendComplete ||
+         a.kind == mpi::ActionKind::NbCollComplete;
 }
 
 /// Where a request of a representative instance began: the phase, the event in the instance and the action.
@@ -157,8 +157,6 @@ std::vector<std::uint32_t> work_clusters(const std::vector<std::size_t>& occs, c
   return cluster;
 }
 
-std::string collective_name(std::uint8_t op) { return std::string(collective_op_name(static_cast<CollectiveOp>(op))); }
-
 }  // namespace
 
 std::size_t occurrence_of(const std::vector<std::uint64_t>& first_tick, std::uint64_t tick, std::size_t hint) noexcept {
@@ -192,7 +190,7 @@ void link_requests(const Op& op, std::size_t occurrence, RepAcc* rep, std::size_
       if (it == requests.end()) continue;
       const RequestStart& start = it->second;
       EventAcc& origin = reps[start.phase].at(location).events[start.event];
-      if (origin.actions[start.action].kind == ActionKind::IrecvPost && a.kind == ActionKind::Recv) {
+      if (origin.actions[start.action].kind == mpi::ActionKind::IrecvPost && a.kind == mpi::ActionKind::Recv) {
         origin.completed_by[start.action] = a;
       }
       if (rep != nullptr && start.occurrence == occurrence) {
@@ -203,8 +201,9 @@ void link_requests(const Op& op, std::size_t occurrence, RepAcc* rep, std::size_
   }
 }
 
-/// The communicators the phases' actions name, with their members.
-std::vector<SigComm> communicators_used(const TraceDefinitions& defs, const std::vector<SigPhase>& phases) {
+/// The communicators the phases' actions name, with their members and the calls that created them.
+std::vector<SigComm> communicators_used(const TraceDefinitions& defs, const Extracted& extracted,
+                                        const std::vector<SigPhase>& phases) {
   std::set<std::uint32_t> ids;
   for (const SigPhase& ph : phases) {
     for (const SigRank& r : ph.ranks) {
@@ -219,22 +218,11 @@ std::vector<SigComm> communicators_used(const TraceDefinitions& defs, const std:
     if (c == nullptr) continue;
     SigComm sc;
     sc.id = id;
-    switch (c->kind) {
-      case CommKind::Group:
-        sc.kind = "group";
-        sc.ranks = c->world_ranks;
-        break;
-      case CommKind::Self:
-        sc.kind = "self";
-        break;
-      case CommKind::Inter:
-        sc.kind = "inter";
-        sc.ranks = c->world_ranks;
-        break;
-      case CommKind::Unresolved:
-        sc.kind = "unresolved";
-        break;
-    }
+    sc.kind = c->kind;
+    if (c->kind == CommKind::Group || c->kind == CommKind::Inter) sc.ranks = c->world_ranks;
+    const auto made = extracted.created_by.find(id);
+    if (made != extracted.created_by.end()) sc.created_by = made->second;
+    sc.parent = c->parent;
     out.push_back(std::move(sc));
   }
   return out;
@@ -425,17 +413,18 @@ OccurrenceLabels build_signature(const TraceDefinitions& defs, const Extracted& 
       for (EventAcc& e : rep.events) {
         const Region* region = defs.region(e.region);
         e.out.call = region != nullptr ? region->name : "region " + std::to_string(e.region);
+        e.out.function = region != nullptr ? region->function : mpi::Function::Other;
         for (std::size_t i = 0; i < e.actions.size(); ++i) {
           const Action& a = e.actions[i];
           SigAction sa;
-          sa.kind = action_name(a.kind);
+          sa.kind = a.kind;
           sa.peer = a.peer;
           sa.tag = a.tag;
           sa.comm = a.comm;
           sa.request = starts_request(a) || completes_request(a);
           sa.started = e.started[i];
           const Action& done = e.completed_by[i];
-          if (a.kind == ActionKind::IrecvPost && done.kind == ActionKind::Recv) {
+          if (a.kind == mpi::ActionKind::IrecvPost && done.kind == mpi::ActionKind::Recv) {
             // A posted receive is described by the message it received.
             sa.peer = done.peer;
             sa.tag = done.tag;
@@ -453,9 +442,9 @@ OccurrenceLabels build_signature(const TraceDefinitions& defs, const Extracted& 
           const Communicator* c = defs.comm(sa.comm);
           sa.comm_size =
               c == nullptr ? 0 : static_cast<std::uint32_t>(c->kind == CommKind::Self ? 1 : c->world_ranks.size());
-          if (a.kind == ActionKind::Collective || a.kind == ActionKind::NbCollRequest ||
-              a.kind == ActionKind::NbCollComplete) {
-            sa.collective = collective_name(a.op);
+          if (a.kind == mpi::ActionKind::Collective || a.kind == mpi::ActionKind::NbCollRequest ||
+              a.kind == mpi::ActionKind::NbCollComplete) {
+            sa.collective = a.op;
             sa.peer = -1;
           }
           sa.root = a.root;
@@ -473,7 +462,7 @@ OccurrenceLabels build_signature(const TraceDefinitions& defs, const Extracted& 
       return std::tie(a.rank, a.thread) < std::tie(b.rank, b.thread);
     });
   }
-  sig.communicators = communicators_used(defs, sig.phases);
+  sig.communicators = communicators_used(defs, extracted, sig.phases);
   for (SigPhase& ph : sig.phases) {
     ph.time_ns.finish();
     ph.work.finish();

@@ -10,6 +10,7 @@
 
 #include "p3s/analyzer/signature.hpp"
 #include "p3s/error.hpp"
+#include "p3s/stable_name.hpp"
 #include "p3s/whole_file.hpp"
 
 namespace p3s::analyzer {
@@ -31,16 +32,17 @@ Stat stat_from(const json& j) {
 }
 
 json to_json(const SigAction& a) {
-  json j{{"kind", a.kind}, {"comm", a.comm}, {"comm_size", a.comm_size}, {"bytes", a.bytes}};
-  if (a.kind == "send" || a.kind == "recv" || (a.kind == "irecv" && a.peer >= 0)) {
+  json j{{"kind", mpi::name(a.kind)}, {"comm", a.comm}, {"comm_size", a.comm_size}, {"bytes", a.bytes}};
+  if (a.kind == mpi::ActionKind::Send || a.kind == mpi::ActionKind::Recv ||
+      (a.kind == mpi::ActionKind::IrecvPost && a.peer >= 0)) {
     j["peer"] = a.peer;
     j["offset"] = a.offset;
     j["tag"] = a.tag;
   }
   if (a.request) j["request"] = true;
   if (a.started >= 0) j["started"] = a.started;
-  if (!a.collective.empty()) {
-    j["collective"] = a.collective;
+  if (a.collective != mpi::Collective::None) {
+    j["collective"] = mpi::name(a.collective);
     j["root"] = a.root;
     j["bytes_received"] = a.bytes_received;
   }
@@ -53,7 +55,7 @@ json to_json(const SigAction& a) {
 
 SigAction action_from(const json& j) {
   SigAction a;
-  a.kind = j.at("kind").get<std::string>();
+  a.kind = parse_stable_name(j.at("kind").get<std::string>(), "action kind", mpi::action_kind_named);
   a.comm = j.at("comm").get<std::uint32_t>();
   a.comm_size = j.at("comm_size").get<std::uint32_t>();
   a.bytes = j.at("bytes").get<double>();
@@ -62,7 +64,8 @@ SigAction action_from(const json& j) {
   a.peer = j.value("peer", -1);
   a.offset = j.value("offset", 0);
   a.tag = j.value("tag", 0u);
-  a.collective = j.value("collective", std::string());
+  if (j.contains("collective"))
+    a.collective = parse_stable_name(j.at("collective").get<std::string>(), "collective", mpi::collective_named);
   a.root = j.value("root", -1);
   a.bytes_received = j.value("bytes_received", 0.0);
   a.request = j.value("request", false);
@@ -85,6 +88,7 @@ json to_json(const SigEvent& e) {
 SigEvent event_from(const json& j) {
   SigEvent e;
   e.call = j.at("call").get<std::string>();
+  e.function = mpi::function_named(e.call);
   e.callsite = j.value("callsite", std::string());
   for (const json& a : j.at("actions")) e.actions.push_back(action_from(a));
   e.burst_work = stat_from(j.at("burst_work"));
@@ -179,7 +183,12 @@ void write_signature(const Signature& s, const std::filesystem::path& path) {
   json order = json::array();
   for (const PhaseRunEntry& r : s.order) order.push_back(json::array({r.phase, r.count}));
   json comms = json::array();
-  for (const SigComm& c : s.communicators) comms.push_back(json{{"id", c.id}, {"kind", c.kind}, {"ranks", c.ranks}});
+  for (const SigComm& c : s.communicators) {
+    json jc{{"id", c.id}, {"kind", comm_kind_name(c.kind)}, {"ranks", c.ranks}};
+    if (c.created_by != mpi::Function::Other) jc["created_by"] = mpi::name(c.created_by);
+    if (c.parent != kNoRef) jc["parent"] = c.parent;
+    comms.push_back(std::move(jc));
+  }
   const json j{{"schema_version", s.schema_version},
                {"tool", s.tool},
                {"inputs",
@@ -254,12 +263,21 @@ Signature read_signature(const std::filesystem::path& path) {
     for (const json& p : j.at("phases")) s.phases.push_back(phase_from(p));
     for (const json& r : j.at("order")) s.order.push_back({r.at(0).get<std::uint32_t>(), r.at(1).get<std::uint64_t>()});
     for (const json& c : j.value("communicators", json::array())) {
-      s.communicators.push_back({c.at("id").get<std::uint32_t>(), c.at("kind").get<std::string>(),
-                                 c.at("ranks").get<std::vector<std::int32_t>>()});
+      SigComm sc;
+      sc.id = c.at("id").get<std::uint32_t>();
+      sc.kind = parse_stable_name(c.at("kind").get<std::string>(), "communicator kind", comm_kind_named);
+      sc.ranks = c.at("ranks").get<std::vector<std::int32_t>>();
+      if (c.contains("created_by")) sc.created_by = mpi::function_named(c.at("created_by").get<std::string>());
+      sc.parent = c.value("parent", kNoRef);
+      s.communicators.push_back(std::move(sc));
     }
   } catch (const json::exception& e) {
     throw InputError("signature '" + path.string() + "' is not a p3s signature (" + e.what() +
                      "); re-run `p3s analyze` on its trace");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    if (what.rfind("signature '", 0) == 0) throw;
+    throw InputError("signature '" + path.string() + "': " + what + "; re-run `p3s analyze` on its trace");
   }
   return s;
 }
@@ -288,11 +306,11 @@ std::string signature_report(const Signature& s) {
     std::string ops;
     if (!p.ranks.empty()) {
       for (const SigEvent& e : p.ranks.front().events) {
-        std::string call = e.call.rfind("MPI_", 0) == 0 ? e.call.substr(4) : e.call;
+        const std::string call(mpi::short_name(e.function, e.call));
         std::string detail;
         for (const SigAction& a : e.actions) {
-          if (a.kind == "send" || a.kind == "recv") {
-            detail += (detail.empty() ? "" : ",") + std::string(a.kind == "send" ? ">" : "<") +
+          if (a.kind == mpi::ActionKind::Send || a.kind == mpi::ActionKind::Recv) {
+            detail += (detail.empty() ? "" : ",") + std::string(a.kind == mpi::ActionKind::Send ? ">" : "<") +
                       (a.offset >= 0 ? "+" : "") + std::to_string(a.offset);
           }
         }
@@ -353,13 +371,14 @@ std::string signature_details(const Signature& s) {
       for (const SigEvent& e : r.events) {
         std::string acts;
         for (const SigAction& a : e.actions) {
-          if (a.kind == "send" || a.kind == "recv") {
-            std::snprintf(buf, sizeof buf, " %s %+d tag %u %.0f B", a.kind.c_str(), a.offset, a.tag, a.bytes);
-          } else if (!a.collective.empty()) {
-            std::snprintf(buf, sizeof buf, " %s %s/%u %.0f B", a.kind.c_str(), a.collective.c_str(), a.comm_size,
-                          a.bytes);
+          const std::string kind(mpi::name(a.kind));
+          if (a.kind == mpi::ActionKind::Send || a.kind == mpi::ActionKind::Recv) {
+            std::snprintf(buf, sizeof buf, " %s %+d tag %u %.0f B", kind.c_str(), a.offset, a.tag, a.bytes);
+          } else if (a.collective != mpi::Collective::None) {
+            std::snprintf(buf, sizeof buf, " %s %s/%u %.0f B", kind.c_str(),
+                          std::string(mpi::name(a.collective)).c_str(), a.comm_size, a.bytes);
           } else {
-            std::snprintf(buf, sizeof buf, " %s", a.kind.c_str());
+            std::snprintf(buf, sizeof buf, " %s", kind.c_str());
           }
           acts += buf;
         }

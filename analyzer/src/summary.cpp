@@ -104,13 +104,7 @@ class SummaryBuilder final : public EventVisitor {
     s.recorded_by = defs_.property(trace::property::kTool).value_or(defs_.creator.empty() ? "unknown" : defs_.creator);
     s.processes = defs_.processes;
     s.work_metric = defs_.work_metric();
-    if (const auto complete = defs_.property(trace::property::kComplete)) {
-      s.complete = *complete == "true";
-    } else {
-      // Other tracers do not say; a run is complete when every rank got through MPI_Finalize.
-      s.complete =
-          !left_finalize_.empty() && std::all_of(left_finalize_.begin(), left_finalize_.end(), std::identity());
-    }
+    s.complete = run_complete(defs_, left_finalize_);
     s.duration_ns = defs_.clock.length_ns();
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
       for (const auto& [key, count] : messages_[r]) {
@@ -161,7 +155,7 @@ class SummaryBuilder final : public EventVisitor {
     const Region* reg = defs_.region(e.region);
     if (reg == nullptr || !reg->is_mpi() || mpi_depth_ == 0) return;
     if (--mpi_depth_ == 0) rank_->time_in_mpi_ns += e.time_ns >= mpi_enter_ns_ ? e.time_ns - mpi_enter_ns_ : 0;
-    if (reg->name == "MPI_Finalize") left_finalize_[static_cast<std::size_t>(rank_->rank)] = true;
+    if (reg->function == mpi::Function::MPI_Finalize) left_finalize_[static_cast<std::size_t>(rank_->rank)] = true;
   }
 
   void message(const char* op, const Event& e) {
@@ -173,7 +167,7 @@ class SummaryBuilder final : public EventVisitor {
   }
 
   void count_collective(const std::string& name, const Event& e) {
-    ++rank_->collectives[name.empty() ? std::string(collective_op_name(e.op)) : name];
+    ++rank_->collectives[name.empty() ? std::string(mpi::name(e.op)) : name];
   }
 
   const TraceDefinitions& defs_;

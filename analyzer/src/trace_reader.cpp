@@ -92,8 +92,15 @@ RegionRole to_role(OTF2_RegionRole r) {
   }
 }
 
-CollectiveOp to_op(OTF2_CollectiveOp op) {
-  return op <= OTF2_COLLECTIVE_OP_DESTROY_HANDLE_AND_DEALLOCATE ? static_cast<CollectiveOp>(op) : CollectiveOp::Unknown;
+// The vocabulary's collectives carry OTF2's numbers, so archives map onto them by value.
+static_assert(static_cast<int>(mpi::Collective::Allreduce) == OTF2_COLLECTIVE_OP_ALLREDUCE);
+static_assert(static_cast<int>(mpi::Collective::ReduceScatterBlock) == OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK);
+static_assert(static_cast<int>(mpi::Collective::DestroyHandleAndDeallocate) ==
+              OTF2_COLLECTIVE_OP_DESTROY_HANDLE_AND_DEALLOCATE);
+
+mpi::Collective to_op(OTF2_CollectiveOp op) {
+  return op <= OTF2_COLLECTIVE_OP_DESTROY_HANDLE_AND_DEALLOCATE ? static_cast<mpi::Collective>(op)
+                                                                : mpi::Collective::Unknown;
 }
 
 /// The entry `id` of an id-indexed table, growing it as needed.
@@ -383,7 +390,10 @@ void detail::ReaderImpl::resolve() {
     reg.name = text(names.regions[i][0]);
     reg.canonical_name = text(names.regions[i][1]);
     reg.source_file = text(names.regions[i][2]);
-    if (reg.is_mpi()) defs.has_mpi = true;
+    if (reg.is_mpi()) {
+      defs.has_mpi = true;
+      reg.function = mpi::function_named(reg.name);
+    }
   }
   for (std::size_t i = 0; i < names.location_groups.size(); ++i) {
     defs.location_groups[i].name = text(names.location_groups[i]);

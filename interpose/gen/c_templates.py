@@ -137,7 +137,7 @@ def _record(fn):
     elif kind == "comm_free":
         pre += f"  const MPI_Comm p3s_before = *{_role(fn, 'comm_ptr')};\n"
         rec = f"p3s::interpose::on_comm_free({scope}, p3s_before);"
-    elif kind == "plain":
+    elif kind == "probe":
         rec = None
     else:
         raise ValueError(f"{name}: kind '{kind}' has no C template")

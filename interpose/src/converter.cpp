@@ -292,10 +292,10 @@ bool write_global_definitions(OTF2_Archive* archive, const RunInfo& run, const U
   }
 
   for (std::uint16_t i = 0; i < kRegionCount; ++i) {
-    const OTF2_StringRef name = str(kRegions[i].name, error);
+    const OTF2_StringRef name = str(std::string(mpi::name(static_cast<Region>(i))), error);
     ok = ok &&
-         try_otf2(OTF2_GlobalDefWriter_WriteRegion(w, i, name, name, str("", error), kRegions[i].role,
-                                                   OTF2_PARADIGM_MPI, OTF2_REGION_FLAG_NONE, str("MPI", error), 0, 0),
+         try_otf2(OTF2_GlobalDefWriter_WriteRegion(w, i, name, name, str("", error), kRegionRoles[i], OTF2_PARADIGM_MPI,
+                                                   OTF2_REGION_FLAG_NONE, str("MPI", error), 0, 0),
                   "writing a region", error);
   }
 

@@ -40,47 +40,78 @@ std::vector<std::optional<std::uint32_t>> relate(const Model& m, const analyzer:
   return out;
 }
 
-/// What a call does, in the terms both sides share: its peers per action kind, in order for sends and
-/// receives, as a sorted list for completions (a Waitall completes in any order).
-std::string describe(const std::string& call, const std::vector<std::pair<std::string, std::int64_t>>& actions,
-                     bool unordered) {
+/// One action in the terms both sides share: a message (its kind and peer), an Isend's completion, or a
+/// collective (its operation and root); requests' bookkeeping aside.
+struct Step {
+  mpi::ActionKind kind = mpi::ActionKind::Send;
+  mpi::Collective collective = mpi::Collective::None;
+  std::int64_t peer = -1;  ///< a message's peer or a collective's root; -1 for none
+  [[nodiscard]] std::string text() const {
+    const std::string what = kind == mpi::ActionKind::Collective ? std::string(mpi::name(collective)) + " root"
+                                                                 : std::string(mpi::name(kind));
+    return peer >= 0 ? what + " " + std::to_string(peer) : what;
+  }
+  /// Sends and collectives: what the validation counts as communications.
+  [[nodiscard]] bool communicates() const {
+    return kind == mpi::ActionKind::Send || kind == mpi::ActionKind::Collective;
+  }
+};
+
+/// What a call does: its function and its steps, in order for sends and receives, as a sorted list for
+/// completions (a Waitall completes in any order).
+std::string describe(const std::string& call, const std::vector<Step>& steps, bool unordered) {
   std::vector<std::string> parts;
-  for (const auto& [kind, peer] : actions) parts.push_back(peer >= 0 ? kind + " " + std::to_string(peer) : kind);
+  for (const Step& s : steps) parts.push_back(s.text());
   if (unordered) std::sort(parts.begin(), parts.end());
   std::string out = call;
   for (const std::string& p : parts) out += " " + p;
   return out;
 }
 
-bool completion(const std::string& call) { return call.rfind("MPI_Wait", 0) == 0 || call.rfind("MPI_Test", 0) == 0; }
+bool completion(mpi::Function f) { return mpi::kind(f) == mpi::CallKind::Completion; }
 
-/// Actions that take part in the comparison (requests' bookkeeping aside) with their peers (-1: none).
-std::vector<std::pair<std::string, std::int64_t>> actual_actions(const analyzer::SigEvent& e) {
-  std::vector<std::pair<std::string, std::int64_t>> out;
+std::vector<Step> actual_steps(const analyzer::SigEvent& e) {
+  std::vector<Step> out;
   for (const analyzer::SigAction& a : e.actions) {
-    if (a.kind == "send" || a.kind == "recv" || a.kind == "irecv") out.emplace_back(a.kind, a.peer);
-    if (a.kind == "isend_complete") out.emplace_back(a.kind, -1);
-    if (a.kind == "coll") out.emplace_back(a.collective + " root", a.root);
-  }
-  return out;
-}
-
-std::vector<std::pair<std::string, std::int64_t>> predicted_actions(const PredictedCall& c) {
-  std::vector<std::pair<std::string, std::int64_t>> out;
-  for (const PredictedAction& a : c.actions) {
-    if (a.kind == "coll") {
-      out.emplace_back(a.collective + " root", a.root);
-    } else {
-      out.emplace_back(a.kind, a.kind == "isend_complete" ? -1 : a.peer);
+    switch (a.kind) {
+      case mpi::ActionKind::Send:
+      case mpi::ActionKind::Recv:
+      case mpi::ActionKind::IrecvPost:
+        out.push_back({a.kind, mpi::Collective::None, a.peer});
+        break;
+      case mpi::ActionKind::IsendComplete:
+        out.push_back({a.kind, mpi::Collective::None, -1});
+        break;
+      case mpi::ActionKind::Collective:
+        out.push_back({a.kind, a.collective, a.root});
+        break;
+      default:
+        break;
     }
   }
   return out;
 }
 
-std::int64_t communications(const std::vector<std::pair<std::string, std::int64_t>>& actions) {
-  std::int64_t n = 0;
-  for (const auto& [kind, peer] : actions) n += kind == "send" || kind.find(" root") != std::string::npos ? 1 : 0;
-  return n;
+std::vector<Step> predicted_steps(const PredictedCall& c) {
+  std::vector<Step> out;
+  for (const PredictedAction& a : c.actions) {
+    if (a.kind == mpi::ActionKind::Collective) {
+      out.push_back({a.kind, a.collective, a.root});
+    } else {
+      out.push_back({a.kind, mpi::Collective::None, a.kind == mpi::ActionKind::IsendComplete ? -1 : a.peer});
+    }
+  }
+  return out;
+}
+
+std::int64_t communications(const std::vector<Step>& steps) {
+  return std::count_if(steps.begin(), steps.end(), [](const Step& s) { return s.communicates(); });
+}
+
+/// Actions whose sizes are compared one to one (messages and collectives).
+bool sized(mpi::ActionKind k) {
+  return k == mpi::ActionKind::Send || k == mpi::ActionKind::Recv || k == mpi::ActionKind::IrecvPost ||
+         k == mpi::ActionKind::Collective;
 }
 
 }  // namespace
@@ -127,15 +158,15 @@ Validation compare_with(const Model& model, const Run& run) {
         ++work_n;
         c.work_error_max = std::max(c.work_error_max, err);
       }
-      for (const analyzer::SigEvent& e : r.events) c.comms_actual += communications(actual_actions(e));
-      for (const PredictedCall& pc : pr.calls) c.comms_predicted += communications(predicted_actions(pc));
+      for (const analyzer::SigEvent& e : r.events) c.comms_actual += communications(actual_steps(e));
+      for (const PredictedCall& pc : pr.calls) c.comms_predicted += communications(predicted_steps(pc));
       const std::size_t common = std::min(pr.calls.size(), r.events.size());
       for (std::size_t i = 0; i < std::max(pr.calls.size(), r.events.size()); ++i) {
-        const bool unordered = i < r.events.size() && completion(r.events[i].call);
+        const bool unordered = i < r.events.size() && completion(r.events[i].function);
         const std::string want =
-            i < r.events.size() ? describe(r.events[i].call, actual_actions(r.events[i]), unordered) : "nothing";
+            i < r.events.size() ? describe(r.events[i].call, actual_steps(r.events[i]), unordered) : "nothing";
         const std::string got =
-            i < pr.calls.size() ? describe(pr.calls[i].call, predicted_actions(pr.calls[i]), unordered) : "nothing";
+            i < pr.calls.size() ? describe(pr.calls[i].call, predicted_steps(pr.calls[i]), unordered) : "nothing";
         if (want != got) {
           if (c.pattern_exact) {
             c.first_mismatch = "rank " + std::to_string(r.rank) + ", call " + std::to_string(i) + ": expected " + want +
@@ -149,8 +180,8 @@ Validation compare_with(const Model& model, const Run& run) {
         const analyzer::SigEvent& e = r.events[i];
         std::size_t k = 0;
         for (const analyzer::SigAction& a : e.actions) {
-          if (a.kind != "send" && a.kind != "recv" && a.kind != "irecv" && a.kind != "coll") continue;
-          while (k < pr.calls[i].actions.size() && pr.calls[i].actions[k].kind == "isend_complete") ++k;
+          if (!sized(a.kind)) continue;
+          while (k < pr.calls[i].actions.size() && pr.calls[i].actions[k].kind == mpi::ActionKind::IsendComplete) ++k;
           if (k >= pr.calls[i].actions.size()) break;
           const PredictedAction& pa = pr.calls[i].actions[k++];
           if (a.bytes <= 0 || unordered) continue;

@@ -18,14 +18,14 @@ using nlohmann::json;
 json call_json(const PredictedCall& c) {
   json actions = json::array();
   for (const PredictedAction& a : c.actions) {
-    json ja{{"kind", a.kind}};
+    json ja{{"kind", mpi::name(a.kind)}};
     if (a.peer >= 0) {
       ja["peer"] = a.peer;
       ja["tag"] = a.tag;
     }
-    if (a.kind != "isend_complete") ja["bytes"] = a.bytes;
-    if (!a.collective.empty()) {
-      ja["collective"] = a.collective;
+    if (a.kind != mpi::ActionKind::IsendComplete) ja["bytes"] = a.bytes;
+    if (a.collective != mpi::Collective::None) {
+      ja["collective"] = mpi::name(a.collective);
       ja["root"] = a.root;
       ja["bytes_received"] = a.bytes_received;
       ja["comm"] = a.comm;

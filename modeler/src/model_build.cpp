@@ -213,7 +213,7 @@ void fit_collectives(GroupModel& gm, PhaseModel& pm, const std::vector<RankData>
       const analyzer::SigEvent& e = d.rank->events[rg->calls[static_cast<std::size_t>(k)].event];
       const analyzer::SigAction* a = nullptr;
       for (const analyzer::SigAction& x : e.actions) {
-        if (x.kind == "coll" || x.kind == "icoll") a = &x;
+        if (x.kind == mpi::ActionKind::Collective || x.kind == mpi::ActionKind::NbCollRequest) a = &x;
       }
       if (a == nullptr) continue;
       ce.op = a->collective;
@@ -351,6 +351,14 @@ struct Shaped {
   }
 };
 
+/// The first call of group g of the first rank that makes one (every group has a rank that calls it).
+const analyzer::SigEvent& first_call(const std::vector<RankData>& ranks, std::size_t g) {
+  for (const RankData& d : ranks) {
+    if (d.at[g] != nullptr) return d.rank->events[d.at[g]->calls.front().event];
+  }
+  throw ModelError("internal error: group " + std::to_string(g) + " of a phase's shape has no call");
+}
+
 Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::Alignment alignment,
                    const FitOptions& options) {
   Shaped out;
@@ -374,13 +382,15 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::A
   }
   for (std::size_t g = 0; g < shape.groups.size(); ++g) {
     GroupModel gm;
-    gm.call = shape.groups[g].first;
+    gm.function = shape.groups[g].first.function;
+    gm.call = shape.groups[g].first.call;
     gm.role = shape.groups[g].second;
     const std::string where = "group " + std::to_string(g) + " (" + gm.call + ")";
     if (gm.role == Role::PointToPoint) {
-      gm.slot_kinds = detail::slot_kinds(gm.call);
-      gm.slots = gm.slot_kinds[1].empty() ? 1 : 2;
-      gm.starts_requests = detail::starts_requests(gm.call);
+      const analyzer::SigEvent& example = first_call(ranks, g);
+      gm.slot_kinds = detail::slot_kinds(example);
+      gm.slots = gm.slot_kinds[1] ? 2 : 1;
+      gm.starts_requests = detail::starts_requests(example);
       std::vector<ListObservation> obs;
       for (const RankData& d : ranks) {
         ListObservation o{d.n, d.r, {}};

@@ -6,6 +6,7 @@
 
 #include "p3s/error.hpp"
 #include "p3s/modeler/model.hpp"
+#include "p3s/stable_name.hpp"
 #include "p3s/whole_file.hpp"
 
 namespace p3s::modeler {
@@ -41,7 +42,8 @@ json group_json(const GroupModel& g) {
   json j{{"call", g.call}, {"role", kRoles[static_cast<std::size_t>(g.role)]}};
   if (g.role == Role::PointToPoint) {
     j["slots"] = g.slots;
-    j["slot_kinds"] = json::array({g.slot_kinds[0], g.slot_kinds[1]});
+    const auto slot = [](const std::optional<mpi::ActionKind>& k) { return k ? std::string(mpi::name(*k)) : ""; };
+    j["slot_kinds"] = json::array({slot(g.slot_kinds[0]), slot(g.slot_kinds[1])});
     j["starts_requests"] = g.starts_requests;
     json pattern;
     to_json(pattern, g.pattern);
@@ -79,7 +81,7 @@ json group_json(const GroupModel& g) {
   if (g.role == Role::Collective) {
     json calls = json::array();
     for (const CollectiveEntry& c : g.collectives) {
-      json jc{{"op", c.op},
+      json jc{{"op", mpi::name(c.op)},
               {"comm", comm_json(c.comm)},
               {"bytes_root", to_json(c.bytes_root)},
               {"bytes_other", to_json(c.bytes_other)},
@@ -97,10 +99,14 @@ json group_json(const GroupModel& g) {
 GroupModel group_from(const json& j) {
   GroupModel g;
   g.call = j.at("call").get<std::string>();
+  g.function = mpi::function_named(g.call);
   g.role = static_cast<Role>(index_of(kRoles, j.at("role").get<std::string>(), "role"));
   if (g.role == Role::PointToPoint) {
     g.slots = j.at("slots").get<int>();
-    g.slot_kinds = {j.at("slot_kinds").at(0).get<std::string>(), j.at("slot_kinds").at(1).get<std::string>()};
+    for (std::size_t s = 0; s < 2; ++s) {
+      const std::string text = j.at("slot_kinds").at(s).get<std::string>();
+      if (!text.empty()) g.slot_kinds[s] = parse_stable_name(text, "slot kind", mpi::action_kind_named);
+    }
     g.starts_requests = j.at("starts_requests").get<bool>();
     g.pattern = pattern_from_json(j.at("pattern"));
     for (const json& per_case : j.at("traits")) {
@@ -130,7 +136,7 @@ GroupModel group_from(const json& j) {
   }
   for (const json& jc : j.value("collectives", json::array())) {
     CollectiveEntry c;
-    c.op = jc.at("op").get<std::string>();
+    c.op = parse_stable_name(jc.at("op").get<std::string>(), "collective", mpi::collective_named);
     c.comm = comm_from(jc.at("comm"));
     if (jc.contains("root")) c.root = exact_law_from_json(jc.at("root"));
     c.bytes_root = regression_law_from_json(jc.at("bytes_root"));

@@ -17,7 +17,7 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-std::string short_call(const std::string& call) { return call.rfind("MPI_", 0) == 0 ? call.substr(4) : call; }
+std::string short_call(const GroupModel& g) { return std::string(mpi::short_name(g.function, g.call)); }
 
 void group_lines(std::ostringstream& out, const PhaseModel& p, std::size_t g) {
   const GroupModel& gm = p.groups[g];
@@ -29,9 +29,9 @@ void group_lines(std::ostringstream& out, const PhaseModel& p, std::size_t g) {
         const Pattern::Case& pc = gm.pattern.cases[c];
         const bool all = pc.when.kind == RankPredicate::Kind::Always;
         out << "      " << (all ? "" : "if " + pc.when.to_string() + ": ");
-        out << (gm.slots == 2                ? "dest / source = "
-                : gm.slot_kinds[0] == "send" ? "dest = "
-                                             : "source = ")
+        out << (gm.slots == 2                               ? "dest / source = "
+                : gm.slot_kinds[0] == mpi::ActionKind::Send ? "dest = "
+                                                            : "source = ")
             << pc.program.to_string() << '\n';
         for (std::size_t t = 0; c < gm.traits.size() && t < gm.traits[c].size(); ++t) {
           const TermTraits& tt = gm.traits[c][t];
@@ -50,7 +50,7 @@ void group_lines(std::ostringstream& out, const PhaseModel& p, std::size_t g) {
       for (const auto& refs : gm.completes) {
         for (const RequestRef& r : refs) groups.insert(r.group);
       }
-      for (const std::uint32_t sg : groups) out << " [" << sg << "] " << short_call(p.groups[sg].call);
+      for (const std::uint32_t sg : groups) out << " [" << sg << "] " << short_call(p.groups[sg]);
       if (groups.empty()) out << " nothing";
       out << '\n';
       break;
@@ -58,7 +58,7 @@ void group_lines(std::ostringstream& out, const PhaseModel& p, std::size_t g) {
     case Role::Collective: {
       out << " x " << gm.count.to_string() << '\n';
       for (const CollectiveEntry& c : gm.collectives) {
-        out << "      " << c.op << " on " << c.comm.to_string();
+        out << "      " << mpi::name(c.op) << " on " << c.comm.to_string();
         if (c.root) out << ", root = comm rank " << c.root->to_string();
         const auto bytes = [&c](int k, const RegressionLaw& law) {
           return c.per_member[static_cast<std::size_t>(k)] ? "size x " + law.to_string() : law.to_string();
@@ -78,7 +78,7 @@ void group_lines(std::ostringstream& out, const PhaseModel& p, std::size_t g) {
 std::string burst_place(const PhaseModel& p, const BurstModel& b) {
   if (b.group < 0) return "after the last call";
   const GroupModel& g = p.groups[static_cast<std::size_t>(b.group)];
-  std::string s = "before [" + std::to_string(b.group) + "] " + short_call(g.call);
+  std::string s = "before [" + std::to_string(b.group) + "] " + short_call(g);
   if (g.role == Role::PointToPoint) {
     if (g.pattern.cases.size() > 1) s += " case " + std::to_string(b.pattern_case);
     s += " term " + std::to_string(b.term);

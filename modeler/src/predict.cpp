@@ -85,11 +85,12 @@ PredictedRank PhasePredictor::rank(std::int64_t r) const {
         completed[g].assign(entries[g].size(), false);
         for (const Entry& e : entries[g]) {
           PredictedCall c;
+          c.function = gm.function;
           c.call = gm.call;
           for (std::size_t s = 0; s < static_cast<std::size_t>(gm.slots); ++s) {
-            if (e.peers[s] < 0) continue;
+            if (e.peers[s] < 0 || !gm.slot_kinds[s]) continue;
             PredictedAction a;
-            a.kind = gm.slot_kinds[s];
+            a.kind = *gm.slot_kinds[s];
             a.peer = e.peers[s];
             if (which < gm.traits.size() && e.term < gm.traits[which].size()) {
               const TermTraits& t = gm.traits[which][e.term];
@@ -109,6 +110,7 @@ PredictedRank PhasePredictor::rank(std::int64_t r) const {
         const std::int64_t count = count_at(gm.count, n_);
         for (std::int64_t k = 0; k < count; ++k) {
           PredictedCall c;
+          c.function = gm.function;
           c.call = gm.call;
           if (static_cast<std::size_t>(k) < gm.completes.size()) {
             for (const RequestRef& ref : gm.completes[static_cast<std::size_t>(k)]) {
@@ -123,13 +125,13 @@ PredictedRank PhasePredictor::rank(std::int64_t r) const {
                 for (const PredictedAction& o : origin.actions) {
                   PredictedAction a;
                   a.started = static_cast<std::int32_t>(call_of[ref.group][e]);
-                  if (o.kind == "irecv") {
-                    a.kind = "recv";
+                  if (o.kind == mpi::ActionKind::IrecvPost) {
+                    a.kind = mpi::ActionKind::Recv;
                     a.peer = o.peer;
                     a.tag = o.tag;
                     a.bytes = o.bytes;
-                  } else if (o.kind == "send" && started.starts_requests) {
-                    a.kind = "isend_complete";
+                  } else if (o.kind == mpi::ActionKind::Send && started.starts_requests) {
+                    a.kind = mpi::ActionKind::IsendComplete;
                   } else {
                     continue;
                   }
@@ -148,12 +150,13 @@ PredictedRank PhasePredictor::rank(std::int64_t r) const {
         const std::int64_t count = count_at(gm.count, n_);
         for (std::int64_t k = 0; k < count; ++k) {
           PredictedCall c;
+          c.function = gm.function;
           c.call = gm.call;
           if (gm.role == Role::Collective && static_cast<std::size_t>(k) < gm.collectives.size()) {
             const CollectiveEntry& ce = gm.collectives[static_cast<std::size_t>(k)];
             const std::vector<std::int64_t> members = ce.comm.members(r, n_);
             PredictedAction a;
-            a.kind = "coll";
+            a.kind = mpi::ActionKind::Collective;
             a.collective = ce.op;
             a.comm = ce.comm.to_string();
             a.comm_size = static_cast<std::int64_t>(members.size());

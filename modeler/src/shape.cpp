@@ -10,43 +10,52 @@
 namespace p3s::modeler::detail {
 namespace {
 
-bool starts_with(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
-
-bool is_send_function(const std::string& call) {
-  static const std::set<std::string> sends = {"MPI_Send",  "MPI_Bsend",  "MPI_Ssend",  "MPI_Rsend",
-                                              "MPI_Isend", "MPI_Ibsend", "MPI_Issend", "MPI_Irsend"};
-  return sends.count(call) != 0;
+bool has_action(const analyzer::SigEvent& e, mpi::ActionKind kind) {
+  return std::any_of(e.actions.begin(), e.actions.end(),
+                     [kind](const analyzer::SigAction& a) { return a.kind == kind; });
 }
-
-bool is_recv_function(const std::string& call) {
-  return call == "MPI_Recv" || call == "MPI_Irecv" || call == "MPI_Mrecv" || call == "MPI_Imrecv";
-}
-
-bool is_sendrecv(const std::string& call) { return call == "MPI_Sendrecv" || call == "MPI_Sendrecv_replace"; }
 
 }  // namespace
 
 Role role_of(const analyzer::SigEvent& e) {
-  for (const analyzer::SigAction& a : e.actions) {
-    if (a.kind == "coll" || a.kind == "icoll") return Role::Collective;
+  if (has_action(e, mpi::ActionKind::Collective) || has_action(e, mpi::ActionKind::NbCollRequest)) {
+    return Role::Collective;
   }
-  if (starts_with(e.call, "MPI_Wait") || starts_with(e.call, "MPI_Test")) return Role::Completion;
-  if (is_send_function(e.call) || is_recv_function(e.call) || is_sendrecv(e.call)) return Role::PointToPoint;
-  for (const analyzer::SigAction& a : e.actions) {
-    if (a.kind == "send" || a.kind == "recv" || a.kind == "irecv") return Role::PointToPoint;
+  const mpi::CallKind kind = mpi::kind(e.function);
+  if (kind == mpi::CallKind::Completion) return Role::Completion;
+  if (mpi::is_point_to_point(kind)) return Role::PointToPoint;
+  // A persistent start or a function outside the vocabulary (MPI_Mrecv) is point-to-point when it moves messages.
+  if (has_action(e, mpi::ActionKind::Send) || has_action(e, mpi::ActionKind::Recv) ||
+      has_action(e, mpi::ActionKind::IrecvPost)) {
+    return Role::PointToPoint;
   }
   return Role::Local;
 }
 
-std::array<std::string, 2> slot_kinds(const std::string& call) {
-  if (is_sendrecv(call)) return {"send", "recv"};
-  if (call == "MPI_Irecv" || call == "MPI_Imrecv") return {"irecv", ""};
-  if (is_recv_function(call)) return {"recv", ""};
-  return {"send", ""};  // sends, and persistent starts, whose actions say more
+SlotKinds slot_kinds(const analyzer::SigEvent& e) {
+  switch (mpi::kind(e.function)) {
+    case mpi::CallKind::Sendrecv:
+      return {mpi::ActionKind::Send, mpi::ActionKind::Recv};
+    case mpi::CallKind::Irecv:
+      return {mpi::ActionKind::IrecvPost, std::nullopt};
+    case mpi::CallKind::Recv:
+      return {mpi::ActionKind::Recv, std::nullopt};
+    case mpi::CallKind::Other:
+      // Outside the vocabulary (MPI_Mrecv, MPI_Imrecv): what the call did says which way it went.
+      if (has_action(e, mpi::ActionKind::IrecvPost)) return {mpi::ActionKind::IrecvPost, std::nullopt};
+      if (has_action(e, mpi::ActionKind::Recv) && !has_action(e, mpi::ActionKind::Send)) {
+        return {mpi::ActionKind::Recv, std::nullopt};
+      }
+      return {mpi::ActionKind::Send, std::nullopt};
+    default:
+      return {mpi::ActionKind::Send, std::nullopt};  // sends, and persistent starts, whose actions say more
+  }
 }
 
-bool starts_requests(const std::string& call) {
-  return call.size() > 5 && call[4] == 'I' && (is_send_function(call) || is_recv_function(call));
+bool starts_requests(const analyzer::SigEvent& e) {
+  const mpi::CallKind kind = mpi::kind(e.function);
+  if (kind == mpi::CallKind::Isend || kind == mpi::CallKind::Irecv) return true;
+  return kind == mpi::CallKind::Other && has_action(e, mpi::ActionKind::IrecvPost);
 }
 
 std::vector<RankGroup> rank_groups(const analyzer::SigRank& rank) {
@@ -54,16 +63,19 @@ std::vector<RankGroup> rank_groups(const analyzer::SigRank& rank) {
   for (std::size_t i = 0; i < rank.events.size(); ++i) {
     const analyzer::SigEvent& e = rank.events[i];
     const Role role = role_of(e);
-    if (out.empty() || out.back().call != e.call || out.back().role != role) out.push_back({e.call, role, {}});
+    const FunctionKey key{e.function, e.call};
+    if (out.empty() || out.back().function != key || out.back().role != role) out.push_back({key, role, {}});
     Call c;
     c.event = i;
     c.burst_work = e.burst_work.mean;
     if (role == Role::PointToPoint) {
-      const std::array<std::string, 2> kinds = slot_kinds(e.call);
+      const SlotKinds kinds = slot_kinds(e);
       for (std::size_t s = 0; s < 2; ++s) {
         for (const analyzer::SigAction& a : e.actions) {
-          const bool match = kinds[s] == "send" ? a.kind == "send" : (a.kind == "recv" || a.kind == "irecv");
-          if (kinds[s].empty() || !match || a.peer < 0) continue;
+          const bool match = kinds[s] == mpi::ActionKind::Send
+                                 ? a.kind == mpi::ActionKind::Send
+                                 : (a.kind == mpi::ActionKind::Recv || a.kind == mpi::ActionKind::IrecvPost);
+          if (!kinds[s] || !match || a.peer < 0) continue;
           c.peers[s] = a.peer;
           c.tags[s] = a.tag;
           c.bytes[s] = a.bytes;
@@ -85,7 +97,7 @@ Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alig
   // function. Aligning calls rather than groups matters where boundary ranks skip calls: a corner rank's four
   // sends of two pipeline blocks are one run of its own, but two groups of the shape. Calls are aligned on their
   // function and direction (toward lower or higher ranks), so a sweep's receives are not taken for another's.
-  using Key = std::tuple<std::string, Role, int>;
+  using Key = std::tuple<FunctionKey, Role, int>;
   std::vector<Key> shape;
   std::vector<std::vector<std::size_t>> positions(ranks.size());  // per rank, per call
   std::vector<std::vector<const Call*>> calls(ranks.size());
@@ -107,7 +119,7 @@ Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alig
         const int detail = alignment == Alignment::Function    ? 0
                            : alignment == Alignment::Direction ? sign
                                                                : sign * (std::abs(c.offset) == 1 ? 1 : 2);
-        seq.emplace_back(g.call, g.role, detail);
+        seq.emplace_back(g.function, g.role, detail);
         calls[r].push_back(&c);
       }
     }
@@ -147,14 +159,14 @@ Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alig
   Shape out;
   std::vector<std::size_t> group_of(shape.size());
   for (std::size_t k = 0; k < shape.size(); ++k) {
-    const std::pair<std::string, Role> fn{std::get<0>(shape[k]), std::get<1>(shape[k])};
+    const std::pair<FunctionKey, Role> fn{std::get<0>(shape[k]), std::get<1>(shape[k])};
     if (out.groups.empty() || out.groups.back() != fn) out.groups.push_back(fn);
     group_of[k] = out.groups.size() - 1;
   }
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     std::vector<RankGroup> groups(out.groups.size());
     for (std::size_t g = 0; g < groups.size(); ++g) {
-      groups[g].call = out.groups[g].first;
+      groups[g].function = out.groups[g].first;
       groups[g].role = out.groups[g].second;
     }
     for (std::size_t k = 0; k < calls[r].size(); ++k) groups[group_of[positions[r][k]]].calls.push_back(*calls[r][k]);

@@ -27,26 +27,34 @@ struct Call {
   std::int64_t offset = 0;
 };
 
+/// An MPI function as the shape tells groups apart: its vocabulary entry, and its name (which tells functions
+/// outside the vocabulary apart).
+struct FunctionKey {
+  mpi::Function function = mpi::Function::Other;
+  std::string call;
+  friend auto operator<=>(const FunctionKey&, const FunctionKey&) = default;
+};
+
 /// Consecutive calls of one rank to one MPI function.
 struct RankGroup {
-  std::string call;
+  FunctionKey function;
   Role role = Role::Local;
   std::vector<Call> calls;
 };
 
 /// The role of one event.
 [[nodiscard]] Role role_of(const analyzer::SigEvent& e);
-/// Slots of a point-to-point function and their kinds ("send", "recv", "irecv"); `e` tells blocking from posted
-/// receives when the name does not.
-[[nodiscard]] std::array<std::string, 2> slot_kinds(const std::string& call);
-/// Whether the function starts requests (MPI_Isend, MPI_Irecv, ...).
-[[nodiscard]] bool starts_requests(const std::string& call);
+/// The slots of a point-to-point call and what each does: a send, a blocking receive, or a posted receive (an
+/// empty slot is nullopt). A function outside the vocabulary is told by its actions.
+[[nodiscard]] SlotKinds slot_kinds(const analyzer::SigEvent& e);
+/// Whether the call starts requests that a completion call completes (MPI_Isend, MPI_Irecv, ...).
+[[nodiscard]] bool starts_requests(const analyzer::SigEvent& e);
 /// A rank's events cut into groups.
 [[nodiscard]] std::vector<RankGroup> rank_groups(const analyzer::SigRank& rank);
 
 /// The merged shape: one (function, role) per group, and each rank's calls regrouped by it.
 struct Shape {
-  std::vector<std::pair<std::string, Role>> groups;
+  std::vector<std::pair<FunctionKey, Role>> groups;
   std::vector<std::vector<RankGroup>> ranks;  ///< per input rank, per shape group (no calls where it has none)
 };
 

@@ -54,8 +54,8 @@ TEST(Ranks, GroupSelfInterAndUnresolved) {
 
 TEST(Names, KindsAndOperations) {
   EXPECT_EQ(event_kind_name(EventKind::MpiIsendComplete), "MPI_ISEND_COMPLETE");
-  EXPECT_EQ(collective_op_name(CollectiveOp::CreateHandle), "CREATE_HANDLE");
-  EXPECT_EQ(collective_op_name(CollectiveOp::Unknown), "UNKNOWN");
+  EXPECT_EQ(mpi::name(mpi::Collective::CreateHandle), "CREATE_HANDLE");
+  EXPECT_EQ(mpi::name(mpi::Collective::Unknown), "UNKNOWN");
   EXPECT_TRUE(is_mpi_record(EventKind::CollectiveEnd));
   EXPECT_FALSE(is_mpi_record(EventKind::Leave));
   EXPECT_EQ(paradigm_name(Paradigm::Mpi), "MPI");

@@ -30,7 +30,7 @@ class VectorSource final : public OpSource {
 
 Action send(std::int32_t to, std::uint32_t tag = 0, std::uint64_t bytes = 8, std::uint32_t comm = kWorld) {
   Action a;
-  a.kind = ActionKind::Send;
+  a.kind = mpi::ActionKind::Send;
   a.peer = to;
   a.tag = tag;
   a.bytes = bytes;
@@ -40,19 +40,19 @@ Action send(std::int32_t to, std::uint32_t tag = 0, std::uint64_t bytes = 8, std
 
 Action recv(std::int32_t from, std::uint32_t tag = 0, std::uint64_t bytes = 8, std::uint32_t comm = kWorld) {
   Action a = send(from, tag, bytes, comm);
-  a.kind = ActionKind::Recv;
+  a.kind = mpi::ActionKind::Recv;
   return a;
 }
 
 Action coll(std::uint32_t comm = kWorld) {
   Action a;
-  a.kind = ActionKind::Collective;
+  a.kind = mpi::ActionKind::Collective;
   a.comm = comm;
-  a.op = 11;  // ALLREDUCE
+  a.op = mpi::Collective::Allreduce;
   return a;
 }
 
-Action other(ActionKind kind, std::uint64_t request = 0, std::uint32_t comm = kWorld) {
+Action other(mpi::ActionKind kind, std::uint64_t request = 0, std::uint32_t comm = kWorld) {
   Action a;
   a.kind = kind;
   a.request = request;
@@ -159,7 +159,7 @@ TEST(Lamport, OutOfOrderCompletionMatchesBySize) {
   // bytes took the second message, so it must carry the second send's clock.
   Recorded s;
   run({{op(1, {send(1, 3, 8)}), op(9, {}), op(9, {}), op(1, {send(1, 3, 16)})},
-       {op(4, {other(ActionKind::IrecvPost, 1), other(ActionKind::IrecvPost, 2)}), op(5, {recv(0, 3, 16)}),
+       {op(4, {other(mpi::ActionKind::IrecvPost, 1), other(mpi::ActionKind::IrecvPost, 2)}), op(5, {recv(0, 3, 16)}),
         op(5, {recv(0, 3, 8)})}},
       s);
   check_invariants(s);
@@ -220,8 +220,8 @@ TEST(Lamport, SendrecvIsTwoEventsInOneCall) {
 TEST(Lamport, CallsWithoutEventsJoinTheNextEvent) {
   // An Irecv post and a Wait that only completes a send carry no tick: they belong to the following event.
   Recorded s;
-  run({{op(4, {other(ActionKind::IrecvPost, 1)}), op(1, {send(1)}), op(6, {other(ActionKind::IsendComplete, 2)}),
-        op(5, {recv(1)})},
+  run({{op(4, {other(mpi::ActionKind::IrecvPost, 1)}), op(1, {send(1)}),
+        op(6, {other(mpi::ActionKind::IsendComplete, 2)}), op(5, {recv(1)})},
        {op(2, {recv(0)}), op(1, {send(0)})}},
       s);
   check_invariants(s);
@@ -244,9 +244,9 @@ TEST(Lamport, NonBlockingCollectiveCompletesAfterEveryStart) {
   // Rank 0 starts early and waits; rank 1 starts after a message from rank 0. Rank 0's completion must come
   // after rank 1's start, which comes after the message.
   Recorded s;
-  Action start0 = other(ActionKind::NbCollRequest, 11);
+  Action start0 = other(mpi::ActionKind::NbCollRequest, 11);
   Action done0 = coll();
-  done0.kind = ActionKind::NbCollComplete;
+  done0.kind = mpi::ActionKind::NbCollComplete;
   done0.request = 11;
   Action start1 = start0;
   start1.request = 21;

@@ -55,8 +55,8 @@ Op random_op(std::mt19937_64& rng, std::uint64_t& clock) {
   const std::uint32_t count = static_cast<std::uint32_t>(rng() % 4);
   for (std::uint32_t i = 0; i < count; ++i) {
     Action a;
-    a.kind = static_cast<ActionKind>(rng() % 8);
-    a.op = static_cast<std::uint8_t>(pick(rng));
+    a.kind = static_cast<mpi::ActionKind>(rng() % 8);
+    a.op = static_cast<mpi::Collective>(pick(rng));
     a.comm = static_cast<std::uint32_t>(pick(rng));
     a.peer = static_cast<std::int32_t>(pick(rng));
     a.root = static_cast<std::int32_t>(pick(rng));
@@ -120,7 +120,7 @@ TEST(OpLog, OperationLargerThanTheBufferRoundTrips) {
   big.header.leave_ns = 20;
   for (std::uint32_t i = 0; i < 100000; ++i) {  // an MPI_Waitall completing 10^5 requests: megabytes encoded
     Action a;
-    a.kind = ActionKind::Recv;
+    a.kind = mpi::ActionKind::Recv;
     a.peer = static_cast<std::int32_t>(i);
     a.bytes = ~std::uint64_t{0} - i;
     a.request = ~std::uint64_t{0} - i;
@@ -150,7 +150,7 @@ TEST(OpLog, PatchesLandInBufferedAndFlushedActions) {
     op.header.enter_ns = 100 * static_cast<std::uint64_t>(i);
     op.header.leave_ns = op.header.enter_ns + 10;
     Action a;
-    a.kind = i % 2 == 0 ? ActionKind::NbCollRequest : ActionKind::Collective;
+    a.kind = i % 2 == 0 ? mpi::ActionKind::NbCollRequest : mpi::ActionKind::Collective;
     a.comm = kNoSeq;
     op.actions.push_back(a);
     op.header.actions = 1;
@@ -164,7 +164,7 @@ TEST(OpLog, PatchesLandInBufferedAndFlushedActions) {
   for (const std::size_t i : {std::size_t{0}, std::size_t{1}, written.size() / 2, written.size() - 1}) {
     Action& a = written[i].actions[0];
     a.comm = 42;
-    a.op = 11;
+    a.op = mpi::Collective::Allreduce;
     a.root = 3;
     a.seq = static_cast<std::uint32_t>(i);
     writer.patch_action(offsets[i], a);
@@ -175,11 +175,11 @@ TEST(OpLog, PatchesLandInBufferedAndFlushedActions) {
 
 TEST(OpLog, OnlyRequestsAndThreadedCollectivesArePatchable) {
   Action coll;
-  coll.kind = ActionKind::Collective;
+  coll.kind = mpi::ActionKind::Collective;
   Action send;
-  send.kind = ActionKind::Send;
+  send.kind = mpi::ActionKind::Send;
   Action request;
-  request.kind = ActionKind::NbCollRequest;
+  request.kind = mpi::ActionKind::NbCollRequest;
   const Action actions[] = {coll, send, request};
   OpHeader h;
   h.actions = 3;
@@ -202,14 +202,14 @@ TEST(OpLog, TypicalOperationsTakeUnderThirtyPercentOfTheirMemorySize) {
   std::size_t memory = 0;
   for (int i = 0; i < kPairs; ++i) {
     Action isend;
-    isend.kind = ActionKind::Send;
+    isend.kind = mpi::ActionKind::Send;
     isend.comm = 0;
     isend.peer = 17;
     isend.tag = 99;
     isend.bytes = 65536;
     isend.request = 1000 + static_cast<std::uint64_t>(i);
     Action recv = isend;
-    recv.kind = ActionKind::Recv;
+    recv.kind = mpi::ActionKind::Recv;
     OpHeader h;
     h.enter_ns = t + 20000;
     h.burst_ns = 20000;

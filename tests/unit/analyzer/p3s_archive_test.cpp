@@ -243,7 +243,7 @@ TEST_F(P3sArchive, EventsCarryMetricsCallsitesAndWorldRanks) {
     EXPECT_EQ(ev[2].kind, EventKind::CommCreate);
     EXPECT_EQ(ev[2].comm, kWorld);
     EXPECT_EQ(ev[3].kind, EventKind::CollectiveEnd);
-    EXPECT_EQ(ev[3].op, CollectiveOp::CreateHandle);
+    EXPECT_EQ(ev[3].op, mpi::Collective::CreateHandle);
     EXPECT_EQ(ev[3].root, kNoRank);
     EXPECT_EQ(ev[4].kind, EventKind::Leave);
     EXPECT_EQ(ev[4].time_ns, 10u);
@@ -283,7 +283,7 @@ TEST_F(P3sArchive, EventsCarryMetricsCallsitesAndWorldRanks) {
           ++checked;
           break;
         case EventKind::CollectiveEnd:
-          if (e.op == CollectiveOp::Reduce) {
+          if (e.op == mpi::Collective::Reduce) {
             EXPECT_EQ(e.root, r % 2);  // sub rank 1 is world rank 0 (even) or 1 (odd)
             EXPECT_EQ(e.bytes, 8u);
             EXPECT_EQ(e.bytes_received, sub_root ? 0u : 16u);
@@ -292,7 +292,7 @@ TEST_F(P3sArchive, EventsCarryMetricsCallsitesAndWorldRanks) {
           break;
         case EventKind::NbCollectiveComplete:
           EXPECT_EQ(e.request, 9u);
-          EXPECT_EQ(e.op, CollectiveOp::Allreduce);
+          EXPECT_EQ(e.op, mpi::Collective::Allreduce);
           ++checked;
           break;
         default:

@@ -112,7 +112,7 @@ TEST_P(PlantedRanks, NoisyBurstsAndVolumesStayOnePhase) {
   for (const SigRank& r : loop.ranks) {
     for (const SigEvent& e : r.events) {
       for (const SigAction& a : e.actions) {
-        if (a.kind == "send") {
+        if (a.kind == mpi::ActionKind::Send) {
           EXPECT_LE(a.bytes_max / a.bytes_min, 1.05);
         }
       }

@@ -186,17 +186,17 @@ TEST_P(ScorepArchive, EventsFollowThePhasesProgram) {
           EXPECT_EQ(e.bytes, 4096u);
           break;
         case EventKind::CollectiveEnd:
-          if (e.op == CollectiveOp::Bcast) {
+          if (e.op == mpi::Collective::Bcast) {
             ++bcasts;
             EXPECT_EQ(e.root, 0);
             EXPECT_EQ(e.bytes_received, 256u);
           } else {
             EXPECT_EQ(e.root, kNoRank);
           }
-          if (e.op == CollectiveOp::CreateHandle) {
+          if (e.op == mpi::Collective::CreateHandle) {
             EXPECT_EQ(inside, "MPI_Init");
           }
-          if (e.op == CollectiveOp::DestroyHandle) {
+          if (e.op == mpi::Collective::DestroyHandle) {
             EXPECT_EQ(inside, "MPI_Finalize");
           }
           break;

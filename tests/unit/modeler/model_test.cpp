@@ -33,9 +33,10 @@ analyzer::Stat stat(double v) {
   return s;
 }
 
-SigEvent event(const std::string& call, std::vector<SigAction> actions, double work) {
+SigEvent event(mpi::Function function, std::vector<SigAction> actions, double work) {
   SigEvent e;
-  e.call = call;
+  e.function = function;
+  e.call = std::string(mpi::name(function));
   e.actions = std::move(actions);
   e.burst_work = stat(work);
   e.burst_ns = stat(work);
@@ -43,7 +44,7 @@ SigEvent event(const std::string& call, std::vector<SigAction> actions, double w
   return e;
 }
 
-SigAction message(const std::string& kind, std::int32_t rank, std::int32_t peer, double bytes) {
+SigAction message(mpi::ActionKind kind, std::int32_t rank, std::int32_t peer, double bytes) {
   SigAction a;
   a.kind = kind;
   a.peer = peer;
@@ -65,8 +66,10 @@ Signature ring(std::int32_t n, std::uint64_t iters, const std::string& metric = 
   s.locations = static_cast<std::uint32_t>(n);
   s.work_metric = metric;
   s.command = command.empty() ? "mpirun -np " + std::to_string(n) + " ./ring 100" : command;
-  s.communicators.push_back({0, "group", {}});
-  for (std::int32_t r = 0; r < n; ++r) s.communicators[0].ranks.push_back(r);
+  analyzer::SigComm world;
+  world.kind = analyzer::CommKind::Group;
+  for (std::int32_t r = 0; r < n; ++r) world.ranks.push_back(r);
+  s.communicators.push_back(world);
   analyzer::SigPhase init;
   init.id = 0;
   init.weight = 1;
@@ -80,37 +83,37 @@ Signature ring(std::int32_t n, std::uint64_t iters, const std::string& metric = 
     analyzer::SigRank a;
     a.rank = r;
     SigAction create;
-    create.kind = "coll";
-    create.collective = "CREATE_HANDLE";
+    create.kind = mpi::ActionKind::Collective;
+    create.collective = mpi::Collective::CreateHandle;
     create.comm_size = static_cast<std::uint32_t>(n);
-    a.events.push_back(event("MPI_Init", {create}, 0));
+    a.events.push_back(event(mpi::Function::MPI_Init, {create}, 0));
     init.ranks.push_back(a);
 
     const std::int32_t left = (r + n - 1) % n;
     const std::int32_t right = (r + 1) % n;
     analyzer::SigRank b;
     b.rank = r;
-    SigAction post = message("irecv", r, left, bytes);
+    SigAction post = message(mpi::ActionKind::IrecvPost, r, left, bytes);
     post.request = true;
-    SigAction send = message("send", r, right, bytes);
+    SigAction send = message(mpi::ActionKind::Send, r, right, bytes);
     send.request = true;
-    SigAction done_recv = message("recv", r, left, bytes);
+    SigAction done_recv = message(mpi::ActionKind::Recv, r, left, bytes);
     done_recv.request = true;
     done_recv.started = 0;
     SigAction done_send;
-    done_send.kind = "isend_complete";
+    done_send.kind = mpi::ActionKind::IsendComplete;
     done_send.request = true;
     done_send.started = 1;
     SigAction reduce;
-    reduce.kind = "coll";
-    reduce.collective = "ALLREDUCE";
+    reduce.kind = mpi::ActionKind::Collective;
+    reduce.collective = mpi::Collective::Allreduce;
     reduce.comm_size = static_cast<std::uint32_t>(n);
     reduce.bytes = 8.0 * n;
     reduce.bytes_received = 8.0 * n;
-    b.events.push_back(event("MPI_Irecv", {post}, 1000 + (r == 0 ? rank0_extra : 0)));
-    b.events.push_back(event("MPI_Isend", {send}, 1e8 / n));
-    b.events.push_back(event("MPI_Waitall", {done_send, done_recv}, 500));
-    b.events.push_back(event("MPI_Allreduce", {reduce}, 300));
+    b.events.push_back(event(mpi::Function::MPI_Irecv, {post}, 1000 + (r == 0 ? rank0_extra : 0)));
+    b.events.push_back(event(mpi::Function::MPI_Isend, {send}, 1e8 / n));
+    b.events.push_back(event(mpi::Function::MPI_Waitall, {done_send, done_recv}, 500));
+    b.events.push_back(event(mpi::Function::MPI_Allreduce, {reduce}, 300));
     loop.ranks.push_back(b);
   }
   loop.work = stat(n * (1800 + 1e8 / n));
@@ -153,7 +156,7 @@ TEST(Model, RingFittedAtFewCountsPredictsALargerOneExactly) {
   EXPECT_DOUBLE_EQ(r.calls[1].actions.at(0).bytes, 1048576.0 / 64);
   EXPECT_NEAR(r.calls[1].burst_work, 1e8 / 64, 1e-3 * 1e8 / 64);  // shared work, spread over 64 ranks
   ASSERT_EQ(r.calls[2].actions.size(), 2u);                       // the Waitall completes both requests
-  EXPECT_EQ(r.calls[3].actions.at(0).collective, "ALLREDUCE");
+  EXPECT_EQ(r.calls[3].actions.at(0).collective, mpi::Collective::Allreduce);
   EXPECT_DOUBLE_EQ(r.calls[3].actions.at(0).bytes, 8.0 * 64);
 }
 
@@ -245,6 +248,7 @@ TEST(Model, PhasesMissingInSomeRunAreReported) {
   Signature odd = ring(16, 100);
   analyzer::SigPhase extra = odd.phases[0];
   extra.id = 2;
+  extra.ranks[0].events[0].function = mpi::Function::MPI_Barrier;
   extra.ranks[0].events[0].call = "MPI_Barrier";
   odd.phases.push_back(extra);
   paths.push_back(save(odd, "ring16-extra-phase"));

@@ -49,7 +49,7 @@ using Key = std::tuple<std::uint32_t, std::int32_t, std::int32_t, std::uint32_t>
 /// One rank's part in a collective.
 struct CollPart {
   std::int32_t rank = 0;
-  analyzer::CollectiveOp op = analyzer::CollectiveOp::Unknown;
+  mpi::Collective op = mpi::Collective::Unknown;
   std::uint64_t begin_ns = 0;
   std::uint64_t end_ns = 0;
 };

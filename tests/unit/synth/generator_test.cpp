@@ -189,7 +189,7 @@ TEST(Generate, CollectiveBytesFollowTheRecorderRules) {
       {"op": "allgather", "bytes": 4}, {"op": "scan", "bytes": 4},
       {"op": "allreduce", "bytes": 8, "in_place": true}]})",
                                "collectives", 4);
-  using Op = analyzer::CollectiveOp;
+  using Op = mpi::Collective;
   // (op, sent, received) per rank, Score-P's conventions: the root counts its own block, all-to-all n blocks.
   struct Bytes {
     Op op;
@@ -244,7 +244,7 @@ TEST(Generate, SubCommunicatorsResolveToWorldRanks) {
   std::vector<std::int32_t> roots;
   for (const analyzer::Event& e : events_of(dir, 5)) {
     if (e.kind == analyzer::EventKind::CollectiveEnd &&
-        (e.op == analyzer::CollectiveOp::Allreduce || e.op == analyzer::CollectiveOp::Bcast)) {
+        (e.op == mpi::Collective::Allreduce || e.op == mpi::Collective::Bcast)) {
       groups.push_back(reader.definitions().comm(e.comm)->world_ranks);
       roots.push_back(e.root);
     }
@@ -320,7 +320,7 @@ TEST(Generate, ByteJitterStaysWithinItsBounds) {
   std::vector<std::vector<std::uint64_t>> per_rank(4);
   for (int rank = 0; rank < 4; ++rank) {
     for (const analyzer::Event& e : events_of(dir, rank)) {
-      if (e.kind == analyzer::EventKind::CollectiveEnd && e.op == analyzer::CollectiveOp::Allreduce) {
+      if (e.kind == analyzer::EventKind::CollectiveEnd && e.op == mpi::Collective::Allreduce) {
         EXPECT_GE(e.bytes, 4 * 980u);
         EXPECT_LE(e.bytes, 4 * 1020u);
         per_rank[static_cast<std::size_t>(rank)].push_back(e.bytes);

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "p3s/mpi/vocabulary.hpp"
+
 namespace p3s::analyzer {
 
 /// A rank that is not there: no peer, no root (OTF2_COLLECTIVE_ROOT_NONE).
@@ -59,6 +61,8 @@ struct Region {
   std::string source_file;
   RegionRole role = RegionRole::Unknown;
   Paradigm paradigm = Paradigm::Unknown;
+  /// The MPI function of an MPI region (Other for one outside the vocabulary, and for non-MPI regions).
+  mpi::Function function = mpi::Function::Other;
   /// True for the regions of MPI functions (paradigm MPI).
   [[nodiscard]] bool is_mpi() const noexcept { return paradigm == Paradigm::Mpi; }
 };
@@ -171,5 +175,13 @@ struct TraceDefinitions {
 
 /// Human-readable name of a paradigm ("MPI", "user", ...).
 [[nodiscard]] std::string_view paradigm_name(Paradigm p) noexcept;
+/// Whether the recorded run reached the end of MPI_Finalize on every rank: what the archive says where its recorder
+/// wrote it down (P3S::COMPLETE), else whether every rank of `left_finalize` (indexed by world rank) got through
+/// MPI_Finalize (Score-P does not say). The one definition `p3s summary` and `p3s analyze` share.
+[[nodiscard]] bool run_complete(const TraceDefinitions& defs, const std::vector<bool>& left_finalize);
+/// "group", "self", "inter", "unresolved": the stable names of communicator kinds.
+[[nodiscard]] std::string_view comm_kind_name(CommKind k) noexcept;
+/// The kind of a stable name; nullopt when it is not one.
+[[nodiscard]] std::optional<CommKind> comm_kind_named(std::string_view name) noexcept;
 
 }  // namespace p3s::analyzer

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "p3s/analyzer/definitions.hpp"
+#include "p3s/mpi/vocabulary.hpp"
 
 #include <array>
 #include <cstdint>
@@ -29,34 +30,6 @@ enum class EventKind : std::uint8_t {
   NbCollectiveComplete,  ///< op, comm, root, bytes (sent), bytes_received, request
   CommCreate,            ///< comm
   CommDestroy,           ///< comm
-};
-
-/// Collective operations (the values of OTF2_CollectiveOp).
-enum class CollectiveOp : std::uint8_t {
-  Barrier = 0,
-  Bcast = 1,
-  Gather = 2,
-  Gatherv = 3,
-  Scatter = 4,
-  Scatterv = 5,
-  Allgather = 6,
-  Allgatherv = 7,
-  Alltoall = 8,
-  Alltoallv = 9,
-  Alltoallw = 10,
-  Allreduce = 11,
-  Reduce = 12,
-  ReduceScatter = 13,
-  Scan = 14,
-  Exscan = 15,
-  ReduceScatterBlock = 16,
-  CreateHandle = 17,   ///< communicator creation (MPI_Init, MPI_Comm_split, ...)
-  DestroyHandle = 18,  ///< communicator destruction (MPI_Comm_free, MPI_Finalize)
-  Allocate = 19,
-  Deallocate = 20,
-  CreateHandleAndAllocate = 21,
-  DestroyHandleAndDeallocate = 22,
-  Unknown = 255,
 };
 
 /// Most metric values one Enter/Leave carries; more are dropped.
@@ -86,14 +59,12 @@ struct Event {
   std::uint64_t bytes = 0;           ///< message length, or bytes sent by a collective
   std::uint64_t bytes_received = 0;  ///< collectives only
   std::uint64_t request = 0;         ///< request id (non-blocking operations)
-  CollectiveOp op = CollectiveOp::Unknown;
+  mpi::Collective op = mpi::Collective::Unknown;
   std::int32_t root = kNoRank;  ///< world rank of the root; kNoRank for rootless collectives
 };
 
 /// "MPI_SEND"-style name of an event kind (as otf2-print spells records).
 [[nodiscard]] std::string_view event_kind_name(EventKind kind) noexcept;
-/// "ALLREDUCE"-style name of a collective operation.
-[[nodiscard]] std::string_view collective_op_name(CollectiveOp op) noexcept;
 /// True for the records that only MPI produces (messages, requests, collectives, communicators).
 [[nodiscard]] bool is_mpi_record(EventKind kind) noexcept;
 

@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "p3s/analyzer/definitions.hpp"
+#include "p3s/mpi/vocabulary.hpp"
+
 namespace p3s::analyzer {
 
 inline constexpr int kSignatureSchemaVersion = 1;
@@ -32,15 +35,15 @@ struct Stat {
 
 /// A communication action inside an MPI call.
 struct SigAction {
-  std::string kind;         ///< send, recv, coll, icoll, icoll_complete, irecv, isend_complete, cancelled
+  mpi::ActionKind kind = mpi::ActionKind::Send;
   std::int32_t peer = -1;   ///< world rank of the other side (messages), -1 otherwise
   std::int32_t offset = 0;  ///< peer - rank (messages)
   std::uint32_t tag = 0;
   std::uint32_t comm = 0;  ///< communicator id in the archive
   std::uint32_t comm_size = 0;
-  std::string collective;  ///< collective operation (ALLREDUCE, BCAST, ...) for collectives
-  std::int32_t root = -1;  ///< world rank of a collective's root, -1 when none
-  double bytes = 0;        ///< mean over the phase's instances (messages: length; collectives: bytes sent)
+  mpi::Collective collective = mpi::Collective::None;  ///< the operation of a collective
+  std::int32_t root = -1;                              ///< world rank of a collective's root, -1 when none
+  double bytes = 0;  ///< mean over the phase's instances (messages: length; collectives: bytes sent)
   double bytes_min = 0;
   double bytes_max = 0;
   double bytes_received = 0;  ///< collectives
@@ -54,7 +57,8 @@ struct SigAction {
 
 /// One MPI call of the representative instance, averaged over the phase's instances.
 struct SigEvent {
-  std::string call;      ///< MPI function
+  mpi::Function function = mpi::Function::Other;
+  std::string call;      ///< the MPI function's name, for reports (also for functions outside the vocabulary)
   std::string callsite;  ///< when recorded
   std::vector<SigAction> actions;
   Stat burst_work;  ///< work of the burst before the call
@@ -88,9 +92,13 @@ struct SigPhase {
 /// A communicator that the phases use, with its members as MPI_COMM_WORLD ranks (rank i of the communicator is
 /// `ranks[i]`), so that a model can learn how communicators are formed.
 struct SigComm {
-  std::uint32_t id = 0;  ///< id in the archive, as in SigAction::comm
-  std::string kind;      ///< group, self, inter (ranks: the local group), unresolved (no ranks)
+  std::uint32_t id = 0;                  ///< id in the archive, as in SigAction::comm
+  CommKind kind = CommKind::Unresolved;  ///< group, self, inter (ranks: the local group), unresolved (no ranks)
   std::vector<std::int32_t> ranks;
+  /// The call that created it (MPI_Comm_split, MPI_Cart_create, ...; MPI_Init for the world and self), Other when
+  /// the archive does not say.
+  mpi::Function created_by = mpi::Function::Other;
+  std::uint32_t parent = kNoRef;  ///< the communicator it was derived from, kNoRef for none or unknown
 };
 
 struct PhaseRunEntry {

@@ -15,6 +15,7 @@
 #include "p3s/modeler/law.hpp"
 #include "p3s/modeler/pattern.hpp"
 #include "p3s/modeler/series.hpp"
+#include "p3s/mpi/vocabulary.hpp"
 
 namespace p3s::modeler {
 
@@ -64,7 +65,7 @@ struct RequestRef {
 
 /// One collective call of a group.
 struct CollectiveEntry {
-  std::string op;  ///< ALLREDUCE, BCAST, ...
+  mpi::Collective op = mpi::Collective::Unknown;
   CommModel comm;
   std::optional<ExactLaw> root;  ///< root as a rank of the communicator, when the collective has one
   RegressionLaw bytes_root;      ///< bytes sent by the root (by every rank when there is no root)
@@ -79,12 +80,17 @@ struct CollectiveEntry {
   [[nodiscard]] double received_at(std::int64_t n, std::int64_t members, bool at_root) const;
 };
 
+/// What each peer slot of a point-to-point call does: a send, a blocking receive (Recv) or a posted one
+/// (IrecvPost); nullopt for no slot.
+using SlotKinds = std::array<std::optional<mpi::ActionKind>, 2>;
+
 /// Consecutive calls to one MPI function in a phase (a group of the phase's shape).
 struct GroupModel {
-  std::string call;
+  mpi::Function function = mpi::Function::Other;
+  std::string call;  ///< the function's name (for a function outside the vocabulary, the name the trace gave it)
   Role role = Role::Local;
   int slots = 1;                                   ///< peers per call (2 for MPI_Sendrecv)
-  std::array<std::string, 2> slot_kinds{"", ""};   ///< "send", "recv" (blocking) or "irecv" (posted)
+  SlotKinds slot_kinds;                            ///< what each slot does
   bool starts_requests = false;                    ///< MPI_Isend, MPI_Irecv and the like
   Pattern pattern;                                 ///< PointToPoint: the peers of every call
   std::vector<std::vector<TermTraits>> traits;     ///< PointToPoint: [pattern case][term]

@@ -14,12 +14,12 @@ namespace p3s::modeler {
 
 /// A predicted action inside a call (the kinds of signature.json).
 struct PredictedAction {
-  std::string kind;  ///< send, recv, irecv, isend_complete, coll
+  mpi::ActionKind kind = mpi::ActionKind::Send;  ///< Send, Recv, IrecvPost, IsendComplete or Collective
   std::int64_t peer = -1;
   std::uint32_t tag = 0;
   double bytes = 0;
   /// Collectives.
-  std::string collective;
+  mpi::Collective collective = mpi::Collective::None;
   std::int64_t root = -1;  ///< world rank
   double bytes_received = 0;
   std::string comm;  ///< the communicator model ("world", "blocks of 4 ...")
@@ -29,7 +29,8 @@ struct PredictedAction {
 };
 
 struct PredictedCall {
-  std::string call;
+  mpi::Function function = mpi::Function::Other;
+  std::string call;  ///< the function's name
   std::vector<PredictedAction> actions;
   double burst_work = 0;  ///< work of the burst before the call
 };
