@@ -2,7 +2,7 @@
 // `p3s model SIG_OR_DIR... -o app.model [--validate-with SIG] [--no-holdout] [--search-candidates N] [--report] [-q]`
 #include <iostream>
 
-#include "p3s/modeler/model.hpp"
+#include "p3s/modeler/fit.hpp"
 #include "subcommands.hpp"
 
 namespace p3s::cli {
@@ -39,18 +39,22 @@ void add_model(CLI::App& app) {
     opts.hold_out_largest = !*no_holdout;
     if (!validate->empty()) opts.validate_with = *validate;
     opts.fit.search.max_candidates = *candidates;
-    const modeler::Model m = modeler::build_model(paths, opts);
-    modeler::write_model(m, *output);
+    modeler::Fit fit = modeler::build_model(paths, opts);
+    const std::filesystem::path report_path = modeler::fit_report_path(*output);
+    fit.report.model = std::filesystem::absolute(*output).string();
+    // The report first: a model file whose report is missing was not written whole.
+    modeler::write_fit_report(fit.report, report_path);
+    modeler::write_model(fit.model, *output);
     if (*quiet) return;
-    if (*report) std::cout << modeler::model_report(m) << '\n';
-    if (m.validation) std::cout << modeler::validation_report(*m.validation);
-    for (const std::string& u : m.unrelated) std::cout << "note: " << u << '\n';
-    for (const modeler::PhaseModel& p : m.phases) {
+    if (*report) std::cout << modeler::model_report(fit.model, fit.report) << '\n';
+    if (fit.report.validation) std::cout << modeler::validation_report(*fit.report.validation);
+    for (const std::string& u : fit.report.unrelated) std::cout << "note: " << u << '\n';
+    for (const modeler::PhaseReport& p : fit.report.phases) {
       for (const std::string& n : p.notes) std::cout << "note: phase " << p.id << ": " << n << '\n';
     }
-    std::cout << "model        " << *output << " (" << m.phases.size() << " phases, fitted on n =";
-    for (const modeler::Model::Input& in : m.inputs) std::cout << ' ' << in.n;
-    std::cout << ")\n";
+    std::cout << "model        " << *output << " (" << fit.model.phases.size() << " phases, fitted on n =";
+    for (const modeler::Model::Input& in : fit.model.inputs) std::cout << ' ' << in.n;
+    std::cout << ")\nfit report   " << report_path.string() << '\n';
   });
 }
 

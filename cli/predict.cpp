@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "p3s/error.hpp"
+#include "p3s/modeler/fit.hpp"
 #include "p3s/modeler/model.hpp"
 #include "p3s/modeler/predict.hpp"
 #include "subcommands.hpp"

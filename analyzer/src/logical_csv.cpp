@@ -5,6 +5,7 @@
 
 #include "logical_export.hpp"
 #include "p3s/error.hpp"
+#include "p3s/whole_file.hpp"
 
 namespace p3s::analyzer {
 
@@ -39,7 +40,7 @@ void write_logical_csv(const std::filesystem::path& path, const TraceDefinitions
     }
     if (!out.flush()) throw Error("writing '" + tmp.string() + "' failed; check free space");
   }
-  std::filesystem::rename(tmp, path);
+  move_into_place(tmp, path);
 }
 
 }  // namespace p3s::analyzer

@@ -32,6 +32,103 @@ std::vector<std::int64_t> CommModel::members(std::int64_t r, std::int64_t n) con
   return out;
 }
 
+std::string_view comm_kind_name(CommModel::Kind kind) noexcept {
+  switch (kind) {
+    case CommModel::Kind::World:
+      return "world";
+    case CommModel::Kind::Self:
+      return "self";
+    case CommModel::Kind::Block:
+      return "block";
+    case CommModel::Kind::Strided:
+      return "strided";
+  }
+  return "world";
+}
+
+std::optional<CommModel::Kind> comm_kind_named(std::string_view name) noexcept {
+  using K = CommModel::Kind;
+  for (const K k : {K::World, K::Self, K::Block, K::Strided}) {
+    if (comm_kind_name(k) == name) return k;
+  }
+  return std::nullopt;
+}
+
+std::int64_t CommModel::size_of(std::int64_t r, std::int64_t n) const {
+  const std::int64_t p = param.integer_at(n).value_or(0);
+  switch (kind) {
+    case Kind::World:
+      return n;
+    case Kind::Self:
+      return 1;
+    case Kind::Block:
+      return p > 0 ? std::max<std::int64_t>(0, std::min(p, n - r / p * p)) : 0;
+    case Kind::Strided:
+      return p > 0 && r % p < n ? (n - 1 - r % p) / p + 1 : 0;
+  }
+  return 0;
+}
+
+std::int64_t CommModel::member(std::int64_t r, std::int64_t n, std::int64_t index) const {
+  if (index < 0 || index >= size_of(r, n)) return -1;
+  const std::int64_t p = param.integer_at(n).value_or(0);
+  switch (kind) {
+    case Kind::World:
+      return index;
+    case Kind::Self:
+      return r;
+    case Kind::Block:
+      return r / p * p + index;
+    case Kind::Strided:
+      return r % p + index * p;
+  }
+  return -1;
+}
+
+std::int64_t CommModel::color(std::int64_t r, std::int64_t n) const {
+  const std::int64_t p = param.integer_at(n).value_or(0);
+  switch (kind) {
+    case Kind::World:
+      return 0;
+    case Kind::Self:
+      return r;
+    case Kind::Block:
+      return p > 0 ? r / p : 0;
+    case Kind::Strided:
+      return p > 0 ? r % p : 0;
+  }
+  return 0;
+}
+
+std::int64_t CommModel::key(std::int64_t r, std::int64_t) const { return kind == Kind::Self ? 0 : r; }
+
+std::string CommModel::color_rule(std::int64_t n) const {
+  const auto p = [&] {
+    if (n > 0) return std::to_string(param.integer_at(n).value_or(0));
+    const std::string law = param.to_string();
+    return law.find_first_of(" +-*/") == std::string::npos ? law : "(" + law + ")";
+  };
+  switch (kind) {
+    case Kind::World:
+      return "0";
+    case Kind::Self:
+      return "r";
+    case Kind::Block:
+      return "r / " + p();
+    case Kind::Strided:
+      return "r % " + p();
+  }
+  return "0";
+}
+
+std::string CommModel::key_rule() const { return kind == Kind::Self ? "0" : "r"; }
+
+bool CommModel::same_at(const CommModel& other, std::int64_t n) const {
+  if (kind != other.kind) return false;
+  if (kind == Kind::World || kind == Kind::Self) return true;
+  return param.integer_at(n) == other.param.integer_at(n);
+}
+
 std::string CommModel::to_string() const {
   switch (kind) {
     case Kind::World:
@@ -57,6 +154,20 @@ double CollectiveEntry::received_at(std::int64_t n, std::int64_t members, bool a
 }
 
 namespace detail {
+
+CommObservation observe_comm(const analyzer::Signature& run, std::int64_t n, std::int64_t r, std::uint32_t comm,
+                             std::uint32_t comm_size) {
+  CommObservation o{n, r, {}, mpi::Function::Other};
+  for (const analyzer::SigComm& c : run.communicators) {
+    if (c.id != comm) continue;
+    o.members.assign(c.ranks.begin(), c.ranks.end());
+    o.created_by = c.created_by;
+  }
+  if (o.members.empty() && comm_size == static_cast<std::uint32_t>(n)) {
+    for (std::int64_t i = 0; i < n; ++i) o.members.push_back(i);
+  }
+  return o;
+}
 
 std::optional<CommModel> learn_comm(std::span<const CommObservation> obs) {
   if (obs.empty()) return std::nullopt;
@@ -95,7 +206,12 @@ std::optional<CommModel> learn_comm(std::span<const CommObservation> obs) {
   if (strides_agree) {
     if (const std::optional<ExactLaw> l = law_of(strides)) candidates.push_back({CommModel::Kind::Strided, *l});
   }
-  for (const CommModel& c : candidates) {
+  // The call that created the communicator, when every run says the same.
+  mpi::Function created_by = obs.front().created_by;
+  for (const CommObservation& o : obs) {
+    if (o.created_by != created_by) created_by = mpi::Function::Other;
+  }
+  for (CommModel& c : candidates) {
     bool ok = true;
     for (const CommObservation& o : obs) {
       if (c.members(o.r, o.n) != o.members) {
@@ -103,7 +219,9 @@ std::optional<CommModel> learn_comm(std::span<const CommObservation> obs) {
         break;
       }
     }
-    if (ok) return c;
+    if (!ok) continue;
+    c.created_by = created_by;
+    return c;
   }
   return std::nullopt;
 }

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "p3s/modeler/fit.hpp"
 #include "p3s/modeler/model.hpp"
 #include "p3s/modeler/predict.hpp"
 
@@ -120,6 +121,7 @@ Validation compare_with(const Model& model, const Run& run) {
   Validation v;
   v.n = run.n();
   v.signature = run.path.string();
+  for (const Model::Input& in : model.inputs) v.fitted_on.push_back(in.n);
   const std::vector<std::optional<std::uint32_t>> rel = relate(model, run.signature);
   std::vector<bool> used(run.signature.phases.size(), false);
   for (std::size_t p = 0; p < model.phases.size(); ++p) {
@@ -209,7 +211,9 @@ Validation compare_with(const Model& model, const Run& run) {
 
 std::string validation_report(const Validation& v) {
   std::ostringstream out;
-  out << "validation against the run at n = " << v.n << " (" << v.signature << ")\n";
+  out << "validation of the model fitted on n =";
+  for (const std::int64_t n : v.fitted_on) out << ' ' << n;
+  out << " against the run at n = " << v.n << " (" << v.signature << ")\n";
   out << " phase  pattern  comms (pred/real)  weight (pred/real)  volume err mean/max  work err phase  per rank "
          "mean/max\n";
   char buf[256];

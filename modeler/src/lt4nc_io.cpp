@@ -15,32 +15,104 @@ namespace {
 
 using nlohmann::json;
 
-json call_json(const PredictedCall& c) {
-  json actions = json::array();
-  for (const PredictedAction& a : c.actions) {
-    json ja{{"kind", mpi::name(a.kind)}};
-    if (a.peer >= 0) {
-      ja["peer"] = a.peer;
-      ja["tag"] = a.tag;
+inline constexpr int kLt4ncSchemaVersion = 2;
+
+/// The communicators the trace uses at n, numbered as they are met: two models that give the same members at n
+/// and were created by the same call are one communicator.
+class CommTable {
+ public:
+  explicit CommTable(std::int64_t n) : n_(n) {}
+
+  std::size_t id_of(const CommModel& c) {
+    for (std::size_t i = 0; i < comms_.size(); ++i) {
+      if (comms_[i]->same_at(c, n_) && comms_[i]->created_by == c.created_by) return i;
     }
-    if (a.kind != mpi::ActionKind::IsendComplete) ja["bytes"] = a.bytes;
-    if (a.collective != mpi::Collective::None) {
-      ja["collective"] = mpi::name(a.collective);
-      ja["root"] = a.root;
-      ja["bytes_received"] = a.bytes_received;
-      ja["comm"] = a.comm;
-      ja["comm_size"] = a.comm_size;
-    }
-    if (a.started >= 0) ja["started"] = a.started;
-    actions.push_back(std::move(ja));
+    comms_.push_back(&c);
+    return comms_.size() - 1;
   }
-  return json{{"call", c.call}, {"burst_work", c.burst_work}, {"actions", std::move(actions)}};
+
+  /// How a replay builds each one: MPI_Comm_split(MPI_COMM_WORLD, color, key) with the rules evaluated at n.
+  [[nodiscard]] json to_json() const {
+    json out = json::array();
+    for (std::size_t i = 0; i < comms_.size(); ++i) {
+      const CommModel& c = *comms_[i];
+      json j{{"id", i}, {"kind", comm_kind_name(c.kind)}, {"color", c.color_rule(n_)}, {"key", c.key_rule()}};
+      j["created_by"] = c.created_by == mpi::Function::Other ? json() : json(mpi::name(c.created_by));
+      out.push_back(std::move(j));
+    }
+    return out;
+  }
+
+ private:
+  std::int64_t n_;
+  std::vector<const CommModel*> comms_;
+};
+
+json action_json(const PredictedAction& a, CommTable& comms) {
+  json j{{"kind", mpi::name(a.kind)}};
+  if (a.peer >= 0) {
+    j["peer"] = a.peer;
+    j["tag"] = a.tag;
+  }
+  if (a.kind != mpi::ActionKind::IsendComplete) j["bytes"] = a.bytes;
+  if (a.collective != mpi::Collective::None) {
+    j["collective"] = mpi::name(a.collective);
+    j["root"] = a.root;
+    j["bytes_received"] = a.bytes_received;
+  }
+  if (a.comm != nullptr) {
+    j["comm"] = comms.id_of(*a.comm);
+    j["comm_size"] = a.comm_size;
+  }
+  if (a.started >= 0) j["started"] = a.started;
+  return j;
 }
 
-void replace(const std::filesystem::path& tmp, const std::filesystem::path& path) {
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw Error("cannot move '" + tmp.string() + "' to '" + path.string() + "': " + ec.message());
+json call_json(const PredictedCall& c, CommTable& comms) {
+  json actions = json::array();
+  for (const PredictedAction& a : c.actions) actions.push_back(action_json(a, comms));
+  return json{{"call", c.call},
+              {"burst_work", c.burst_work},
+              {"burst_ns", c.burst_ns ? json(*c.burst_ns) : json()},
+              {"actions", std::move(actions)}};
+}
+
+/// Streams one line per rank and phase into `path` (through a temporary name).
+void write_ranks(const Model& model, const std::vector<PhasePredictor>& phases, std::int64_t n,
+                 const std::filesystem::path& path, CommTable& comms) {
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp);
+    if (!out) throw Error("cannot create '" + tmp.string() + "'; check the directory is writable");
+    for (std::int64_t r = 0; r < n; ++r) {
+      for (std::size_t p = 0; p < phases.size(); ++p) {
+        const PredictedRank pr = phases[p].rank(r);
+        json calls = json::array();
+        for (const PredictedCall& c : pr.calls) calls.push_back(call_json(c, comms));
+        json line{{"rank", r}, {"phase", model.phases[p].id}, {"calls", std::move(calls)}};
+        if (pr.tail_work > 0) {
+          line["tail_work"] = pr.tail_work;
+          line["tail_ns"] = pr.tail_ns ? json(*pr.tail_ns) : json();
+        }
+        out << line.dump() << '\n';
+      }
+      if (!out) throw Error("writing '" + tmp.string() + "' failed; check free space");
+    }
+  }
+  move_into_place(tmp, path);
+}
+
+/// The phase order of the largest fitted run at n: a phase that occurs in one stretch takes its weight at n,
+/// the stretches of the others keep their counts (the model's limits say which).
+json order_at(const Model& model, const std::vector<PhasePredictor>& phases) {
+  json order = json::array();
+  for (const analyzer::PhaseRunEntry& e : model.order) {
+    const std::vector<std::uint32_t>& fixed = model.limits.fixed_count_phases;
+    const bool keeps = std::find(fixed.begin(), fixed.end(), e.phase) != fixed.end();
+    const std::int64_t count = keeps ? static_cast<std::int64_t>(e.count) : phases[e.phase].weight();
+    order.push_back(json::array({e.phase, count}));
+  }
+  return order;
 }
 
 }  // namespace
@@ -55,24 +127,8 @@ void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path
   // The ranks first, the header last: a directory whose lt4nc.json exists is complete.
   const std::filesystem::path header = dir / "lt4nc.json";
   std::filesystem::remove(header, ec);
-  const std::filesystem::path ranks = dir / "ranks.jsonl";
-  const std::filesystem::path ranks_tmp = dir / "ranks.jsonl.tmp";
-  {
-    std::ofstream out(ranks_tmp);
-    if (!out) throw Error("cannot create '" + ranks_tmp.string() + "'; check the directory is writable");
-    for (std::int64_t r = 0; r < n; ++r) {
-      for (std::size_t p = 0; p < phases.size(); ++p) {
-        const PredictedRank pr = phases[p].rank(r);
-        json calls = json::array();
-        for (const PredictedCall& c : pr.calls) calls.push_back(call_json(c));
-        json line{{"rank", r}, {"phase", model.phases[p].id}, {"calls", std::move(calls)}};
-        if (pr.tail_work > 0) line["tail_work"] = pr.tail_work;
-        out << line.dump() << '\n';
-      }
-      if (!out) throw Error("writing '" + ranks_tmp.string() + "' failed; check free space");
-    }
-  }
-  replace(ranks_tmp, ranks);
+  CommTable comms(n);
+  write_ranks(model, phases, n, dir / "ranks.jsonl", comms);
 
   json jphases = json::array();
   for (std::size_t p = 0; p < phases.size(); ++p) {
@@ -80,24 +136,20 @@ void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path
     jphases.push_back(
         json{{"id", pm.id}, {"calls", pm.calls}, {"relevant", pm.relevant}, {"weight", phases[p].weight()}});
   }
-  // The phase order of the largest fitted run, with each phase that occurs in one stretch of it taking its
-  // weight at n; phases that occur in several stretches keep their counts.
-  std::map<std::uint32_t, int> stretches;
-  for (const analyzer::PhaseRunEntry& e : model.order) ++stretches[e.phase];
-  json order = json::array();
-  for (const analyzer::PhaseRunEntry& e : model.order) {
-    const std::int64_t count = stretches[e.phase] == 1 ? phases[e.phase].weight() : static_cast<std::int64_t>(e.count);
-    order.push_back(json::array({e.phase, count}));
-  }
   json inputs = json::array();
   for (const Model::Input& in : model.inputs) inputs.push_back(json{{"path", in.path}, {"n", in.n}});
-  const json h{{"schema_version", 1},
+  const json h{{"schema_version", kLt4ncSchemaVersion},
                {"tool", std::string("p3s ") + p3s::kVersion},
                {"inputs", {{"application", model.application}, {"model_runs", std::move(inputs)}}},
                {"processes", n},
                {"work_metric", model.work_metric},
                {"phases", std::move(jphases)},
-               {"order", std::move(order)},
+               {"order", order_at(model, phases)},
+               {"communicators", comms.to_json()},
+               {"limits",
+                {{"threads_per_process", model.limits.threads_per_process},
+                 {"order_from_n", model.limits.order_from_n},
+                 {"fixed_count_phases", model.limits.fixed_count_phases}}},
                {"ranks_file", "ranks.jsonl"}};
   write_whole_file(header, h.dump(1) + '\n');
 }

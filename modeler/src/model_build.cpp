@@ -11,6 +11,7 @@
 
 #include "comm_model.hpp"
 #include "p3s/error.hpp"
+#include "p3s/modeler/fit.hpp"
 #include "p3s/modeler/model.hpp"
 #include "p3s/version.hpp"
 #include "shape.hpp"
@@ -196,8 +197,42 @@ void fit_completions(GroupModel& gm, const std::vector<RankData>& ranks, std::si
   }
 }
 
+/// The communicator of a point-to-point group's messages: learnt from the communicator each rank's calls use
+/// (world when no message says, or when the communicators follow no law, which is noted).
+void fit_p2p_comm(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t g, std::vector<std::string>& notes) {
+  std::vector<detail::CommObservation> obs;
+  for (const RankData& d : ranks) {
+    const RankGroup* rg = d.at[g];
+    if (rg == nullptr) continue;
+    std::set<std::pair<std::uint32_t, std::uint32_t>> used;  // (comm, size)
+    for (const Call& c : rg->calls) {
+      for (const analyzer::SigAction& a : d.rank->events[c.event].actions) {
+        if (a.peer >= 0 && (a.kind == mpi::ActionKind::Send || a.kind == mpi::ActionKind::Recv ||
+                            a.kind == mpi::ActionKind::IrecvPost)) {
+          used.insert({a.comm, a.comm_size});
+        }
+      }
+    }
+    if (used.size() > 1) {
+      notes.push_back("group " + std::to_string(g) + " (" + gm.call + "): rank " + std::to_string(d.r) + " at " +
+                      std::to_string(d.n) + " processes sends on several communicators; world assumed");
+      return;
+    }
+    if (used.size() == 1)
+      obs.push_back(detail::observe_comm(*d.signature, d.n, d.r, used.begin()->first, used.begin()->second));
+  }
+  if (obs.empty()) return;
+  if (const std::optional<CommModel> cm = detail::learn_comm(obs)) {
+    gm.comm = *cm;
+  } else {
+    notes.push_back("group " + std::to_string(g) + " (" + gm.call +
+                    "): its communicator's members follow no world/self/block/strided law; world assumed");
+  }
+}
+
 /// Collective calls: operation, communicator, root and sizes per call of the group.
-void fit_collectives(GroupModel& gm, PhaseModel& pm, const std::vector<RankData>& ranks, std::size_t g) {
+void fit_collectives(GroupModel& gm, std::vector<std::string>& notes, const std::vector<RankData>& ranks,
+                     std::size_t g) {
   const auto calls = static_cast<std::int64_t>(most_calls(ranks, g));
   for (std::int64_t k = 0; k < calls; ++k) {
     CollectiveEntry ce;
@@ -217,14 +252,8 @@ void fit_collectives(GroupModel& gm, PhaseModel& pm, const std::vector<RankData>
       }
       if (a == nullptr) continue;
       ce.op = a->collective;
-      std::vector<std::int64_t> members;
-      for (const analyzer::SigComm& c : d.signature->communicators) {
-        if (c.id == a->comm) members.assign(c.ranks.begin(), c.ranks.end());
-      }
-      if (members.empty() && a->comm_size == static_cast<std::uint32_t>(d.n)) {
-        for (std::int64_t i = 0; i < d.n; ++i) members.push_back(i);
-      }
-      comms.push_back({d.n, d.r, members});
+      comms.push_back(detail::observe_comm(*d.signature, d.n, d.r, a->comm, a->comm_size));
+      const std::vector<std::int64_t>& members = comms.back().members;
       comm_size[d.n] = static_cast<double>(std::max<std::size_t>(members.size(), 1));
       const bool is_root = a->root >= 0 && a->root == d.r;
       if (a->root >= 0) {
@@ -244,16 +273,16 @@ void fit_collectives(GroupModel& gm, PhaseModel& pm, const std::vector<RankData>
     if (const std::optional<CommModel> cm = detail::learn_comm(comms)) {
       ce.comm = *cm;
     } else {
-      pm.notes.push_back("group " + std::to_string(g) + " (" + gm.call + "), call " + std::to_string(k) +
-                         ": its communicator's members follow no world/self/block/strided law; world assumed");
+      notes.push_back("group " + std::to_string(g) + " (" + gm.call + "), call " + std::to_string(k) +
+                      ": its communicator's members follow no world/self/block/strided law; world assumed");
     }
     if (rooted) {
       std::vector<Sample> s;
       for (const auto& [n, v] : root_rank) s.push_back({static_cast<double>(n), v});
       std::optional<ExactLaw> law = root_consistent ? fit_exact(s) : std::nullopt;
       if (!law) {
-        pm.notes.push_back("group " + std::to_string(g) + " (" + gm.call + "), call " + std::to_string(k) +
-                           ": the root follows no exact law; rank 0 of the communicator assumed");
+        notes.push_back("group " + std::to_string(g) + " (" + gm.call + "), call " + std::to_string(k) +
+                        ": the root follows no exact law; rank 0 of the communicator assumed");
         law = ExactLaw::constant(Rational::make(0));
       }
       ce.root = *law;
@@ -403,6 +432,7 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::A
       if (std::optional<Pattern> p = learn_pattern(obs, gm.slots, &why, options.search)) {
         gm.pattern = std::move(*p);
         fit_traits(gm, ranks, g);
+        fit_p2p_comm(gm, ranks, g, out.notes);
       } else {
         out.notes.push_back(where + ": peers not modelled: " + why);
       }
@@ -420,17 +450,24 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::A
   return out;
 }
 
-PhaseModel model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::uint32_t id,
-                       const FitOptions& options) {
-  PhaseModel pm;
-  pm.id = id;
-  pm.calls = rel.calls;
-  pm.total_work_spread = rel.total_work_spread();
-  const analyzer::SigPhase& last = runs.back().signature.phases[rel.ids.back()];
-  pm.relevant = false;
-  for (std::size_t k = 0; k < runs.size(); ++k)
+/// A phase's model and what its fit saw.
+struct PhaseFit {
+  PhaseModel model;
+  PhaseReport report;
+};
+
+PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::uint32_t id, const FitOptions& options) {
+  PhaseFit out;
+  PhaseModel& pm = out.model;
+  PhaseReport& pr = out.report;
+  pm.id = pr.id = id;
+  pm.calls = pr.calls = rel.calls;
+  pr.total_work_spread = rel.total_work_spread();
+  for (std::size_t k = 0; k < runs.size(); ++k) {
     pm.relevant = pm.relevant || runs[k].signature.phases[rel.ids[k]].relevant;
-  pm.share = last.share;
+  }
+  pr.relevant = pm.relevant;
+  pr.share = runs.back().signature.phases[rel.ids.back()].share;
 
   // Weight.
   std::map<std::int64_t, double> weights;
@@ -445,7 +482,7 @@ PhaseModel model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::
   } else {
     pm.weight_exact = false;
     pm.weight_fit = fit_regression(samples_of(weights));
-    pm.notes.push_back("the weight follows no exact law in n; fitted " + pm.weight_fit.to_string() + " (rounded)");
+    pr.notes.push_back("the weight follows no exact law in n; fitted " + pm.weight_fit.to_string() + " (rounded)");
   }
 
   // The shape: the alignment (function only, or also the peers' direction and step) that models best.
@@ -458,33 +495,33 @@ PhaseModel model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::
   }
   std::vector<RankData>& ranks = best->ranks;
   pm.groups = std::move(best->groups);
-  pm.notes.insert(pm.notes.end(), best->notes.begin(), best->notes.end());
+  pr.notes.insert(pr.notes.end(), best->notes.begin(), best->notes.end());
   for (std::size_t g = 0; g < pm.groups.size(); ++g) {
-    if (pm.groups[g].role == Role::Collective) fit_collectives(pm.groups[g], pm, ranks, g);
+    if (pm.groups[g].role == Role::Collective) fit_collectives(pm.groups[g], pr.notes, ranks, g);
     if (pm.groups[g].role == Role::Completion) fit_completions(pm.groups[g], ranks, g, pm.groups);
   }
 
   std::vector<detail::RankWork> work;
   for (const RankData& d : ranks) work.push_back(rank_work(d, pm.groups));
-  pm.work = detail::learn_work(work, weight_by_n);
-  return pm;
+  detail::LearntWork learnt = detail::learn_work(work, weight_by_n);
+  pm.work = std::move(learnt.classes);
+  pr.measured = std::move(learnt.measured);
+  return out;
+}
+
+/// What the model leaves out: its threads, and the phases whose counts it takes from the largest run's order.
+ModelLimits limits_of(const Model& m, std::int64_t largest_n) {
+  ModelLimits l;
+  l.order_from_n = largest_n;
+  std::map<std::uint32_t, int> stretches;
+  for (const analyzer::PhaseRunEntry& e : m.order) ++stretches[e.phase];
+  for (const auto& [phase, count] : stretches) {
+    if (count > 1) l.fixed_count_phases.push_back(phase);
+  }
+  return l;
 }
 
 }  // namespace
-
-std::string_view role_name(Role role) noexcept {
-  switch (role) {
-    case Role::PointToPoint:
-      return "p2p";
-    case Role::Completion:
-      return "completion";
-    case Role::Collective:
-      return "collective";
-    case Role::Local:
-      return "local";
-  }
-  return "?";
-}
 
 std::int64_t PhaseModel::weight_at(std::int64_t n) const {
   if (weight_exact) {
@@ -494,44 +531,50 @@ std::int64_t PhaseModel::weight_at(std::int64_t n) const {
   return std::max<std::int64_t>(0, std::llround(weight_fit.value_at(static_cast<double>(n))));
 }
 
-Model fit_model(std::span<const Run> runs, const FitOptions& options) {
-  Model m;
+Fit fit_model(std::span<const Run> runs, const FitOptions& options) {
+  Fit fit;
+  Model& m = fit.model;
+  FitReport& report = fit.report;
   m.options = options;
-  m.tool = std::string("p3s ") + p3s::kVersion;
-  m.date = utc_now();
+  m.tool = report.tool = std::string("p3s ") + p3s::kVersion;
+  m.date = report.date = utc_now();
   m.work_metric = runs.front().signature.work_metric;
   m.application = application_command(runs.front().signature.command);
   for (const Run& r : runs) {
     m.inputs.push_back({std::filesystem::absolute(r.path).string(), r.n(), r.signature.command, r.signature.date});
+    report.fitted_on.push_back(r.n());
   }
   const PhaseRelation rel = relate_phases(runs);
-  m.unrelated = rel.unrelated;
+  report.unrelated = rel.unrelated;
   std::map<std::uint32_t, std::uint32_t> last_run_id;  // the largest run's phase id -> model phase id
   for (std::size_t p = 0; p < rel.phases.size(); ++p) {
-    m.phases.push_back(model_phase(runs, rel.phases[p], static_cast<std::uint32_t>(p), options));
+    PhaseFit phase = model_phase(runs, rel.phases[p], static_cast<std::uint32_t>(p), options);
+    m.phases.push_back(std::move(phase.model));
+    report.phases.push_back(std::move(phase.report));
     last_run_id[rel.phases[p].ids.back()] = static_cast<std::uint32_t>(p);
   }
   for (const analyzer::PhaseRunEntry& e : runs.back().signature.order) {
     const auto it = last_run_id.find(e.phase);
     if (it != last_run_id.end()) m.order.push_back({it->second, e.count});
   }
-  return m;
+  m.limits = limits_of(m, runs.back().n());
+  return fit;
 }
 
-Model build_model(std::span<const std::filesystem::path> signatures, const ModelOptions& options) {
+Fit build_model(std::span<const std::filesystem::path> signatures, const ModelOptions& options) {
   const std::vector<Run> runs = load_runs(signatures, 3);
   if (options.validate_with) {
     const std::vector<Run> held = load_runs(std::span(&*options.validate_with, 1), 1);
-    Model m = fit_model(runs, options.fit);
-    m.validation = compare_with(m, held.front());
-    return m;
+    Fit fit = fit_model(runs, options.fit);
+    fit.report.validation = compare_with(fit.model, held.front());
+    return fit;
   }
   if (!options.hold_out_largest) return fit_model(runs, options.fit);
   const std::vector<Run> fitted(runs.begin(), runs.end() - 1);
-  const Model first = fit_model(fitted, options.fit);
-  Model m = fit_model(runs, options.fit);  // the held-out run folded in
-  m.validation = compare_with(first, runs.back());
-  return m;
+  const Fit first = fit_model(fitted, options.fit);
+  Fit fit = fit_model(runs, options.fit);  // the held-out run folded in
+  fit.report.validation = compare_with(first.model, runs.back());
+  return fit;
 }
 
 }  // namespace p3s::modeler

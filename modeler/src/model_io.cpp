@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The model file (share/doc/model-format.md): JSON, written whole under a temporary name and renamed.
+// The model file (share/doc/model-format.md): what prediction reads, as JSON written whole under a temporary name
+// and renamed.
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -14,32 +15,24 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<const char*, 4> kRoles = {"p2p", "completion", "collective", "local"};
-constexpr std::array<const char*, 4> kCommKinds = {"world", "self", "block", "strided"};
-
-template <std::size_t N>
-std::size_t index_of(const std::array<const char*, N>& names, const std::string& name, const char* what) {
-  for (std::size_t i = 0; i < N; ++i) {
-    if (name == names[i]) return i;
-  }
-  throw InputError(std::string("unknown ") + what + " '" + name + "' in the model");
-}
-
 json comm_json(const CommModel& c) {
-  json j{{"kind", kCommKinds[static_cast<std::size_t>(c.kind)]}, {"equation", c.to_string()}};
+  json j{
+      {"kind", comm_kind_name(c.kind)}, {"equation", c.to_string()}, {"color", c.color_rule()}, {"key", c.key_rule()}};
   if (c.kind == CommModel::Kind::Block || c.kind == CommModel::Kind::Strided) j["param"] = to_json(c.param);
+  if (c.created_by != mpi::Function::Other) j["created_by"] = mpi::name(c.created_by);
   return j;
 }
 
 CommModel comm_from(const json& j) {
   CommModel c;
-  c.kind = static_cast<CommModel::Kind>(index_of(kCommKinds, j.at("kind").get<std::string>(), "communicator kind"));
+  c.kind = parse_stable_name(j.at("kind").get<std::string>(), "communicator kind", comm_kind_named);
   if (j.contains("param")) c.param = exact_law_from_json(j.at("param"));
+  if (j.contains("created_by")) c.created_by = mpi::function_named(j.at("created_by").get<std::string>());
   return c;
 }
 
 json group_json(const GroupModel& g) {
-  json j{{"call", g.call}, {"role", kRoles[static_cast<std::size_t>(g.role)]}};
+  json j{{"call", g.call}, {"role", role_name(g.role)}};
   if (g.role == Role::PointToPoint) {
     j["slots"] = g.slots;
     const auto slot = [](const std::optional<mpi::ActionKind>& k) { return k ? std::string(mpi::name(*k)) : ""; };
@@ -48,6 +41,7 @@ json group_json(const GroupModel& g) {
     json pattern;
     to_json(pattern, g.pattern);
     j["pattern"] = std::move(pattern);
+    j["comm"] = comm_json(g.comm);
     json traits = json::array();
     for (const auto& per_case : g.traits) {
       json terms = json::array();
@@ -100,7 +94,7 @@ GroupModel group_from(const json& j) {
   GroupModel g;
   g.call = j.at("call").get<std::string>();
   g.function = mpi::function_named(g.call);
-  g.role = static_cast<Role>(index_of(kRoles, j.at("role").get<std::string>(), "role"));
+  g.role = parse_stable_name(j.at("role").get<std::string>(), "role", role_named);
   if (g.role == Role::PointToPoint) {
     g.slots = j.at("slots").get<int>();
     for (std::size_t s = 0; s < 2; ++s) {
@@ -109,6 +103,7 @@ GroupModel group_from(const json& j) {
     }
     g.starts_requests = j.at("starts_requests").get<bool>();
     g.pattern = pattern_from_json(j.at("pattern"));
+    if (j.contains("comm")) g.comm = comm_from(j.at("comm"));
     for (const json& per_case : j.at("traits")) {
       std::vector<TermTraits> terms;
       for (const json& slots : per_case) {
@@ -159,14 +154,10 @@ json work_json(const WorkClass& w) {
                           {"shared_by_all", b.shared_by_all},
                           {"law", to_json(b.law)}});
   }
-  json rows = json::array();
-  for (const WorkClass::Row& r : w.measured) {
-    rows.push_back(json{{"n", r.n}, {"ranks", r.ranks}, {"work_per_rank", r.work_per_rank}, {"total", r.total}});
-  }
   return json{{"cases", w.cases},
               {"when", rank_predicate_json(w.when)},
               {"bursts", std::move(bursts)},
-              {"measured", std::move(rows)}};
+              {"largest_run_ranks", w.largest_run_ranks}};
 }
 
 WorkClass work_from(const json& j) {
@@ -178,10 +169,7 @@ WorkClass work_from(const json& j) {
                         b.at("term").get<std::uint32_t>(), b.at("scaling").get<bool>(), b.value("shared_by_all", false),
                         regression_law_from_json(b.at("law"))});
   }
-  for (const json& r : j.at("measured")) {
-    w.measured.push_back({r.at("n").get<std::int64_t>(), r.at("ranks").get<std::int64_t>(),
-                          r.at("work_per_rank").get<double>(), r.at("total").get<double>()});
-  }
+  w.largest_run_ranks = j.at("largest_run_ranks").get<std::int64_t>();
   return w;
 }
 
@@ -193,12 +181,9 @@ json phase_json(const PhaseModel& p) {
   json j{{"id", p.id},
          {"calls", p.calls},
          {"relevant", p.relevant},
-         {"share", p.share},
          {"weight_exact", p.weight_exact},
          {"groups", std::move(groups)},
-         {"work", std::move(work)},
-         {"total_work_spread", p.total_work_spread},
-         {"notes", p.notes}};
+         {"work", std::move(work)}};
   j["weight"] = p.weight_exact ? to_json(p.weight) : to_json(p.weight_fit);
   return j;
 }
@@ -208,7 +193,6 @@ PhaseModel phase_from(const json& j) {
   p.id = j.at("id").get<std::uint32_t>();
   p.calls = j.at("calls").get<std::string>();
   p.relevant = j.at("relevant").get<bool>();
-  p.share = j.at("share").get<double>();
   p.weight_exact = j.at("weight_exact").get<bool>();
   if (p.weight_exact) {
     p.weight = exact_law_from_json(j.at("weight"));
@@ -217,52 +201,21 @@ PhaseModel phase_from(const json& j) {
   }
   for (const json& g : j.at("groups")) p.groups.push_back(group_from(g));
   for (const json& w : j.at("work")) p.work.push_back(work_from(w));
-  p.total_work_spread = j.at("total_work_spread").get<double>();
-  p.notes = j.at("notes").get<std::vector<std::string>>();
   return p;
 }
 
-json validation_json(const Validation& v) {
-  json phases = json::array();
-  for (const PhaseCheck& c : v.phases) {
-    phases.push_back(json{{"phase", c.phase},
-                          {"pattern_exact", c.pattern_exact},
-                          {"first_mismatch", c.first_mismatch},
-                          {"comms_predicted", c.comms_predicted},
-                          {"comms_actual", c.comms_actual},
-                          {"weight_predicted", c.weight_predicted},
-                          {"weight_actual", c.weight_actual},
-                          {"volume_error_mean", c.volume_error_mean},
-                          {"volume_error_max", c.volume_error_max},
-                          {"work_error_mean", c.work_error_mean},
-                          {"work_error_max", c.work_error_max},
-                          {"work_error_total", c.work_error_total}});
-  }
-  return json{{"n", v.n}, {"signature", v.signature}, {"phases", std::move(phases)}, {"unrelated", v.unrelated}};
+json limits_json(const ModelLimits& l) {
+  return json{{"threads_per_process", l.threads_per_process},
+              {"order_from_n", l.order_from_n},
+              {"fixed_count_phases", l.fixed_count_phases}};
 }
 
-Validation validation_from(const json& j) {
-  Validation v;
-  v.n = j.at("n").get<std::int64_t>();
-  v.signature = j.at("signature").get<std::string>();
-  for (const json& c : j.at("phases")) {
-    PhaseCheck p;
-    p.phase = c.at("phase").get<std::uint32_t>();
-    p.pattern_exact = c.at("pattern_exact").get<bool>();
-    p.first_mismatch = c.at("first_mismatch").get<std::string>();
-    p.comms_predicted = c.at("comms_predicted").get<std::int64_t>();
-    p.comms_actual = c.at("comms_actual").get<std::int64_t>();
-    p.weight_predicted = c.at("weight_predicted").get<std::int64_t>();
-    p.weight_actual = c.at("weight_actual").get<std::int64_t>();
-    p.volume_error_mean = c.at("volume_error_mean").get<double>();
-    p.volume_error_max = c.at("volume_error_max").get<double>();
-    p.work_error_mean = c.at("work_error_mean").get<double>();
-    p.work_error_max = c.at("work_error_max").get<double>();
-    p.work_error_total = c.value("work_error_total", 0.0);
-    v.phases.push_back(p);
-  }
-  v.unrelated = j.at("unrelated").get<std::vector<std::string>>();
-  return v;
+ModelLimits limits_from(const json& j) {
+  ModelLimits l;
+  l.threads_per_process = j.at("threads_per_process").get<int>();
+  l.order_from_n = j.at("order_from_n").get<std::int64_t>();
+  l.fixed_count_phases = j.at("fixed_count_phases").get<std::vector<std::uint32_t>>();
+  return l;
 }
 
 json fit_options_json(const FitOptions& o) {
@@ -288,6 +241,27 @@ FitOptions fit_options_from(const json& j) {
 
 }  // namespace
 
+std::string_view role_name(Role role) noexcept {
+  switch (role) {
+    case Role::PointToPoint:
+      return "p2p";
+    case Role::Completion:
+      return "completion";
+    case Role::Collective:
+      return "collective";
+    case Role::Local:
+      return "local";
+  }
+  return "?";
+}
+
+std::optional<Role> role_named(std::string_view name) noexcept {
+  for (const Role r : {Role::PointToPoint, Role::Completion, Role::Collective, Role::Local}) {
+    if (role_name(r) == name) return r;
+  }
+  return std::nullopt;
+}
+
 void write_model(const Model& m, const std::filesystem::path& path) {
   json inputs = json::array();
   for (const Model::Input& in : m.inputs) {
@@ -306,8 +280,7 @@ void write_model(const Model& m, const std::filesystem::path& path) {
       {"work_metric", m.work_metric},
       {"phases", std::move(phases)},
       {"order", std::move(order)},
-      {"unrelated", m.unrelated}};
-  if (m.validation) j["validation"] = validation_json(*m.validation);
+      {"limits", limits_json(m.limits)}};
   write_whole_file(path, j.dump(1) + '\n');
 }
 
@@ -320,7 +293,8 @@ Model read_model(const std::filesystem::path& path) {
     m.schema_version = j.at("schema_version").get<int>();
     if (m.schema_version != kModelSchemaVersion) {
       throw InputError("model '" + path.string() + "' has schema version " + std::to_string(m.schema_version) +
-                       ", this p3s reads version " + std::to_string(kModelSchemaVersion) + "; re-run `p3s model`");
+                       ", this p3s reads version " + std::to_string(kModelSchemaVersion) +
+                       "; re-run `p3s model` on its signatures");
     }
     m.tool = j.at("tool").get<std::string>();
     m.date = j.value("date", std::string());
@@ -333,8 +307,7 @@ Model read_model(const std::filesystem::path& path) {
     m.options = fit_options_from(j.at("inputs").value("options", json::object()));
     for (const json& p : j.at("phases")) m.phases.push_back(phase_from(p));
     for (const json& e : j.at("order")) m.order.push_back({e.at(0).get<std::uint32_t>(), e.at(1).get<std::uint64_t>()});
-    m.unrelated = j.at("unrelated").get<std::vector<std::string>>();
-    if (j.contains("validation")) m.validation = validation_from(j.at("validation"));
+    m.limits = limits_from(j.at("limits"));
   } catch (const nlohmann::json::exception& e) {
     throw InputError("model '" + path.string() + "' is not a p3s model (" + e.what() + "); re-run `p3s model`");
   } catch (const InputError& e) {

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "p3s/modeler/fit.hpp"
 #include "p3s/modeler/model.hpp"
 #include "p3s/modeler/predict.hpp"
 
@@ -88,7 +89,7 @@ std::string burst_place(const PhaseModel& p, const BurstModel& b) {
   return s;
 }
 
-void work_lines(std::ostringstream& out, const Model& m, const PhaseModel& p) {
+void work_lines(std::ostringstream& out, const Model& m, const PhaseModel& p, const PhaseReport& r) {
   std::set<std::int64_t> ns;
   for (const Model::Input& in : m.inputs) ns.insert(in.n);
   const std::int64_t top = ns.empty() ? 1 : *ns.rbegin();
@@ -116,14 +117,16 @@ void work_lines(std::ostringstream& out, const Model& m, const PhaseModel& p) {
           << b.law.to_string() << '\n';
     }
     out << "      SCIC        n   ranks  work/rank/instance   weight          total\n";
-    for (const WorkClass::Row& r : w.measured) {
-      out << "      measured " << fmt("%5.0f", static_cast<double>(r.n)) << fmt("%8.0f", static_cast<double>(r.ranks))
-          << fmt("%20.4g", r.work_per_rank) << fmt("%9.0f", static_cast<double>(p.weight_at(r.n)))
-          << fmt("%15.4g", r.total) << '\n';
+    const std::vector<ScicRow> none;
+    const std::vector<ScicRow>& measured = k < r.measured.size() ? r.measured[k] : none;
+    for (const ScicRow& row : measured) {
+      out << "      measured " << fmt("%5.0f", static_cast<double>(row.n))
+          << fmt("%8.0f", static_cast<double>(row.ranks)) << fmt("%20.4g", row.work_per_rank)
+          << fmt("%9.0f", static_cast<double>(p.weight_at(row.n))) << fmt("%15.4g", row.total) << '\n';
     }
     for (const std::int64_t n : ns) {
       if (n <= fitted_top &&
-          std::any_of(w.measured.begin(), w.measured.end(), [n](const WorkClass::Row& r) { return r.n == n; })) {
+          std::any_of(measured.begin(), measured.end(), [n](const ScicRow& row) { return row.n == n; })) {
         continue;
       }
       const PhasePredictor pp(p, n);
@@ -138,23 +141,26 @@ void work_lines(std::ostringstream& out, const Model& m, const PhaseModel& p) {
 
 }  // namespace
 
-std::string model_report(const Model& m) {
+std::string model_report(const Model& m, const FitReport& report) {
   std::ostringstream out;
   out << "application  " << (m.application.empty() ? "(command not recorded)" : m.application) << '\n';
   out << "work metric  " << m.work_metric << '\n';
   out << "fitted on    n =";
   for (const Model::Input& in : m.inputs) out << ' ' << in.n;
   out << '\n';
-  for (const PhaseModel& p : m.phases) {
-    out << "\nphase " << p.id << (p.relevant ? " (relevant" : " (not relevant") << ", " << fmt("%.1f", 100 * p.share)
+  for (std::size_t i = 0; i < m.phases.size(); ++i) {
+    const PhaseModel& p = m.phases[i];
+    const PhaseReport none;
+    const PhaseReport& r = i < report.phases.size() ? report.phases[i] : none;
+    out << "\nphase " << p.id << (p.relevant ? " (relevant" : " (not relevant") << ", " << fmt("%.1f", 100 * r.share)
         << " % of the largest run): " << p.calls << '\n';
     out << "  weight = " << (p.weight_exact ? p.weight.to_string() : "round(" + p.weight_fit.to_string() + ")")
-        << "    total work varies by " << fmt("%.1f", 100 * p.total_work_spread) << " % across the runs\n";
+        << "    total work varies by " << fmt("%.1f", 100 * r.total_work_spread) << " % across the runs\n";
     for (std::size_t g = 0; g < p.groups.size(); ++g) group_lines(out, p, g);
-    work_lines(out, m, p);
-    for (const std::string& note : p.notes) out << "  note: " << note << '\n';
+    work_lines(out, m, p, r);
+    for (const std::string& note : r.notes) out << "  note: " << note << '\n';
   }
-  for (const std::string& u : m.unrelated) out << "\nnote: " << u << '\n';
+  for (const std::string& u : report.unrelated) out << "\nnote: " << u << '\n';
   return out.str();
 }
 

@@ -34,7 +34,7 @@ std::size_t class_of(const PhaseModel& pm, const std::vector<std::uint32_t>& cas
   std::int64_t most = -1;
   for (std::size_t k = 0; k < pm.work.size(); ++k) {
     if (pm.work[k].cases == cases && pm.work[k].when.holds(r, n)) return k;
-    const std::int64_t ranks = pm.work[k].measured.empty() ? 0 : pm.work[k].measured.back().ranks;
+    const std::int64_t ranks = pm.work[k].largest_run_ranks;
     if (ranks > most) {
       most = ranks;
       best = k;
@@ -92,6 +92,8 @@ PredictedRank PhasePredictor::rank(std::int64_t r) const {
             PredictedAction a;
             a.kind = *gm.slot_kinds[s];
             a.peer = e.peers[s];
+            a.comm = &gm.comm;
+            a.comm_size = gm.comm.size_of(r, n_);
             if (which < gm.traits.size() && e.term < gm.traits[which].size()) {
               const TermTraits& t = gm.traits[which][e.term];
               a.tag = static_cast<std::uint32_t>(t.tag[s]);
@@ -125,6 +127,8 @@ PredictedRank PhasePredictor::rank(std::int64_t r) const {
                 for (const PredictedAction& o : origin.actions) {
                   PredictedAction a;
                   a.started = static_cast<std::int32_t>(call_of[ref.group][e]);
+                  a.comm = o.comm;
+                  a.comm_size = o.comm_size;
                   if (o.kind == mpi::ActionKind::IrecvPost) {
                     a.kind = mpi::ActionKind::Recv;
                     a.peer = o.peer;
@@ -154,16 +158,14 @@ PredictedRank PhasePredictor::rank(std::int64_t r) const {
           c.call = gm.call;
           if (gm.role == Role::Collective && static_cast<std::size_t>(k) < gm.collectives.size()) {
             const CollectiveEntry& ce = gm.collectives[static_cast<std::size_t>(k)];
-            const std::vector<std::int64_t> members = ce.comm.members(r, n_);
             PredictedAction a;
             a.kind = mpi::ActionKind::Collective;
             a.collective = ce.op;
-            a.comm = ce.comm.to_string();
-            a.comm_size = static_cast<std::int64_t>(members.size());
+            a.comm = &ce.comm;
+            a.comm_size = ce.comm.size_of(r, n_);
             bool is_root = true;
             if (ce.root) {
-              const std::int64_t at = count_at(*ce.root, n_);
-              a.root = at < static_cast<std::int64_t>(members.size()) ? members[static_cast<std::size_t>(at)] : -1;
+              a.root = ce.comm.member(r, n_, count_at(*ce.root, n_));
               is_root = a.root == r;
             }
             a.bytes = ce.bytes_at(n_, a.comm_size, is_root);

@@ -72,9 +72,10 @@ double loglog_slope(const std::vector<Sample>& s) {
 }
 
 /// A class's bursts and measured rows from its members.
-WorkClass make_class(const std::vector<std::uint32_t>& cases, const RankPredicate& when,
-                     const std::vector<const RankWork*>& members, const std::map<std::int64_t, std::int64_t>& weights) {
+void add_class(LearntWork& out, const std::vector<std::uint32_t>& cases, const RankPredicate& when,
+               const std::vector<const RankWork*>& members, const std::map<std::int64_t, std::int64_t>& weights) {
   WorkClass cls;
+  std::vector<ScicRow> measured;
   cls.cases = cases;
   cls.when = when;
   std::map<std::int64_t, std::int64_t> count;
@@ -90,8 +91,9 @@ WorkClass make_class(const std::vector<std::uint32_t>& cases, const RankPredicat
       if (it != by_n.end()) per_rank += it->second / static_cast<double>(m);
     }
     const double weight = static_cast<double>(weights.at(n));
-    cls.measured.push_back({n, m, per_rank, weight * static_cast<double>(m) * per_rank});
+    measured.push_back({n, m, per_rank, weight * static_cast<double>(m) * per_rank});
   }
+  cls.largest_run_ranks = measured.empty() ? 0 : measured.back().ranks;
   for (const auto& [key, by_n] : sums) {
     std::vector<Sample> totals;    // the class's total: shared by its ranks
     std::vector<Sample> over_all;  // as if shared by every process (a class that is all but a root or two)
@@ -135,7 +137,8 @@ WorkClass make_class(const std::vector<std::uint32_t>& cases, const RankPredicat
     }
     cls.bursts.push_back(b);
   }
-  return cls;
+  out.classes.push_back(std::move(cls));
+  out.measured.push_back(std::move(measured));
 }
 
 /// A predicate from the rank-class family that separates the members by work in every fitted run: the two sides'
@@ -187,11 +190,10 @@ std::optional<RankPredicate> work_split(const std::vector<const RankWork*>& memb
 
 }  // namespace
 
-std::vector<WorkClass> learn_work(std::span<const RankWork> ranks,
-                                  const std::map<std::int64_t, std::int64_t>& weights) {
+LearntWork learn_work(std::span<const RankWork> ranks, const std::map<std::int64_t, std::int64_t>& weights) {
   std::map<std::vector<std::uint32_t>, std::vector<const RankWork*>> classes;
   for (const RankWork& r : ranks) classes[r.cases].push_back(&r);
-  std::vector<WorkClass> out;
+  LearntWork out;
   for (const auto& [cases, members] : classes) {
     if (const std::optional<RankPredicate> split = work_split(members)) {
       std::vector<const RankWork*> in;
@@ -199,10 +201,10 @@ std::vector<WorkClass> learn_work(std::span<const RankWork> ranks,
       for (const RankWork* m : members) (split->holds(m->r, m->n) ? in : rest).push_back(m);
       RankPredicate others = *split;
       others.negate = !others.negate;
-      out.push_back(make_class(cases, *split, in, weights));
-      out.push_back(make_class(cases, others, rest, weights));
+      add_class(out, cases, *split, in, weights);
+      add_class(out, cases, others, rest, weights);
     } else {
-      out.push_back(make_class(cases, RankPredicate{}, members, weights));
+      add_class(out, cases, RankPredicate{}, members, weights);
     }
   }
   return out;

@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "p3s/modeler/fit.hpp"
 #include "p3s/modeler/model.hpp"
 
 namespace p3s::modeler::detail {
@@ -28,9 +29,15 @@ struct RankWork {
   std::map<BurstKey, double> work;
 };
 
+/// A phase's work classes with their burst models, and per class the measured rows of the SCIC.
+struct LearntWork {
+  std::vector<WorkClass> classes;
+  std::vector<std::vector<ScicRow>> measured;
+};
+
 /// Work classes with their burst models and measured SCIC rows. `weights` maps n to the phase's weight.
-[[nodiscard]] std::vector<WorkClass> learn_work(std::span<const RankWork> ranks,
-                                                const std::map<std::int64_t, std::int64_t>& weights);
+[[nodiscard]] LearntWork learn_work(std::span<const RankWork> ranks,
+                                    const std::map<std::int64_t, std::int64_t>& weights);
 
 /// Predicted work per instance of one burst for a rank of `cls` at n, with `ranks` ranks in the class and the
 /// phase weighing `weight` there.

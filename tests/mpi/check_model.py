@@ -34,11 +34,13 @@ def run(cmd, what):
 
 
 def check_validation(app, model_path, label):
-    with open(model_path) as f:
-        model = json.load(f)
-    v = model.get("validation")
+    # The validation is in the fit report beside the model (the model file holds only what prediction reads).
+    report_path = model_path + ".report.json"
+    with open(report_path) as f:
+        report = json.load(f)
+    v = report.get("validation")
     if v is None:
-        fail(label, f"{model_path} has no validation")
+        fail(label, f"{report_path} has no validation")
     problems = []
     for c in v["phases"]:
         where = f"{app} n={v['n']} ({label}) phase {c['phase']}"

@@ -11,6 +11,14 @@
 
 namespace p3s {
 
+/// Renames `tmp` (a file written whole) onto `path`, replacing it in one step.
+/// @throws p3s::Error naming both files when it cannot.
+inline void move_into_place(const std::filesystem::path& tmp, const std::filesystem::path& path) {
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw Error("cannot move '" + tmp.string() + "' to '" + path.string() + "': " + ec.message());
+}
+
 /// Replaces `path` with `contents` (written to `path`.tmp, then renamed).
 /// @throws p3s::Error naming the file when it cannot be written.
 inline void write_whole_file(const std::filesystem::path& path, const std::string& contents) {
@@ -20,9 +28,7 @@ inline void write_whole_file(const std::filesystem::path& path, const std::strin
     out << contents;
     if (!out) throw Error("cannot write '" + tmp.string() + "'; check the directory is writable and has space");
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw Error("cannot move '" + tmp.string() + "' to '" + path.string() + "': " + ec.message());
+  move_into_place(tmp, path);
 }
 
 }  // namespace p3s

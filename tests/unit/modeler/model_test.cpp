@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "p3s/error.hpp"
+#include "p3s/modeler/fit.hpp"
 #include "p3s/modeler/predict.hpp"
 
 namespace p3s::modeler {
@@ -135,10 +136,14 @@ std::vector<std::filesystem::path> ring_series(std::initializer_list<std::int32_
 }
 
 TEST(Model, RingFittedAtFewCountsPredictsALargerOneExactly) {
-  const Model m = build_model(ring_series({4, 8, 16, 32}), {});
-  ASSERT_TRUE(m.validation.has_value());
-  EXPECT_EQ(m.validation->n, 32);
-  for (const PhaseCheck& c : m.validation->phases) {
+  const Fit fit = build_model(ring_series({4, 8, 16, 32}), {});
+  const Model& m = fit.model;
+  ASSERT_TRUE(fit.report.validation.has_value());
+  EXPECT_EQ(fit.report.validation->n, 32);
+  // The validation is of the fit without the run at 32; the model written has it folded in.
+  EXPECT_EQ(fit.report.validation->fitted_on, (std::vector<std::int64_t>{4, 8, 16}));
+  EXPECT_EQ(fit.report.fitted_on, (std::vector<std::int64_t>{4, 8, 16, 32}));
+  for (const PhaseCheck& c : fit.report.validation->phases) {
     EXPECT_TRUE(c.pattern_exact) << c.first_mismatch;
     EXPECT_EQ(c.comms_predicted, c.comms_actual);
     EXPECT_EQ(c.weight_predicted, c.weight_actual);
@@ -166,9 +171,10 @@ TEST(Model, ARankWithMoreWorkIsAWorkClassOfItsOwn) {
   for (const std::int32_t n : {4, 8, 16, 32}) {
     paths.push_back(save(ring(n, 100, "PAPI_TOT_INS", "", 5e6), "ring-io" + std::to_string(n)));
   }
-  const Model m = build_model(paths, {});
-  ASSERT_TRUE(m.validation.has_value());
-  for (const PhaseCheck& c : m.validation->phases) EXPECT_LT(c.work_error_max, 1e-3) << c.phase;
+  const Fit fit = build_model(paths, {});
+  const Model& m = fit.model;
+  ASSERT_TRUE(fit.report.validation.has_value());
+  for (const PhaseCheck& c : fit.report.validation->phases) EXPECT_LT(c.work_error_max, 1e-3) << c.phase;
   ASSERT_EQ(m.phases.at(1).work.size(), 2u);
   EXPECT_EQ(m.phases[1].work[0].when.to_string(), "r == 0");
   const PhasePredictor p(m.phases[1], 64);
@@ -180,8 +186,8 @@ TEST(Model, ARankWithMoreWorkIsAWorkClassOfItsOwn) {
 }
 
 TEST(Model, ReportsReadableEquations) {
-  const Model m = fit_model(load_runs(ring_series({4, 8, 16}), 3));
-  const std::string report = model_report(m);
+  const Fit fit = fit_model(load_runs(ring_series({4, 8, 16}), 3));
+  const std::string report = model_report(fit.model, fit.report);
   EXPECT_NE(report.find("weight = 100"), std::string::npos) << report;
   EXPECT_NE(report.find("dest = (r + 1) mod n"), std::string::npos) << report;
   EXPECT_NE(report.find("bytes = 1048576/n"), std::string::npos) << report;
@@ -189,13 +195,31 @@ TEST(Model, ReportsReadableEquations) {
 }
 
 TEST(Model, FileRoundTrip) {
-  const Model m = build_model(ring_series({4, 8, 16, 32}), {});
+  const Fit fit = build_model(ring_series({4, 8, 16, 32}), {});
   const std::filesystem::path path = dir() / "ring.model";
-  write_model(m, path);
+  write_model(fit.model, path);
+  write_fit_report(fit.report, fit_report_path(path));
+  EXPECT_EQ(fit_report_path(path).filename(), "ring.model.report.json");
   const Model back = read_model(path);
-  EXPECT_EQ(model_report(back), model_report(m));
-  ASSERT_TRUE(back.validation.has_value());
-  EXPECT_EQ(validation_report(*back.validation), validation_report(*m.validation));
+  const FitReport report = read_fit_report(fit_report_path(path));
+  EXPECT_EQ(model_report(back, report), model_report(fit.model, fit.report));
+  ASSERT_TRUE(report.validation.has_value());
+  EXPECT_EQ(validation_report(*report.validation), validation_report(*fit.report.validation));
+  EXPECT_EQ(back.limits.order_from_n, 32);
+  EXPECT_EQ(back.limits.threads_per_process, 1);
+}
+
+TEST(Model, ModelFileHoldsWhatPredictionReadsAndNotTheFit) {
+  const Fit fit = build_model(ring_series({4, 8, 16, 32}), {});
+  const std::filesystem::path path = dir() / "ring.model";
+  write_model(fit.model, path);
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const char* fit_only : {"\"validation\"", "\"measured\"", "\"notes\"", "\"share\""}) {
+    EXPECT_EQ(text.find(fit_only), std::string::npos) << fit_only << " is in the model file";
+  }
+  EXPECT_NE(text.find("\"schema_version\": 2"), std::string::npos);
+  EXPECT_NE(text.find("\"limits\""), std::string::npos);
 }
 
 TEST(Model, NeedsThreeProcessCounts) {
@@ -254,14 +278,14 @@ TEST(Model, PhasesMissingInSomeRunAreReported) {
   paths.push_back(save(odd, "ring16-extra-phase"));
   ModelOptions fit_all;
   fit_all.hold_out_largest = false;
-  const Model m = build_model(paths, fit_all);
-  EXPECT_EQ(m.phases.size(), 2u);
-  ASSERT_EQ(m.unrelated.size(), 1u);
-  EXPECT_NE(m.unrelated[0].find("MPI_Barrier"), std::string::npos) << m.unrelated[0];
+  const Fit fit = build_model(paths, fit_all);
+  EXPECT_EQ(fit.model.phases.size(), 2u);
+  ASSERT_EQ(fit.report.unrelated.size(), 1u);
+  EXPECT_NE(fit.report.unrelated[0].find("MPI_Barrier"), std::string::npos) << fit.report.unrelated[0];
 }
 
 TEST(Model, LogicalTraceIsWrittenRankByRank) {
-  const Model m = build_model(ring_series({4, 8, 16, 32}), {});
+  const Model m = build_model(ring_series({4, 8, 16, 32}), {}).model;
   const std::filesystem::path out = dir() / "lt4nc-1000";
   std::filesystem::remove_all(out);
   write_lt4nc(m, 1000, out);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // An application model (`p3s model`): per phase, how its weight, its communications (peers, counts, volumes,
-// collectives, communicators) and the work of its bursts change with the process count n — the method's SLT
-// and SCIC — learnt from the signatures of a few runs and checked against a held-out one.
+// collectives, communicators) and the work of its bursts change with the process count n — the method's SLT and
+// the laws of its SCIC. This is what prediction reads; the fit that produced it is described in fit.hpp.
 #pragma once
 
 #include <array>
@@ -19,7 +19,7 @@
 
 namespace p3s::modeler {
 
-inline constexpr int kModelSchemaVersion = 1;
+inline constexpr int kModelSchemaVersion = 2;
 
 /// What a group of consecutive calls to one MPI function does.
 enum class Role : std::uint8_t {
@@ -28,9 +28,14 @@ enum class Role : std::uint8_t {
   Collective,    ///< collectives (blocking, or a non-blocking start)
   Local,         ///< calls that move no data (MPI_Comm_rank, a probe, a wait on nothing)
 };
+/// "p2p", "completion", "collective", "local": the stable names of roles.
 [[nodiscard]] std::string_view role_name(Role role) noexcept;
+/// The role of a stable name; nullopt when it is not one.
+[[nodiscard]] std::optional<Role> role_named(std::string_view name) noexcept;
 
-/// How a communicator is formed from MPI_COMM_WORLD: the ranks that share r's color, in rank order.
+/// How a communicator is formed from MPI_COMM_WORLD: the ranks that share r's colour, in rank order. A replay
+/// builds it with MPI_Comm_split(MPI_COMM_WORLD, color(r, n), key(r, n)); `created_by` says which call the
+/// application used (MPI_Comm_split, MPI_Cart_create, MPI_Comm_dup, ...; MPI_Init for the world).
 struct CommModel {
   enum class Kind : std::uint8_t {
     World,    ///< every rank
@@ -39,11 +44,31 @@ struct CommModel {
     Strided,  ///< color r mod stride(n): every stride(n)-th rank (columns)
   };
   Kind kind = Kind::World;
-  ExactLaw param;  ///< Block: size; Strided: stride
+  ExactLaw param;                                   ///< Block: size; Strided: stride
+  mpi::Function created_by = mpi::Function::Other;  ///< Other when the runs do not say or disagree
   /// The world ranks of r's communicator at n.
   [[nodiscard]] std::vector<std::int64_t> members(std::int64_t r, std::int64_t n) const;
+  /// How many ranks r's communicator has at n, and the world rank of its rank `index` (-1 when it has none):
+  /// what members() gives, without listing them.
+  [[nodiscard]] std::int64_t size_of(std::int64_t r, std::int64_t n) const;
+  [[nodiscard]] std::int64_t member(std::int64_t r, std::int64_t n, std::int64_t index) const;
+  /// MPI_Comm_split's colour and key for rank r at n (ranks keep their world order).
+  [[nodiscard]] std::int64_t color(std::int64_t r, std::int64_t n) const;
+  [[nodiscard]] std::int64_t key(std::int64_t r, std::int64_t n) const;
+  /// The colour and key as integer expressions in r (p3s::modeler::Expression syntax): at n when n > 0
+  /// ("r / 8"), with the law of the parameter otherwise ("r / dims2(n)[1]", for reading only).
+  [[nodiscard]] std::string color_rule(std::int64_t n = 0) const;
+  [[nodiscard]] std::string key_rule() const;
+  /// The readable form ("world", "blocks of dims2(n)[1] (color r / dims2(n)[1])").
   [[nodiscard]] std::string to_string() const;
+  /// Equal kinds and parameters at n (the same communicator for a replay at n, whoever created it).
+  [[nodiscard]] bool same_at(const CommModel& other, std::int64_t n) const;
 };
+
+/// "world", "self", "block", "strided": the stable names of communicator kinds.
+[[nodiscard]] std::string_view comm_kind_name(CommModel::Kind kind) noexcept;
+/// The kind of a stable name; nullopt when it is not one.
+[[nodiscard]] std::optional<CommModel::Kind> comm_kind_named(std::string_view name) noexcept;
 
 /// A p2p term's traits, per slot: message size and tag.
 struct TermTraits {
@@ -93,6 +118,7 @@ struct GroupModel {
   SlotKinds slot_kinds;                            ///< what each slot does
   bool starts_requests = false;                    ///< MPI_Isend, MPI_Irecv and the like
   Pattern pattern;                                 ///< PointToPoint: the peers of every call
+  CommModel comm;                                  ///< PointToPoint: the communicator of the messages
   std::vector<std::vector<TermTraits>> traits;     ///< PointToPoint: [pattern case][term]
   ExactLaw count;                                  ///< other roles: calls per rank
   std::vector<std::vector<RequestRef>> completes;  ///< Completion: per call, the requests it completes
@@ -123,54 +149,24 @@ struct WorkClass {
   /// row) are a class of their own, given by a predicate that holds in every fitted run.
   RankPredicate when;
   std::vector<BurstModel> bursts;
-  /// Measured rows of the SCIC: per fitted run, ranks in the class, work per rank and instance, total work.
-  struct Row {
-    std::int64_t n = 0;
-    std::int64_t ranks = 0;
-    double work_per_rank = 0;
-    double total = 0;
-  };
-  std::vector<Row> measured;
+  /// Ranks in the class in the largest fitted run: a rank that falls in no class at a new n takes the class
+  /// with the most.
+  std::int64_t largest_run_ranks = 0;
 };
 
+/// One phase's laws: its weight, its groups of calls and the work of its bursts, as functions of n.
 struct PhaseModel {
   std::uint32_t id = 0;
-  std::string calls;
-  bool relevant = false;
-  double share = 0;          ///< of the largest fitted run's time
+  std::string calls;         ///< the MPI functions it calls ("MPI_Irecv MPI_Isend ...")
+  bool relevant = false;     ///< relevant in some fitted run
   ExactLaw weight;           ///< instances per run
   bool weight_exact = true;  ///< false: no exact law fitted; `weight_fit` rounds a regression
   RegressionLaw weight_fit;
   std::vector<GroupModel> groups;
   std::vector<WorkClass> work;
-  double total_work_spread = 0;    ///< of weight x work across the fitted runs (strong scaling: small)
-  std::vector<std::string> notes;  ///< what could not be modelled exactly
 
   /// Instances at n (rounded when the weight law is a regression).
   [[nodiscard]] std::int64_t weight_at(std::int64_t n) const;
-};
-
-/// The comparison of a model's predictions with a real run at the same n.
-struct PhaseCheck {
-  std::uint32_t phase = 0;
-  bool pattern_exact = true;
-  std::string first_mismatch;  ///< "rank 5, call 3: expected MPI_Isend to 6, got MPI_Isend to 7"
-  std::int64_t comms_predicted = 0;
-  std::int64_t comms_actual = 0;
-  std::int64_t weight_predicted = 0;
-  std::int64_t weight_actual = 0;
-  double volume_error_mean = 0;
-  double volume_error_max = 0;
-  double work_error_mean = 0;  ///< over the ranks: each rank's work per instance
-  double work_error_max = 0;
-  double work_error_total = 0;  ///< of the phase's work per instance summed over all ranks
-};
-
-struct Validation {
-  std::int64_t n = 0;
-  std::string signature;
-  std::vector<PhaseCheck> phases;
-  std::vector<std::string> unrelated;  ///< phases of the real run the model does not have
 };
 
 /// What shaped a fit besides its inputs; recorded in the model so that the fit can be reproduced.
@@ -180,6 +176,20 @@ struct FitOptions {
   SearchOptions search;
 };
 
+/// What a model leaves out, written down where prediction reads it.
+struct ModelLimits {
+  /// Threads modelled per process: each process's first thread only (threads of one process are separate
+  /// locations in a trace, without the causality between them that a model of several would need).
+  int threads_per_process = 1;
+  /// The fitted run whose phase order the model keeps: the largest.
+  std::int64_t order_from_n = 0;
+  /// Phases that occur in several stretches of that order: each stretch keeps that run's count at every n (a
+  /// phase in one stretch takes its weight at n).
+  std::vector<std::uint32_t> fixed_count_phases;
+};
+
+/// An application model: what prediction reads (laws, order, communicators), as written to the model file. What
+/// the fit measured and how well it predicted a held-out run is in its FitReport (p3s/modeler/fit.hpp).
 struct Model {
   int schema_version = kModelSchemaVersion;
   std::string tool;
@@ -192,38 +202,16 @@ struct Model {
     std::string command;
     std::string date;
   };
-  std::vector<Input> inputs;  ///< the runs the final model was fitted on
+  std::vector<Input> inputs;  ///< the runs the model was fitted on
   FitOptions options;
   std::vector<PhaseModel> phases;
-  std::vector<std::string> unrelated;          ///< phases of some run that could not be related
   std::vector<analyzer::PhaseRunEntry> order;  ///< the largest run's phase order, in model phase ids
-  std::optional<Validation> validation;        ///< the held-out run, predicted from the others
+  ModelLimits limits;
 };
-
-struct ModelOptions {
-  /// Hold the largest run out to validate a model fitted on the others, then fold it in (the method's way).
-  bool hold_out_largest = true;
-  /// Validate against this signature instead (all inputs are fitted).
-  std::optional<std::filesystem::path> validate_with;
-  FitOptions fit;
-};
-
-/// Fits a model to the signatures. @throws p3s::InputError for unusable inputs.
-[[nodiscard]] Model build_model(std::span<const std::filesystem::path> signatures, const ModelOptions& options);
-/// Fits a model to loaded runs (no validation).
-[[nodiscard]] Model fit_model(std::span<const Run> runs, const FitOptions& options = {});
-
-/// Compares the model's prediction at the run's n with the run.
-[[nodiscard]] Validation compare_with(const Model& model, const Run& run);
 
 /// Writes the model as JSON (temporary file renamed into place). @throws p3s::Error when it cannot.
 void write_model(const Model& model, const std::filesystem::path& path);
 /// Reads a model file. @throws p3s::InputError naming the file when it is not a p3s model of this schema.
 [[nodiscard]] Model read_model(const std::filesystem::path& path);
-
-/// The equations per phase in readable form (`p3s model --report`).
-[[nodiscard]] std::string model_report(const Model& model);
-/// The validation table.
-[[nodiscard]] std::string validation_report(const Validation& v);
 
 }  // namespace p3s::modeler

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,8 @@ struct PredictedAction {
   mpi::Collective collective = mpi::Collective::None;
   std::int64_t root = -1;  ///< world rank
   double bytes_received = 0;
-  std::string comm;  ///< the communicator model ("world", "blocks of 4 ...")
+  /// Messages and collectives: the communicator (a model of the phase being predicted) and its size at r.
+  const CommModel* comm = nullptr;
   std::int64_t comm_size = 0;
   /// Completions: the call (index in the rank's calls of the instance) that started the request.
   std::int32_t started = -1;
@@ -33,13 +35,16 @@ struct PredictedCall {
   std::string call;  ///< the function's name
   std::vector<PredictedAction> actions;
   double burst_work = 0;  ///< work of the burst before the call
+  /// Its duration in ns, once a compute-time model predicts it (nullopt until then).
+  std::optional<double> burst_ns;
 };
 
 /// One rank's calls in one instance of a phase.
 struct PredictedRank {
   std::int64_t rank = 0;
   std::vector<PredictedCall> calls;
-  double tail_work = 0;  ///< work after the last call (trailing phases)
+  double tail_work = 0;           ///< work after the last call (trailing phases)
+  std::optional<double> tail_ns;  ///< its duration, once predicted
 };
 
 /// A phase evaluated at one n. Construction costs O(n) (the ranks of each work class are counted); each rank is

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Fitting a model (`p3s model`), and the report of the fit: what it measured per phase (the SCIC's measured
+// rows, the spread of each phase's total work, notes on what could not be modelled) and how well a fit predicted
+// a run it had not seen. The report is written beside the model; prediction never reads it.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "p3s/modeler/model.hpp"
+#include "p3s/modeler/series.hpp"
+
+namespace p3s::modeler {
+
+inline constexpr int kFitReportSchemaVersion = 1;
+
+/// A measured row of a phase's SCIC: in one fitted run, the ranks of a work class, their work per rank and
+/// instance, and the class's total work over the run.
+struct ScicRow {
+  std::int64_t n = 0;
+  std::int64_t ranks = 0;
+  double work_per_rank = 0;
+  double total = 0;
+};
+
+/// What the fit saw of one phase.
+struct PhaseReport {
+  std::uint32_t id = 0;  ///< the model's phase id
+  std::string calls;
+  bool relevant = false;
+  double share = 0;                            ///< of the largest fitted run's time
+  double total_work_spread = 0;                ///< of weight x work across the fitted runs (strong scaling: small)
+  std::vector<std::vector<ScicRow>> measured;  ///< per work class of the model's phase, per fitted run
+  std::vector<std::string> notes;              ///< what could not be modelled exactly
+};
+
+/// The comparison of a model's predictions with a real run at the same n.
+struct PhaseCheck {
+  std::uint32_t phase = 0;
+  bool pattern_exact = true;
+  std::string first_mismatch;  ///< "rank 5, call 3: expected MPI_Isend send 6, predicted MPI_Isend send 7"
+  std::int64_t comms_predicted = 0;
+  std::int64_t comms_actual = 0;
+  std::int64_t weight_predicted = 0;
+  std::int64_t weight_actual = 0;
+  double volume_error_mean = 0;
+  double volume_error_max = 0;
+  double work_error_mean = 0;  ///< over the ranks: each rank's work per instance
+  double work_error_max = 0;
+  double work_error_total = 0;  ///< of the phase's work per instance summed over all ranks
+};
+
+/// A model's prediction at a real run's n against that run.
+struct Validation {
+  std::int64_t n = 0;
+  std::string signature;                ///< the run compared with
+  std::vector<std::int64_t> fitted_on;  ///< the runs of the model that was compared (not always the one written)
+  std::vector<PhaseCheck> phases;
+  std::vector<std::string> unrelated;  ///< phases of the real run the model does not have
+};
+
+/// The report of a fit, written beside its model.
+struct FitReport {
+  int schema_version = kFitReportSchemaVersion;
+  std::string tool;
+  std::string date;
+  std::string model;                    ///< the model file it describes
+  std::vector<std::int64_t> fitted_on;  ///< the runs of that model
+  std::vector<PhaseReport> phases;      ///< in the model's phase order
+  std::vector<std::string> unrelated;   ///< phases of some run that could not be related to the others
+  /// The largest run held out and predicted by a model fitted on the others (before it was folded into the model
+  /// written), or a run given to validate against.
+  std::optional<Validation> validation;
+};
+
+/// A model and the report of its fit.
+struct Fit {
+  Model model;
+  FitReport report;
+};
+
+struct ModelOptions {
+  /// Hold the largest run out to validate a model fitted on the others, then fold it in (the method's way).
+  bool hold_out_largest = true;
+  /// Validate against this signature instead (all inputs are fitted).
+  std::optional<std::filesystem::path> validate_with;
+  FitOptions fit;
+};
+
+/// Fits a model to the signatures, and validates it as `options` say. @throws p3s::InputError for unusable inputs.
+[[nodiscard]] Fit build_model(std::span<const std::filesystem::path> signatures, const ModelOptions& options);
+/// Fits a model to loaded runs (no validation).
+[[nodiscard]] Fit fit_model(std::span<const Run> runs, const FitOptions& options = {});
+
+/// Compares the model's prediction at the run's n with the run.
+[[nodiscard]] Validation compare_with(const Model& model, const Run& run);
+
+/// The fit report's file beside a model file: `app.model` -> `app.model.report.json`.
+[[nodiscard]] std::filesystem::path fit_report_path(const std::filesystem::path& model);
+/// Writes the report as JSON (temporary file renamed into place). @throws p3s::Error when it cannot.
+void write_fit_report(const FitReport& report, const std::filesystem::path& path);
+/// Reads a fit report. @throws p3s::InputError naming the file when it is not one of this schema.
+[[nodiscard]] FitReport read_fit_report(const std::filesystem::path& path);
+
+/// The equations per phase in readable form with each phase's SCIC table (`p3s model --report`).
+[[nodiscard]] std::string model_report(const Model& model, const FitReport& report);
+/// The validation table.
+[[nodiscard]] std::string validation_report(const Validation& v);
+
+}  // namespace p3s::modeler
