@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "otf2_handles.hpp"
+#include "p3s/interpose/archive_writer.hpp"
 
 namespace p3s::interpose {
 
@@ -14,11 +14,6 @@ namespace p3s::interpose {
 /// `<dir>/p3s-raw`, and the raw log of one thread of one rank in it.
 [[nodiscard]] std::string raw_dir(const std::string& dir);
 [[nodiscard]] std::string raw_log_path(const std::string& dir, int rank, unsigned thread);
-
-/// Opens a new archive `traces` in `partial` for writing; flush and memory callbacks are set, collective
-/// callbacks are the caller's. An event writer keeps at most `event_chunks` chunks of 1 MiB before OTF2 writes
-/// them out (without this limit OTF2 keeps up to 128 MiB per writer). Returns null with `error` set on failure.
-[[nodiscard]] ArchivePtr create_archive(const std::string& partial, std::string& error, std::uint32_t event_chunks = 4);
 
 /// Removes an archive already published in `dir` (traces.otf2, traces.def, traces/; nothing else).
 bool clear_published_archive(const std::string& dir, std::string& error);

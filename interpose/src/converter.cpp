@@ -3,7 +3,7 @@
 // (otf2-print, Vampir, the p3s analyzer) resolves every message peer to a location.
 #include "converter.hpp"
 
-#include "otf2_handles.hpp"
+#include "p3s/interpose/archive_writer.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -215,15 +215,6 @@ bool convert_location(RawReader& reader, OTF2_EvtWriter* w, const LocalMaps& map
   uint64_t written = 0;
   if (ok && OTF2_EvtWriter_GetNumberOfEvents(w, &written) == OTF2_SUCCESS) stats.events = written;
   return ok;
-}
-
-bool write_local_definitions(OTF2_Archive* archive, std::uint64_t location, std::string& error) {
-  OTF2_DefWriter* dw = OTF2_Archive_GetDefWriter(archive, location);
-  if (dw == nullptr) {
-    error = "cannot open the local definition writer of location " + std::to_string(location);
-    return false;
-  }
-  return try_otf2(OTF2_Archive_CloseDefWriter(archive, dw), "closing a local definition writer", error);
 }
 
 bool write_global_definitions(OTF2_Archive* archive, const RunInfo& run, const Unified& unified,

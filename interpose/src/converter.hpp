@@ -68,9 +68,6 @@ struct RunInfo {
 bool write_global_definitions(OTF2_Archive* archive, const RunInfo& run, const Unified& unified,
                               std::span<const LocationStats> locations, std::string& error);
 
-/// Location definitions must be matched by (possibly empty) local definition files; writes one.
-bool write_local_definitions(OTF2_Archive* archive, std::uint64_t location, std::string& error);
-
 /// Provenance helpers shared by the finalize path and recovery.
 [[nodiscard]] std::string thread_level_name(int level);
 [[nodiscard]] std::string iso_date_utc(std::int64_t realtime_ns);

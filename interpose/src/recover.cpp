@@ -150,35 +150,31 @@ RecoverReport recover(const std::string& dir) {
   if (!clear_archive(dir, error)) throw InputError("p3s recover: " + error);
   ArchivePtr archive = create_archive(partial_dir(dir), error);
   if (!archive ||
-      !try_otf2(OTF2_Archive_SetSerialCollectiveCallbacks(archive.get()), "setting serial callbacks", error) ||
-      !try_otf2(OTF2_Archive_OpenEvtFiles(archive.get()), "opening event files", error)) {
+      !try_otf2(OTF2_Archive_SetSerialCollectiveCallbacks(archive.get()), "setting serial callbacks", error)) {
     throw Otf2Error("p3s recover: " + error);
   }
   std::vector<LocationStats> stats;
-  for (Log& log : logs) {
-    const raw::FileHeader& h = log.reader->header();
-    LocationStats s;
-    OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(archive.get(), location_id(h.rank, h.thread_index));
-    if (w == nullptr || !convert_location(*log.reader, w, maps[h.rank], log.clock, s, error) ||
-        !try_otf2(OTF2_Archive_CloseEvtWriter(archive.get(), w), "closing an event writer", error)) {
-      throw Otf2Error("p3s recover: " + log.reader->path() + ": " + (error.empty() ? "cannot write events" : error));
+  ArchiveParts parts;
+  parts.events = [&](OTF2_Archive* a, std::vector<std::uint64_t>& locations, std::string& err) {
+    for (Log& log : logs) {
+      const raw::FileHeader& h = log.reader->header();
+      LocationStats s;
+      OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(a, location_id(h.rank, h.thread_index));
+      if (w == nullptr || !convert_location(*log.reader, w, maps[h.rank], log.clock, s, err) ||
+          !try_otf2(OTF2_Archive_CloseEvtWriter(a, w), "closing an event writer", err)) {
+        err = log.reader->path() + ": " + (err.empty() ? "cannot write events" : err);
+        return false;
+      }
+      report.events += s.events;
+      stats.push_back(s);
+      locations.push_back(s.location);
     }
-    report.events += s.events;
-    stats.push_back(s);
-  }
-  if (!try_otf2(OTF2_Archive_CloseEvtFiles(archive.get()), "closing event files", error) ||
-      !try_otf2(OTF2_Archive_OpenDefFiles(archive.get()), "opening definition files", error)) {
-    throw Otf2Error("p3s recover: " + error);
-  }
-  for (const LocationStats& s : stats) {
-    if (!write_local_definitions(archive.get(), s.location, error)) throw Otf2Error("p3s recover: " + error);
-  }
-  if (!try_otf2(OTF2_Archive_CloseDefFiles(archive.get()), "closing definition files", error) ||
-      !write_global_definitions(archive.get(), run, unified, stats, error)) {
-    throw Otf2Error("p3s recover: " + error);
-  }
-  OTF2_Archive* a = archive.release();
-  if (!try_otf2(OTF2_Archive_Close(a), "closing the archive", error) || !publish_archive(dir, error)) {
+    return true;
+  };
+  parts.global_definitions = [&](OTF2_Archive* a, std::string& err) {
+    return write_global_definitions(a, run, unified, stats, err);
+  };
+  if (!write_archive(std::move(archive), parts, error) || !publish_archive(dir, error)) {
     throw Otf2Error("p3s recover: " + error);
   }
   report.archive = (fs::path(dir) / (std::string(trace::kArchiveName) + ".otf2")).string();

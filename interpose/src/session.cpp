@@ -257,11 +257,25 @@ void start(int region, InitEnter init, const int* provided) {
   g_recording.store(true, std::memory_order_release);
 }
 
+/// What the archive says about the run, from the session.
+RunInfo run_info(const State& s) {
+  RunInfo run;
+  run.world_size = s.size;
+  run.counters = s.counters;
+  run.counters_requested = std::string(to_string(s.config.counters));
+  run.thread_level = thread_level_name(s.thread_level);
+  run.command = command_line(s.config);
+  run.date = iso_date_utc(s.header.realtime_at_init_ns);
+  run.hosts = s.hosts;
+  run.callsites = s.config.callsite;
+  return run;
+}
+
 /// Converts this rank's logs into the archive opened collectively in `partial`; rank 0 also writes the
 /// global definitions. Returns whether this rank succeeded; every rank takes part in every collective
 /// step whatever happened before, so a local failure cannot hang the others.
-bool write_archive(State& s, const LocalMaps& maps, const Unified& unified, const std::vector<ClockModel>& clocks,
-                   std::string& error) {
+bool convert_to_archive(State& s, const LocalMaps& maps, const Unified& unified, const std::vector<ClockModel>& clocks,
+                        std::string& error) {
   const std::string partial = partial_dir(s.dir);
   if (s.rank == 0) {
     std::error_code ec;
@@ -275,29 +289,28 @@ bool write_archive(State& s, const LocalMaps& maps, const Unified& unified, cons
     if (error.empty()) error = "another rank could not create the archive";
     return false;
   }
-  ok = try_otf2(OTF2_Archive_OpenEvtFiles(archive.get()), "opening event files", error);
   std::vector<LocationStats> mine;
-  for (std::size_t i = 0; ok && i < s.threads.size(); ++i) {
-    auto reader = RawReader::open(s.threads[i]->log->path(), error);
-    if (!reader) {
-      ok = false;
-      break;
+  ArchiveParts parts;
+  parts.events = [&](OTF2_Archive* a, std::vector<std::uint64_t>& locations, std::string& err) {
+    bool good = true;
+    for (std::size_t i = 0; good && i < s.threads.size(); ++i) {
+      auto reader = RawReader::open(s.threads[i]->log->path(), err);
+      if (!reader) return false;
+      LocationStats st;
+      OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(a, location_id(s.rank, s.threads[i]->index));
+      good = w != nullptr && convert_location(*reader, w, maps, clocks[i], st, err) &&
+             try_otf2(OTF2_Archive_CloseEvtWriter(a, w), "closing an event writer", err);
+      mine.push_back(st);
+      locations.push_back(st.location);
     }
-    LocationStats st;
-    OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(archive.get(), location_id(s.rank, s.threads[i]->index));
-    ok = w != nullptr && convert_location(*reader, w, maps, clocks[i], st, error) &&
-         try_otf2(OTF2_Archive_CloseEvtWriter(archive.get(), w), "closing an event writer", error);
-    mine.push_back(st);
-  }
-  ok = try_otf2(OTF2_Archive_CloseEvtFiles(archive.get()), "closing event files", error) && ok;
-  ok = try_otf2(OTF2_Archive_OpenDefFiles(archive.get()), "opening definition files", error) && ok;
-  for (const LocationStats& st : mine) ok = ok && write_local_definitions(archive.get(), st.location, error);
-  ok = try_otf2(OTF2_Archive_CloseDefFiles(archive.get()), "closing definition files", error) && ok;
-
-  std::vector<std::byte> block(mine.size() * sizeof(LocationStats));
-  std::memcpy(block.data(), mine.data(), block.size());
-  const auto blocks = gather_blocks(s.tool_comm, block);
-  if (s.rank == 0) {
+    return good;
+  };
+  // Every rank gathers its locations' statistics at rank 0, which writes the global definitions.
+  parts.global_definitions = [&](OTF2_Archive* a, std::string& err) {
+    std::vector<std::byte> block(mine.size() * sizeof(LocationStats));
+    std::memcpy(block.data(), mine.data(), block.size());
+    const auto blocks = gather_blocks(s.tool_comm, block);
+    if (s.rank != 0) return true;
     std::vector<LocationStats> all;
     for (const auto& b : blocks) {
       const std::size_t n = b.size() / sizeof(LocationStats);
@@ -305,20 +318,9 @@ bool write_archive(State& s, const LocalMaps& maps, const Unified& unified, cons
       all.resize(at + n);
       std::memcpy(all.data() + at, b.data(), n * sizeof(LocationStats));
     }
-    RunInfo run;
-    run.world_size = s.size;
-    run.counters = s.counters;
-    run.counters_requested = std::string(to_string(s.config.counters));
-    run.thread_level = thread_level_name(s.thread_level);
-    run.command = command_line(s.config);
-    run.date = iso_date_utc(s.header.realtime_at_init_ns);
-    run.hosts = s.hosts;
-    run.callsites = s.config.callsite;
-    ok = write_global_definitions(archive.get(), run, unified, all, error) && ok;
-  }
-  OTF2_Archive* a = archive.release();
-  ok = try_otf2(OTF2_Archive_Close(a), "closing the archive", error) && ok;
-  return ok;
+    return write_global_definitions(a, run_info(s), unified, all, err);
+  };
+  return write_archive(std::move(archive), parts, error);
 }
 
 void finish(State& s, int region) {
@@ -392,7 +394,7 @@ void finish(State& s, int region) {
   else
     maps = deserialize_local_maps(map_block);
 
-  ok = all_ok(s.tool_comm, ok) && write_archive(s, maps, unified, clocks, error);
+  ok = all_ok(s.tool_comm, ok) && convert_to_archive(s, maps, unified, clocks, error);
   ok = all_ok(s.tool_comm, ok);
   if (ok && s.rank == 0) {
     std::string publish_error;

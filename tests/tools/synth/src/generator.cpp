@@ -174,6 +174,27 @@ std::string command_line(const Program& program, int ranks, const GenerateOption
   return c + " (synthetic trace: no application ran)";
 }
 
+/// What the archive says about the synthetic run.
+interpose::RunInfo run_info(const Program& program, int ranks, const GenerateOptions& options) {
+  interpose::RunInfo run;
+  run.world_size = ranks;
+  run.counters.mode = interpose::CounterMode::CpuTime;
+  run.counters.count = 1;
+  run.counters.names[0] = trace::metric::kCpuTime;
+  run.counters.note = "synthetic trace: cputime_ns is simulated by p3s-synth";
+  run.counters_requested = "cputime";
+  run.thread_level = interpose::thread_level_name(0);
+  run.command = command_line(program, ranks, options);
+  // A fixed date: equal inputs give equal definitions.
+  run.date = interpose::iso_date_utc(0);
+  for (int r = 0; r < ranks; ++r) {
+    const int node = program.ranks_per_node > 0 ? r / program.ranks_per_node : 0;
+    run.hosts.push_back("synth-node" + std::to_string(node));
+  }
+  run.complete = true;
+  return run;
+}
+
 }  // namespace
 
 std::uint64_t count_events(const Program& program, int ranks) {
@@ -217,82 +238,61 @@ GenerateResult generate(const Program& program, const GenerateOptions& options) 
   check(archive != nullptr, error);
   try {
     check(interpose::try_otf2(OTF2_Archive_SetSerialCollectiveCallbacks(archive.get()), "setting serial callbacks",
-                              error) &&
-              interpose::try_otf2(OTF2_Archive_OpenEvtFiles(archive.get()), "opening event files", error),
+                              error),
           error);
-
     std::vector<interpose::LocationStats> stats(static_cast<std::size_t>(ranks));
-    std::uint64_t first = kMax;
-    std::uint64_t last = 0;
-    for (int begin = 0; begin < ranks; begin += batch) {
-      const int end = std::min(ranks, begin + batch);
-      std::vector<OTF2_EvtWriter*> writers(static_cast<std::size_t>(ranks), nullptr);
-      for (int r = begin; r < end; ++r) {
-        writers[static_cast<std::size_t>(r)] = OTF2_Archive_GetEvtWriter(archive.get(), interpose::location_id(r, 0));
-        check(writers[static_cast<std::size_t>(r)] != nullptr,
-              "cannot open the event writer of rank " + std::to_string(r));
-      }
-      Simulator sim(program, layout, options.seed, writers);
-      sim.prologue();
-      for (std::size_t i = 0; i < program.body.size(); ++i) {
-        sim.run(program.body[i], 0, scaling && scaling->index == i ? &scaling->count : nullptr);
-      }
-      sim.epilogue();
-      if (sim.events() != expected) {
-        throw std::logic_error("p3s-synth wrote " + std::to_string(sim.events()) + " events but counted " +
-                               std::to_string(expected) + " beforehand");
-      }
-      for (int r = begin; r < end; ++r) {
-        interpose::LocationStats& s = stats[static_cast<std::size_t>(r)];
-        OTF2_EvtWriter* w = writers[static_cast<std::size_t>(r)];
-        s.location = interpose::location_id(r, 0);
-        s.rank = r;
-        s.thread = 0;
-        check(interpose::try_otf2(OTF2_EvtWriter_GetNumberOfEvents(w, &s.events), "counting events", error), error);
-        // The location definition announces every record OTF2 holds, or readers reject the archive.
-        if (s.events < sim.events(r)) {
-          throw std::logic_error("OTF2 holds " + std::to_string(s.events) + " events of rank " + std::to_string(r) +
-                                 ", the simulation wrote " + std::to_string(sim.events(r)));
+    interpose::ArchiveParts parts;
+    parts.events = [&](OTF2_Archive* a, std::vector<std::uint64_t>& locations, std::string& err) {
+      std::uint64_t first = kMax;
+      std::uint64_t last = 0;
+      for (int begin = 0; begin < ranks; begin += batch) {
+        const int end = std::min(ranks, begin + batch);
+        std::vector<OTF2_EvtWriter*> writers(static_cast<std::size_t>(ranks), nullptr);
+        for (int r = begin; r < end; ++r) {
+          writers[static_cast<std::size_t>(r)] = OTF2_Archive_GetEvtWriter(a, interpose::location_id(r, 0));
+          check(writers[static_cast<std::size_t>(r)] != nullptr,
+                "cannot open the event writer of rank " + std::to_string(r));
         }
-        s.first_ns = sim.first_ns(r);
-        s.last_ns = sim.last_ns(r);
-        s.complete = 1;
-        first = std::min(first, s.first_ns);
-        last = std::max(last, s.last_ns);
-        result.events += s.events;
-        result.events_per_rank.push_back(s.events);
-        check(interpose::try_otf2(OTF2_Archive_CloseEvtWriter(archive.get(), w), "closing an event writer", error),
-              error);
+        Simulator sim(program, layout, options.seed, writers);
+        sim.prologue();
+        for (std::size_t i = 0; i < program.body.size(); ++i) {
+          sim.run(program.body[i], 0, scaling && scaling->index == i ? &scaling->count : nullptr);
+        }
+        sim.epilogue();
+        if (sim.events() != expected) {
+          throw std::logic_error("p3s-synth wrote " + std::to_string(sim.events()) + " events but counted " +
+                                 std::to_string(expected) + " beforehand");
+        }
+        for (int r = begin; r < end; ++r) {
+          interpose::LocationStats& s = stats[static_cast<std::size_t>(r)];
+          OTF2_EvtWriter* w = writers[static_cast<std::size_t>(r)];
+          s.location = interpose::location_id(r, 0);
+          s.rank = r;
+          s.thread = 0;
+          check(interpose::try_otf2(OTF2_EvtWriter_GetNumberOfEvents(w, &s.events), "counting events", err), err);
+          // The location definition announces every record OTF2 holds, or readers reject the archive.
+          if (s.events < sim.events(r)) {
+            throw std::logic_error("OTF2 holds " + std::to_string(s.events) + " events of rank " + std::to_string(r) +
+                                   ", the simulation wrote " + std::to_string(sim.events(r)));
+          }
+          s.first_ns = sim.first_ns(r);
+          s.last_ns = sim.last_ns(r);
+          s.complete = 1;
+          first = std::min(first, s.first_ns);
+          last = std::max(last, s.last_ns);
+          result.events += s.events;
+          result.events_per_rank.push_back(s.events);
+          check(interpose::try_otf2(OTF2_Archive_CloseEvtWriter(a, w), "closing an event writer", err), err);
+          locations.push_back(s.location);
+        }
       }
-    }
-    result.duration_ns = last - first;
-    check(interpose::try_otf2(OTF2_Archive_CloseEvtFiles(archive.get()), "closing event files", error) &&
-              interpose::try_otf2(OTF2_Archive_OpenDefFiles(archive.get()), "opening definition files", error),
-          error);
-    for (const interpose::LocationStats& s : stats) {
-      check(interpose::write_local_definitions(archive.get(), s.location, error), error);
-    }
-    check(interpose::try_otf2(OTF2_Archive_CloseDefFiles(archive.get()), "closing definition files", error), error);
-
-    interpose::RunInfo run;
-    run.world_size = ranks;
-    run.counters.mode = interpose::CounterMode::CpuTime;
-    run.counters.count = 1;
-    run.counters.names[0] = trace::metric::kCpuTime;
-    run.counters.note = "synthetic trace: cputime_ns is simulated by p3s-synth";
-    run.counters_requested = "cputime";
-    run.thread_level = interpose::thread_level_name(0);
-    run.command = command_line(program, ranks, options);
-    // A fixed date: equal inputs give equal definitions.
-    run.date = interpose::iso_date_utc(0);
-    for (int r = 0; r < ranks; ++r) {
-      const int node = program.ranks_per_node > 0 ? r / program.ranks_per_node : 0;
-      run.hosts.push_back("synth-node" + std::to_string(node));
-    }
-    run.complete = true;
-    check(interpose::write_global_definitions(archive.get(), run, layout.unified, stats, error), error);
-    OTF2_Archive* a = archive.release();
-    check(interpose::try_otf2(OTF2_Archive_Close(a), "closing the archive", error), error);
+      result.duration_ns = last - first;
+      return true;
+    };
+    parts.global_definitions = [&](OTF2_Archive* a, std::string& err) {
+      return interpose::write_global_definitions(a, run_info(program, ranks, options), layout.unified, stats, err);
+    };
+    check(interpose::write_archive(std::move(archive), parts, error), error);
     check(interpose::publish_archive(dir, error), error);
   } catch (...) {
     // Never leave a half-written archive behind: a reader would find its anchor but not its data.
