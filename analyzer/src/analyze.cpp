@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <unordered_map>
 
 #include "extract.hpp"
@@ -16,6 +15,7 @@
 #include "p3s/analyzer/trace_reader.hpp"
 #include "p3s/error.hpp"
 #include "p3s/trace/schema.hpp"
+#include "p3s/utc_date.hpp"
 #include "p3s/version.hpp"
 #include "signature_builder.hpp"
 #include "tick_log.hpp"
@@ -75,15 +75,6 @@ std::unordered_map<std::uint64_t, std::uint32_t> volume_clusters(const std::vect
     cluster.emplace(v, id);
   }
   return cluster;
-}
-
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "op_log.hpp"
+#include "p3s/hash.hpp"
 
 namespace p3s::analyzer {
 
@@ -85,13 +86,5 @@ using ActionFeature = std::function<std::uint64_t(std::int32_t rank, const Op& o
 /// @throws TraceError when a receive has no send or a collective never completes (unless options.partial).
 LamportResult run_lamport(std::vector<LamportLocation> locations, const CommSize& comm_size,
                           const ActionFeature& feature, LamportSink& sink, const LamportOptions& options = {});
-
-/// Splittable 64-bit mixer used for features and symbols.
-[[nodiscard]] constexpr std::uint64_t mix64(std::uint64_t x) noexcept {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
 
 }  // namespace p3s::analyzer

@@ -54,6 +54,7 @@
 #include "p3s/analyzer/phase_finder.hpp"
 
 #include "p3s/error.hpp"
+#include "p3s/hash.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -68,20 +69,10 @@ constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 /// at most n distinct tick symbols, so n < 2^31 keeps every id below kNone.
 constexpr std::uint64_t kMaxTicks = std::uint64_t{1} << 31;
 
-/// splitmix64's finaliser: a cheap hash that spreads consecutive or structured symbols.
-std::uint64_t mix(std::uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
-
 /// Hash of a sequence of ids (FNV-style accumulation of mixed values).
 std::uint64_t hash_ids(const std::uint32_t* ids, std::size_t length, std::uint64_t seed) {
-  std::uint64_t h = mix(seed ^ length);
-  for (std::size_t i = 0; i < length; ++i) h = mix(h ^ ids[i]) + 0x9e3779b97f4a7c15ULL;
+  std::uint64_t h = mix_bits(seed ^ length);
+  for (std::size_t i = 0; i < length; ++i) h = mix_bits(h ^ ids[i]) + kGoldenGamma;
   return h;
 }
 
@@ -92,7 +83,7 @@ class SymbolNumbering {
   std::uint32_t id_of(TickSymbol symbol) {
     if (2 * (symbols_.size() + 1) > slots_.size()) grow();
     std::size_t mask = slots_.size() - 1;
-    for (std::size_t s = mix(symbol) & mask;; s = (s + 1) & mask) {
+    for (std::size_t s = mix_bits(symbol) & mask;; s = (s + 1) & mask) {
       if (slots_[s] == kNone) {
         slots_[s] = static_cast<std::uint32_t>(symbols_.size());
         symbols_.push_back(symbol);
@@ -108,7 +99,7 @@ class SymbolNumbering {
     std::vector<std::uint32_t> slots(std::max<std::size_t>(64, 2 * slots_.size()), kNone);
     std::size_t mask = slots.size() - 1;
     for (std::uint32_t id = 0; id < symbols_.size(); ++id) {
-      std::size_t s = mix(symbols_[id]) & mask;
+      std::size_t s = mix_bits(symbols_[id]) & mask;
       while (slots[s] != kNone) s = (s + 1) & mask;
       slots[s] = id;
     }

@@ -392,13 +392,4 @@ std::string thread_level_name(int level) {
   }
 }
 
-std::string iso_date_utc(std::int64_t realtime_ns) {
-  const std::time_t secs = static_cast<std::time_t>(realtime_ns / 1000000000LL);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 }  // namespace p3s::interpose

@@ -70,6 +70,5 @@ bool write_global_definitions(OTF2_Archive* archive, const RunInfo& run, const U
 
 /// Provenance helpers shared by the finalize path and recovery.
 [[nodiscard]] std::string thread_level_name(int level);
-[[nodiscard]] std::string iso_date_utc(std::int64_t realtime_ns);
 
 }  // namespace p3s::interpose

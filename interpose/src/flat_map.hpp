@@ -8,6 +8,8 @@
 #include <new>
 #include <vector>
 
+#include "p3s/hash.hpp"
+
 namespace p3s::interpose {
 
 template <class Value>
@@ -76,7 +78,7 @@ class FlatMap {
   }
   std::size_t home(std::uint64_t key) const noexcept {
     // Fibonacci hashing spreads aligned pointers and small integers alike.
-    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> 20) & (slots_.size() - 1);
+    return static_cast<std::size_t>((key * kGoldenGamma) >> 20) & (slots_.size() - 1);
   }
   std::size_t next(std::size_t i) const noexcept { return (i + 1) & (slots_.size() - 1); }
   bool grow() noexcept {

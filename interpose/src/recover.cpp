@@ -14,6 +14,7 @@
 #include "converter.hpp"
 #include "p3s/error.hpp"
 #include "p3s/trace/schema.hpp"
+#include "p3s/utc_date.hpp"
 #include "raw_reader.hpp"
 
 namespace p3s::interpose {
@@ -100,7 +101,7 @@ RecoverReport recover(const std::string& dir) {
     run.counters.names[static_cast<std::size_t>(i)] = std::string(h0.metric_names[i], strnlen(h0.metric_names[i], 24));
   }
   run.thread_level = thread_level_name(h0.thread_level);
-  run.date = iso_date_utc(h0.realtime_at_init_ns);
+  run.date = utc_date(h0.realtime_at_init_ns);
   run.hosts.resize(static_cast<std::size_t>(std::max(run.world_size, 0)));
 
   std::map<std::int32_t, RankDefs> defs;

@@ -16,6 +16,7 @@
 #include "archive_io.hpp"
 #include "converter.hpp"
 #include "mpi_support.hpp"
+#include "p3s/utc_date.hpp"
 #include "recorder.hpp"
 #include "state.hpp"
 
@@ -265,7 +266,7 @@ RunInfo run_info(const State& s) {
   run.counters_requested = std::string(to_string(s.config.counters));
   run.thread_level = thread_level_name(s.thread_level);
   run.command = command_line(s.config);
-  run.date = iso_date_utc(s.header.realtime_at_init_ns);
+  run.date = utc_date(s.header.realtime_at_init_ns);
   run.hosts = s.hosts;
   run.callsites = s.config.callsite;
   return run;

@@ -15,30 +15,13 @@
 namespace p3s::modeler {
 namespace {
 
-/// For each model phase, the run's phase doing the same calls in the same order of first occurrence (longest
-/// common subsequence of the two phase lists).
+/// For each model phase, the run's phase doing the same calls in the same order of first occurrence.
 std::vector<std::optional<std::uint32_t>> relate(const Model& m, const analyzer::Signature& s) {
-  const std::size_t a = m.phases.size();
-  const std::size_t b = s.phases.size();
+  std::vector<std::string> ours;
+  for (const PhaseModel& p : m.phases) ours.push_back(p.calls);
   std::vector<std::string> theirs;
   for (const analyzer::SigPhase& p : s.phases) theirs.push_back(phase_calls(p));
-  std::vector<std::vector<std::size_t>> lcs(a + 1, std::vector<std::size_t>(b + 1, 0));
-  for (std::size_t i = a; i-- > 0;) {
-    for (std::size_t j = b; j-- > 0;) {
-      lcs[i][j] = m.phases[i].calls == theirs[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
-    }
-  }
-  std::vector<std::optional<std::uint32_t>> out(a);
-  for (std::size_t i = 0, j = 0; i < a && j < b;) {
-    if (m.phases[i].calls == theirs[j] && lcs[i][j] == lcs[i + 1][j + 1] + 1) {
-      out[i++] = static_cast<std::uint32_t>(j++);
-    } else if (lcs[i + 1][j] >= lcs[i][j + 1]) {
-      ++i;
-    } else {
-      ++j;
-    }
-  }
-  return out;
+  return relate_phase_lists(ours, theirs);
 }
 
 /// One action in the terms both sides share: a message (its kind and peer), an Isend's completion, or a

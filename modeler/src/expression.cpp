@@ -21,6 +21,7 @@
 #include "p3s/modeler/law.hpp"
 
 #include "p3s/error.hpp"
+#include "p3s/hash.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -506,14 +507,12 @@ class Enumerator {
   }
 
   std::uint64_t hash(std::span<const std::int64_t> v) const {
-    std::uint64_t h = 0x9e3779b97f4a7c15ULL;
+    std::uint64_t h = kGoldenGamma;
     for (const std::int64_t x : v) {
-      h ^= static_cast<std::uint64_t>(x) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+      h ^= static_cast<std::uint64_t>(x) + kGoldenGamma + (h << 6) + (h >> 2);
     }
-    // Final mix (splitmix64) so that the low bits used as the slot index depend on all bits.
-    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
-    return h ^ (h >> 31);
+    // The final mix, so that the low bits used as the slot index depend on all bits.
+    return mix_bits(h);
   }
 
   // Stores scratch_ as the values of `entry` unless an earlier expression has the same values (or the store is full).

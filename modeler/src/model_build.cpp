@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <ctime>
 #include <map>
 #include <set>
 #include <tuple>
@@ -13,6 +12,7 @@
 #include "p3s/error.hpp"
 #include "p3s/modeler/fit.hpp"
 #include "p3s/modeler/model.hpp"
+#include "p3s/utc_date.hpp"
 #include "p3s/version.hpp"
 #include "shape.hpp"
 #include "work_model.hpp"
@@ -32,13 +32,6 @@ struct RankData {
   std::vector<RankGroup> groups;
   std::vector<const RankGroup*> at;  ///< per shape position, its group or nullptr
 };
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
 
 std::vector<Sample> samples_of(const std::map<std::int64_t, double>& by_n) {
   std::vector<Sample> s;

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "align.hpp"
 #include "p3s/error.hpp"
 
 namespace p3s::modeler {
@@ -142,6 +143,18 @@ std::vector<Run> load_runs(std::span<const std::filesystem::path> inputs, std::s
   return runs;
 }
 
+std::vector<std::optional<std::uint32_t>> relate_phase_lists(std::span<const std::string> ref,
+                                                             std::span<const std::string> other) {
+  std::vector<std::optional<std::uint32_t>> out(ref.size());
+  for (const detail::AlignStep& step :
+       detail::align(ref.size(), other.size(), [&](std::size_t i, std::size_t j) { return ref[i] == other[j]; })) {
+    if (step.a != detail::AlignStep::kNone && step.b != detail::AlignStep::kNone) {
+      out[step.a] = static_cast<std::uint32_t>(step.b);
+    }
+  }
+  return out;
+}
+
 double RelatedPhase::total_work_spread() const {
   if (total_work.empty()) return 0;
   const auto [lo, hi] = std::minmax_element(total_work.begin(), total_work.end());
@@ -156,32 +169,15 @@ PhaseRelation relate_phases(std::span<const Run> runs) {
   // Align every run's phase list (in order of first occurrence) with the first run's, matching equal calls: the
   // longest common subsequence, so a phase present in only some runs is skipped and reported, not mis-paired.
   const std::vector<std::string>& ref = calls.front();
-  std::vector<std::vector<std::optional<std::uint32_t>>> match(runs.size(),
-                                                               std::vector<std::optional<std::uint32_t>>(ref.size()));
+  std::vector<std::vector<std::optional<std::uint32_t>>> match(runs.size());
   for (std::size_t k = 0; k < runs.size(); ++k) {
     const std::vector<std::string>& other = calls[k];
-    const std::size_t a = ref.size();
-    const std::size_t b = other.size();
-    std::vector<std::vector<std::size_t>> lcs(a + 1, std::vector<std::size_t>(b + 1, 0));
-    for (std::size_t i = a; i-- > 0;) {
-      for (std::size_t j = b; j-- > 0;) {
-        lcs[i][j] = ref[i] == other[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
-      }
+    match[k] = relate_phase_lists(ref, other);
+    std::vector<bool> used(other.size(), false);
+    for (const std::optional<std::uint32_t>& m : match[k]) {
+      if (m) used[*m] = true;
     }
-    std::vector<bool> used(b, false);
-    for (std::size_t i = 0, j = 0; i < a && j < b;) {
-      if (ref[i] == other[j] && lcs[i][j] == lcs[i + 1][j + 1] + 1) {
-        match[k][i] = static_cast<std::uint32_t>(j);
-        used[j] = true;
-        ++i;
-        ++j;
-      } else if (lcs[i + 1][j] >= lcs[i][j + 1]) {
-        ++i;
-      } else {
-        ++j;
-      }
-    }
-    for (std::size_t j = 0; j < b; ++j) {
+    for (std::size_t j = 0; j < other.size(); ++j) {
       if (!used[j]) {
         const analyzer::SigPhase& p = runs[k].signature.phases[j];
         rel.unrelated.push_back("phase " + std::to_string(j) + " of the run at " + std::to_string(runs[k].n()) +

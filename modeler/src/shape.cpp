@@ -2,6 +2,8 @@
 // Groups of calls per rank, and the shape they merge into.
 #include "shape.hpp"
 
+#include "align.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <set>
@@ -123,31 +125,14 @@ Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alig
         calls[r].push_back(&c);
       }
     }
-    const std::size_t a = shape.size();
-    const std::size_t b = seq.size();
-    std::vector<std::vector<std::uint32_t>> lcs(a + 1, std::vector<std::uint32_t>(b + 1, 0));
-    for (std::size_t i = a; i-- > 0;) {
-      for (std::size_t j = b; j-- > 0;) {
-        lcs[i][j] = shape[i] == seq[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
-      }
-    }
     std::vector<Key> merged;
-    std::vector<std::size_t> old_to_new(a);
-    std::vector<std::size_t> mine(b);
-    std::size_t i = 0;
-    std::size_t j = 0;
-    while (i < a || j < b) {
-      if (i < a && j < b && shape[i] == seq[j] && lcs[i][j] == lcs[i + 1][j + 1] + 1) {
-        old_to_new[i++] = merged.size();
-        mine[j++] = merged.size();
-        merged.push_back(shape[i - 1]);
-      } else if (i < a && (j == b || lcs[i + 1][j] >= lcs[i][j + 1])) {
-        old_to_new[i] = merged.size();
-        merged.push_back(shape[i++]);
-      } else {
-        mine[j] = merged.size();
-        merged.push_back(seq[j++]);
-      }
+    std::vector<std::size_t> old_to_new(shape.size());
+    std::vector<std::size_t> mine(seq.size());
+    for (const AlignStep& step :
+         align(shape.size(), seq.size(), [&](std::size_t i, std::size_t j) { return shape[i] == seq[j]; })) {
+      if (step.a != AlignStep::kNone) old_to_new[step.a] = merged.size();
+      if (step.b != AlignStep::kNone) mine[step.b] = merged.size();
+      merged.push_back(step.a != AlignStep::kNone ? shape[step.a] : seq[step.b]);
     }
     for (const std::size_t done : merged_ranks) {
       for (std::size_t& x : positions[done]) x = old_to_new[x];

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -32,6 +33,12 @@ struct Run {
 
 /// The distinct MPI functions a phase calls, sorted, space-separated ("MPI_Irecv MPI_Isend MPI_Waitall").
 [[nodiscard]] std::string phase_calls(const analyzer::SigPhase& phase);
+
+/// For each phase of `ref`, given by the MPI functions it calls (phase_calls), the phase of `other` it relates to:
+/// the same calls at the same place in the order of first occurrence (a longest common subsequence of the two
+/// lists), or nullopt. Used across the runs of a series and between a model and a run.
+[[nodiscard]] std::vector<std::optional<std::uint32_t>> relate_phase_lists(std::span<const std::string> ref,
+                                                                           std::span<const std::string> other);
 
 /// A phase followed across runs: its id in each run (the method's functional similarity: same place in the
 /// phase order, same MPI calls).

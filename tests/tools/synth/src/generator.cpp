@@ -15,6 +15,7 @@
 #include "converter.hpp"
 #include "p3s/error.hpp"
 #include "p3s/trace/schema.hpp"
+#include "p3s/utc_date.hpp"
 #include "p3s/version.hpp"
 #include "simulator.hpp"
 
@@ -186,7 +187,7 @@ interpose::RunInfo run_info(const Program& program, int ranks, const GenerateOpt
   run.thread_level = interpose::thread_level_name(0);
   run.command = command_line(program, ranks, options);
   // A fixed date: equal inputs give equal definitions.
-  run.date = interpose::iso_date_utc(0);
+  run.date = utc_date(0);
   for (int r = 0; r < ranks; ++r) {
     const int node = program.ranks_per_node > 0 ? r / program.ranks_per_node : 0;
     run.hosts.push_back("synth-node" + std::to_string(node));

@@ -7,15 +7,15 @@
 #include <cstdint>
 #include <numbers>
 
+#include "p3s/hash.hpp"
+
 namespace p3s::synth::detail {
 
 /// SplitMix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014): expands a
 /// seed into well-mixed state words.
 [[nodiscard]] constexpr std::uint64_t splitmix64(std::uint64_t& x) noexcept {
-  std::uint64_t z = (x += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+  x += kGoldenGamma;
+  return mix_bits(x);
 }
 
 /// xoshiro256** (Blackman and Vigna, "Scrambled linear pseudorandom number generators", TOMS 2021).

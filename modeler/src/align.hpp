@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Aligning two sequences on a longest common subsequence: the one implementation behind merging ranks' calls
+// into a phase's shape and relating phases across runs and between a model and a run.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace p3s::modeler::detail {
+
+/// One step of an alignment: a pair of equal elements, or an element of one side alone (the other is kNone).
+struct AlignStep {
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::size_t a = kNone;
+  std::size_t b = kNone;
+};
+
+/// Aligns sequences of lengths `a` and `b` whose elements `equal(i, j)` compares: the steps of their shortest
+/// common supersequence in order, pairing the elements of a longest common subsequence. Ties take a's element
+/// first. O(a·b) time and memory.
+template <typename Equal>
+[[nodiscard]] std::vector<AlignStep> align(std::size_t a, std::size_t b, Equal equal) {
+  // lcs[i][j]: length of the longest common subsequence of a[i..] and b[j..].
+  std::vector<std::vector<std::uint32_t>> lcs(a + 1, std::vector<std::uint32_t>(b + 1, 0));
+  for (std::size_t i = a; i-- > 0;) {
+    for (std::size_t j = b; j-- > 0;) {
+      lcs[i][j] = equal(i, j) ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+    }
+  }
+  std::vector<AlignStep> steps;
+  std::size_t i = 0;
+  std::size_t j = 0;
+  while (i < a || j < b) {
+    if (i < a && j < b && equal(i, j) && lcs[i][j] == lcs[i + 1][j + 1] + 1) {
+      steps.push_back({i++, j++});
+    } else if (i < a && (j == b || lcs[i + 1][j] >= lcs[i][j + 1])) {
+      steps.push_back({i++, AlignStep::kNone});
+    } else {
+      steps.push_back({AlignStep::kNone, j++});
+    }
+  }
+  return steps;
+}
+
+}  // namespace p3s::modeler::detail
