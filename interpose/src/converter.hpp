@@ -27,6 +27,10 @@ struct ClockModel {
   [[nodiscard]] std::uint64_t global(std::uint64_t local) const noexcept;
 };
 
+/// The metric class of the work counters and the call-site attribute: the first of their kinds in every archive.
+inline constexpr OTF2_MetricRef kMetricClass = 0;
+inline constexpr OTF2_AttributeRef kCallsiteAttr = 0;
+
 /// Location id of a thread of a rank (thread 0 keeps the rank number, as Score-P does).
 [[nodiscard]] constexpr std::uint64_t location_id(std::int32_t rank, std::uint32_t thread) noexcept {
   return (static_cast<std::uint64_t>(thread) << 32) | static_cast<std::uint32_t>(rank);
