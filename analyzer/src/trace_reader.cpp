@@ -165,7 +165,14 @@ struct detail::ReaderImpl {
   ~ReaderImpl();
   void read_global_definitions();
   void read_local_definitions();
+  /// Once every definition is read: names, ranks, communicators as world ranks, and the work metric.
   void resolve();
+  void resolve_names();
+  void resolve_ranks();
+  void resolve_communicators();
+  void resolve_work_metric();
+  /// The world ranks of a group's members, and what kind of communicator it makes.
+  [[nodiscard]] std::vector<std::int32_t> group_ranks(OTF2_GroupRef ref, CommKind& kind) const;
   [[nodiscard]] std::string location_label(const Location& l) const {
     return label + ", location " + std::to_string(l.id) + " (rank " + std::to_string(l.rank) + ")";
   }
@@ -383,6 +390,13 @@ void detail::ReaderImpl::read_local_definitions() {
 }
 
 void detail::ReaderImpl::resolve() {
+  resolve_names();
+  resolve_ranks();
+  resolve_communicators();
+  resolve_work_metric();
+}
+
+void detail::ReaderImpl::resolve_names() {
   const auto text = [&](OTF2_StringRef ref) { return std::string(defs.string(ref)); };
   for (std::size_t i = 0; i < names.regions.size(); ++i) {
     Region& reg = defs.regions[i];
@@ -410,9 +424,11 @@ void detail::ReaderImpl::resolve() {
       defs.callsite_attribute = id;
     }
   }
+}
 
-  // Ranks. The COMM_LOCATIONS group of paradigm MPI lists the locations by MPI_COMM_WORLD rank; other threads
-  // of a process inherit the rank of their location group.
+void detail::ReaderImpl::resolve_ranks() {
+  // The COMM_LOCATIONS group of paradigm MPI lists the locations by MPI_COMM_WORLD rank; other threads of a
+  // process inherit the rank of their location group.
   const RawGroup* world = nullptr;
   for (const RawGroup& g : groups) {
     if (g.defined && g.type == OTF2_GROUP_TYPE_COMM_LOCATIONS && g.paradigm == OTF2_PARADIGM_MPI) {
@@ -447,9 +463,9 @@ void detail::ReaderImpl::resolve() {
   });
   defs.location_index.clear();
   for (std::size_t i = 0; i < defs.locations.size(); ++i) defs.location_index.emplace(defs.locations[i].id, i);
+}
 
-  // Communicators: COMM_GROUP members index the COMM_LOCATIONS group of the same paradigm; map each through
-  // its location to a world rank. COMM_SELF is resolved per call (the caller itself).
+std::vector<std::int32_t> detail::ReaderImpl::group_ranks(OTF2_GroupRef ref, CommKind& kind) const {
   const auto rank_of_location = [&](std::uint64_t id) {
     const Location* l = defs.location(id);
     return l == nullptr ? kUnresolvedRank : l->rank;
@@ -460,38 +476,41 @@ void detail::ReaderImpl::resolve() {
     }
     return nullptr;
   };
-  const auto group_ranks = [&](OTF2_GroupRef ref, CommKind& kind) {
-    std::vector<std::int32_t> ranks;
-    kind = CommKind::Unresolved;
-    if (ref >= groups.size() || !groups[ref].defined) return ranks;
-    const RawGroup& g = groups[ref];
-    if (g.type == OTF2_GROUP_TYPE_COMM_SELF) {
-      kind = CommKind::Self;
-    } else if (g.type == OTF2_GROUP_TYPE_COMM_LOCATIONS) {
-      kind = CommKind::Group;
-      for (std::uint64_t loc : g.members) ranks.push_back(rank_of_location(loc));
-    } else if (g.type == OTF2_GROUP_TYPE_COMM_GROUP) {
-      const RawGroup* locs = locations_of(g.paradigm);
-      if (locs == nullptr) return ranks;
-      kind = CommKind::Group;
-      if ((g.flags & OTF2_GROUP_FLAG_GLOBAL_MEMBERS) != 0) {
-        // Ranks in events already index COMM_LOCATIONS.
-        for (std::uint64_t loc : locs->members) ranks.push_back(rank_of_location(loc));
-      } else {
-        for (std::uint64_t m : g.members) {
-          // p3s writes an index past the end for a member no log told about (a rank killed early).
-          ranks.push_back(m < locs->members.size() ? rank_of_location(locs->members[m]) : kUnresolvedRank);
-        }
+  std::vector<std::int32_t> ranks;
+  kind = CommKind::Unresolved;
+  if (ref >= groups.size() || !groups[ref].defined) return ranks;
+  const RawGroup& g = groups[ref];
+  if (g.type == OTF2_GROUP_TYPE_COMM_SELF) {
+    kind = CommKind::Self;
+  } else if (g.type == OTF2_GROUP_TYPE_COMM_LOCATIONS) {
+    kind = CommKind::Group;
+    for (std::uint64_t loc : g.members) ranks.push_back(rank_of_location(loc));
+  } else if (g.type == OTF2_GROUP_TYPE_COMM_GROUP) {
+    const RawGroup* locs = locations_of(g.paradigm);
+    if (locs == nullptr) return ranks;
+    kind = CommKind::Group;
+    if ((g.flags & OTF2_GROUP_FLAG_GLOBAL_MEMBERS) != 0) {
+      // Ranks in events already index COMM_LOCATIONS.
+      for (std::uint64_t loc : locs->members) ranks.push_back(rank_of_location(loc));
+    } else {
+      for (std::uint64_t m : g.members) {
+        // p3s writes an index past the end for a member no log told about (a rank killed early).
+        ranks.push_back(m < locs->members.size() ? rank_of_location(locs->members[m]) : kUnresolvedRank);
       }
     }
-    return ranks;
-  };
+  }
+  return ranks;
+}
+
+void detail::ReaderImpl::resolve_communicators() {
+  // COMM_GROUP members index the COMM_LOCATIONS group of the same paradigm; each maps through its location to
+  // a world rank. COMM_SELF is resolved per call (the caller itself).
   for (std::size_t i = 0; i < comms.size(); ++i) {
     if (!comms[i].defined) continue;
     const RawComm& raw = comms[i];
     Communicator& c = slot(defs.comms, static_cast<std::uint32_t>(i));
     c.id = static_cast<std::uint32_t>(i);
-    c.name = text(raw.name);
+    c.name = std::string(defs.string(raw.name));
     c.parent = raw.parent;
     c.world_ranks = group_ranks(raw.group, c.kind);
     if (raw.group < groups.size()) c.paradigm = to_paradigm(groups[raw.group].paradigm);
@@ -501,8 +520,10 @@ void detail::ReaderImpl::resolve() {
       c.kind = c.kind == CommKind::Group && remote == CommKind::Group ? CommKind::Inter : CommKind::Unresolved;
     }
   }
+}
 
-  // The work metric: what p3s says it recorded; for other archives instructions if they were measured.
+void detail::ReaderImpl::resolve_work_metric() {
+  // What p3s says it recorded; for other archives instructions if they were measured.
   std::string work = defs.property(trace::property::kWorkMetric).value_or("");
   if (work == trace::metric::kNone) work.clear();
   if (work.empty()) {

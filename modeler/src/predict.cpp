@@ -65,139 +65,183 @@ double PhasePredictor::class_work(std::size_t cls) const {
   return w;
 }
 
-PredictedRank PhasePredictor::rank(std::int64_t r) const {
-  PredictedRank out;
-  out.rank = r;
-  const std::vector<std::uint32_t> cases = cases_of(phase_, r, n_);
-  const std::size_t cls = phase_.work.empty() ? 0 : class_of(phase_, cases, r, n_);
-  // Each call's burst position, to share a position's work among its calls once all are generated.
-  std::vector<std::tuple<std::int32_t, std::uint32_t, std::uint32_t>> burst_of;
-  std::vector<std::vector<Entry>> entries(phase_.groups.size());
-  std::vector<std::vector<std::size_t>> call_of(phase_.groups.size());  // group -> entry -> call index
-  std::vector<std::vector<bool>> completed(phase_.groups.size());
-  for (std::size_t g = 0; g < phase_.groups.size(); ++g) {
+namespace {
+
+/// One rank's calls in one instance of a phase, built group by group.
+class RankBuilder {
+ public:
+  RankBuilder(const PhaseModel& phase, std::int64_t n, std::int64_t r)
+      : phase_(phase),
+        n_(n),
+        r_(r),
+        cases_(cases_of(phase, r, n)),
+        entries_(phase.groups.size()),
+        call_of_(phase.groups.size()),
+        completed_(phase.groups.size()) {
+    out_.rank = r;
+  }
+
+  PredictedRank build(const std::vector<std::int64_t>& class_ranks, std::int64_t weight) {
+    for (std::size_t g = 0; g < phase_.groups.size(); ++g) {
+      switch (phase_.groups[g].role) {
+        case Role::PointToPoint:
+          point_to_point(g);
+          break;
+        case Role::Completion:
+          completions(g);
+          break;
+        case Role::Collective:
+        case Role::Local:
+          others(g);
+          break;
+      }
+    }
+    if (!phase_.work.empty()) {
+      const std::size_t cls = class_of(phase_, cases_, r_, n_);
+      share_work(phase_.work[cls], class_ranks[cls], weight);
+    }
+    return std::move(out_);
+  }
+
+ private:
+  using BurstPlace = std::tuple<std::int32_t, std::uint32_t, std::uint32_t>;  ///< (group, case, term)
+
+  PredictedCall& add_call(const GroupModel& gm, BurstPlace place) {
+    out_.calls.emplace_back();
+    out_.calls.back().function = gm.function;
+    out_.calls.back().call = gm.call;
+    burst_of_.push_back(place);
+    return out_.calls.back();
+  }
+
+  /// The pattern's calls, with the peers, tags, sizes and communicator of each slot.
+  void point_to_point(std::size_t g) {
     const GroupModel& gm = phase_.groups[g];
-    const auto gi = static_cast<std::int32_t>(g);
-    switch (gm.role) {
-      case Role::PointToPoint: {
-        std::size_t which = 0;
-        entries[g] = gm.pattern.generate(r, n_, &which);
-        completed[g].assign(entries[g].size(), false);
-        for (const Entry& e : entries[g]) {
-          PredictedCall c;
-          c.function = gm.function;
-          c.call = gm.call;
-          for (std::size_t s = 0; s < static_cast<std::size_t>(gm.slots); ++s) {
-            if (e.peers[s] < 0 || !gm.slot_kinds[s]) continue;
-            PredictedAction a;
-            a.kind = *gm.slot_kinds[s];
-            a.peer = e.peers[s];
-            a.comm = &gm.comm;
-            a.comm_size = gm.comm.size_of(r, n_);
-            if (which < gm.traits.size() && e.term < gm.traits[which].size()) {
-              const TermTraits& t = gm.traits[which][e.term];
-              a.tag = static_cast<std::uint32_t>(t.tag[s]);
-              a.bytes = std::max(0.0, t.bytes[s].value_at(static_cast<double>(n_)) *
-                                          std::pow(t.bytes_step_factor[s], static_cast<double>(e.index)));
-            }
-            c.actions.push_back(std::move(a));
-          }
-          call_of[g].push_back(out.calls.size());
-          out.calls.push_back(std::move(c));
-          burst_of.emplace_back(gi, static_cast<std::uint32_t>(which), e.term);
+    std::size_t which = 0;
+    entries_[g] = gm.pattern.generate(r_, n_, &which);
+    completed_[g].assign(entries_[g].size(), false);
+    for (const Entry& e : entries_[g]) {
+      call_of_[g].push_back(out_.calls.size());
+      PredictedCall& c = add_call(gm, {static_cast<std::int32_t>(g), static_cast<std::uint32_t>(which), e.term});
+      for (std::size_t s = 0; s < static_cast<std::size_t>(gm.slots); ++s) {
+        if (e.peers[s] < 0 || !gm.slot_kinds[s]) continue;
+        PredictedAction a;
+        a.kind = *gm.slot_kinds[s];
+        a.peer = e.peers[s];
+        a.comm = &gm.comm;
+        a.comm_size = gm.comm.size_of(r_, n_);
+        if (which < gm.traits.size() && e.term < gm.traits[which].size()) {
+          const TermTraits& t = gm.traits[which][e.term];
+          a.tag = static_cast<std::uint32_t>(t.tag[s]);
+          a.bytes = std::max(0.0, t.bytes[s].value_at(static_cast<double>(n_)) *
+                                      std::pow(t.bytes_step_factor[s], static_cast<double>(e.index)));
         }
-        break;
-      }
-      case Role::Completion: {
-        const std::int64_t count = count_at(gm.count, n_);
-        for (std::int64_t k = 0; k < count; ++k) {
-          PredictedCall c;
-          c.function = gm.function;
-          c.call = gm.call;
-          if (static_cast<std::size_t>(k) < gm.completes.size()) {
-            for (const RequestRef& ref : gm.completes[static_cast<std::size_t>(k)]) {
-              if (ref.group >= g || cases[ref.group] != ref.pattern_case) continue;
-              const GroupModel& started = phase_.groups[ref.group];
-              for (std::size_t e = 0; e < entries[ref.group].size(); ++e) {
-                const Entry& en = entries[ref.group][e];
-                if (en.term != ref.term || completed[ref.group][e] || en.null()) continue;
-                if (ref.index >= 0 && en.index != ref.index) continue;
-                completed[ref.group][e] = true;
-                const PredictedCall& origin = out.calls[call_of[ref.group][e]];
-                for (const PredictedAction& o : origin.actions) {
-                  PredictedAction a;
-                  a.started = static_cast<std::int32_t>(call_of[ref.group][e]);
-                  a.comm = o.comm;
-                  a.comm_size = o.comm_size;
-                  if (o.kind == mpi::ActionKind::IrecvPost) {
-                    a.kind = mpi::ActionKind::Recv;
-                    a.peer = o.peer;
-                    a.tag = o.tag;
-                    a.bytes = o.bytes;
-                  } else if (o.kind == mpi::ActionKind::Send && started.starts_requests) {
-                    a.kind = mpi::ActionKind::IsendComplete;
-                  } else {
-                    continue;
-                  }
-                  c.actions.push_back(std::move(a));
-                }
-              }
-            }
-          }
-          out.calls.push_back(std::move(c));
-          burst_of.emplace_back(gi, 0, static_cast<std::uint32_t>(k));
-        }
-        break;
-      }
-      case Role::Collective:
-      case Role::Local: {
-        const std::int64_t count = count_at(gm.count, n_);
-        for (std::int64_t k = 0; k < count; ++k) {
-          PredictedCall c;
-          c.function = gm.function;
-          c.call = gm.call;
-          if (gm.role == Role::Collective && static_cast<std::size_t>(k) < gm.collectives.size()) {
-            const CollectiveEntry& ce = gm.collectives[static_cast<std::size_t>(k)];
-            PredictedAction a;
-            a.kind = mpi::ActionKind::Collective;
-            a.collective = ce.op;
-            a.comm = &ce.comm;
-            a.comm_size = ce.comm.size_of(r, n_);
-            bool is_root = true;
-            if (ce.root) {
-              a.root = ce.comm.member(r, n_, count_at(*ce.root, n_));
-              is_root = a.root == r;
-            }
-            a.bytes = ce.bytes_at(n_, a.comm_size, is_root);
-            a.bytes_received = ce.received_at(n_, a.comm_size, is_root);
-            c.actions.push_back(std::move(a));
-          }
-          out.calls.push_back(std::move(c));
-          burst_of.emplace_back(gi, 0, static_cast<std::uint32_t>(k));
-        }
-        break;
+        c.actions.push_back(std::move(a));
       }
     }
   }
-  if (phase_.work.empty()) return out;
-  const WorkClass& wc = phase_.work[cls];
-  const std::int64_t ranks = class_ranks_[cls];
-  std::map<std::tuple<std::int32_t, std::uint32_t, std::uint32_t>, std::int64_t> calls_per_burst;
-  for (const auto& b : burst_of) ++calls_per_burst[b];
-  for (const BurstModel& b : wc.bursts) {
-    const double w = detail::burst_work_at(b, n_, ranks, weight_);
-    if (b.group < 0) {
-      out.tail_work = w;
-      continue;
-    }
-    const auto key = std::make_tuple(b.group, b.pattern_case, b.term);
-    const auto it = calls_per_burst.find(key);
-    if (it == calls_per_burst.end()) continue;
-    for (std::size_t i = 0; i < burst_of.size(); ++i) {
-      if (burst_of[i] == key) out.calls[i].burst_work = w / static_cast<double>(it->second);
+
+  /// Completion calls: each completes the requests of the terms it refers to that this rank started and that
+  /// are not complete yet (a posted receive completes as the message it receives).
+  void completions(std::size_t g) {
+    const GroupModel& gm = phase_.groups[g];
+    const std::int64_t count = count_at(gm.count, n_);
+    for (std::int64_t k = 0; k < count; ++k) {
+      PredictedCall& c = add_call(gm, {static_cast<std::int32_t>(g), 0, static_cast<std::uint32_t>(k)});
+      if (static_cast<std::size_t>(k) >= gm.completes.size()) continue;
+      for (const RequestRef& ref : gm.completes[static_cast<std::size_t>(k)]) {
+        if (ref.group >= g || cases_[ref.group] != ref.pattern_case) continue;
+        complete_term(ref, c);
+      }
     }
   }
-  return out;
+
+  void complete_term(const RequestRef& ref, PredictedCall& c) {
+    const GroupModel& started = phase_.groups[ref.group];
+    for (std::size_t e = 0; e < entries_[ref.group].size(); ++e) {
+      const Entry& en = entries_[ref.group][e];
+      if (en.term != ref.term || completed_[ref.group][e] || en.null()) continue;
+      if (ref.index >= 0 && en.index != ref.index) continue;
+      completed_[ref.group][e] = true;
+      const std::size_t origin = call_of_[ref.group][e];
+      for (const PredictedAction& o : out_.calls[origin].actions) {
+        PredictedAction a;
+        a.started = static_cast<std::int32_t>(origin);
+        a.comm = o.comm;
+        a.comm_size = o.comm_size;
+        if (o.kind == mpi::ActionKind::IrecvPost) {
+          a.kind = mpi::ActionKind::Recv;
+          a.peer = o.peer;
+          a.tag = o.tag;
+          a.bytes = o.bytes;
+        } else if (o.kind == mpi::ActionKind::Send && started.starts_requests) {
+          a.kind = mpi::ActionKind::IsendComplete;
+        } else {
+          continue;
+        }
+        c.actions.push_back(std::move(a));
+      }
+    }
+  }
+
+  /// Collectives (operation, communicator, root, sizes at r) and calls that move no data.
+  void others(std::size_t g) {
+    const GroupModel& gm = phase_.groups[g];
+    const std::int64_t count = count_at(gm.count, n_);
+    for (std::int64_t k = 0; k < count; ++k) {
+      PredictedCall& c = add_call(gm, {static_cast<std::int32_t>(g), 0, static_cast<std::uint32_t>(k)});
+      if (gm.role != Role::Collective || static_cast<std::size_t>(k) >= gm.collectives.size()) continue;
+      const CollectiveEntry& ce = gm.collectives[static_cast<std::size_t>(k)];
+      PredictedAction a;
+      a.kind = mpi::ActionKind::Collective;
+      a.collective = ce.op;
+      a.comm = &ce.comm;
+      a.comm_size = ce.comm.size_of(r_, n_);
+      bool is_root = true;
+      if (ce.root) {
+        a.root = ce.comm.member(r_, n_, count_at(*ce.root, n_));
+        is_root = a.root == r_;
+      }
+      a.bytes = ce.bytes_at(n_, a.comm_size, is_root);
+      a.bytes_received = ce.received_at(n_, a.comm_size, is_root);
+      c.actions.push_back(std::move(a));
+    }
+  }
+
+  /// The work class's burst laws at n, each position's work shared among the calls at that position.
+  void share_work(const WorkClass& wc, std::int64_t ranks, std::int64_t weight) {
+    std::map<BurstPlace, std::int64_t> calls_per_burst;
+    for (const BurstPlace& b : burst_of_) ++calls_per_burst[b];
+    for (const BurstModel& b : wc.bursts) {
+      const double w = detail::burst_work_at(b, n_, ranks, weight);
+      if (b.group < 0) {
+        out_.tail_work = w;
+        continue;
+      }
+      const BurstPlace key{b.group, b.pattern_case, b.term};
+      const auto it = calls_per_burst.find(key);
+      if (it == calls_per_burst.end()) continue;
+      for (std::size_t i = 0; i < burst_of_.size(); ++i) {
+        if (burst_of_[i] == key) out_.calls[i].burst_work = w / static_cast<double>(it->second);
+      }
+    }
+  }
+
+  const PhaseModel& phase_;
+  std::int64_t n_;
+  std::int64_t r_;
+  std::vector<std::uint32_t> cases_;
+  PredictedRank out_;
+  std::vector<BurstPlace> burst_of_;               ///< per call: its burst position
+  std::vector<std::vector<Entry>> entries_;        ///< per point-to-point group: the pattern's entries
+  std::vector<std::vector<std::size_t>> call_of_;  ///< group -> entry -> call index
+  std::vector<std::vector<bool>> completed_;       ///< group -> entry -> its request was completed
+};
+
+}  // namespace
+
+PredictedRank PhasePredictor::rank(std::int64_t r) const {
+  return RankBuilder(phase_, n_, r).build(class_ranks_, weight_);
 }
 
 }  // namespace p3s::modeler
