@@ -77,48 +77,27 @@ std::unordered_map<std::uint64_t, std::uint32_t> volume_clusters(const std::vect
   return cluster;
 }
 
-}  // namespace
-
-Signature analyze(const AnalyzeOptions& options, AnalyzeStats* stats) {
-  AnalyzeStats local;
-  AnalyzeStats& st = stats != nullptr ? *stats : local;
-  TraceReader reader(options.input);
-  const TraceDefinitions& defs = reader.definitions();
-  const std::string archive = defs.anchor.string();
-  ScratchDir scratch;
-
-  auto t = Clock::now();
-  const Extracted ex = extract_operations(reader, scratch.path());
-  st.records = ex.records;
-  st.extract_s = seconds_since(t);
-
-  // Matching and Lamport clocks.
-  t = Clock::now();
-  const auto clusters = volume_clusters(ex.volumes, options.signature.volume_tolerance);
-  std::vector<std::filesystem::path> tick_files;
-  std::vector<LamportLocation> locs;
-  for (std::size_t i = 0; i < ex.locations.size(); ++i) {
-    tick_files.push_back(scratch.path() / (std::to_string(i) + ".ticks"));
-    locs.push_back({ex.locations[i].rank, std::make_unique<FileOpSource>(ex.locations[i].ops)});
+/// The members a collective on communicator `id` waits for (both groups of an inter-communicator).
+std::uint32_t collective_members(const TraceDefinitions& defs, std::uint32_t id) {
+  const Communicator* c = defs.comm(id);
+  if (c == nullptr) return 0;
+  switch (c->kind) {
+    case CommKind::Self:
+      return 1;
+    case CommKind::Group:
+      return static_cast<std::uint32_t>(c->world_ranks.size());
+    case CommKind::Inter:
+      return static_cast<std::uint32_t>(c->world_ranks.size() + c->remote_world_ranks.size());
+    case CommKind::Unresolved:
+      return 0;
   }
-  const CommSize comm_size = [&defs](std::uint32_t id) -> std::uint32_t {
-    const Communicator* c = defs.comm(id);
-    if (c == nullptr) return 0;
-    switch (c->kind) {
-      case CommKind::Self:
-        return 1;
-      case CommKind::Group:
-        return static_cast<std::uint32_t>(c->world_ranks.size());
-      case CommKind::Inter:
-        return static_cast<std::uint32_t>(c->world_ranks.size() + c->remote_world_ranks.size());
-      case CommKind::Unresolved:
-        return 0;
-    }
-    return 0;
-  };
-  // The feature of an event: who did what to whom, relative to itself (tags are left out: codes that number
-  // their messages by iteration still repeat).
-  const ActionFeature feature = [&clusters](std::int32_t rank, const Op& op, const Action& a) {
+  return 0;
+}
+
+/// The feature of an event: who did what to whom, relative to itself (tags are left out: codes that number
+/// their messages by iteration still repeat); message sizes by their volume cluster.
+ActionFeature tick_feature(const std::unordered_map<std::uint64_t, std::uint32_t>& clusters) {
+  return [&clusters](std::int32_t rank, const Op& op, const Action& a) {
     const auto c = clusters.find(a.bytes);
     std::uint64_t h = mix64(static_cast<std::uint64_t>(static_cast<std::uint32_t>(rank)));
     h = mix64(h ^ (static_cast<std::uint64_t>(op.header.region) << 8 | static_cast<std::uint64_t>(a.kind)));
@@ -128,24 +107,27 @@ Signature analyze(const AnalyzeOptions& options, AnalyzeStats* stats) {
                    static_cast<std::uint32_t>(a.root >= 0 ? a.root - rank : a.root)));
     return h;
   };
-  TickSink sink(tick_files);
-  const LamportResult lr =
-      run_lamport(std::move(locs), comm_size, feature, sink, LamportOptions{options.signature.partial});
+}
+
+/// Matching and Lamport clocks: every location's ticks and the tick symbols into `sink`.
+LamportResult clock_operations(const TraceDefinitions& defs, const Extracted& ex, const AnalyzeOptions& options,
+                               TickSink& sink) {
+  const auto clusters = volume_clusters(ex.volumes, options.signature.volume_tolerance);
+  std::vector<LamportLocation> locs;
+  for (const ExtractedLocation& l : ex.locations) locs.push_back({l.rank, std::make_unique<FileOpSource>(l.ops)});
+  const CommSize comm_size = [&defs](std::uint32_t id) { return collective_members(defs, id); };
+  LamportResult lr =
+      run_lamport(std::move(locs), comm_size, tick_feature(clusters), sink, LamportOptions{options.signature.partial});
   sink.finish();
-  st.max_in_flight = lr.max_in_flight;
-  st.max_open_ticks = lr.max_open_ticks;
-  st.lamport_s = seconds_since(t);
+  return lr;
+}
 
-  t = Clock::now();
-  PhaseFinderOptions pf;
-  pf.max_period = options.max_period;
-  const PhaseStructure structure = find_phases(sink.symbols, pf);
-  st.phases_s = seconds_since(t);
-
-  t = Clock::now();
+/// The signature's provenance and counts, before its phases.
+Signature signature_header(const TraceDefinitions& defs, const Extracted& ex, const AnalyzeOptions& options,
+                           const LamportResult& lr, std::uint64_t ticks) {
   Signature sig;
   sig.tool = std::string("p3s ") + kVersion;
-  sig.archive = archive;
+  sig.archive = defs.anchor.string();
   sig.recorded_by = defs.property(trace::property::kTool).value_or(defs.creator);
   sig.command = defs.property(trace::property::kCommand).value_or("");
   sig.date = utc_now();
@@ -154,20 +136,22 @@ Signature analyze(const AnalyzeOptions& options, AnalyzeStats* stats) {
   sig.work_metric = ex.has_work_metric ? defs.work_metric_member : "wall_ns";
   std::vector<bool> left_finalize(static_cast<std::size_t>(std::max(defs.processes, 0)), false);
   for (const ExtractedLocation& l : ex.locations) {
-    if (l.rank >= 0 && l.rank < defs.processes) {
-      left_finalize[static_cast<std::size_t>(l.rank)] =
-          left_finalize[static_cast<std::size_t>(l.rank)] || l.left_finalize;
-    }
+    if (l.rank >= 0 && l.rank < defs.processes && l.left_finalize)
+      left_finalize[static_cast<std::size_t>(l.rank)] = true;
   }
   sig.complete = run_complete(defs, left_finalize);
   sig.options = options.signature;
   sig.operations = lr.operations;
   sig.events = lr.events;
-  sig.ticks = sink.symbols.size();
+  sig.ticks = ticks;
   sig.messages = lr.messages;
   sig.unmatched_sends = lr.unmatched_sends;
   sig.unmatched_receives = lr.unmatched_receives.size();
-  const OccurrenceLabels labels = build_signature(defs, ex, tick_files, structure, sig);
+  return sig;
+}
+
+/// What the reader should know about the trace behind the signature.
+void add_warnings(const Extracted& ex, const LamportResult& lr, Signature& sig) {
   if (!ex.has_work_metric) sig.warnings.push_back("the archive has no work counters: burst work is wall time");
   if (!sig.complete) sig.warnings.push_back("the recorded run did not reach MPI_Finalize on every rank");
   if (ex.stray_records != 0) {
@@ -186,6 +170,43 @@ Signature analyze(const AnalyzeOptions& options, AnalyzeStats* stats) {
                              m.description + " (taken as a local event)");
     }
   }
+}
+
+}  // namespace
+
+Signature analyze(const AnalyzeOptions& options, AnalyzeStats* stats) {
+  AnalyzeStats local;
+  AnalyzeStats& st = stats != nullptr ? *stats : local;
+  TraceReader reader(options.input);
+  const TraceDefinitions& defs = reader.definitions();
+  ScratchDir scratch;
+
+  auto t = Clock::now();
+  const Extracted ex = extract_operations(reader, scratch.path());
+  st.records = ex.records;
+  st.extract_s = seconds_since(t);
+
+  t = Clock::now();
+  std::vector<std::filesystem::path> tick_files;
+  for (std::size_t i = 0; i < ex.locations.size(); ++i) {
+    tick_files.push_back(scratch.path() / (std::to_string(i) + ".ticks"));
+  }
+  TickSink sink(tick_files);
+  const LamportResult lr = clock_operations(defs, ex, options, sink);
+  st.max_in_flight = lr.max_in_flight;
+  st.max_open_ticks = lr.max_open_ticks;
+  st.lamport_s = seconds_since(t);
+
+  t = Clock::now();
+  PhaseFinderOptions pf;
+  pf.max_period = options.max_period;
+  const PhaseStructure structure = find_phases(sink.symbols, pf);
+  st.phases_s = seconds_since(t);
+
+  t = Clock::now();
+  Signature sig = signature_header(defs, ex, options, lr, sink.symbols.size());
+  const OccurrenceLabels labels = build_signature(defs, ex, tick_files, structure, sig);
+  add_warnings(ex, lr, sig);
   st.signature_s = seconds_since(t);
 
   if (options.logical_csv) write_logical_csv(*options.logical_csv, defs, ex, tick_files, labels);

@@ -70,8 +70,10 @@ bool has_raw_logs(const std::string& dir) {
   return false;
 }
 
-RecoverReport recover(const std::string& dir) {
-  const std::string rdir = raw_dir(dir);
+namespace {
+
+/// Every raw log of the run, sorted by (rank, thread).
+std::vector<Log> open_logs(const std::string& rdir) {
   std::vector<Log> logs;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(rdir, ec)) {
@@ -91,7 +93,12 @@ RecoverReport recover(const std::string& dir) {
     const auto& hb = b.reader->header();
     return std::tie(ha.rank, ha.thread_index) < std::tie(hb.rank, hb.thread_index);
   });
+  return logs;
+}
 
+/// What the logs say about the run (its provenance, which ranks got through MPI_Finalize) and each rank's
+/// definitions; every log's clock model is set on the way.
+RunInfo scan_logs(std::vector<Log>& logs, const std::string& rdir, std::map<std::int32_t, RankDefs>& defs) {
   const raw::FileHeader& h0 = logs.front().reader->header();
   RunInfo run;
   run.world_size = h0.world_size;
@@ -103,8 +110,6 @@ RecoverReport recover(const std::string& dir) {
   run.thread_level = thread_level_name(h0.thread_level);
   run.date = utc_date(h0.realtime_at_init_ns);
   run.hosts.resize(static_cast<std::size_t>(std::max(run.world_size, 0)));
-
-  std::map<std::int32_t, RankDefs> defs;
   std::map<std::int32_t, bool> finalized;
   for (Log& log : logs) {
     const raw::FileHeader& h = log.reader->header();
@@ -130,23 +135,17 @@ RecoverReport recover(const std::string& dir) {
       if (main.reader->header().rank == h.rank && main.reader->header().thread_index == 0) log.clock = main.clock;
     }
   }
-  RecoverReport report;
-  report.world_size = run.world_size;
-  report.ranks_with_logs = static_cast<std::int32_t>(defs.size());
   for (std::int32_t r = 0; r < run.world_size; ++r) {
     const auto it = finalized.find(r);
     if (it == finalized.end() || !it->second) run.incomplete_ranks.push_back(r);
   }
   run.complete = run.incomplete_ranks.empty();
-  report.incomplete_ranks = run.incomplete_ranks;
-  report.complete = run.complete;
+  return run;
+}
 
-  std::vector<RankDefs> all;
-  for (auto& [rank, d] : defs) all.push_back(d);
-  const Unified unified = unify(all, run.world_size);
-  std::map<std::int32_t, LocalMaps> maps;
-  for (const RankDefs& d : all) maps[d.rank] = map_rank(d, unified);
-
+/// Converts every log into a new archive in `dir`, serially, and publishes it. Counts the events in `report`.
+void write_recovered_archive(const std::string& dir, std::vector<Log>& logs, const RunInfo& run, const Unified& unified,
+                             std::map<std::int32_t, LocalMaps>& maps, RecoverReport& report) {
   std::string error;
   if (!clear_archive(dir, error)) throw InputError("p3s recover: " + error);
   ArchivePtr archive = create_archive(partial_dir(dir), error);
@@ -178,6 +177,27 @@ RecoverReport recover(const std::string& dir) {
   if (!write_archive(std::move(archive), parts, error) || !publish_archive(dir, error)) {
     throw Otf2Error("p3s recover: " + error);
   }
+}
+
+}  // namespace
+
+RecoverReport recover(const std::string& dir) {
+  const std::string rdir = raw_dir(dir);
+  std::vector<Log> logs = open_logs(rdir);
+  std::map<std::int32_t, RankDefs> defs;
+  const RunInfo run = scan_logs(logs, rdir, defs);
+  RecoverReport report;
+  report.world_size = run.world_size;
+  report.ranks_with_logs = static_cast<std::int32_t>(defs.size());
+  report.incomplete_ranks = run.incomplete_ranks;
+  report.complete = run.complete;
+
+  std::vector<RankDefs> all;
+  for (auto& [rank, d] : defs) all.push_back(d);
+  const Unified unified = unify(all, run.world_size);
+  std::map<std::int32_t, LocalMaps> maps;
+  for (const RankDefs& d : all) maps[d.rank] = map_rank(d, unified);
+  write_recovered_archive(dir, logs, run, unified, maps, report);
   report.archive = (fs::path(dir) / (std::string(trace::kArchiveName) + ".otf2")).string();
   return report;
 }

@@ -151,8 +151,67 @@ bool prepare_directory(State& s) {
   return ok == 1;
 }
 
-void start(int region, InitEnter init, const int* provided) {
+/// The work counters: every rank must record the same columns, so PAPI is used only if it works everywhere.
+void choose_counters(State& s) {
+  CounterProbe probe = probe_counters(s.config.counters);
+  const bool papi_here = probe.setup.mode == CounterMode::Papi;
+  if (!all_ok(s.tool_comm, papi_here || s.config.counters == CountersRequest::None ||
+                               s.config.counters == CountersRequest::CpuTime) &&
+      papi_here) {
+    probe = probe_counters(CountersRequest::CpuTime);
+    probe.setup.note = "PAPI is not available on every rank; work is thread CPU time instead";
+  }
+  s.counters = probe.setup;
+  if (s.rank == 0 && !probe.error.empty()) {
+    warn(s, "P3S_COUNTERS=papi: " + probe.error + "; recording thread CPU time instead");
+  }
+}
+
+/// The raw log header of this rank: who it is, what it counts, and its clock.
+void fill_header(State& s, std::int64_t clock_offset_ns) {
+  timespec rt{};
+  clock_gettime(CLOCK_REALTIME, &rt);
+  raw::FileHeader& h = s.header;
+  std::memcpy(h.magic, raw::kMagic, sizeof h.magic);
+  h.version = raw::kVersion;
+  h.header_bytes = sizeof h;
+  h.rank = s.rank;
+  h.world_size = s.size;
+  h.metric_count = static_cast<std::uint32_t>(s.counters.count);
+  h.counter_mode = static_cast<std::uint8_t>(s.counters.mode);
+  h.thread_level = static_cast<std::uint8_t>(s.thread_level);
+  h.callsites = s.config.callsite ? 1 : 0;
+  h.pid = static_cast<std::uint32_t>(getpid());
+  h.clock_offset_ns = clock_offset_ns;
+  h.init_ns = clock_ns();
+  h.realtime_at_init_ns = static_cast<std::int64_t>(rt.tv_sec) * 1000000000LL + rt.tv_nsec;
+  std::strncpy(h.host, s.hosts[static_cast<std::size_t>(s.rank)].c_str(), sizeof h.host - 1);
+  for (int i = 0; i < s.counters.count; ++i) {
+    std::strncpy(h.metric_names[i], s.counters.names[static_cast<std::size_t>(i)].c_str(),
+                 sizeof h.metric_names[i] - 1);
+  }
+}
+
+/// MPI_Init itself, as Score-P records it: a CREATE_HANDLE collective creating WORLD and SELF. Its Enter carries
+/// the CPU time taken before PMPI_Init; hardware counters start only now, so they enter at 0.
+void record_init(State& s, ThreadData& td, int region, InitEnter init) {
+  ThreadLog& log = *td.log;
   const std::uint64_t t_enter = init.time_ns;
+  std::uint64_t metrics[kMaxMetrics] = {};
+  td.counters.read(metrics);
+  const auto bytes = static_cast<std::size_t>(s.counters.count) * sizeof(std::uint64_t);
+  std::uint64_t enter[kMaxMetrics] = {};
+  if (s.counters.mode == CounterMode::CpuTime) enter[0] = init.cpu_ns;
+  write_enter(s, log, region, t_enter, enter);
+  const std::uint64_t t_leave = std::max(clock_ns(), t_enter);
+  log.append(raw::Kind::CollBegin, 0, 0, t_enter);
+  log.append(raw::Kind::CommCreate, t_leave, raw::CommRef{0, 0});
+  log.append(raw::Kind::CommCreate, t_leave, raw::CommRef{1, 0});
+  log.append(raw::Kind::CollEnd, t_leave, raw::Coll{0, OTF2_COLLECTIVE_OP_CREATE_HANDLE, -1, 0, 0, 0, 0});
+  log.append(raw::Kind::Leave, 0, static_cast<std::uint16_t>(region), t_leave, metrics, bytes);
+}
+
+void start(int region, InitEnter init, const int* provided) {
   auto owner = std::make_unique<State>();
   State& s = *owner;
   PMPI_Comm_rank(MPI_COMM_WORLD, &s.rank);
@@ -178,49 +237,14 @@ void start(int region, InitEnter init, const int* provided) {
   PMPI_Comm_group(MPI_COMM_WORLD, &s.world_group);
   s.dir = fs::absolute(s.config.trace_dir).lexically_normal().string();
 
-  // Counters: every rank must record the same columns, so PAPI is used only if it works everywhere.
-  CounterProbe probe = probe_counters(s.config.counters);
-  const bool papi_here = probe.setup.mode == CounterMode::Papi;
-  if (!all_ok(s.tool_comm, papi_here || s.config.counters == CountersRequest::None ||
-                               s.config.counters == CountersRequest::CpuTime) &&
-      papi_here) {
-    probe = probe_counters(CountersRequest::CpuTime);
-    probe.setup.note = "PAPI is not available on every rank; work is thread CPU time instead";
-  }
-  s.counters = probe.setup;
-  if (s.rank == 0 && !probe.error.empty()) {
-    warn(s, "P3S_COUNTERS=papi: " + probe.error + "; recording thread CPU time instead");
-  }
+  choose_counters(s);
   if (!prepare_directory(s)) return;
 
   s.hosts = gather_hosts(s.tool_comm, s.size);
-  const std::int64_t offset = measure_clock_offset(s.tool_comm, sync_plan(s));
-
-  timespec rt{};
-  clock_gettime(CLOCK_REALTIME, &rt);
-  raw::FileHeader& h = s.header;
-  std::memcpy(h.magic, raw::kMagic, sizeof h.magic);
-  h.version = raw::kVersion;
-  h.header_bytes = sizeof h;
-  h.rank = s.rank;
-  h.world_size = s.size;
-  h.metric_count = static_cast<std::uint32_t>(s.counters.count);
-  h.counter_mode = static_cast<std::uint8_t>(s.counters.mode);
-  h.thread_level = static_cast<std::uint8_t>(s.thread_level);
-  h.callsites = s.config.callsite ? 1 : 0;
-  h.pid = static_cast<std::uint32_t>(getpid());
-  h.clock_offset_ns = offset;
-  h.init_ns = clock_ns();
-  h.realtime_at_init_ns = static_cast<std::int64_t>(rt.tv_sec) * 1000000000LL + rt.tv_nsec;
-  std::strncpy(h.host, s.hosts[static_cast<std::size_t>(s.rank)].c_str(), sizeof h.host - 1);
-  for (int i = 0; i < s.counters.count; ++i) {
-    std::strncpy(h.metric_names[i], s.counters.names[static_cast<std::size_t>(i)].c_str(),
-                 sizeof h.metric_names[i] - 1);
-  }
-
+  fill_header(s, measure_clock_offset(s.tool_comm, sync_plan(s)));
   auto td = std::make_unique<ThreadData>();
   std::string error;
-  td->log = ThreadLog::open(raw_log_path(s.dir, s.rank, 0), std::size_t{s.config.buffer_mb} << 20, h, error);
+  td->log = ThreadLog::open(raw_log_path(s.dir, s.rank, 0), std::size_t{s.config.buffer_mb} << 20, s.header, error);
   if (!td->log) {
     warn(s, error + "; tracing disabled for this rank");
     return;
@@ -233,20 +257,7 @@ void start(int region, InitEnter init, const int* provided) {
   register_predefined_comms(s, log);
   if (s.config.callsite) init_callsites();
 
-  // MPI_Init itself, as Score-P records it: a CREATE_HANDLE collective creating WORLD and SELF. Its Enter
-  // carries the CPU time taken before PMPI_Init; hardware counters start only now, so they enter at 0.
-  std::uint64_t metrics[kMaxMetrics] = {};
-  td->counters.read(metrics);
-  const auto bytes = static_cast<std::size_t>(s.counters.count) * sizeof(std::uint64_t);
-  std::uint64_t enter[kMaxMetrics] = {};
-  if (s.counters.mode == CounterMode::CpuTime) enter[0] = init.cpu_ns;
-  write_enter(s, log, region, t_enter, enter);
-  const std::uint64_t t_leave = std::max(clock_ns(), t_enter);
-  log.append(raw::Kind::CollBegin, 0, 0, t_enter);
-  log.append(raw::Kind::CommCreate, t_leave, raw::CommRef{0, 0});
-  log.append(raw::Kind::CommCreate, t_leave, raw::CommRef{1, 0});
-  log.append(raw::Kind::CollEnd, t_leave, raw::Coll{0, OTF2_COLLECTIVE_OP_CREATE_HANDLE, -1, 0, 0, 0, 0});
-  log.append(raw::Kind::Leave, 0, static_cast<std::uint16_t>(region), t_leave, metrics, bytes);
+  record_init(s, *td, region, init);
 
   td->log->set_flush_interval(std::uint64_t{s.config.flush_seconds} * 1000000000ULL, clock_ns());
   register_exit_log(td->log.get());
@@ -324,10 +335,11 @@ bool convert_to_archive(State& s, const LocalMaps& maps, const Unified& unified,
   return write_archive(std::move(archive), parts, error);
 }
 
-void finish(State& s, int region) {
-  // MPI_Finalize as Score-P records it: a DESTROY_HANDLE collective on MPI_COMM_WORLD destroying WORLD and
-  // SELF. Its synchronisation is the tool's own (clock measurement and a barrier), so the region has the
-  // length of the wait for the last rank; the conversion that follows is not part of it.
+/// MPI_Finalize as Score-P records it: a DESTROY_HANDLE collective on MPI_COMM_WORLD destroying WORLD and SELF.
+/// Its synchronisation is the tool's own (clock measurement and a barrier), so the region has the length of the
+/// wait for the last rank; the conversion that follows is not part of it. Closes every thread's log; returns the
+/// clock offset measured at the end.
+raw::ClockSyncAtEnd record_finalize(State& s, int region, bool& ok, std::string& error) {
   ThreadData& main = *s.threads.front();
   ThreadLog& log = *main.log;
   std::uint64_t metrics[kMaxMetrics] = {};
@@ -349,8 +361,6 @@ void finish(State& s, int region) {
   log.append(raw::Kind::Leave, 0, static_cast<std::uint16_t>(region), t_leave, metrics, bytes);
   const raw::ClockSyncAtEnd end{clock_ns(), end_offset};
   log.append(raw::Kind::Finalized, clock_ns(), end);
-  bool ok = true;
-  std::string error;
   for (auto& td : s.threads) {
     td->counters.stop();
     if (!td->log->close()) {
@@ -359,11 +369,12 @@ void finish(State& s, int region) {
     }
   }
   set_thread_data(nullptr);
-  // Every thread of a rank shares the rank's clock model.
-  ClockModel clock{s.header.init_ns, s.header.clock_offset_ns, end.local_ns, end.offset_ns, true};
-  std::vector<ClockModel> clocks(s.threads.size(), clock);
+  return end;
+}
 
-  // Unify definitions at rank 0 and send every rank its local-to-global tables.
+/// Unifies every rank's definitions at rank 0 and sends each rank its local-to-global tables. Every rank takes
+/// part in both collectives whatever happened before; a rank whose tables did not arrive sets `ok` to false.
+LocalMaps exchange_definitions(State& s, Unified& unified, bool& ok, std::string& error) {
   std::vector<std::byte> block;
   try {
     s.defs.rank = s.rank;
@@ -373,7 +384,6 @@ void finish(State& s, int region) {
     error = "out of memory serialising definitions";
   }
   const auto blocks = gather_blocks(s.tool_comm, block);
-  Unified unified;
   std::vector<std::vector<std::byte>> map_blocks;
   if (s.rank == 0) {
     try {
@@ -389,20 +399,15 @@ void finish(State& s, int region) {
     }
   }
   const std::vector<std::byte> map_block = scatter_blocks(s.tool_comm, map_blocks);
-  LocalMaps maps;
-  if (map_block.empty())
+  if (map_block.empty()) {
     ok = false;
-  else
-    maps = deserialize_local_maps(map_block);
-
-  ok = all_ok(s.tool_comm, ok) && convert_to_archive(s, maps, unified, clocks, error);
-  ok = all_ok(s.tool_comm, ok);
-  if (ok && s.rank == 0) {
-    std::string publish_error;
-    ok = clear_published_archive(s.dir, publish_error) && publish_archive(s.dir, publish_error);
-    if (!ok) error = publish_error;
+    return {};
   }
-  ok = all_ok(s.tool_comm, ok);
+  return deserialize_local_maps(map_block);
+}
+
+/// After the archive: the raw logs go (unless kept), or the user learns how to recover them.
+void report_archive(State& s, bool ok, const std::string& error) {
   if (ok) {
     if (!s.config.keep_raw) {
       std::error_code ec;
@@ -421,6 +426,27 @@ void finish(State& s, int region) {
   if (s.failures != 0) {
     warn(s, std::to_string(s.failures) + " events could not be recorded (out of memory in the recorder's tables)");
   }
+}
+
+void finish(State& s, int region) {
+  bool ok = true;
+  std::string error;
+  const raw::ClockSyncAtEnd end = record_finalize(s, region, ok, error);
+  // Every thread of a rank shares the rank's clock model.
+  const ClockModel clock{s.header.init_ns, s.header.clock_offset_ns, end.local_ns, end.offset_ns, true};
+  const std::vector<ClockModel> clocks(s.threads.size(), clock);
+  Unified unified;
+  const LocalMaps maps = exchange_definitions(s, unified, ok, error);
+
+  ok = all_ok(s.tool_comm, ok) && convert_to_archive(s, maps, unified, clocks, error);
+  ok = all_ok(s.tool_comm, ok);
+  if (ok && s.rank == 0) {
+    std::string publish_error;
+    ok = clear_published_archive(s.dir, publish_error) && publish_archive(s.dir, publish_error);
+    if (!ok) error = publish_error;
+  }
+  ok = all_ok(s.tool_comm, ok);
+  report_archive(s, ok, error);
   PMPI_Group_free(&s.world_group);
   PMPI_Comm_free(&s.tool_comm);
 }
