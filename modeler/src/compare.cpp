@@ -98,6 +98,89 @@ bool sized(mpi::ActionKind k) {
          k == mpi::ActionKind::Collective;
 }
 
+/// A phase's comparison, rank by rank: sums that become the PhaseCheck's means.
+class PhaseComparison {
+ public:
+  explicit PhaseComparison(PhaseCheck& check) : c_(check) {}
+
+  void rank(const analyzer::SigRank& r, const PredictedRank& pr) {
+    work(r, pr);
+    for (const analyzer::SigEvent& e : r.events) c_.comms_actual += communications(actual_steps(e));
+    for (const PredictedCall& pc : pr.calls) c_.comms_predicted += communications(predicted_steps(pc));
+    calls(r, pr);
+  }
+
+  void finish() {
+    c_.volume_error_mean = volume_n_ != 0 ? volume_sum_ / static_cast<double>(volume_n_) : 0;
+    c_.work_error_mean = work_n_ != 0 ? work_sum_ / static_cast<double>(work_n_) : 0;
+    c_.work_error_total =
+        work_total_actual_ > 0 ? std::abs(work_total_predicted_ - work_total_actual_) / work_total_actual_ : 0;
+  }
+
+ private:
+  /// The rank's work per instance, against the prediction.
+  void work(const analyzer::SigRank& r, const PredictedRank& pr) {
+    double actual = r.tail_work.n != 0 ? r.tail_work.mean : 0;
+    double predicted = pr.tail_work;
+    for (const analyzer::SigEvent& e : r.events) actual += e.burst_work.mean;
+    for (const PredictedCall& pc : pr.calls) predicted += pc.burst_work;
+    work_total_predicted_ += predicted;
+    work_total_actual_ += actual;
+    if (actual > 0) {
+      const double err = std::abs(predicted - actual) / actual;
+      work_sum_ += err;
+      ++work_n_;
+      c_.work_error_max = std::max(c_.work_error_max, err);
+    }
+  }
+
+  /// The rank's calls one by one, up to the first that differs (the pattern), with the sizes of those alike.
+  void calls(const analyzer::SigRank& r, const PredictedRank& pr) {
+    const std::size_t common = std::min(pr.calls.size(), r.events.size());
+    for (std::size_t i = 0; i < std::max(pr.calls.size(), r.events.size()); ++i) {
+      const bool unordered = i < r.events.size() && completion(r.events[i].function);
+      const std::string want =
+          i < r.events.size() ? describe(r.events[i].call, actual_steps(r.events[i]), unordered) : "nothing";
+      const std::string got =
+          i < pr.calls.size() ? describe(pr.calls[i].call, predicted_steps(pr.calls[i]), unordered) : "nothing";
+      if (want != got) {
+        if (c_.pattern_exact) {
+          c_.first_mismatch = "rank " + std::to_string(r.rank) + ", call " + std::to_string(i) + ": expected " + want +
+                              ", predicted " + got;
+        }
+        c_.pattern_exact = false;
+        return;
+      }
+      if (i >= common) return;
+      if (!unordered) volumes(r.events[i], pr.calls[i]);
+    }
+  }
+
+  /// Sizes of the actions that match one to one (messages and collectives, in order).
+  void volumes(const analyzer::SigEvent& e, const PredictedCall& pc) {
+    std::size_t k = 0;
+    for (const analyzer::SigAction& a : e.actions) {
+      if (!sized(a.kind)) continue;
+      while (k < pc.actions.size() && pc.actions[k].kind == mpi::ActionKind::IsendComplete) ++k;
+      if (k >= pc.actions.size()) break;
+      const PredictedAction& pa = pc.actions[k++];
+      if (a.bytes <= 0) continue;
+      const double err = std::abs(pa.bytes - a.bytes) / a.bytes;
+      volume_sum_ += err;
+      ++volume_n_;
+      c_.volume_error_max = std::max(c_.volume_error_max, err);
+    }
+  }
+
+  PhaseCheck& c_;
+  double volume_sum_ = 0;
+  std::int64_t volume_n_ = 0;
+  double work_sum_ = 0;
+  std::int64_t work_n_ = 0;
+  double work_total_predicted_ = 0;
+  double work_total_actual_ = 0;
+};
+
 }  // namespace
 
 Validation compare_with(const Model& model, const Run& run) {
@@ -122,65 +205,11 @@ Validation compare_with(const Model& model, const Run& run) {
     const PhasePredictor predictor(pm, v.n);
     c.weight_predicted = predictor.weight();
     c.weight_actual = static_cast<std::int64_t>(actual.weight);
-    double volume_sum = 0;
-    std::int64_t volume_n = 0;
-    double work_sum = 0;
-    std::int64_t work_n = 0;
-    double work_total_predicted = 0;
-    double work_total_actual = 0;
+    PhaseComparison compare(c);
     for (const analyzer::SigRank& r : actual.ranks) {
-      if (r.thread != 0) continue;
-      const PredictedRank pr = predictor.rank(r.rank);
-      double work_actual = r.tail_work.n != 0 ? r.tail_work.mean : 0;
-      double work_predicted = pr.tail_work;
-      for (const analyzer::SigEvent& e : r.events) work_actual += e.burst_work.mean;
-      for (const PredictedCall& pc : pr.calls) work_predicted += pc.burst_work;
-      work_total_predicted += work_predicted;
-      work_total_actual += work_actual;
-      if (work_actual > 0) {
-        const double err = std::abs(work_predicted - work_actual) / work_actual;
-        work_sum += err;
-        ++work_n;
-        c.work_error_max = std::max(c.work_error_max, err);
-      }
-      for (const analyzer::SigEvent& e : r.events) c.comms_actual += communications(actual_steps(e));
-      for (const PredictedCall& pc : pr.calls) c.comms_predicted += communications(predicted_steps(pc));
-      const std::size_t common = std::min(pr.calls.size(), r.events.size());
-      for (std::size_t i = 0; i < std::max(pr.calls.size(), r.events.size()); ++i) {
-        const bool unordered = i < r.events.size() && completion(r.events[i].function);
-        const std::string want =
-            i < r.events.size() ? describe(r.events[i].call, actual_steps(r.events[i]), unordered) : "nothing";
-        const std::string got =
-            i < pr.calls.size() ? describe(pr.calls[i].call, predicted_steps(pr.calls[i]), unordered) : "nothing";
-        if (want != got) {
-          if (c.pattern_exact) {
-            c.first_mismatch = "rank " + std::to_string(r.rank) + ", call " + std::to_string(i) + ": expected " + want +
-                               ", predicted " + got;
-          }
-          c.pattern_exact = false;
-          break;
-        }
-        if (i >= common) break;
-        // Sizes of the actions that match one to one (messages and collectives, in order).
-        const analyzer::SigEvent& e = r.events[i];
-        std::size_t k = 0;
-        for (const analyzer::SigAction& a : e.actions) {
-          if (!sized(a.kind)) continue;
-          while (k < pr.calls[i].actions.size() && pr.calls[i].actions[k].kind == mpi::ActionKind::IsendComplete) ++k;
-          if (k >= pr.calls[i].actions.size()) break;
-          const PredictedAction& pa = pr.calls[i].actions[k++];
-          if (a.bytes <= 0 || unordered) continue;
-          const double err = std::abs(pa.bytes - a.bytes) / a.bytes;
-          volume_sum += err;
-          ++volume_n;
-          c.volume_error_max = std::max(c.volume_error_max, err);
-        }
-      }
+      if (r.thread == 0) compare.rank(r, predictor.rank(r.rank));
     }
-    c.volume_error_mean = volume_n != 0 ? volume_sum / static_cast<double>(volume_n) : 0;
-    c.work_error_mean = work_n != 0 ? work_sum / static_cast<double>(work_n) : 0;
-    c.work_error_total =
-        work_total_actual > 0 ? std::abs(work_total_predicted - work_total_actual) / work_total_actual : 0;
+    compare.finish();
     v.phases.push_back(c);
   }
   for (std::size_t j = 0; j < used.size(); ++j) {

@@ -223,59 +223,85 @@ void fit_p2p_comm(GroupModel& gm, const std::vector<RankData>& ranks, std::size_
   }
 }
 
+/// What the ranks of all runs did in one collective call of a group.
+struct CollectiveSamples {
+  using Means = std::map<std::int64_t, std::pair<double, int>>;  ///< n -> (sum, count)
+  mpi::Collective op = mpi::Collective::Unknown;
+  std::vector<detail::CommObservation> comms;
+  std::map<std::int64_t, double> root_rank;  ///< n -> the root as a rank of the communicator
+  bool rooted = false;
+  bool root_consistent = true;
+  Means bytes_root, bytes_other, received_root, received_other;
+  std::map<std::int64_t, double> comm_size;  ///< per n: the members of the communicator (of the last rank seen)
+
+  void add(const RankData& d, const analyzer::SigAction& a) {
+    op = a.collective;
+    comms.push_back(detail::observe_comm(*d.signature, d.n, d.r, a.comm, a.comm_size));
+    const std::vector<std::int64_t>& members = comms.back().members;
+    comm_size[d.n] = static_cast<double>(std::max<std::size_t>(members.size(), 1));
+    const bool is_root = a.root >= 0 && a.root == d.r;
+    if (a.root >= 0) {
+      rooted = true;
+      const auto pos = std::find(members.begin(), members.end(), a.root);
+      const double cr = pos == members.end() ? -1 : static_cast<double>(pos - members.begin());
+      auto [it, fresh] = root_rank.emplace(d.n, cr);
+      root_consistent = root_consistent && (fresh || it->second == cr) && cr >= 0;
+    }
+    auto& bytes = is_root || a.root < 0 ? bytes_root[d.n] : bytes_other[d.n];
+    bytes.first += a.bytes;
+    ++bytes.second;
+    auto& recv = is_root || a.root < 0 ? received_root[d.n] : received_other[d.n];
+    recv.first += a.bytes_received;
+    ++recv.second;
+  }
+
+  /// A size law from the mean per n (of `m`, else of `fallback`): as it is, or per member of the communicator
+  /// when that follows a simpler law. The recorded bytes of most collectives count one block per member (an
+  /// Allreduce of c bytes on a row of py ranks records c*py, which is neither c nor py alone when both change
+  /// with n).
+  RegressionLaw size_law(const Means& m, const Means& fallback, const RegressionOptions& options,
+                         bool& per_member) const {
+    std::map<std::int64_t, double> by_n;
+    std::map<std::int64_t, double> per;
+    for (const auto& [n, v] : (m.empty() ? fallback : m)) {
+      by_n[n] = v.first / v.second;
+      per[n] = by_n[n] / comm_size.at(n);
+    }
+    if (by_n.empty()) by_n[1] = per[1] = 0;
+    const RegressionLaw raw = fit_regression(samples_of(by_n), options);
+    const RegressionLaw scaled = fit_regression(samples_of(per), options);
+    per_member = scaled.max_rel_error + 1e-9 < raw.max_rel_error;
+    return per_member ? scaled : raw;
+  }
+};
+
 /// Collective calls: operation, communicator, root and sizes per call of the group.
 void fit_collectives(GroupModel& gm, std::vector<std::string>& notes, const std::vector<RankData>& ranks,
                      std::size_t g) {
-  const auto calls = static_cast<std::int64_t>(most_calls(ranks, g));
-  for (std::int64_t k = 0; k < calls; ++k) {
-    CollectiveEntry ce;
-    std::vector<detail::CommObservation> comms;
-    std::map<std::int64_t, double> root_rank;
-    bool rooted = false;
-    bool root_consistent = true;
-    std::map<std::int64_t, std::pair<double, int>> b_root, b_other, r_root, r_other;
-    std::map<std::int64_t, double> comm_size;  // per n: the members of the communicator (of the last rank seen)
+  const auto calls = most_calls(ranks, g);
+  for (std::size_t k = 0; k < calls; ++k) {
+    const std::string where = "group " + std::to_string(g) + " (" + gm.call + "), call " + std::to_string(k);
+    CollectiveSamples samples;
     for (const RankData& d : ranks) {
       const RankGroup* rg = d.at[g];
-      if (rg == nullptr || static_cast<std::size_t>(k) >= rg->calls.size()) continue;
-      const analyzer::SigEvent& e = d.rank->events[rg->calls[static_cast<std::size_t>(k)].event];
+      if (rg == nullptr || k >= rg->calls.size()) continue;
       const analyzer::SigAction* a = nullptr;
-      for (const analyzer::SigAction& x : e.actions) {
+      for (const analyzer::SigAction& x : d.rank->events[rg->calls[k].event].actions) {
         if (x.kind == mpi::ActionKind::Collective || x.kind == mpi::ActionKind::NbCollRequest) a = &x;
       }
-      if (a == nullptr) continue;
-      ce.op = a->collective;
-      comms.push_back(detail::observe_comm(*d.signature, d.n, d.r, a->comm, a->comm_size));
-      const std::vector<std::int64_t>& members = comms.back().members;
-      comm_size[d.n] = static_cast<double>(std::max<std::size_t>(members.size(), 1));
-      const bool is_root = a->root >= 0 && a->root == d.r;
-      if (a->root >= 0) {
-        rooted = true;
-        const auto pos = std::find(members.begin(), members.end(), a->root);
-        const double cr = pos == members.end() ? -1 : static_cast<double>(pos - members.begin());
-        auto [it, fresh] = root_rank.emplace(d.n, cr);
-        root_consistent = root_consistent && (fresh || it->second == cr) && cr >= 0;
-      }
-      auto& bytes = is_root || a->root < 0 ? b_root[d.n] : b_other[d.n];
-      bytes.first += a->bytes;
-      ++bytes.second;
-      auto& recv = is_root || a->root < 0 ? r_root[d.n] : r_other[d.n];
-      recv.first += a->bytes_received;
-      ++recv.second;
+      if (a != nullptr) samples.add(d, *a);
     }
-    if (const std::optional<CommModel> cm = detail::learn_comm(comms)) {
+    CollectiveEntry ce;
+    ce.op = samples.op;
+    if (const std::optional<CommModel> cm = detail::learn_comm(samples.comms)) {
       ce.comm = *cm;
     } else {
-      notes.push_back("group " + std::to_string(g) + " (" + gm.call + "), call " + std::to_string(k) +
-                      ": its communicator's members follow no world/self/block/strided law; world assumed");
+      notes.push_back(where + ": its communicator's members follow no world/self/block/strided law; world assumed");
     }
-    if (rooted) {
-      std::vector<Sample> s;
-      for (const auto& [n, v] : root_rank) s.push_back({static_cast<double>(n), v});
-      std::optional<ExactLaw> law = root_consistent ? fit_exact(s) : std::nullopt;
+    if (samples.rooted) {
+      std::optional<ExactLaw> law = samples.root_consistent ? fit_exact(samples_of(samples.root_rank)) : std::nullopt;
       if (!law) {
-        notes.push_back("group " + std::to_string(g) + " (" + gm.call + "), call " + std::to_string(k) +
-                        ": the root follows no exact law; rank 0 of the communicator assumed");
+        notes.push_back(where + ": the root follows no exact law; rank 0 of the communicator assumed");
         law = ExactLaw::constant(Rational::make(0));
       }
       ce.root = *law;
@@ -283,27 +309,10 @@ void fit_collectives(GroupModel& gm, std::vector<std::string>& notes, const std:
     // Sizes on a sub-communicator of a grid are a global size over a side of the grid.
     const bool grid_comm = ce.comm.kind == CommModel::Kind::Block || ce.comm.kind == CommModel::Kind::Strided;
     const RegressionOptions options = volume_fit(grid_comm ? Frame::Grid2 : Frame::Offset);
-    // A size is modelled as it is, or per member of the communicator when that follows a simpler law: the
-    // recorded bytes of most collectives count one block per member (an Allreduce of c bytes on a row of py
-    // ranks records c*py, which is neither c nor py alone when both change with n).
-    const auto mean_law = [&](const std::map<std::int64_t, std::pair<double, int>>& m,
-                              const std::map<std::int64_t, std::pair<double, int>>& fallback, bool& per_member) {
-      std::map<std::int64_t, double> by_n;
-      std::map<std::int64_t, double> per;
-      for (const auto& [n, v] : (m.empty() ? fallback : m)) {
-        by_n[n] = v.first / v.second;
-        per[n] = by_n[n] / comm_size[n];
-      }
-      if (by_n.empty()) by_n[1] = per[1] = 0;
-      const RegressionLaw raw = fit_regression(samples_of(by_n), options);
-      const RegressionLaw scaled = fit_regression(samples_of(per), options);
-      per_member = scaled.max_rel_error + 1e-9 < raw.max_rel_error;
-      return per_member ? scaled : raw;
-    };
-    ce.bytes_root = mean_law(b_root, b_other, ce.per_member[0]);
-    ce.bytes_other = mean_law(b_other, b_root, ce.per_member[1]);
-    ce.received_root = mean_law(r_root, r_other, ce.per_member[2]);
-    ce.received_other = mean_law(r_other, r_root, ce.per_member[3]);
+    ce.bytes_root = samples.size_law(samples.bytes_root, samples.bytes_other, options, ce.per_member[0]);
+    ce.bytes_other = samples.size_law(samples.bytes_other, samples.bytes_root, options, ce.per_member[1]);
+    ce.received_root = samples.size_law(samples.received_root, samples.received_other, options, ce.per_member[2]);
+    ce.received_other = samples.size_law(samples.received_other, samples.received_root, options, ce.per_member[3]);
     gm.collectives.push_back(std::move(ce));
   }
 }
