@@ -38,10 +38,6 @@ void add_analyze(CLI::App& app) {
                   "Instances of a phase whose work is less similar than this become separate phases")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
-  sub->add_option("--event-similarity", opts->signature.event_similarity,
-                  "Fraction of an instance's calls that must match its phase's representative")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
   sub->add_option("--max-period", opts->max_period, "Longest loop body searched, in ticks")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 24));

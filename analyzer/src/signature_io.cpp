@@ -199,7 +199,6 @@ void write_signature(const Signature& s, const std::filesystem::path& path) {
                   {{"relevance", s.options.relevance},
                    {"volume_tolerance", s.options.volume_tolerance},
                    {"work_similarity", s.options.work_similarity},
-                   {"event_similarity", s.options.event_similarity},
                    {"partial", s.options.partial}}}}},
                {"date", s.date},
                {"processes", s.processes},
@@ -243,7 +242,6 @@ Signature read_signature(const std::filesystem::path& path) {
     s.options.relevance = o.at("relevance").get<double>();
     s.options.volume_tolerance = o.at("volume_tolerance").get<double>();
     s.options.work_similarity = o.at("work_similarity").get<double>();
-    s.options.event_similarity = o.at("event_similarity").get<double>();
     s.options.partial = o.value("partial", false);
     s.date = j.value("date", std::string());
     s.processes = j.at("processes").get<std::int32_t>();

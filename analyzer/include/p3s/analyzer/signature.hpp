@@ -111,7 +111,6 @@ struct SignatureOptions {
   double relevance = 0.01;
   double volume_tolerance = 0.05;
   double work_similarity = 0.90;
-  double event_similarity = 0.80;
   bool partial = false;
 };
 
