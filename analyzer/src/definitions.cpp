@@ -2,9 +2,11 @@
 // Lookups on resolved definitions: ticks -> ns and communicator rank -> world rank.
 #include "p3s/analyzer/definitions.hpp"
 
+#include "p3s/stable_name.hpp"
 #include "p3s/trace/schema.hpp"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 
 namespace p3s::analyzer {
@@ -120,10 +122,8 @@ std::string_view comm_kind_name(CommKind k) noexcept {
 }
 
 std::optional<CommKind> comm_kind_named(std::string_view name) noexcept {
-  for (const CommKind k : {CommKind::Group, CommKind::Self, CommKind::Inter, CommKind::Unresolved}) {
-    if (comm_kind_name(k) == name) return k;
-  }
-  return std::nullopt;
+  constexpr std::array kinds{CommKind::Group, CommKind::Self, CommKind::Inter, CommKind::Unresolved};
+  return value_named(name, kinds, comm_kind_name);
 }
 
 }  // namespace p3s::analyzer

@@ -2,6 +2,8 @@
 // Communicators as functions of the rank and the process count, learnt from their members in each run.
 #include "comm_model.hpp"
 
+#include "p3s/stable_name.hpp"
+
 #include <algorithm>
 #include <map>
 
@@ -48,10 +50,7 @@ std::string_view comm_kind_name(CommModel::Kind kind) noexcept {
 
 std::optional<CommModel::Kind> comm_kind_named(std::string_view name) noexcept {
   using K = CommModel::Kind;
-  for (const K k : {K::World, K::Self, K::Block, K::Strided}) {
-    if (comm_kind_name(k) == name) return k;
-  }
-  return std::nullopt;
+  return value_named(name, std::array{K::World, K::Self, K::Block, K::Strided}, comm_kind_name);
 }
 
 std::int64_t CommModel::size_of(std::int64_t r, std::int64_t n) const {

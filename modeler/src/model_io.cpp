@@ -256,10 +256,7 @@ std::string_view role_name(Role role) noexcept {
 }
 
 std::optional<Role> role_named(std::string_view name) noexcept {
-  for (const Role r : {Role::PointToPoint, Role::Completion, Role::Collective, Role::Local}) {
-    if (role_name(r) == name) return r;
-  }
-  return std::nullopt;
+  return value_named(name, std::array{Role::PointToPoint, Role::Completion, Role::Collective, Role::Local}, role_name);
 }
 
 void write_model(const Model& m, const std::filesystem::path& path) {
