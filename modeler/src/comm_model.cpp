@@ -122,6 +122,20 @@ std::string CommModel::color_rule(std::int64_t n) const {
 
 std::string CommModel::key_rule() const { return kind == Kind::Self ? "0" : "r"; }
 
+std::string CommModel::size_rule() const {
+  switch (kind) {
+    case Kind::World:
+      return "n";
+    case Kind::Self:
+      return "1";
+    case Kind::Block:
+      return param.to_string();
+    case Kind::Strided:
+      return "ceil(n / " + param.to_string() + ")";
+  }
+  return "n";
+}
+
 bool CommModel::same_at(const CommModel& other, std::int64_t n) const {
   if (kind != other.kind) return false;
   if (kind == Kind::World || kind == Kind::Self) return true;

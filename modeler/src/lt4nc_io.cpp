@@ -36,7 +36,11 @@ class CommTable {
     json out = json::array();
     for (std::size_t i = 0; i < comms_.size(); ++i) {
       const CommModel& c = *comms_[i];
-      json j{{"id", i}, {"kind", comm_kind_name(c.kind)}, {"color", c.color_rule(n_)}, {"key", c.key_rule()}};
+      json j{{"id", i},
+             {"kind", comm_kind_name(c.kind)},
+             {"color", c.color_rule(n_)},
+             {"key", c.key_rule()},
+             {"size", c.size_of(0, n_)}};
       j["created_by"] = c.created_by == mpi::Function::Other ? json() : json(mpi::name(c.created_by));
       out.push_back(std::move(j));
     }

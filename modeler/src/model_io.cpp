@@ -16,8 +16,11 @@ namespace {
 using nlohmann::json;
 
 json comm_json(const CommModel& c) {
-  json j{
-      {"kind", comm_kind_name(c.kind)}, {"equation", c.to_string()}, {"color", c.color_rule()}, {"key", c.key_rule()}};
+  json j{{"kind", comm_kind_name(c.kind)},
+         {"equation", c.to_string()},
+         {"color", c.color_rule()},
+         {"key", c.key_rule()},
+         {"size", c.size_rule()}};
   if (c.kind == CommModel::Kind::Block || c.kind == CommModel::Kind::Strided) j["param"] = to_json(c.param);
   if (c.created_by != mpi::Function::Other) j["created_by"] = mpi::name(c.created_by);
   return j;

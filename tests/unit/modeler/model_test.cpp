@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "p3s/error.hpp"
 #include "p3s/modeler/fit.hpp"
 #include "p3s/modeler/predict.hpp"
@@ -293,8 +295,33 @@ TEST(Model, LogicalTraceIsWrittenRankByRank) {
   EXPECT_FALSE(std::filesystem::exists(out / "ranks.jsonl.tmp"));
   std::ifstream in(out / "ranks.jsonl");
   std::size_t lines = 0;
-  for (std::string line; std::getline(in, line);) ++lines;
+  std::size_t communications = 0;
+  std::ifstream header_file(out / "lt4nc.json");
+  const nlohmann::json header = nlohmann::json::parse(header_file);
+  EXPECT_EQ(header.at("schema_version"), 2);
+  const nlohmann::json& comms = header.at("communicators");
+  ASSERT_EQ(comms.size(), 1u);  // the ring and its Allreduce are on the world
+  EXPECT_EQ(comms[0].at("kind"), "world");
+  EXPECT_EQ(comms[0].at("color"), "0");
+  EXPECT_EQ(comms[0].at("size"), 1000);
+  EXPECT_EQ(header.at("limits").at("threads_per_process"), 1);
+  EXPECT_EQ(header.at("limits").at("order_from_n"), 32);
+  for (std::string line; std::getline(in, line);) {
+    ++lines;
+    const nlohmann::json parsed = nlohmann::json::parse(line);
+    for (const nlohmann::json& call : parsed.at("calls")) {
+      EXPECT_TRUE(call.at("burst_ns").is_null());  // until the compute-time model fills it
+      for (const nlohmann::json& a : call.at("actions")) {
+        if (a.at("kind") == "isend_complete") continue;
+        ASSERT_TRUE(a.contains("comm")) << a.dump();
+        EXPECT_EQ(a.at("comm"), 0);
+        EXPECT_EQ(a.at("comm_size"), 1000);
+        ++communications;
+      }
+    }
+  }
   EXPECT_EQ(lines, 1000u * m.phases.size());
+  EXPECT_GT(communications, 3000u);
 }
 
 }  // namespace

@@ -59,6 +59,8 @@ struct CommModel {
   /// ("r / 8"), with the law of the parameter otherwise ("r / dims2(n)[1]", for reading only).
   [[nodiscard]] std::string color_rule(std::int64_t n = 0) const;
   [[nodiscard]] std::string key_rule() const;
+  /// How many ranks a communicator has, as a law in n ("dims2(n)[1]", "ceil(n / 4)", "n", "1").
+  [[nodiscard]] std::string size_rule() const;
   /// The readable form ("world", "blocks of dims2(n)[1] (color r / dims2(n)[1])").
   [[nodiscard]] std::string to_string() const;
   /// Equal kinds and parameters at n (the same communicator for a replay at n, whoever created it).
