@@ -189,7 +189,7 @@ void write_signature(const Signature& s, const std::filesystem::path& path) {
     if (c.parent != kNoRef) jc["parent"] = c.parent;
     comms.push_back(std::move(jc));
   }
-  const json j{{"schema_version", s.schema_version},
+  const json j{{"schema_version", kSignatureSchemaVersion},
                {"tool", s.tool},
                {"inputs",
                 {{"archive", s.archive},
@@ -228,10 +228,10 @@ Signature read_signature(const std::filesystem::path& path) {
   try {
     const json j = json::parse(in);
     s.schema_version = j.at("schema_version").get<int>();
-    if (s.schema_version != kSignatureSchemaVersion) {
+    if (s.schema_version < kOldestSignatureSchemaVersion || s.schema_version > kSignatureSchemaVersion) {
       throw InputError("signature '" + path.string() + "' has schema version " + std::to_string(s.schema_version) +
-                       ", this p3s reads version " + std::to_string(kSignatureSchemaVersion) +
-                       "; re-run `p3s analyze` on its trace");
+                       ", this p3s reads versions " + std::to_string(kOldestSignatureSchemaVersion) + " to " +
+                       std::to_string(kSignatureSchemaVersion) + "; re-run `p3s analyze` on its trace");
     }
     s.tool = j.at("tool").get<std::string>();
     const json& in_ = j.at("inputs");

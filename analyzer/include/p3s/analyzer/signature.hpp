@@ -14,7 +14,10 @@
 
 namespace p3s::analyzer {
 
-inline constexpr int kSignatureSchemaVersion = 1;
+/// Version 2 adds each communicator's creating call and parent and drops the unused event_similarity option;
+/// readers take versions 1 and 2.
+inline constexpr int kSignatureSchemaVersion = 2;
+inline constexpr int kOldestSignatureSchemaVersion = 1;
 
 /// Summary of samples (times in ns, work in the run's work metric).
 struct Stat {
