@@ -29,10 +29,10 @@ OTF2_CollectiveOp otf2_op(mpi::Collective op) { return static_cast<OTF2_Collecti
 /// The logical trace's parts: every location's calls on ticks inside phase regions, then the definitions.
 class LogicalArchive {
  public:
-  LogicalArchive(const std::filesystem::path& dir, const TraceDefinitions& defs, const Extracted& ex,
+  LogicalArchive(const TraceDefinitions& defs, const Extracted& ex,
                  const std::vector<std::filesystem::path>& tick_files, const OccurrenceLabels& labels,
                  const Signature& sig)
-      : dir_(dir), defs_(defs), ex_(ex), tick_files_(tick_files), labels_(labels), sig_(sig) {
+      : defs_(defs), ex_(ex), tick_files_(tick_files), labels_(labels), sig_(sig) {
     for (const Communicator& c : defs.comms) {
       if (c.id == kNoRef || c.kind != CommKind::Group) continue;
       auto& m = rank_in_[c.id];
@@ -44,7 +44,7 @@ class LogicalArchive {
     for (std::size_t l = 0; l < ex_.locations.size(); ++l) {
       const std::uint64_t id = location_of(ex_.locations[l]);
       OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(a, id);
-      if (w == nullptr) throw Otf2Error("cannot open an event writer in '" + dir_.string() + "'");
+      if (w == nullptr) throw Otf2Error("cannot open the event writer of location " + std::to_string(id));
       events_per_location_[id] = location_events(w, l);
       check(OTF2_Archive_CloseEvtWriter(a, w), "closing an event writer");
       locations.push_back(id);
@@ -71,11 +71,9 @@ class LogicalArchive {
   }
 
  private:
-  void check(OTF2_ErrorCode rc, const char* what) const {
-    if (rc != OTF2_SUCCESS) {
-      throw Otf2Error("writing the logical trace to '" + dir_.string() + "' failed while " + what + ": " +
-                      OTF2_Error_GetName(rc));
-    }
+  /// Stops the writing on an OTF2 failure; write_logical_otf2 says where.
+  static void check(OTF2_ErrorCode rc, const char* what) {
+    if (rc != OTF2_SUCCESS) throw Otf2Error(std::string(what) + ": " + OTF2_Error_GetName(rc));
   }
 
   /// A message peer or root as a rank of the communicator the record names.
@@ -240,7 +238,6 @@ class LogicalArchive {
     }
   }
 
-  const std::filesystem::path& dir_;
   const TraceDefinitions& defs_;
   const Extracted& ex_;
   const std::vector<std::filesystem::path>& tick_files_;
@@ -269,7 +266,7 @@ void write_logical_otf2(const std::filesystem::path& dir, const TraceDefinitions
       !interpose::try_otf2(OTF2_Archive_SetSerialCollectiveCallbacks(archive.get()), "setting callbacks", error)) {
     throw Otf2Error("cannot create the logical trace in '" + dir.string() + "': " + error);
   }
-  LogicalArchive logical(dir, defs, ex, tick_files, labels, sig);
+  LogicalArchive logical(defs, ex, tick_files, labels, sig);
   interpose::ArchiveParts parts;
   parts.events = [&](OTF2_Archive* a, std::vector<std::uint64_t>& locations, std::string&) {
     logical.events(a, locations);
@@ -280,7 +277,8 @@ void write_logical_otf2(const std::filesystem::path& dir, const TraceDefinitions
     return true;
   };
   if (!interpose::write_archive(std::move(archive), parts, error)) {
-    throw Otf2Error("writing the logical trace to '" + dir.string() + "' failed: " + error);
+    throw Otf2Error("writing the logical trace to '" + dir.string() + "' failed (" + error +
+                    "); check that the directory is writable and has space");
   }
 }
 

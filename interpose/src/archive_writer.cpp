@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <exception>
 #include <new>
 #include <vector>
 
@@ -63,6 +64,20 @@ bool write_local_definitions(OTF2_Archive* archive, std::uint64_t location, std:
   return try_otf2(OTF2_Archive_CloseDefWriter(archive, dw), "closing a local definition writer", error);
 }
 
+/// Runs one part of the content. An exception from it becomes a failure with its message: the file steps after
+/// it must still run on this process, since they are collective under MPI callbacks.
+template <typename Part>
+bool run_part(const Part& part, std::string& error) noexcept {
+  try {
+    return part();
+  } catch (const std::exception& e) {
+    if (error.empty()) error = e.what();
+  } catch (...) {
+    if (error.empty()) error = "an unknown exception";
+  }
+  return false;
+}
+
 }  // namespace
 
 ArchivePtr create_archive(const std::string& dir, std::string& error, std::uint32_t event_chunks) {
@@ -82,16 +97,16 @@ ArchivePtr create_archive(const std::string& dir, std::string& error, std::uint3
   return a;
 }
 
-bool write_archive(ArchivePtr archive, const ArchiveParts& parts, std::string& error) {
+bool write_archive(ArchivePtr archive, const ArchiveParts& parts, std::string& error) noexcept {
   OTF2_Archive* a = archive.get();
   std::vector<std::uint64_t> locations;
   bool ok = try_otf2(OTF2_Archive_OpenEvtFiles(a), "opening event files", error);
-  ok = ok && parts.events(a, locations, error);
+  ok = ok && run_part([&] { return parts.events(a, locations, error); }, error);
   ok = try_otf2(OTF2_Archive_CloseEvtFiles(a), "closing event files", error) && ok;
   ok = try_otf2(OTF2_Archive_OpenDefFiles(a), "opening definition files", error) && ok;
   for (const std::uint64_t l : locations) ok = ok && write_local_definitions(a, l, error);
   ok = try_otf2(OTF2_Archive_CloseDefFiles(a), "closing definition files", error) && ok;
-  ok = parts.global_definitions(a, error) && ok;
+  ok = run_part([&] { return parts.global_definitions(a, error); }, error) && ok;
   ok = try_otf2(OTF2_Archive_Close(archive.release()), "closing the archive", error) && ok;
   return ok;
 }

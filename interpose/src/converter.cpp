@@ -195,7 +195,7 @@ bool convert_location(RawReader& reader, OTF2_EvtWriter* w, const LocalMaps& map
   const raw::FileHeader& h = reader.header();
   OTF2_AttributeList* attrs = OTF2_AttributeList_New();
   if (attrs == nullptr) {
-    error = "cannot allocate an OTF2 attribute list";
+    if (error.empty()) error = "cannot allocate an OTF2 attribute list";
     return false;
   }
   LocationConverter convert(w, maps, h.metric_count, attrs, error);

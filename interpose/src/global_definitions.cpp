@@ -258,7 +258,7 @@ bool write_global_definitions(OTF2_Archive* archive, const RunInfo& run, const U
                               std::span<const LocationStats> locations, std::string& error) {
   OTF2_GlobalDefWriter* w = OTF2_Archive_GetGlobalDefWriter(archive);
   if (w == nullptr) {
-    error = "cannot open the global definition writer";
+    if (error.empty()) error = "cannot open the global definition writer";
     return false;
   }
   const bool ok = GlobalDefinitions(w, run, unified, error).write(archive, locations);

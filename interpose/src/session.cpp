@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <new>
 
 #include "archive_io.hpp"
 #include "converter.hpp"
@@ -317,12 +318,21 @@ bool convert_to_archive(State& s, const LocalMaps& maps, const Unified& unified,
     }
     return good;
   };
-  // Every rank gathers its locations' statistics at rank 0, which writes the global definitions.
+  // Every rank gathers its locations' statistics at rank 0, which writes the global definitions. The gather is
+  // collective: a rank that cannot build its block sends an empty one rather than skip it.
   parts.global_definitions = [&](OTF2_Archive* a, std::string& err) {
-    std::vector<std::byte> block(mine.size() * sizeof(LocationStats));
-    std::memcpy(block.data(), mine.data(), block.size());
+    std::vector<std::byte> block;
+    bool good = true;
+    try {
+      block.resize(mine.size() * sizeof(LocationStats));
+      std::memcpy(block.data(), mine.data(), block.size());
+    } catch (const std::bad_alloc&) {
+      block.clear();
+      good = false;
+      if (err.empty()) err = "out of memory sending the location statistics";
+    }
     const auto blocks = gather_blocks(s.tool_comm, block);
-    if (s.rank != 0) return true;
+    if (s.rank != 0) return good;
     std::vector<LocationStats> all;
     for (const auto& b : blocks) {
       const std::size_t n = b.size() / sizeof(LocationStats);
@@ -330,7 +340,7 @@ bool convert_to_archive(State& s, const LocalMaps& maps, const Unified& unified,
       all.resize(at + n);
       std::memcpy(all.data() + at, b.data(), n * sizeof(LocationStats));
     }
-    return write_global_definitions(a, run_info(s), unified, all, err);
+    return write_global_definitions(a, run_info(s), unified, all, err) && good;
   };
   return write_archive(std::move(archive), parts, error);
 }

@@ -2,6 +2,7 @@
 // Communicators as functions of the rank and the process count, learnt from their members in each run.
 #include "comm_model.hpp"
 
+#include "p3s/error.hpp"
 #include "p3s/stable_name.hpp"
 
 #include <algorithm>
@@ -140,6 +141,16 @@ bool CommModel::same_at(const CommModel& other, std::int64_t n) const {
   if (kind != other.kind) return false;
   if (kind == Kind::World || kind == Kind::Self) return true;
   return param.integer_at(n) == other.param.integer_at(n);
+}
+
+void CommModel::check_at(std::int64_t n) const {
+  if (kind != Kind::Block && kind != Kind::Strided) return;
+  const std::optional<std::int64_t> p = param.integer_at(n);
+  if (!p || *p < 1) {
+    throw ModelError("the communicator " + to_string() + " does not exist at n = " + std::to_string(n) + ": its " +
+                     (kind == Kind::Block ? "block size " : "stride ") + param.to_string() +
+                     " is not a whole number of ranks there; the model cannot be evaluated at that n");
+  }
 }
 
 std::string CommModel::to_string() const {

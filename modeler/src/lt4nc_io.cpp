@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Writing the LT4NC (share/doc/lt4nc-format.md): a header file and the ranks' calls as JSON lines, streamed.
+#include <algorithm>
 #include <fstream>
 #include <map>
 

@@ -388,14 +388,14 @@ std::optional<Program> learn_in_frame(Frame frame, int slots, std::span<const Li
   return std::nullopt;
 }
 
-/// The fallback: one single term per position (the same number of communications for every rank and n), each
-/// slot's peer an integer expression in r and n found by search. Null communications must fall outside 0..n-1.
 /// What the expression searches of one pattern may do, and whether one of them ran out of its budget.
 struct SearchBudget {
   const SearchOptions& options;
   bool exhausted = false;
 };
 
+/// The fallback: one single term per position (the same number of communications for every rank and n), each
+/// slot's peer an integer expression in r and n found by search. Null communications must fall outside 0..n-1.
 std::optional<Program> learn_expressions(int slots, std::span<const ListObservation* const> obs, SearchBudget& budget) {
   std::size_t length = SIZE_MAX;
   bool nulls = false;

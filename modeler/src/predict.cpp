@@ -54,6 +54,11 @@ std::int64_t count_at(const ExactLaw& law, std::int64_t n) {
 PhasePredictor::PhasePredictor(const PhaseModel& phase, std::int64_t n)
     : phase_(phase), n_(n), weight_(phase.weight_at(n)), class_ranks_(phase.work.size(), 0) {
   if (n < 1) throw ModelError("a prediction needs at least one process, not " + std::to_string(n));
+  // Every communicator the phase uses must exist at n before any rank is generated.
+  for (const GroupModel& g : phase.groups) {
+    if (g.role == Role::PointToPoint) g.comm.check_at(n);
+    for (const CollectiveEntry& c : g.collectives) c.comm.check_at(n);
+  }
   if (!phase.work.empty()) {
     for (std::int64_t r = 0; r < n; ++r) ++class_ranks_[class_of(phase, cases_of(phase, r, n), r, n)];
   }

@@ -108,6 +108,17 @@ def main():
         lines = [json.loads(line) for line in f]
     if header["processes"] != a.predict or len(lines) != a.predict * phases:
         fail("lt4nc", f"{len(lines)} rank lines for {a.predict} ranks and {phases} phases")
+    # Every communicator the apps use was made by a call the trace shows (MPI_Init, MPI_Comm_split,
+    # MPI_Cart_create): the model keeps it, and every action names a communicator of the table.
+    comms = header["communicators"]
+    unknown = [c for c in comms if not c.get("created_by")]
+    if not comms or unknown:
+        fail("lt4nc", f"communicators without the call that created them: {unknown or 'no table'}")
+    for line in lines:
+        for call in line["calls"]:
+            for act in call["actions"]:
+                if act["kind"] != "isend_complete" and not 0 <= act.get("comm", -1) < len(comms):
+                    fail("lt4nc", f"rank {line['rank']}: {call['call']} names no communicator of the table: {act}")
     with open(os.path.join(target, "signature.json")) as f:
         real = json.load(f)
     # The loop phase's calls of every rank, as the real run made them (function names in order).

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "comm_model.hpp"
+#include "p3s/error.hpp"
 #include "p3s/modeler/model.hpp"
 
 namespace p3s::modeler {
@@ -60,6 +61,16 @@ TEST(CommModel, RulesAreReadableAndEvaluated) {
   EXPECT_FALSE(rows.same_at(comm(CommModel::Kind::Block, 8), 32));
   EXPECT_EQ(comm_kind_named(comm_kind_name(CommModel::Kind::Strided)), CommModel::Kind::Strided);
   EXPECT_FALSE(comm_kind_named("rows").has_value());
+}
+
+TEST(CommModel, AnNWhereItCannotExistIsRefused) {
+  CommModel quarters;
+  quarters.kind = CommModel::Kind::Block;
+  quarters.param = ExactLaw{Basis::N, Rational::make(1, 4), Rational::make(0)};  // blocks of n/4 ranks
+  EXPECT_NO_THROW(quarters.check_at(64));
+  EXPECT_THROW(quarters.check_at(66), ModelError);
+  EXPECT_THROW(comm(CommModel::Kind::Strided, 0).check_at(8), ModelError);
+  EXPECT_NO_THROW(comm(CommModel::Kind::World).check_at(7));
 }
 
 TEST(CommModel, LearntWithTheCallThatCreatedIt) {

@@ -46,8 +46,9 @@ struct ArchiveParts {
 
 /// Fills an open archive in the order OTF2 requires (event files, the events, local definitions, global
 /// definitions) and closes it. Every file step runs even after a failure: under MPI collective callbacks those
-/// steps are collective, so no process may skip one. Returns whether everything succeeded; `error` holds the
-/// first failure. Exceptions from the parts pass through (the archive is then closed by its owner).
-[[nodiscard]] bool write_archive(ArchivePtr archive, const ArchiveParts& parts, std::string& error);
+/// steps are collective, so no process may skip one. An exception from a part counts as its failure, with the
+/// exception's message; a part that does collective work of its own must take part in it whatever fails. Returns
+/// whether everything succeeded; `error` holds the first failure. Never throws.
+[[nodiscard]] bool write_archive(ArchivePtr archive, const ArchiveParts& parts, std::string& error) noexcept;
 
 }  // namespace p3s::interpose

@@ -65,6 +65,9 @@ struct CommModel {
   [[nodiscard]] std::string to_string() const;
   /// Equal kinds and parameters at n (the same communicator for a replay at n, whoever created it).
   [[nodiscard]] bool same_at(const CommModel& other, std::int64_t n) const;
+  /// Checks that the communicator exists at n: a block size or stride that is a whole number >= 1.
+  /// @throws p3s::ModelError naming the law when it is not.
+  void check_at(std::int64_t n) const;
 };
 
 /// "world", "self", "block", "strided": the stable names of communicator kinds.
@@ -151,8 +154,8 @@ struct WorkClass {
   /// row) are a class of their own, given by a predicate that holds in every fitted run.
   RankPredicate when;
   std::vector<BurstModel> bursts;
-  /// Ranks in the class in the largest fitted run: a rank that falls in no class at a new n takes the class
-  /// with the most.
+  /// Ranks in the class in the largest fitted run that has the class: a rank that falls in no class at a new n
+  /// takes the class with the most.
   std::int64_t largest_run_ranks = 0;
 };
 

@@ -23,7 +23,8 @@ struct PredictedAction {
   mpi::Collective collective = mpi::Collective::None;
   std::int64_t root = -1;  ///< world rank
   double bytes_received = 0;
-  /// Messages and collectives: the communicator (a model of the phase being predicted) and its size at r.
+  /// Messages and collectives: the communicator, a model of the phase being predicted (so a PredictedRank, like
+  /// the PhasePredictor that made it, is valid only while its Model lives), and its size at r.
   const CommModel* comm = nullptr;
   std::int64_t comm_size = 0;
   /// Completions: the call (index in the rank's calls of the instance) that started the request.
