@@ -12,26 +12,8 @@ namespace p3s::modeler {
 
 std::vector<std::int64_t> CommModel::members(std::int64_t r, std::int64_t n) const {
   std::vector<std::int64_t> out;
-  const std::optional<std::int64_t> p = param.integer_at(n);
-  switch (kind) {
-    case Kind::World:
-      for (std::int64_t i = 0; i < n; ++i) out.push_back(i);
-      break;
-    case Kind::Self:
-      out.push_back(r);
-      break;
-    case Kind::Block:
-      if (p && *p > 0) {
-        const std::int64_t first = r / *p * *p;
-        for (std::int64_t i = first; i < first + *p && i < n; ++i) out.push_back(i);
-      }
-      break;
-    case Kind::Strided:
-      if (p && *p > 0) {
-        for (std::int64_t i = r % *p; i < n; i += *p) out.push_back(i);
-      }
-      break;
-  }
+  const std::int64_t size = size_of(r, n);
+  for (std::int64_t i = 0; i < size; ++i) out.push_back(member(r, n, i));
   return out;
 }
 

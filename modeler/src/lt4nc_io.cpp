@@ -151,10 +151,7 @@ void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path
                {"phases", std::move(jphases)},
                {"order", order_at(model, phases)},
                {"communicators", comms.to_json()},
-               {"limits",
-                {{"threads_per_process", model.limits.threads_per_process},
-                 {"order_from_n", model.limits.order_from_n},
-                 {"fixed_count_phases", model.limits.fixed_count_phases}}},
+               {"limits", limits_json(model.limits)},
                {"ranks_file", "ranks.jsonl"}};
   write_whole_file(header, h.dump(1) + '\n');
 }

@@ -207,12 +207,6 @@ PhaseModel phase_from(const json& j) {
   return p;
 }
 
-json limits_json(const ModelLimits& l) {
-  return json{{"threads_per_process", l.threads_per_process},
-              {"order_from_n", l.order_from_n},
-              {"fixed_count_phases", l.fixed_count_phases}};
-}
-
 ModelLimits limits_from(const json& j) {
   ModelLimits l;
   l.threads_per_process = j.at("threads_per_process").get<int>();
@@ -260,6 +254,12 @@ std::string_view role_name(Role role) noexcept {
 
 std::optional<Role> role_named(std::string_view name) noexcept {
   return value_named(name, std::array{Role::PointToPoint, Role::Completion, Role::Collective, Role::Local}, role_name);
+}
+
+json limits_json(const ModelLimits& l) {
+  return json{{"threads_per_process", l.threads_per_process},
+              {"order_from_n", l.order_from_n},
+              {"fixed_count_phases", l.fixed_count_phases}};
 }
 
 void write_model(const Model& m, const std::filesystem::path& path) {

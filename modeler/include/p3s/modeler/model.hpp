@@ -193,6 +193,9 @@ struct ModelLimits {
   std::vector<std::uint32_t> fixed_count_phases;
 };
 
+/// The limits as the model file and the LT4NC write them.
+[[nodiscard]] nlohmann::json limits_json(const ModelLimits& limits);
+
 /// An application model: what prediction reads (laws, order, communicators), as written to the model file. What
 /// the fit measured and how well it predicted a held-out run is in its FitReport (p3s/modeler/fit.hpp).
 struct Model {
