@@ -41,6 +41,12 @@ void add_analyze(CLI::App& app) {
   sub->add_option("--max-period", opts->max_period, "Longest loop body searched, in ticks")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 24));
+  sub->add_option("--phases", opts->signature.phase_method,
+                  "How phases are found: global-ticks (the run's tick sequence folded), by-rank (each rank's own "
+                  "sequence folded, then joined by position: pipelines), or auto (by-rank where every rank has as many "
+                  "instances, else global-ticks)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "by-rank", "global-ticks"}));
   sub->add_flag("--partial", opts->signature.partial,
                 "Analyse a run that did not finish: unmatched receives become local events");
   sub->callback([opts, output, csv, otf2, report, quiet, show_stats] {

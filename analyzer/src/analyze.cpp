@@ -17,6 +17,8 @@
 #include "p3s/trace/schema.hpp"
 #include "p3s/utc_date.hpp"
 #include "p3s/version.hpp"
+#include "rank_phases.hpp"
+#include "run_phases.hpp"
 #include "signature_builder.hpp"
 #include "tick_log.hpp"
 
@@ -36,15 +38,22 @@ class FileOpSource final : public OpSource {
   OpReader reader_;
 };
 
-/// Writes every location's ticks and collects the tick symbols.
+/// Writes every location's ticks and collects the tick symbols and every location's steps.
 class TickSink final : public LamportSink {
  public:
-  explicit TickSink(const std::vector<std::filesystem::path>& files) {
+  TickSink(const std::vector<std::filesystem::path>& files, const TraceDefinitions& defs, const Extracted& ex) {
     for (const auto& f : files) writers_.push_back(std::make_unique<TickWriter>(f));
+    for (const ExtractedLocation& l : ex.locations) steps.emplace_back(l.rank, l.compute_burst_ns);
+    for (const Region& region : defs.regions) {
+      const mpi::Function f = region.function;
+      alone_.push_back(f == mpi::Function::MPI_Init || f == mpi::Function::MPI_Init_thread ||
+                       f == mpi::Function::MPI_Finalize);
+    }
   }
-  void on_op(std::size_t location, std::uint64_t, const Op&, std::uint64_t op_tick,
+  void on_op(std::size_t location, std::uint64_t index, const Op& op, std::uint64_t op_tick,
              std::span<const std::uint64_t> action_ticks) override {
     writers_[location]->write(op_tick, action_ticks);
+    steps[location].add(index, op, op.header.region < alone_.size() && alone_[op.header.region]);
   }
   void on_tick(std::uint64_t tick, std::uint32_t, std::uint64_t symbol) override {
     // Ticks arrive in order from 1; an empty tick keeps its place (symbol 0), so that tick t is index t - 1.
@@ -53,11 +62,14 @@ class TickSink final : public LamportSink {
   }
   void finish() {
     for (auto& w : writers_) w->finish();
+    for (StepSequence& s : steps) s.finish();
   }
   std::vector<TickSymbol> symbols;
+  std::vector<StepSequence> steps;
 
  private:
   std::vector<std::unique_ptr<TickWriter>> writers_;
+  std::vector<bool> alone_;  ///< per region: a call that is a step of its own
 };
 
 /// Message sizes within `tolerance` of a cluster's smallest member fall into one cluster, so that symbols
@@ -99,13 +111,9 @@ std::uint32_t collective_members(const TraceDefinitions& defs, std::uint32_t id)
 ActionFeature tick_feature(const std::unordered_map<std::uint64_t, std::uint32_t>& clusters) {
   return [&clusters](std::int32_t rank, const Op& op, const Action& a) {
     const auto c = clusters.find(a.bytes);
-    std::uint64_t h = mix64(static_cast<std::uint64_t>(static_cast<std::uint32_t>(rank)));
-    h = mix64(h ^ (static_cast<std::uint64_t>(op.header.region) << 8 | static_cast<std::uint64_t>(a.kind)));
-    h = mix64(h ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(a.peer >= 0 ? a.peer - rank : a.peer)));
-    h = mix64(h ^ (static_cast<std::uint64_t>(a.comm) << 32 | (c == clusters.end() ? 0 : c->second)));
-    h = mix64(h ^ (static_cast<std::uint64_t>(a.op) << 32 |
-                   static_cast<std::uint32_t>(a.root >= 0 ? a.root - rank : a.root)));
-    return h;
+    const std::uint64_t h =
+        mix64(action_shape(rank, op, a) ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(rank)));
+    return mix64(h ^ (c == clusters.end() ? 0 : c->second));
   };
 }
 
@@ -120,6 +128,23 @@ LamportResult clock_operations(const TraceDefinitions& defs, const Extracted& ex
       run_lamport(std::move(locs), comm_size, tick_feature(clusters), sink, LamportOptions{options.signature.partial});
   sink.finish();
   return lr;
+}
+
+/// The run's phases by the method asked for; `auto` tries the by-rank method first.
+RunPhases find_run_phases(const Extracted& ex, const TickSink& sink, const AnalyzeOptions& options) {
+  PhaseFinderOptions pf;
+  pf.max_period = options.max_period;
+  const std::string& asked = options.signature.phase_method;
+  std::string why_not;
+  if (asked != "global-ticks") {
+    std::vector<std::int32_t> ranks;
+    for (const ExtractedLocation& l : ex.locations) ranks.push_back(l.rank);
+    if (auto by_rank = phases_by_rank(sink.steps, ranks, pf, why_not)) return std::move(*by_rank);
+    if (asked == "by-rank") throw InputError("the phases cannot be found rank by rank: " + why_not);
+  }
+  RunPhases global = run_phases_from_ticks(find_phases(sink.symbols, pf));
+  global.method_note = why_not.empty() ? "" : "not found by rank: " + why_not;
+  return global;
 }
 
 /// The signature's provenance and counts, before its phases.
@@ -191,21 +216,21 @@ Signature analyze(const AnalyzeOptions& options, AnalyzeStats* stats) {
   for (std::size_t i = 0; i < ex.locations.size(); ++i) {
     tick_files.push_back(scratch.path() / (std::to_string(i) + ".ticks"));
   }
-  TickSink sink(tick_files);
+  TickSink sink(tick_files, defs, ex);
   const LamportResult lr = clock_operations(defs, ex, options, sink);
   st.max_in_flight = lr.max_in_flight;
   st.max_open_ticks = lr.max_open_ticks;
   st.lamport_s = seconds_since(t);
 
   t = Clock::now();
-  PhaseFinderOptions pf;
-  pf.max_period = options.max_period;
-  const PhaseStructure structure = find_phases(sink.symbols, pf);
+  const RunPhases phases = find_run_phases(ex, sink, options);
   st.phases_s = seconds_since(t);
 
   t = Clock::now();
   Signature sig = signature_header(defs, ex, options, lr, sink.symbols.size());
-  const OccurrenceLabels labels = build_signature(defs, ex, tick_files, structure, sig);
+  sig.phase_method = phase_method_name(phases.method);
+  sig.phase_method_note = phases.method_note;
+  const OccurrenceLabels labels = build_signature(defs, ex, tick_files, phases, sig);
   add_warnings(ex, lr, sig);
   st.signature_s = seconds_since(t);
 

@@ -5,6 +5,8 @@
 // only nest around calls and belong to the bursts.
 #include "extract.hpp"
 
+#include "burst_classes.hpp"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdio>
@@ -133,6 +135,7 @@ class LocationExtractor {
   [[nodiscard]] std::uint64_t first_ns() const noexcept { return first_ns_; }
   [[nodiscard]] std::uint64_t last_ns() const noexcept { return last_leave_ns_; }
   [[nodiscard]] std::uint64_t stray() const noexcept { return stray_; }
+  [[nodiscard]] const BurstHistogram& bursts() const noexcept { return bursts_; }
   [[nodiscard]] bool left_finalize() const noexcept { return left_finalize_; }
   void note_time(std::uint64_t t) { last_time_ = t; }
 
@@ -157,6 +160,7 @@ class LocationExtractor {
     if (has_prev_) {
       header_.burst_ns = e.time_ns - last_leave_ns_;
       header_.burst_work = has_work_ && e.work && prev_work_ ? *e.work - *prev_work_ : header_.burst_ns;
+      bursts_.add(header_.burst_ns);
     } else {
       first_ns_ = e.time_ns;
     }
@@ -223,6 +227,7 @@ class LocationExtractor {
   bool has_prev_ = false;
   std::uint64_t last_leave_ns_ = 0;
   std::uint64_t first_ns_ = 0;
+  BurstHistogram bursts_;
   std::uint64_t last_time_ = 0;
   std::uint64_t stray_ = 0;
   struct Pending {
@@ -306,6 +311,7 @@ Extracted extract_operations(TraceReader& reader, const std::filesystem::path& s
     x.operations = writer.operations();
     x.first_ns = ex.first_ns();
     x.last_ns = ex.last_ns();
+    x.compute_burst_ns = ex.bursts().compute_threshold();
     x.left_finalize = ex.left_finalize();
     if (x.operations != 0) out.locations.push_back(std::move(x));
   }

@@ -22,6 +22,8 @@ struct ExtractedLocation {
   std::uint64_t first_ns = 0;  ///< enter of the first MPI call
   std::uint64_t last_ns = 0;   ///< leave of the last MPI call
   bool left_finalize = false;  ///< it got through MPI_Finalize
+  /// Bursts at least this long are computation that separates the steps of the program (0: no such class).
+  std::uint64_t compute_burst_ns = 0;
 };
 
 struct Extracted {

@@ -18,7 +18,7 @@ void write_logical_csv(const std::filesystem::path& path, const TraceDefinitions
     out << "rank,thread,seq,call,action,peer,tag,bytes,tick,phase,instance\n";
     for (std::size_t l = 0; l < ex.locations.size(); ++l) {
       const ExtractedLocation& loc = ex.locations[l];
-      OpSweep sweep(loc, tick_files[l], labels.first_tick);
+      OpSweep sweep(loc, l, tick_files[l], *labels.occurrences);
       for (std::uint64_t seq = 0; sweep.next(); ++seq) {
         const Op& op = sweep.op;
         const std::size_t occ = sweep.occurrence;

@@ -101,7 +101,7 @@ class LogicalArchive {
       ts = std::max(ts + 1, tick * kPerTick);
       return ts;
     };
-    OpSweep sweep(ex_.locations[l], tick_files_[l], labels_.first_tick);
+    OpSweep sweep(ex_.locations[l], l, tick_files_[l], *labels_.occurrences);
     while (sweep.next()) {
       const std::size_t occ = sweep.occurrence;
       if (occ != open) {

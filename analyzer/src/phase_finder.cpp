@@ -449,7 +449,12 @@ class PhaseReader {
                                .instances = 0};
     }
     final_id_.assign(phase_ranges_.size(), kNone);
-    expand(top);
+    for (std::size_t i = 0; i < top.length; ++i) {
+      const std::uint64_t first = tick_;
+      const Segment s = segments_[top.offset + i];
+      expand({top.offset + i, 1});
+      out_.top.push_back({first, tick_ - first, s.loop ? folder_.loops()[s.id].count : 0});
+    }
     return std::move(out_);
   }
 

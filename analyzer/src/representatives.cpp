@@ -159,11 +159,11 @@ struct Representatives::Impl {
     std::unordered_map<std::uint64_t, RequestStart> requests;  ///< started in a representative, not completed
   };
 
-  void sweep(std::size_t l, const std::vector<std::filesystem::path>& tick_files,
-             const std::vector<std::uint64_t>& first_tick, const FinalPhases& f, const std::vector<bool>& trailing) {
+  void sweep(std::size_t l, const std::vector<std::filesystem::path>& tick_files, const RunPhases& occurrences,
+             const FinalPhases& f, const std::vector<bool>& trailing) {
     Walk w;
     w.location = l;
-    OpSweep s(extracted.locations[l], tick_files[l], first_tick);
+    OpSweep s(extracted.locations[l], l, tick_files[l], occurrences);
     while (s.next()) {
       if (s.occurrence != w.prev) begin_instance(w, s, f, trailing);
       add_call(w, s, f);
@@ -171,10 +171,11 @@ struct Representatives::Impl {
     close_instance(w);
   }
 
-  /// An instance's time is the sum of its bursts and calls on the location; the slowest location's counts.
+  /// An instance's time is the mean over the locations of the bursts and calls each spends in it: the
+  /// locations' timelines are tiled by their instances, so the instance times add up to the mean span.
   void close_instance(Walk& w) {
     if (w.prev == kNone) return;
-    instance_time[w.prev] = std::max(instance_time[w.prev], w.time);
+    instance_time[w.prev] += w.time / static_cast<double>(extracted.locations.size());
     if (!w.building && (w.mismatch || w.j != w.rep->events.size())) ++w.rep->mismatched;
   }
 
@@ -235,13 +236,12 @@ struct Representatives::Impl {
 };
 
 Representatives::Representatives(const TraceDefinitions& defs, const Extracted& extracted,
-                                 const std::vector<std::filesystem::path>& tick_files,
-                                 const std::vector<std::uint64_t>& first_tick, const FinalPhases& phases,
-                                 const std::vector<bool>& trailing)
+                                 const std::vector<std::filesystem::path>& tick_files, const RunPhases& occurrences,
+                                 const FinalPhases& phases, const std::vector<bool>& trailing)
     : impl_(std::make_unique<Impl>(Impl{defs, extracted, std::vector<double>(phases.phase.size(), 0),
                                         std::vector<std::map<std::size_t, RepAcc>>(phases.structural_of.size())})) {
   for (std::size_t l = 0; l < extracted.locations.size(); ++l)
-    impl_->sweep(l, tick_files, first_tick, phases, trailing);
+    impl_->sweep(l, tick_files, occurrences, phases, trailing);
 }
 
 Representatives::~Representatives() = default;

@@ -16,16 +16,16 @@ namespace p3s::analyzer {
 
 class Representatives {
  public:
-  /// Reads every location's operations once. `first_tick` holds each occurrence's first tick (1-based);
+  /// Reads every location's operations once. `occurrences` says which operations belong to which occurrence;
   /// `trailing` says, per structural phase, whether its instances keep the burst after their last call.
   Representatives(const TraceDefinitions& defs, const Extracted& extracted,
-                  const std::vector<std::filesystem::path>& tick_files, const std::vector<std::uint64_t>& first_tick,
+                  const std::vector<std::filesystem::path>& tick_files, const RunPhases& occurrences,
                   const FinalPhases& phases, const std::vector<bool>& trailing);
   ~Representatives();
   Representatives(const Representatives&) = delete;
   Representatives& operator=(const Representatives&) = delete;
 
-  /// Per occurrence: its time, the slowest location's bursts and calls in it.
+  /// Per occurrence: its time, the mean over the locations of the bursts and calls each spends in it.
   [[nodiscard]] const std::vector<double>& instance_time() const noexcept;
   /// The representative of final phase `p` on every location that takes part in it, by (rank, thread).
   [[nodiscard]] std::vector<SigRank> ranks(std::uint32_t p) const;

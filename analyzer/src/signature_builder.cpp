@@ -45,8 +45,8 @@ std::vector<SigComm> communicators_used(const TraceDefinitions& defs, const Extr
 }
 
 /// The phases with their weights, logical lengths, instance times and work, and their representatives.
-void assemble_phases(const PhaseStructure& ps, const InstanceWork& work, const FinalPhases& f,
-                     const std::vector<bool>& trailing, const Representatives& reps, Signature& sig) {
+void assemble_phases(const InstanceWork& work, const FinalPhases& f, const std::vector<bool>& trailing,
+                     const Representatives& reps, Signature& sig) {
   const std::size_t nphases = f.structural_of.size();
   sig.phases.assign(nphases, {});
   for (std::size_t p = 0; p < nphases; ++p) {
@@ -61,10 +61,10 @@ void assemble_phases(const PhaseStructure& ps, const InstanceWork& work, const F
     }
   }
   const std::vector<double>& time = reps.instance_time();
-  for (std::size_t o = 0; o < ps.occurrences.size(); ++o) {
+  for (std::size_t o = 0; o < f.phase.size(); ++o) {
     SigPhase& ph = sig.phases[f.phase[o]];
     ++ph.weight;
-    ph.ticks = ps.occurrences[o].ticks;
+    ph.ticks = work.occurrence_ticks[o];
     ph.time_ns.add(time[o]);
     ph.work.add(work.occurrence_work[o]);
     sig.accounted_ns += time[o];
@@ -109,40 +109,33 @@ void finish_signature(const Extracted& extracted, const std::vector<std::uint32_
     last = std::max(last, l.last_ns);
   }
   sig.run_time_ns = last > first ? static_cast<double>(last - first) : 0;
+  // Outside phases: on every location, the time before its first call and after its last; as instance times
+  // are means over the locations, so is this.
+  double outside = 0;
+  for (const ExtractedLocation& l : extracted.locations)
+    outside += static_cast<double>((l.first_ns - first) + (last - l.last_ns));
+  sig.outside_ns = extracted.locations.empty() ? 0 : outside / static_cast<double>(extracted.locations.size());
 }
 
 }  // namespace
 
-std::size_t occurrence_of(const std::vector<std::uint64_t>& first_tick, std::uint64_t tick, std::size_t hint) noexcept {
-  if (first_tick.empty()) return 0;
-  // Ticks of one location only grow: walk forward from the hint, and search only when far away.
-  std::size_t o = std::min(hint, first_tick.size() - 1);
-  if (first_tick[o] > tick) o = 0;
-  for (int step = 0; step < 8 && o + 1 < first_tick.size() && first_tick[o + 1] <= tick; ++step) ++o;
-  if (o + 1 < first_tick.size() && first_tick[o + 1] <= tick) {
-    o = static_cast<std::size_t>(std::upper_bound(first_tick.begin(), first_tick.end(), tick) - first_tick.begin()) - 1;
-  }
-  return o;
-}
-
 OccurrenceLabels build_signature(const TraceDefinitions& defs, const Extracted& extracted,
-                                 const std::vector<std::filesystem::path>& tick_files, const PhaseStructure& ps,
+                                 const std::vector<std::filesystem::path>& tick_files, const RunPhases& occurrences,
                                  Signature& sig) {
   OccurrenceLabels labels;
-  for (const PhaseOccurrence& o : ps.occurrences) labels.first_tick.push_back(o.first_tick + 1);
-
-  const InstanceWork work = measure_instances(extracted, tick_files, ps, labels.first_tick);
+  labels.occurrences = &occurrences;
+  const InstanceWork work = measure_instances(extracted, tick_files, occurrences);
   // Below this much work per location, differences are measurement noise (a few microseconds, or the
   // instructions of that long) whatever the relative difference.
   const double floor_per_location = sig.work_metric == "PAPI_TOT_INS" ? 2e4 : 1e4;
   const std::vector<bool> trailing = trailing_phases(work, floor_per_location);
-  const FinalPhases phases = split_by_work(ps, work.occurrence_work, 1.0 - sig.options.work_similarity,
+  const FinalPhases phases = split_by_work(occurrences, work.occurrence_work, 1.0 - sig.options.work_similarity,
                                            floor_per_location * static_cast<double>(extracted.locations.size()));
   labels.phase = phases.phase;
   labels.instance = phases.instance;
 
-  const Representatives reps(defs, extracted, tick_files, labels.first_tick, phases, trailing);
-  assemble_phases(ps, work, phases, trailing, reps, sig);
+  const Representatives reps(defs, extracted, tick_files, occurrences, phases, trailing);
+  assemble_phases(work, phases, trailing, reps, sig);
   sig.communicators = communicators_used(defs, extracted, sig.phases);
   finish_signature(extracted, labels.phase, sig);
   return labels;

@@ -11,42 +11,41 @@
 #include "op_log.hpp"
 #include "p3s/analyzer/phase_finder.hpp"
 #include "p3s/analyzer/signature.hpp"
+#include "run_phases.hpp"
 #include "tick_log.hpp"
 
 namespace p3s::analyzer {
 
 /// The final phase of every occurrence and its instance number within the phase, for exports.
 struct OccurrenceLabels {
+  const RunPhases* occurrences = nullptr;  ///< which operations belong to which occurrence
   std::vector<std::uint32_t> phase;
   std::vector<std::uint64_t> instance;
-  std::vector<std::uint64_t> first_tick;  ///< first tick (1-based) of each occurrence, for lookups
 };
 
-/// Fills `sig.phases`, `sig.order`, times and coverage from the occurrences (ticks indexed from 0 = tick 1).
+/// Fills `sig.phases`, `sig.order`, times and coverage from the occurrences.
 /// Instances of one structural phase whose total work differs by more than 1 - work_similarity become
 /// separate phases; each phase's bursts at instance boundaries are attributed to the side they resemble.
 OccurrenceLabels build_signature(const TraceDefinitions& defs, const Extracted& extracted,
-                                 const std::vector<std::filesystem::path>& tick_files, const PhaseStructure& phases,
+                                 const std::vector<std::filesystem::path>& tick_files, const RunPhases& phases,
                                  Signature& sig);
-
-/// Index of the occurrence holding `tick` (1-based), given occurrences' first ticks in increasing order.
-[[nodiscard]] std::size_t occurrence_of(const std::vector<std::uint64_t>& first_tick, std::uint64_t tick,
-                                        std::size_t hint) noexcept;
 
 /// Reads a location's operations in order together with their ticks (from the Lamport pass's tick file) and
 /// the occurrence each belongs to.
 class OpSweep {
  public:
-  OpSweep(const ExtractedLocation& l, const std::filesystem::path& ticks, const std::vector<std::uint64_t>& first_tick)
-      : ops_(l.ops), ticks_(ticks), first_tick_(first_tick) {}
+  OpSweep(const ExtractedLocation& l, std::size_t location, const std::filesystem::path& ticks, const RunPhases& phases)
+      : ops_(l.ops), ticks_(ticks), locator_(phases, location) {}
   bool next() {
     if (!ops_.next(op)) return false;
     ticks_.next(op.actions.size(), op_tick, action_ticks);
-    occurrence = occurrence_of(first_tick_, op_tick, occurrence == kNoOccurrence ? 0 : occurrence);
+    index = occurrence == kNoOccurrence ? 0 : index + 1;
+    occurrence = locator_.at(index, op_tick);
     return true;
   }
   static constexpr std::size_t kNoOccurrence = static_cast<std::size_t>(-1);
   Op op;
+  std::uint64_t index = 0;  ///< of the operation in its location
   std::uint64_t op_tick = 0;
   std::vector<std::uint64_t> action_ticks;
   std::size_t occurrence = kNoOccurrence;  ///< before the first next()
@@ -54,7 +53,7 @@ class OpSweep {
  private:
   OpReader ops_;
   TickReader ticks_;
-  const std::vector<std::uint64_t>& first_tick_;
+  OccurrenceLocator locator_;
 };
 
 }  // namespace p3s::analyzer

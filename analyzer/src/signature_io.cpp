@@ -151,6 +151,14 @@ SigPhase phase_from(const json& j) {
   return p;
 }
 
+/// The time partition check: (phases + outside) / run time, which is 1 when the instance times tile the run.
+std::string time_partition_check(const Signature& s) {
+  if (s.run_time_ns <= 0) return {};
+  char buf[64];
+  std::snprintf(buf, sizeof buf, " (ratio %.4f)", (s.accounted_ns + s.outside_ns) / s.run_time_ns);
+  return buf;
+}
+
 std::string fmt_ns(double ns) {
   char buf[32];
   if (ns >= 1e9)
@@ -199,14 +207,18 @@ void write_signature(const Signature& s, const std::filesystem::path& path) {
                   {{"relevance", s.options.relevance},
                    {"volume_tolerance", s.options.volume_tolerance},
                    {"work_similarity", s.options.work_similarity},
-                   {"partial", s.options.partial}}}}},
+                   {"partial", s.options.partial},
+                   {"phase_method", s.options.phase_method}}}}},
                {"date", s.date},
                {"processes", s.processes},
                {"locations", s.locations},
                {"work_metric", s.work_metric},
                {"complete", s.complete},
+               {"phase_method", s.phase_method},
+               {"phase_method_note", s.phase_method_note},
                {"run_time_ns", s.run_time_ns},
                {"accounted_ns", s.accounted_ns},
+               {"outside_ns", s.outside_ns},
                {"coverage", s.coverage},
                {"operations", s.operations},
                {"events", s.events},
@@ -243,6 +255,7 @@ Signature read_signature(const std::filesystem::path& path) {
     s.options.volume_tolerance = o.at("volume_tolerance").get<double>();
     s.options.work_similarity = o.at("work_similarity").get<double>();
     s.options.partial = o.value("partial", false);
+    s.options.phase_method = o.value("phase_method", std::string("global-ticks"));
     s.date = j.value("date", std::string());
     s.processes = j.at("processes").get<std::int32_t>();
     s.locations = j.at("locations").get<std::uint32_t>();
@@ -250,6 +263,9 @@ Signature read_signature(const std::filesystem::path& path) {
     s.complete = j.at("complete").get<bool>();
     s.run_time_ns = j.at("run_time_ns").get<double>();
     s.accounted_ns = j.at("accounted_ns").get<double>();
+    s.phase_method = j.value("phase_method", std::string("global-ticks"));
+    s.phase_method_note = j.value("phase_method_note", std::string());
+    s.outside_ns = j.value("outside_ns", 0.0);
     s.coverage = j.at("coverage").get<double>();
     s.operations = j.at("operations").get<std::uint64_t>();
     s.events = j.at("events").get<std::uint64_t>();
@@ -289,7 +305,10 @@ std::string signature_report(const Signature& s) {
                                                                  : std::string())
       << '\n';
   out << "work metric  " << s.work_metric << '\n';
-  out << "run time     " << fmt_ns(s.run_time_ns) << " (phases account for " << fmt_ns(s.accounted_ns) << ")\n";
+  out << "run time     " << fmt_ns(s.run_time_ns) << " = phases " << fmt_ns(s.accounted_ns) << " + outside phases "
+      << fmt_ns(s.outside_ns) << time_partition_check(s) << '\n';
+  out << "phases by    " << s.phase_method
+      << (s.phase_method_note.empty() ? std::string() : " (" + s.phase_method_note + ")") << '\n';
   std::snprintf(buf, sizeof buf, "%llu MPI calls, %llu events on %llu ticks, %llu messages",
                 static_cast<unsigned long long>(s.operations), static_cast<unsigned long long>(s.events),
                 static_cast<unsigned long long>(s.ticks), static_cast<unsigned long long>(s.messages));

@@ -95,20 +95,27 @@ std::vector<std::uint32_t> work_clusters(const std::vector<std::size_t>& occs, c
 }  // namespace
 
 InstanceWork measure_instances(const Extracted& extracted, const std::vector<std::filesystem::path>& tick_files,
-                               const PhaseStructure& ps, const std::vector<std::uint64_t>& first_tick) {
+                               const RunPhases& phases) {
   InstanceWork w;
-  w.occurrence_work.assign(ps.occurrences.size(), 0);
-  w.bounds.resize(ps.phases.size());
+  const std::size_t count = phases.occurrence_phase.size();
+  w.occurrence_work.assign(count, 0);
+  std::vector<std::uint64_t> first(count, UINT64_MAX);
+  std::vector<std::uint64_t> last(count, 0);
+  w.bounds.resize(phases.phase_count);
   for (std::size_t l = 0; l < extracted.locations.size(); ++l) {
-    OpSweep s(extracted.locations[l], tick_files[l], first_tick);
+    OpSweep s(extracted.locations[l], l, tick_files[l], phases);
     std::size_t prev = kNone;
     while (s.next()) {
       const std::size_t o = s.occurrence;
       w.occurrence_work[o] += static_cast<double>(s.op.header.burst_work);
+      if (s.op_tick != 0) {
+        first[o] = std::min(first[o], s.op_tick);
+        last[o] = std::max(last[o], s.op_tick);
+      }
       if (o == prev) continue;
       if (prev != kNone) {
-        const std::uint32_t p = ps.occurrences[o].phase;
-        const std::uint32_t q = ps.occurrences[prev].phase;
+        const std::uint32_t p = phases.occurrence_phase[o];
+        const std::uint32_t q = phases.occurrence_phase[prev];
         const auto burst = static_cast<double>(s.op.header.burst_work);
         if (p == q && o == prev + 1) {
           w.bounds[p].internal.add(burst);
@@ -119,6 +126,11 @@ InstanceWork measure_instances(const Extracted& extracted, const std::vector<std
       }
       prev = o;
     }
+  }
+  w.occurrence_ticks = phases.occurrence_ticks;
+  if (w.occurrence_ticks.empty()) {
+    w.occurrence_ticks.resize(count);
+    for (std::size_t o = 0; o < count; ++o) w.occurrence_ticks[o] = first[o] <= last[o] ? last[o] - first[o] + 1 : 0;
   }
   return w;
 }
@@ -140,11 +152,11 @@ std::vector<bool> trailing_phases(const InstanceWork& w, double floor_per_locati
   return trailing;
 }
 
-FinalPhases split_by_work(const PhaseStructure& ps, const std::vector<double>& occurrence_work, double tol,
+FinalPhases split_by_work(const RunPhases& phases, const std::vector<double>& occurrence_work, double tol,
                           double floor) {
-  const std::size_t nocc = ps.occurrences.size();
-  std::vector<std::vector<std::size_t>> by_phase(ps.phases.size());
-  for (std::size_t o = 0; o < nocc; ++o) by_phase[ps.occurrences[o].phase].push_back(o);
+  const std::size_t nocc = phases.occurrence_phase.size();
+  std::vector<std::vector<std::size_t>> by_phase(phases.phase_count);
+  for (std::size_t o = 0; o < nocc; ++o) by_phase[phases.occurrence_phase[o]].push_back(o);
   std::vector<std::uint32_t> cluster(nocc, 0);
   for (const auto& occs : by_phase) {
     const std::vector<std::uint32_t> c = work_clusters(occs, occurrence_work, tol, floor);
@@ -155,7 +167,7 @@ FinalPhases split_by_work(const PhaseStructure& ps, const std::vector<double>& o
   f.instance.resize(nocc);
   std::vector<std::uint64_t> seen;
   for (std::size_t o = 0; o < nocc; ++o) {
-    const std::pair<std::uint32_t, std::uint32_t> key{ps.occurrences[o].phase, cluster[o]};
+    const std::pair<std::uint32_t, std::uint32_t> key{phases.occurrence_phase[o], cluster[o]};
     const auto [it, inserted] = f.final_id.emplace(key, static_cast<std::uint32_t>(f.final_id.size()));
     if (inserted) {
       f.structural_of.push_back(key.first);

@@ -12,6 +12,7 @@
 #include "extract.hpp"
 #include "p3s/analyzer/phase_finder.hpp"
 #include "p3s/analyzer/signature.hpp"
+#include "run_phases.hpp"
 
 namespace p3s::analyzer {
 
@@ -24,13 +25,14 @@ struct InstanceWork {
     Stat trail;     ///< bursts after an instance that another phase follows
   };
   std::vector<double> occurrence_work;
-  std::vector<Boundary> bounds;  ///< per structural phase
+  std::vector<std::uint64_t> occurrence_ticks;  ///< logical length: from the first to the last tick of its calls
+  std::vector<Boundary> bounds;                 ///< per structural phase
 };
 
-/// Reads every location's operations once. `first_tick` holds each occurrence's first tick (1-based).
+/// Reads every location's operations once.
 [[nodiscard]] InstanceWork measure_instances(const Extracted& extracted,
                                              const std::vector<std::filesystem::path>& tick_files,
-                                             const PhaseStructure& ps, const std::vector<std::uint64_t>& first_tick);
+                                             const RunPhases& phases);
 
 /// Per structural phase: whether its instances keep the burst after their last call (trailing) instead of the
 /// one before their first (leading). `floor_per_location` is the work below which differences are noise.
@@ -47,7 +49,7 @@ struct FinalPhases {
 
 /// Splits each structural phase's occurrences into work populations whose totals differ by more than `tol`
 /// (relative) and `floor` (absolute).
-[[nodiscard]] FinalPhases split_by_work(const PhaseStructure& ps, const std::vector<double>& occurrence_work,
-                                        double tol, double floor);
+[[nodiscard]] FinalPhases split_by_work(const RunPhases& phases, const std::vector<double>& occurrence_work, double tol,
+                                        double floor);
 
 }  // namespace p3s::analyzer

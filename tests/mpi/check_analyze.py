@@ -7,6 +7,10 @@
 Scenarios:
   scaling   record the app at 2, 4, 8 and 16 ranks with N and 2N iterations: the loop phase weighs N (2N), the
             phase count and order shape are the same at every rank count and iteration count, coverage >= 95 %
+  pipeline  a pipelined wavefront solver (the wavefront app with 8 blocks of planes per sweep) at 4, 8 and 16
+            ranks: with --phases by-rank, one relevant loop phase weighing N and the same relevant phases at every
+            rank count; with either method, the phases' times and the time outside them add up to the run time
+            within 1 %
   exports   --logical-csv (one row per action, ticks increasing per rank, phases and instances) and
             --otf2-logical (otf2-print reads it; phase regions present)
   errors    negative inputs: not an archive, damaged archive, a killed run (unmatched receive) without and with
@@ -52,6 +56,15 @@ class Ctx:
             fail("analyze", f"{trace}: exit {r.returncode}: {r.stderr.strip()}")
         with open(sig) as f:
             return json.load(f), r.stdout
+
+
+def check_time_partition(sig, what):
+    """Sum over phases of weight x mean instance time, plus the time outside phases, is the run time."""
+    total = sum(p["weight"] * p["time_ns"]["mean"] for p in sig["phases"]) + sig["outside_ns"]
+    ratio = total / sig["run_time_ns"]
+    if abs(ratio - 1) > 0.01:
+        fail("time partition", f"{what}: phases and outside add up to {ratio:.4f} x the run time")
+    return ratio
 
 
 def loop_phase(sig):
@@ -108,6 +121,7 @@ def scaling(c):
                 fail("ticks", f"phase occurrences cover {total} of {sig['ticks']} ticks")
             if sum(run_[1] for run_ in sig["order"]) != sum(p["weight"] for p in sig["phases"]):
                 fail("order", "the phase order does not add up to the weights")
+            check_time_partition(sig, f"{np} ranks, {iters} iterations")
             if len(loop["ranks"]) != np:
                 fail("sipt", f"the loop phase has events for {len(loop['ranks'])} of {np} ranks")
             check_requests(sig, loop, np)
@@ -117,6 +131,29 @@ def scaling(c):
     counts = {v[:2] for v in seen.values()}
     if len(counts) != 1:
         fail("same phases", f"phase count / order length differ across runs: {seen}")
+
+
+def pipeline(c):
+    n = c.a.iters
+    shapes = {}
+    for np in (4, 8, 16):
+        trace, r = c.record(f"pipeline.np{np}", np, [str(n), "240", "16", "8"])
+        if r.returncode != 0:
+            fail("record", f"{np} ranks: {r.stderr.strip()[-500:]}")
+        sig, _ = c.analyze(trace)
+        ratio_global = check_time_partition(sig, f"{np} ranks, global-ticks")
+        sig, report = c.analyze(trace, "--phases", "by-rank")
+        if sig["phase_method"] != "by-rank":
+            fail("method", f"{np} ranks: phases found by {sig['phase_method']}\n{report}")
+        ratio = check_time_partition(sig, f"{np} ranks, by-rank")
+        relevant = sorted((p["weight"] for p in sig["phases"] if p["relevant"]), reverse=True)
+        if not relevant or relevant[0] != n or relevant.count(n) != 1:
+            fail("weight", f"{np} ranks: relevant phases weigh {relevant}, expected one loop phase of {n}\n{report}")
+        shapes[np] = relevant
+        print(f"{np:3d} ranks: relevant phases weigh {relevant}; time partition {ratio:.4f} "
+              f"(global-ticks {ratio_global:.4f})")
+    if len({tuple(v) for v in shapes.values()}) != 1:
+        fail("same phases", f"the relevant phases differ across rank counts: {shapes}")
 
 
 def exports(c):
@@ -178,7 +215,7 @@ def errors(c):
         fail("partial", "a partial analysis must say the run was incomplete")
 
 
-SCENARIOS = {f.__name__: f for f in (scaling, exports, errors)}
+SCENARIOS = {f.__name__: f for f in (scaling, pipeline, exports, errors)}
 
 
 def main():

@@ -58,7 +58,12 @@ std::string first_call(const SigPhase& p) {
   return p.ranks.empty() || p.ranks[0].events.empty() ? "" : p.ranks[0].events[0].call;
 }
 
+/// The phases cover the run: in ticks, in instances, and in time (the instance times and the time outside phases
+/// add up to the run time).
 void expect_covering(const Signature& s) {
+  double time = s.outside_ns;
+  for (const SigPhase& p : s.phases) time += static_cast<double>(p.weight) * p.time_ns.mean;
+  EXPECT_NEAR(time / s.run_time_ns, 1.0, 0.01);
   std::uint64_t ticks = 0;
   std::uint64_t runs = 0;
   for (const SigPhase& p : s.phases) ticks += p.weight * p.ticks;

@@ -38,6 +38,13 @@ struct PhaseOccurrence {
   std::uint64_t ticks = 0;
 };
 
+/// One item of the folded sequence's top level: a stretch between loops, or an outermost loop instance.
+struct TopItem {
+  std::uint64_t first_tick = 0;
+  std::uint64_t ticks = 0;
+  std::uint64_t count = 0;  ///< the loop's iterations (each ticks / count long); 0 for a stretch between loops
+};
+
 /// The phases of a run.
 struct PhaseStructure {
   /// Phase id -> its tick symbols (one instance). Identical stretches anywhere in the run are one phase.
@@ -48,6 +55,8 @@ struct PhaseStructure {
   std::vector<PhaseOccurrence> occurrences;
   /// The loops found (for reports), innermost first; `LoopInfo::id` is the index in this list.
   std::vector<LoopInfo> loops;
+  /// The top level in run order: the outermost loops and the stretches between them; they cover [0, n).
+  std::vector<TopItem> top;
 };
 
 /// Finds the phases of a tick sequence. Deterministic. Memory and time grow with the sequence length and

@@ -83,9 +83,12 @@ struct SigPhase {
   std::uint32_t id = 0;
   std::uint64_t weight = 0;  ///< occurrences in the run
   std::uint64_t ticks = 0;   ///< logical length
-  Stat time_ns;              ///< instance time: the slowest rank's bursts and calls in the instance
-  Stat work;                 ///< total burst work of an instance over all ranks
-  double share = 0;          ///< weight x mean time / accounted time
+  /// Instance time: the mean over the run's locations of the bursts and calls each spends in the instance (0 on a
+  /// location without calls in it). Every location's time from its first call to its last is tiled by the
+  /// instances, so that the instance times add up to the mean location's span however instances overlap.
+  Stat time_ns;
+  Stat work;         ///< total burst work of an instance over all ranks
+  double share = 0;  ///< weight x mean time / accounted time
   bool relevant = false;
   std::string attribution;                 ///< leading (a burst belongs to the call after it) or trailing
   std::uint32_t split_from = 0xffffffffu;  ///< the structural phase it was split from by work, if any
@@ -115,6 +118,9 @@ struct SignatureOptions {
   double volume_tolerance = 0.05;
   double work_similarity = 0.90;
   bool partial = false;
+  /// How phases are found: global-ticks (the run's tick sequence folded), by-rank (every rank's own sequence folded,
+  /// then joined by position), or auto (by rank where every rank has as many instances, else global-ticks).
+  std::string phase_method = "global-ticks";
 };
 
 struct Signature {
@@ -130,9 +136,12 @@ struct Signature {
   bool complete = true;     ///< the recorded run reached MPI_Finalize
   SignatureOptions options;
 
-  double run_time_ns = 0;   ///< wall time from the first to the last MPI call
-  double accounted_ns = 0;  ///< sum of all phase instance times
-  double coverage = 0;      ///< relevant phases' share of accounted_ns
+  std::string phase_method;       ///< the method that found the phases: by-rank or global-ticks
+  std::string phase_method_note;  ///< why the by-rank method was not used, when it was not
+  double run_time_ns = 0;         ///< wall time from the first MPI call's enter to the last one's leave
+  double accounted_ns = 0;        ///< sum over instances of their time (see SigPhase::time_ns)
+  double outside_ns = 0;          ///< the run's time outside phases: run_time_ns - accounted_ns when it partitions
+  double coverage = 0;            ///< relevant phases' share of accounted_ns
   std::uint64_t operations = 0;
   std::uint64_t events = 0;  ///< tick-carrying actions
   std::uint64_t ticks = 0;

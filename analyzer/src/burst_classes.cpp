@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "burst_classes.hpp"
+
+#include <bit>
+#include <cmath>
+
+namespace p3s::analyzer {
+namespace {
+
+constexpr double kBinsPerOctave = 4;
+/// Classes closer than a factor of 10 are one class with a wide spread.
+constexpr double kMinSeparation = 3.3219280948873622 * kBinsPerOctave;  // log2(10) octaves, in bins
+constexpr double kMinLongFraction = 0.02;
+
+std::size_t bin_of(std::uint64_t ns) noexcept {
+  if (ns <= 1) return 0;
+  const double b = std::log2(static_cast<double>(ns)) * kBinsPerOctave;
+  return std::min<std::size_t>(BurstHistogram::kBins - 1, static_cast<std::size_t>(b));
+}
+
+}  // namespace
+
+void BurstHistogram::add(std::uint64_t ns) noexcept {
+  ++counts_[bin_of(ns)];
+  ++total_;
+}
+
+std::uint64_t BurstHistogram::compute_threshold() const noexcept {
+  if (total_ < 2) return 0;
+  const double n = static_cast<double>(total_);
+  double sum_all = 0;
+  for (std::size_t b = 0; b < kBins; ++b) sum_all += static_cast<double>(counts_[b]) * static_cast<double>(b);
+  // Split before bin t: short class [0, t), long class [t, kBins).
+  double count_short = 0;
+  double sum_short = 0;
+  double best = 0;
+  std::size_t best_t = 0;
+  double best_gap = 0;
+  double best_long_fraction = 0;
+  for (std::size_t t = 1; t < kBins; ++t) {
+    count_short += static_cast<double>(counts_[t - 1]);
+    sum_short += static_cast<double>(counts_[t - 1]) * static_cast<double>(t - 1);
+    const double count_long = n - count_short;
+    if (count_short == 0 || count_long == 0) continue;
+    const double mean_short = sum_short / count_short;
+    const double mean_long = (sum_all - sum_short) / count_long;
+    const double between = count_short * count_long * (mean_long - mean_short) * (mean_long - mean_short);
+    if (between > best) {
+      best = between;
+      best_t = t;
+      best_gap = mean_long - mean_short;
+      best_long_fraction = count_long / n;
+    }
+  }
+  if (best_t == 0 || best_gap < kMinSeparation || best_long_fraction < kMinLongFraction) return 0;
+  // Otsu's split sits at the lower edge of the gap between the classes: move it to the gap's middle.
+  std::size_t first_long = best_t;
+  while (first_long < kBins && counts_[first_long] == 0) ++first_long;
+  const double middle = (static_cast<double>(best_t) + static_cast<double>(first_long)) / 2;
+  return static_cast<std::uint64_t>(std::ceil(std::exp2(middle / kBinsPerOctave)));
+}
+
+}  // namespace p3s::analyzer

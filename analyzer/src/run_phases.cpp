@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "run_phases.hpp"
+
+#include <algorithm>
+
+namespace p3s::analyzer {
+namespace {
+
+const std::vector<std::uint64_t> kNoStarts;
+
+}  // namespace
+
+const char* phase_method_name(PhaseMethod m) noexcept { return m == PhaseMethod::ByRank ? "by-rank" : "global-ticks"; }
+
+RunPhases run_phases_from_ticks(const PhaseStructure& structure) {
+  RunPhases out;
+  out.method = PhaseMethod::GlobalTicks;
+  out.phase_count = static_cast<std::uint32_t>(structure.phases.size());
+  for (const PhaseOccurrence& o : structure.occurrences) {
+    out.occurrence_phase.push_back(o.phase);
+    out.first_tick.push_back(o.first_tick + 1);
+    out.occurrence_ticks.push_back(o.ticks);
+  }
+  return out;
+}
+
+OccurrenceLocator::OccurrenceLocator(const RunPhases& phases, std::size_t location) noexcept
+    : starts_(phases.method == PhaseMethod::ByRank
+                  ? (location < phases.first_op.size() ? phases.first_op[location] : kNoStarts)
+                  : phases.first_tick),
+      by_op_(phases.method == PhaseMethod::ByRank) {}
+
+std::size_t OccurrenceLocator::at(std::uint64_t op_index, std::uint64_t op_tick) noexcept {
+  if (starts_.empty()) return 0;
+  const std::uint64_t key = by_op_ ? op_index : op_tick;
+  // Keys of one location only grow: walk forward from the last answer, and search only when far away.
+  if (starts_[current_] > key) current_ = 0;
+  for (int step = 0; step < 8 && current_ + 1 < starts_.size() && starts_[current_ + 1] <= key; ++step) ++current_;
+  if (current_ + 1 < starts_.size() && starts_[current_ + 1] <= key) {
+    current_ = static_cast<std::size_t>(std::upper_bound(starts_.begin(), starts_.end(), key) - starts_.begin()) - 1;
+  }
+  return current_;
+}
+
+}  // namespace p3s::analyzer

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The phases of a run as the signature passes read them: every occurrence in run order, its phase, and which
+// operations of each location belong to it. Two methods produce it (see rank_phases.hpp and phase_finder.hpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "p3s/analyzer/phase_finder.hpp"
+
+namespace p3s::analyzer {
+
+enum class PhaseMethod : std::uint8_t {
+  /// Each location's steps folded on their own; occurrence k is the k-th step group of every location.
+  ByRank,
+  /// The run's tick sequence folded as a whole; an occurrence is a range of ticks.
+  GlobalTicks,
+};
+
+[[nodiscard]] const char* phase_method_name(PhaseMethod m) noexcept;
+
+struct RunPhases {
+  PhaseMethod method = PhaseMethod::GlobalTicks;
+  std::string method_note;  ///< why the per-location method was not used, when it was not
+  std::uint32_t phase_count = 0;
+  std::vector<std::uint32_t> occurrence_phase;  ///< phase of every occurrence, in run order
+  /// GlobalTicks: every occurrence's ticks (empty ones included). ByRank: empty; an occurrence's logical length
+  /// is then the ticks from its first call's to its last call's.
+  std::vector<std::uint64_t> occurrence_ticks;
+  /// GlobalTicks: the first tick (1-based) of every occurrence; the ticks up to the next one belong to it.
+  std::vector<std::uint64_t> first_tick;
+  /// ByRank: per location, the index of the first operation of every occurrence (the same number of
+  /// occurrences on every location that has operations; empty for the others).
+  std::vector<std::vector<std::uint64_t>> first_op;
+};
+
+/// The global method's result as RunPhases.
+[[nodiscard]] RunPhases run_phases_from_ticks(const PhaseStructure& structure);
+
+/// Which occurrence an operation of one location belongs to; operations must be asked in program order.
+class OccurrenceLocator {
+ public:
+  OccurrenceLocator(const RunPhases& phases, std::size_t location) noexcept;
+  [[nodiscard]] std::size_t at(std::uint64_t op_index, std::uint64_t op_tick) noexcept;
+
+ private:
+  const std::vector<std::uint64_t>& starts_;
+  bool by_op_ = false;
+  std::size_t current_ = 0;
+};
+
+}  // namespace p3s::analyzer

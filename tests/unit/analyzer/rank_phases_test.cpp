@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The by-rank phase method's parts: which bursts are computation, and steps folded per location then joined.
+#include <gtest/gtest.h>
+
+#include "burst_classes.hpp"
+#include "rank_phases.hpp"
+
+namespace p3s::analyzer {
+namespace {
+
+TEST(BurstClasses, TwoClassesFarApartGiveAThresholdBetweenThem) {
+  BurstHistogram h;
+  for (int i = 0; i < 300; ++i) h.add(2000 + 50 * (i % 7));        // packing between the calls of an exchange
+  for (int i = 0; i < 100; ++i) h.add(3000000 + 90000 * (i % 5));  // the compute of a step
+  const std::uint64_t t = h.compute_threshold();
+  EXPECT_GT(t, 2300u);
+  EXPECT_LT(t, 3000000u);
+}
+
+TEST(BurstClasses, OneClassOrRareOutliersGiveNoThreshold) {
+  BurstHistogram one;
+  for (int i = 0; i < 400; ++i) one.add(1000 + 97 * (i % 13));
+  EXPECT_EQ(one.compute_threshold(), 0u);
+  BurstHistogram outliers;  // 1 in 200 bursts delayed by the system: not a class
+  for (int i = 0; i < 1000; ++i) outliers.add(i % 200 == 0 ? 5000000 : 1500);
+  EXPECT_EQ(outliers.compute_threshold(), 0u);
+}
+
+/// A location whose program is: Init, `iters` x (calls `body`, compute), a reduction, Finalize.
+StepSequence location(std::int32_t rank, int iters, const std::vector<std::int32_t>& peers, int start_shift) {
+  StepSequence s(rank, 1000000);
+  std::uint64_t index = 0;
+  const auto call = [&](std::uint32_t region, std::int32_t peer, std::uint64_t burst) {
+    Op op;
+    op.header.region = region;
+    op.header.burst_ns = burst;
+    Action a;
+    a.peer = peer;
+    op.actions.push_back(a);
+    s.add(index++, op, region == 0 || region == 9);
+  };
+  call(0, -1, 0);                                         // Init
+  for (int i = 0; i < start_shift; ++i) call(5, -1, 10);  // set-up calls that some ranks make and others do not
+  for (int it = 0; it < iters; ++it) {
+    for (std::size_t p = 0; p < peers.size(); ++p) call(1, peers[p], 10);
+    call(2, -1, 2000000);  // an allreduce after the compute burst
+  }
+  call(3, -1, 10);  // the final reduction, right after the last iteration's calls
+  call(9, -1, 10);  // Finalize
+  s.finish();
+  return s;
+}
+
+TEST(RankPhases, LocationsWithDifferentCallsJoinIntoOneLoopPerIteration) {
+  // Rank 0 exchanges with one neighbour, rank 1 with two, rank 2 with two the same (an unrolled exchange).
+  std::vector<StepSequence> steps;
+  steps.push_back(location(0, 12, {1}, 0));
+  steps.push_back(location(1, 12, {0, 2}, 2));
+  steps.push_back(location(2, 12, {1, 1}, 1));
+  std::string why;
+  const auto rp = phases_by_rank(steps, {0, 1, 2}, PhaseFinderOptions{}, why);
+  ASSERT_TRUE(rp.has_value()) << why;
+  EXPECT_EQ(rp->method, PhaseMethod::ByRank);
+  std::vector<std::uint64_t> weight(rp->phase_count, 0);
+  for (const std::uint32_t p : rp->occurrence_phase) ++weight[p];
+  std::sort(weight.begin(), weight.end());
+  EXPECT_EQ(weight.back(), 12u) << "one phase per iteration, 12 iterations";
+  ASSERT_EQ(rp->first_op.size(), 3u);
+  for (const auto& starts : rp->first_op) EXPECT_EQ(starts.size(), rp->occurrence_phase.size());
+}
+
+TEST(RankPhases, DifferentInstanceCountsAreRefusedWithTheReason) {
+  std::vector<StepSequence> steps;
+  steps.push_back(location(0, 12, {1}, 0));
+  steps.push_back(location(1, 7, {0}, 0));
+  std::string why;
+  EXPECT_FALSE(phases_by_rank(steps, {0, 1}, PhaseFinderOptions{}, why).has_value());
+  EXPECT_NE(why.find("rank 1"), std::string::npos) << why;
+}
+
+}  // namespace
+}  // namespace p3s::analyzer
