@@ -41,8 +41,11 @@ class FileOpSource final : public OpSource {
 /// Writes every location's ticks and collects the tick symbols and every location's steps.
 class TickSink final : public LamportSink {
  public:
-  TickSink(const std::vector<std::filesystem::path>& files, const TraceDefinitions& defs, const Extracted& ex) {
+  /// `by_rank`: also group every location's calls into steps (8 bytes per call in memory) for the by-rank method.
+  TickSink(const std::vector<std::filesystem::path>& files, const TraceDefinitions& defs, const Extracted& ex,
+           bool by_rank) {
     for (const auto& f : files) writers_.push_back(std::make_unique<TickWriter>(f));
+    if (!by_rank) return;
     for (const ExtractedLocation& l : ex.locations) steps.emplace_back(l.rank, l.compute_burst_ns);
     for (const Region& region : defs.regions) {
       const mpi::Function f = region.function;
@@ -53,7 +56,7 @@ class TickSink final : public LamportSink {
   void on_op(std::size_t location, std::uint64_t index, const Op& op, std::uint64_t op_tick,
              std::span<const std::uint64_t> action_ticks) override {
     writers_[location]->write(op_tick, action_ticks);
-    steps[location].add(index, op, op.header.region < alone_.size() && alone_[op.header.region]);
+    if (!steps.empty()) steps[location].add(index, op, op.header.region < alone_.size() && alone_[op.header.region]);
   }
   void on_tick(std::uint64_t tick, std::uint32_t, std::uint64_t symbol) override {
     // Ticks arrive in order from 1; an empty tick keeps its place (symbol 0), so that tick t is index t - 1.
@@ -216,7 +219,7 @@ Signature analyze(const AnalyzeOptions& options, AnalyzeStats* stats) {
   for (std::size_t i = 0; i < ex.locations.size(); ++i) {
     tick_files.push_back(scratch.path() / (std::to_string(i) + ".ticks"));
   }
-  TickSink sink(tick_files, defs, ex);
+  TickSink sink(tick_files, defs, ex, options.signature.phase_method != "global-ticks");
   const LamportResult lr = clock_operations(defs, ex, options, sink);
   st.max_in_flight = lr.max_in_flight;
   st.max_open_ticks = lr.max_open_ticks;

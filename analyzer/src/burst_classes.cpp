@@ -12,10 +12,12 @@ constexpr double kBinsPerOctave = 4;
 constexpr double kMinSeparation = 3.3219280948873622 * kBinsPerOctave;  // log2(10) octaves, in bins
 constexpr double kMinLongFraction = 0.02;
 
+/// Quarter octaves from the leading bit and the two bits after it (no floating point: one call per MPI call).
 std::size_t bin_of(std::uint64_t ns) noexcept {
-  if (ns <= 1) return 0;
-  const double b = std::log2(static_cast<double>(ns)) * kBinsPerOctave;
-  return std::min<std::size_t>(BurstHistogram::kBins - 1, static_cast<std::size_t>(b));
+  if (ns < 4) return 0;
+  const auto top = static_cast<std::size_t>(std::bit_width(ns)) - 1;  // floor(log2 ns) >= 2
+  const std::size_t quarter = static_cast<std::size_t>(ns >> (top - 2)) & 3;
+  return std::min<std::size_t>(BurstHistogram::kBins - 1, top * 4 + quarter);
 }
 
 }  // namespace
