@@ -19,6 +19,7 @@ void add_analyze(CLI::App& app) {
   auto report = std::make_shared<bool>(false);
   auto quiet = std::make_shared<bool>(false);
   auto show_stats = std::make_shared<bool>(false);
+  auto phases = std::make_shared<std::string>(analyzer::phase_method_name(analyzer::PhaseMethod::GlobalTicks));
   CLI::App* sub = app.add_subcommand("analyze", "Find the phases of a traced run and write its signature");
   sub->add_option("trace", opts->input, "Trace directory or traces.otf2")->required();
   sub->add_option("-o,--output", *output, "Signature file (default: signature.json beside the archive)");
@@ -41,7 +42,7 @@ void add_analyze(CLI::App& app) {
   sub->add_option("--max-period", opts->max_period, "Longest loop body searched, in ticks")
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 24));
-  sub->add_option("--phases", opts->signature.phase_method,
+  sub->add_option("--phases", *phases,
                   "How phases are found: global-ticks (the run's tick sequence folded), by-rank (each rank's own "
                   "sequence folded, then joined by position: pipelines), or auto (by-rank where every rank has as many "
                   "instances, else global-ticks)")
@@ -49,7 +50,8 @@ void add_analyze(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "by-rank", "global-ticks"}));
   sub->add_flag("--partial", opts->signature.partial,
                 "Analyse a run that did not finish: unmatched receives become local events");
-  sub->callback([opts, output, csv, otf2, report, quiet, show_stats] {
+  sub->callback([opts, output, csv, otf2, report, quiet, show_stats, phases] {
+    opts->signature.phase_method = analyzer::phase_method_named(*phases).value();
     if (!csv->empty()) opts->logical_csv = *csv;
     if (!otf2->empty()) opts->otf2_logical = *otf2;
     analyzer::AnalyzeStats stats;

@@ -137,13 +137,13 @@ LamportResult clock_operations(const TraceDefinitions& defs, const Extracted& ex
 RunPhases find_run_phases(const Extracted& ex, const TickSink& sink, const AnalyzeOptions& options) {
   PhaseFinderOptions pf;
   pf.max_period = options.max_period;
-  const std::string& asked = options.signature.phase_method;
+  const PhaseMethod asked = options.signature.phase_method;
   std::string why_not;
-  if (asked != "global-ticks") {
+  if (asked != PhaseMethod::GlobalTicks) {
     std::vector<std::int32_t> ranks;
     for (const ExtractedLocation& l : ex.locations) ranks.push_back(l.rank);
     if (auto by_rank = phases_by_rank(sink.steps, ranks, pf, why_not)) return std::move(*by_rank);
-    if (asked == "by-rank") throw InputError("the phases cannot be found rank by rank: " + why_not);
+    if (asked == PhaseMethod::ByRank) throw InputError("the phases cannot be found rank by rank: " + why_not);
   }
   RunPhases global = run_phases_from_ticks(find_phases(sink.symbols, pf));
   global.method_note = why_not.empty() ? "" : "not found by rank: " + why_not;
@@ -219,7 +219,7 @@ Signature analyze(const AnalyzeOptions& options, AnalyzeStats* stats) {
   for (std::size_t i = 0; i < ex.locations.size(); ++i) {
     tick_files.push_back(scratch.path() / (std::to_string(i) + ".ticks"));
   }
-  TickSink sink(tick_files, defs, ex, options.signature.phase_method != "global-ticks");
+  TickSink sink(tick_files, defs, ex, options.signature.phase_method != PhaseMethod::GlobalTicks);
   const LamportResult lr = clock_operations(defs, ex, options, sink);
   st.max_in_flight = lr.max_in_flight;
   st.max_open_ticks = lr.max_open_ticks;
@@ -231,7 +231,7 @@ Signature analyze(const AnalyzeOptions& options, AnalyzeStats* stats) {
 
   t = Clock::now();
   Signature sig = signature_header(defs, ex, options, lr, sink.symbols.size());
-  sig.phase_method = phase_method_name(phases.method);
+  sig.phase_method = phases.method;
   sig.phase_method_note = phases.method_note;
   const OccurrenceLabels labels = build_signature(defs, ex, tick_files, phases, sig);
   add_warnings(ex, lr, sig);

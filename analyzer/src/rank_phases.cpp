@@ -16,6 +16,12 @@
 namespace p3s::analyzer {
 namespace {
 
+/// The hash of a run of calls: kCallsSeed extended by every call's shape in order (steps and occurrences alike).
+constexpr std::uint64_t kCallsSeed = mix64(kGoldenGamma);
+constexpr std::uint64_t with_call(std::uint64_t h, std::uint64_t shape) noexcept {
+  return mix64(h ^ shape) + kGoldenGamma;
+}
+
 /// A fifth of the locations may differ in a combination that is still the same phase.
 constexpr double kDifferingShare = 0.2;
 
@@ -44,17 +50,12 @@ std::uint64_t call_at(const StepSequence& steps, Grouping g, std::uint64_t i) {
 
 /// The location's outermost loops' iterations and the stretches between them.
 std::vector<Stretch> top_stretches(const PhaseStructure& ps, const StepSequence& steps, Grouping g) {
-  const auto op_at = [&](std::uint64_t i) { return call_at(steps, g, i); };
   std::vector<Stretch> out;
   for (const TopItem& t : ps.top) {
-    if (t.count == 0) {
-      out.push_back({op_at(t.first_tick), op_at(t.first_tick + t.ticks), 0});
-      continue;
-    }
+    const std::uint64_t begin = call_at(steps, g, t.first_tick);
+    const std::uint64_t end = call_at(steps, g, t.first_tick + t.ticks);
     // Iterations of one loop are the same steps, so they have the same number of calls.
-    const std::uint64_t begin = op_at(t.first_tick);
-    const std::uint64_t end = op_at(t.first_tick + t.ticks);
-    out.push_back({begin, end, (end - begin) / t.count});
+    out.push_back({begin, end, t.count == 0 ? 0 : (end - begin) / t.count});
   }
   return out;
 }
@@ -66,14 +67,14 @@ std::vector<Stretch> inner_stretches(const PhaseStructure& ps, const StepSequenc
   const std::size_t count = ps.occurrences.size();
   for (std::size_t o = 0; o < count; ++o) {
     const PhaseOccurrence& occ = ps.occurrences[o];
-    const Stretch sp{call_at(steps, g, occ.first_tick), call_at(steps, g, occ.first_tick + occ.ticks), 0};
-    const bool repeats = (o > 0 && ps.occurrences[o - 1].phase == occ.phase) ||
-                         (o + 1 < count && ps.occurrences[o + 1].phase == occ.phase);
-    if (repeats && !out.empty() && out.back().period == sp.end - sp.begin && o > 0 &&
-        ps.occurrences[o - 1].phase == occ.phase) {
-      out.back().end = sp.end;
+    const std::uint64_t begin = call_at(steps, g, occ.first_tick);
+    const std::uint64_t end = call_at(steps, g, occ.first_tick + occ.ticks);
+    const bool after_itself = o > 0 && ps.occurrences[o - 1].phase == occ.phase;
+    const bool before_itself = o + 1 < count && ps.occurrences[o + 1].phase == occ.phase;
+    if (after_itself && out.back().period == end - begin) {
+      out.back().end = end;
     } else {
-      out.push_back({sp.begin, sp.end, repeats ? sp.end - sp.begin : 0});
+      out.push_back({begin, end, after_itself || before_itself ? end - begin : 0});
     }
   }
   return out;
@@ -126,8 +127,8 @@ LocationOccurrences occurrences_of(const StepSequence& steps, const PhaseStructu
   const std::vector<std::uint64_t>& shapes = steps.shapes();
   LocationOccurrences out;
   const auto add = [&](std::uint64_t begin, std::uint64_t end) {
-    std::uint64_t h = mix64(end - begin);
-    for (std::uint64_t i = begin; i < end; ++i) h = mix64(h ^ shapes[i]) + kGoldenGamma;
+    std::uint64_t h = kCallsSeed;
+    for (std::uint64_t i = begin; i < end; ++i) h = with_call(h, shapes[i]);
     out.phase.push_back(h);
     out.first_op.push_back(begin);
   };
@@ -148,16 +149,21 @@ std::size_t differing(const std::vector<std::uint64_t>& a, const std::vector<std
   return d;
 }
 
-/// Combinations of the locations' phases -> the run's phases, numbered in order of first occurrence.
-std::vector<std::uint32_t> join_combinations(const std::vector<LocationOccurrences>& locs, std::size_t count,
-                                             std::uint32_t& phase_count) {
+/// Combinations of the locations' phases -> the run's phases, numbered in order of first occurrence. Locations
+/// without calls (no occurrences) take no part.
+std::vector<std::uint32_t> join_combinations(const std::vector<LocationOccurrences>& all, std::uint32_t& phase_count) {
+  std::vector<const LocationOccurrences*> locs;
+  for (const LocationOccurrences& l : all) {
+    if (!l.phase.empty()) locs.push_back(&l);
+  }
+  const std::size_t count = locs.empty() ? 0 : locs.front()->phase.size();
   std::map<std::vector<std::uint64_t>, std::uint32_t> ids;
   std::vector<std::vector<std::uint64_t>> combos;
   std::vector<std::uint64_t> weight;
   std::vector<std::uint32_t> combo_of(count);
   std::vector<std::uint64_t> key(locs.size());
   for (std::size_t k = 0; k < count; ++k) {
-    for (std::size_t l = 0; l < locs.size(); ++l) key[l] = locs[l].phase[k];
+    for (std::size_t l = 0; l < locs.size(); ++l) key[l] = locs[l]->phase[k];
     const auto [it, added] = ids.emplace(key, static_cast<std::uint32_t>(combos.size()));
     if (added) {
       combos.push_back(key);
@@ -218,11 +224,11 @@ void StepSequence::add(std::uint64_t index, const Op& op, bool alone) {
   if (boundary) {
     finish();
     first_op_.push_back(index);
-    current_ = mix64(kGoldenGamma);
+    current_ = kCallsSeed;
     open_ = true;
   }
   shapes_.push_back(operation_shape(rank_, op));
-  current_ = mix64(current_ ^ shapes_.back()) + kGoldenGamma;
+  current_ = with_call(current_, shapes_.back());
 }
 
 void StepSequence::finish() {
@@ -249,6 +255,10 @@ std::vector<LocationOccurrences> occurrences_at(const std::vector<StepSequence>&
       return {};
     }
   }
+  if (first == steps.size()) {
+    why_not = "no location has calls";
+    return {};
+  }
   return locs;
 }
 
@@ -274,7 +284,10 @@ std::optional<RunPhases> phases_by_rank(const std::vector<StepSequence>& steps, 
   // has as many instances is taken.
   std::vector<LocationOccurrences> locs;
   std::string notes;
+  const bool one_call_per_step = std::all_of(
+      steps.begin(), steps.end(), [](const StepSequence& s) { return s.symbols().size() == s.shapes().size(); });
   for (const Grouping g : {Grouping::Steps, Grouping::Calls}) {
+    if (g == Grouping::Calls && one_call_per_step) break;  // the same sequences, already folded
     const std::vector<PhaseStructure> folded = fold_all(steps, g, options);
     for (const bool outermost : {true, false}) {
       std::string why;
@@ -285,22 +298,14 @@ std::optional<RunPhases> phases_by_rank(const std::vector<StepSequence>& steps, 
     if (!locs.empty()) break;
   }
   if (locs.empty()) {
-    why_not = notes.empty() ? "no location has operations" : notes;
+    why_not = notes;
     return std::nullopt;
   }
   RunPhases out;
   out.method = PhaseMethod::ByRank;
   out.method_note = notes.empty() ? "" : "levels tried first: " + notes;
-  std::vector<LocationOccurrences> present;
-  std::vector<std::size_t> index;
-  for (std::size_t l = 0; l < locs.size(); ++l) {
-    if (steps[l].symbols().empty()) continue;
-    present.push_back(std::move(locs[l]));
-    index.push_back(l);
-  }
-  out.occurrence_phase = join_combinations(present, present.front().phase.size(), out.phase_count);
-  out.first_op.resize(steps.size());
-  for (std::size_t i = 0; i < present.size(); ++i) out.first_op[index[i]] = std::move(present[i].first_op);
+  out.occurrence_phase = join_combinations(locs, out.phase_count);
+  for (LocationOccurrences& l : locs) out.first_op.push_back(std::move(l.first_op));
   return out;
 }
 

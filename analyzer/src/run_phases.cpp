@@ -2,6 +2,9 @@
 #include "run_phases.hpp"
 
 #include <algorithm>
+#include <array>
+
+#include "p3s/stable_name.hpp"
 
 namespace p3s::analyzer {
 namespace {
@@ -10,7 +13,22 @@ const std::vector<std::uint64_t> kNoStarts;
 
 }  // namespace
 
-const char* phase_method_name(PhaseMethod m) noexcept { return m == PhaseMethod::ByRank ? "by-rank" : "global-ticks"; }
+std::string_view phase_method_name(PhaseMethod m) noexcept {
+  switch (m) {
+    case PhaseMethod::GlobalTicks:
+      return "global-ticks";
+    case PhaseMethod::ByRank:
+      return "by-rank";
+    case PhaseMethod::Auto:
+      return "auto";
+  }
+  return "global-ticks";
+}
+
+std::optional<PhaseMethod> phase_method_named(std::string_view name) noexcept {
+  return value_named(name, std::array{PhaseMethod::GlobalTicks, PhaseMethod::ByRank, PhaseMethod::Auto},
+                     phase_method_name);
+}
 
 RunPhases run_phases_from_ticks(const PhaseStructure& structure) {
   RunPhases out;

@@ -8,17 +8,9 @@
 #include <vector>
 
 #include "p3s/analyzer/phase_finder.hpp"
+#include "p3s/analyzer/signature.hpp"
 
 namespace p3s::analyzer {
-
-enum class PhaseMethod : std::uint8_t {
-  /// Each location's steps folded on their own; occurrence k is the k-th step group of every location.
-  ByRank,
-  /// The run's tick sequence folded as a whole; an occurrence is a range of ticks.
-  GlobalTicks,
-};
-
-[[nodiscard]] const char* phase_method_name(PhaseMethod m) noexcept;
 
 struct RunPhases {
   PhaseMethod method = PhaseMethod::GlobalTicks;

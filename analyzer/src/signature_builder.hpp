@@ -9,7 +9,6 @@
 
 #include "extract.hpp"
 #include "op_log.hpp"
-#include "p3s/analyzer/phase_finder.hpp"
 #include "p3s/analyzer/signature.hpp"
 #include "run_phases.hpp"
 #include "tick_log.hpp"

@@ -208,13 +208,13 @@ void write_signature(const Signature& s, const std::filesystem::path& path) {
                    {"volume_tolerance", s.options.volume_tolerance},
                    {"work_similarity", s.options.work_similarity},
                    {"partial", s.options.partial},
-                   {"phase_method", s.options.phase_method}}}}},
+                   {"phase_method", phase_method_name(s.options.phase_method)}}}}},
                {"date", s.date},
                {"processes", s.processes},
                {"locations", s.locations},
                {"work_metric", s.work_metric},
                {"complete", s.complete},
-               {"phase_method", s.phase_method},
+               {"phase_method", phase_method_name(s.phase_method)},
                {"phase_method_note", s.phase_method_note},
                {"run_time_ns", s.run_time_ns},
                {"accounted_ns", s.accounted_ns},
@@ -255,7 +255,8 @@ Signature read_signature(const std::filesystem::path& path) {
     s.options.volume_tolerance = o.at("volume_tolerance").get<double>();
     s.options.work_similarity = o.at("work_similarity").get<double>();
     s.options.partial = o.value("partial", false);
-    s.options.phase_method = o.value("phase_method", std::string("global-ticks"));
+    s.options.phase_method =
+        parse_stable_name(o.value("phase_method", std::string("global-ticks")), "phase method", phase_method_named);
     s.date = j.value("date", std::string());
     s.processes = j.at("processes").get<std::int32_t>();
     s.locations = j.at("locations").get<std::uint32_t>();
@@ -263,7 +264,8 @@ Signature read_signature(const std::filesystem::path& path) {
     s.complete = j.at("complete").get<bool>();
     s.run_time_ns = j.at("run_time_ns").get<double>();
     s.accounted_ns = j.at("accounted_ns").get<double>();
-    s.phase_method = j.value("phase_method", std::string("global-ticks"));
+    s.phase_method =
+        parse_stable_name(j.value("phase_method", std::string("global-ticks")), "phase method", phase_method_named);
     s.phase_method_note = j.value("phase_method_note", std::string());
     s.outside_ns = j.value("outside_ns", 0.0);
     s.coverage = j.at("coverage").get<double>();
@@ -307,7 +309,7 @@ std::string signature_report(const Signature& s) {
   out << "work metric  " << s.work_metric << '\n';
   out << "run time     " << fmt_ns(s.run_time_ns) << " = phases " << fmt_ns(s.accounted_ns) << " + outside phases "
       << fmt_ns(s.outside_ns) << time_partition_check(s) << '\n';
-  out << "phases by    " << s.phase_method
+  out << "phases by    " << phase_method_name(s.phase_method)
       << (s.phase_method_note.empty() ? std::string() : " (" + s.phase_method_note + ")") << '\n';
   std::snprintf(buf, sizeof buf, "%llu MPI calls, %llu events on %llu ticks, %llu messages",
                 static_cast<unsigned long long>(s.operations), static_cast<unsigned long long>(s.events),

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "extract.hpp"
-#include "p3s/analyzer/phase_finder.hpp"
 #include "p3s/analyzer/signature.hpp"
 #include "run_phases.hpp"
 

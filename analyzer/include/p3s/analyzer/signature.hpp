@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "p3s/analyzer/definitions.hpp"
@@ -113,14 +115,22 @@ struct PhaseRunEntry {
 };
 
 /// Options that shaped the signature (echoed in the file).
+/// How phases are found (signature-format.md, "How phases are found").
+enum class PhaseMethod : std::uint8_t {
+  GlobalTicks,  ///< the run's tick sequence folded as a whole; an occurrence is a range of ticks
+  ByRank,       ///< every location's own sequence folded, occurrences joined by their position
+  Auto,         ///< only as asked for: by rank where every location has as many occurrences, else global ticks
+};
+/// Stable names: global-ticks, by-rank, auto.
+[[nodiscard]] std::string_view phase_method_name(PhaseMethod m) noexcept;
+[[nodiscard]] std::optional<PhaseMethod> phase_method_named(std::string_view name) noexcept;
+
 struct SignatureOptions {
   double relevance = 0.01;
   double volume_tolerance = 0.05;
   double work_similarity = 0.90;
   bool partial = false;
-  /// How phases are found: global-ticks (the run's tick sequence folded), by-rank (every rank's own sequence folded,
-  /// then joined by position), or auto (by rank where every rank has as many instances, else global-ticks).
-  std::string phase_method = "global-ticks";
+  PhaseMethod phase_method = PhaseMethod::GlobalTicks;  ///< as asked for
 };
 
 struct Signature {
@@ -136,12 +146,12 @@ struct Signature {
   bool complete = true;     ///< the recorded run reached MPI_Finalize
   SignatureOptions options;
 
-  std::string phase_method;       ///< the method that found the phases: by-rank or global-ticks
-  std::string phase_method_note;  ///< why the by-rank method was not used, when it was not
-  double run_time_ns = 0;         ///< wall time from the first MPI call's enter to the last one's leave
-  double accounted_ns = 0;        ///< sum over instances of their time (see SigPhase::time_ns)
-  double outside_ns = 0;          ///< the run's time outside phases: run_time_ns - accounted_ns when it partitions
-  double coverage = 0;            ///< relevant phases' share of accounted_ns
+  PhaseMethod phase_method = PhaseMethod::GlobalTicks;  ///< the method that found the phases (never Auto)
+  std::string phase_method_note;                        ///< levels or the method not used, and why, when one was not
+  double run_time_ns = 0;   ///< wall time from the first MPI call's enter to the last one's leave
+  double accounted_ns = 0;  ///< sum over instances of their time (see SigPhase::time_ns)
+  double outside_ns = 0;    ///< the run's time outside phases: run_time_ns - accounted_ns when it partitions
+  double coverage = 0;      ///< relevant phases' share of accounted_ns
   std::uint64_t operations = 0;
   std::uint64_t events = 0;  ///< tick-carrying actions
   std::uint64_t ticks = 0;
