@@ -2,6 +2,8 @@
 // The by-rank phase method's parts: which bursts are computation, and steps folded per location then joined.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "burst_classes.hpp"
 #include "rank_phases.hpp"
 
@@ -26,8 +28,10 @@ TEST(BurstClasses, OneClassOrRareOutliersGiveNoThreshold) {
   EXPECT_EQ(outliers.compute_threshold(), 0u);
 }
 
-/// A location whose program is: Init, `iters` x (calls `body`, compute), a reduction, Finalize.
-StepSequence location(std::int32_t rank, int iters, const std::vector<std::int32_t>& peers, int start_shift) {
+/// A location whose program is: Init, `iters` x (calls to `peers`, compute, allreduce), a reduction, Finalize.
+/// In iteration `odd` (if any) the first call goes to another peer.
+StepSequence location(std::int32_t rank, int iters, const std::vector<std::int32_t>& peers, int start_shift,
+                      int odd = -1) {
   StepSequence s(rank, 1000000);
   std::uint64_t index = 0;
   const auto call = [&](std::uint32_t region, std::int32_t peer, std::uint64_t burst) {
@@ -42,13 +46,20 @@ StepSequence location(std::int32_t rank, int iters, const std::vector<std::int32
   call(0, -1, 0);                                         // Init
   for (int i = 0; i < start_shift; ++i) call(5, -1, 10);  // set-up calls that some ranks make and others do not
   for (int it = 0; it < iters; ++it) {
-    for (std::size_t p = 0; p < peers.size(); ++p) call(1, peers[p], 10);
+    for (std::size_t p = 0; p < peers.size(); ++p) call(1, peers[p] + (it == odd && p == 0 ? 1 : 0), 10);
     call(2, -1, 2000000);  // an allreduce after the compute burst
   }
   call(3, -1, 10);  // the final reduction, right after the last iteration's calls
   call(9, -1, 10);  // Finalize
   s.finish();
   return s;
+}
+
+std::vector<std::uint64_t> sorted_weights(const RunPhases& rp) {
+  std::vector<std::uint64_t> weight(rp.phase_count, 0);
+  for (const std::uint32_t p : rp.occurrence_phase) ++weight[p];
+  std::sort(weight.begin(), weight.end());
+  return weight;
 }
 
 TEST(RankPhases, LocationsWithDifferentCallsJoinIntoOneLoopPerIteration) {
@@ -61,12 +72,24 @@ TEST(RankPhases, LocationsWithDifferentCallsJoinIntoOneLoopPerIteration) {
   const auto rp = phases_by_rank(steps, {0, 1, 2}, PhaseFinderOptions{}, why);
   ASSERT_TRUE(rp.has_value()) << why;
   EXPECT_EQ(rp->method, PhaseMethod::ByRank);
-  std::vector<std::uint64_t> weight(rp->phase_count, 0);
-  for (const std::uint32_t p : rp->occurrence_phase) ++weight[p];
-  std::sort(weight.begin(), weight.end());
-  EXPECT_EQ(weight.back(), 12u) << "one phase per iteration, 12 iterations";
+  EXPECT_EQ(sorted_weights(*rp).back(), 12u) << "one phase per iteration, 12 iterations";
   ASSERT_EQ(rp->first_op.size(), 3u);
   for (const auto& starts : rp->first_op) EXPECT_EQ(starts.size(), rp->occurrence_phase.size());
+}
+
+TEST(RankPhases, AnIterationThatDiffersOnAFifthOfTheLocationsStaysInItsPhase) {
+  std::vector<StepSequence> steps;
+  for (std::int32_t r = 0; r < 5; ++r) steps.push_back(location(r, 12, {1}, 0, r == 3 ? 6 : -1));
+  std::string why;
+  const auto rp = phases_by_rank(steps, {0, 1, 2, 3, 4}, PhaseFinderOptions{}, why);
+  ASSERT_TRUE(rp.has_value()) << why;
+  EXPECT_EQ(sorted_weights(*rp).back(), 12u);
+  // On two of five locations it is not the loop's phase (nor are the iterations after it there: a loop after an
+  // irregular iteration begins at its compute burst, a rotation of the first loop's iterations).
+  steps[4] = location(4, 12, {1}, 0, 6);
+  const auto two = phases_by_rank(steps, {0, 1, 2, 3, 4}, PhaseFinderOptions{}, why);
+  ASSERT_TRUE(two.has_value()) << why;
+  EXPECT_LT(sorted_weights(*two).back(), 12u);
 }
 
 TEST(RankPhases, DifferentInstanceCountsAreRefusedWithTheReason) {
