@@ -70,13 +70,20 @@ json phase_json(const PhaseReport& p) {
     }
     classes.push_back(std::move(jr));
   }
+  json laws = json::array();
+  for (const LawFit& l : p.laws) {
+    json jl{{"law", l.law}, {"equation", l.equation}, {"max_rel_error", l.max_rel_error}};
+    if (l.loo_rel_error) jl["loo_rel_error"] = *l.loo_rel_error;
+    laws.push_back(std::move(jl));
+  }
   return json{{"id", p.id},
               {"calls", p.calls},
               {"relevant", p.relevant},
               {"share", p.share},
               {"total_work_spread", p.total_work_spread},
               {"measured", std::move(classes)},
-              {"notes", p.notes}};
+              {"notes", p.notes},
+              {"laws", std::move(laws)}};
 }
 
 PhaseReport phase_from(const json& j) {
@@ -95,6 +102,12 @@ PhaseReport phase_from(const json& j) {
     p.measured.push_back(std::move(out));
   }
   p.notes = j.at("notes").get<std::vector<std::string>>();
+  // Reports written before laws were listed have none.
+  for (const json& l : j.value("laws", json::array())) {
+    LawFit f{l.at("law").get<std::string>(), l.at("equation").get<std::string>(), l.at("max_rel_error").get<double>()};
+    if (l.contains("loo_rel_error")) f.loo_rel_error = l.at("loo_rel_error").get<double>();
+    p.laws.push_back(std::move(f));
+  }
   return p;
 }
 

@@ -557,6 +557,7 @@ void to_json(nlohmann::json& j, const RegressionLaw& law) {
                      {"max_rel_error", law.max_rel_error},
                      {"mean_rel_error", law.mean_rel_error},
                      {"equation", law.to_string()}};
+  if (law.loo_rel_error) j["loo_rel_error"] = *law.loo_rel_error;
 }
 
 void from_json(const nlohmann::json& j, RegressionLaw& law) {
@@ -581,6 +582,7 @@ void from_json(const nlohmann::json& j, RegressionLaw& law) {
   // The errors describe the fit, not the law: tolerate files without them.
   out.max_rel_error = j.contains("max_rel_error") ? real_field(j, "max_rel_error") : 0.0;
   out.mean_rel_error = j.contains("mean_rel_error") ? real_field(j, "mean_rel_error") : 0.0;
+  if (j.contains("loo_rel_error")) out.loo_rel_error = real_field(j, "loo_rel_error");
   law = out;
 }
 

@@ -508,6 +508,7 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   detail::LearntWork learnt = detail::learn_work(work, weight_by_n);
   pm.work = std::move(learnt.classes);
   pr.measured = std::move(learnt.measured);
+  pr.laws = law_fits(pm);
   return out;
 }
 

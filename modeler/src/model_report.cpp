@@ -76,6 +76,13 @@ void group_lines(std::ostringstream& out, const PhaseModel& p, std::size_t g) {
   }
 }
 
+/// "  (fits within 12 %, leave-one-out 20 %)": how far a law may be trusted.
+std::string uncertainty(const RegressionLaw& law) {
+  std::string s = "  (fits within " + fmt("%.0f", 100 * law.max_rel_error) + " %";
+  if (law.loo_rel_error) s += ", leave-one-out " + fmt("%.0f", 100 * *law.loo_rel_error) + " %";
+  return s + ")";
+}
+
 std::string burst_place(const PhaseModel& p, const BurstModel& b) {
   if (b.group < 0) return "after the last call";
   const GroupModel& g = p.groups[static_cast<std::size_t>(b.group)];
@@ -114,7 +121,7 @@ void work_lines(std::ostringstream& out, const Model& m, const PhaseModel& p, co
           << (!b.scaling        ? "constant, per rank = "
               : b.shared_by_all ? "scaling, total over all n ranks = "
                                 : "scaling, class total = ")
-          << b.law.to_string() << '\n';
+          << b.law.to_string() << uncertainty(b.law) << '\n';
     }
     out << "      SCIC        n   ranks  work/rank/instance   weight          total\n";
     const std::vector<ScicRow> none;
@@ -139,7 +146,33 @@ void work_lines(std::ostringstream& out, const Model& m, const PhaseModel& p, co
   }
 }
 
+LawFit law_fit(std::string which, const RegressionLaw& law) {
+  return {std::move(which), law.to_string(), law.max_rel_error, law.loo_rel_error};
+}
+
 }  // namespace
+
+std::vector<LawFit> law_fits(const PhaseModel& p) {
+  std::vector<LawFit> out;
+  for (std::size_t g = 0; g < p.groups.size(); ++g) {
+    const GroupModel& gm = p.groups[g];
+    for (std::size_t c = 0; c < gm.traits.size(); ++c) {
+      for (std::size_t t = 0; t < gm.traits[c].size(); ++t) {
+        for (std::size_t s = 0; s < static_cast<std::size_t>(gm.slots); ++s) {
+          out.push_back(law_fit("bytes of [" + std::to_string(g) + "] " + short_call(gm) + " case " +
+                                    std::to_string(c) + " term " + std::to_string(t) + " slot " + std::to_string(s),
+                                gm.traits[c][t].bytes[s]));
+        }
+      }
+    }
+  }
+  for (std::size_t k = 0; k < p.work.size(); ++k) {
+    for (const BurstModel& b : p.work[k].bursts) {
+      out.push_back(law_fit("work class " + std::to_string(k) + ", " + burst_place(p, b), b.law));
+    }
+  }
+  return out;
+}
 
 std::string model_report(const Model& m, const FitReport& report) {
   std::ostringstream out;

@@ -12,19 +12,20 @@
 namespace p3s::modeler::detail {
 namespace {
 
-/// Tolerance for "flat": CPU-time work is noisy on shared machines.
-constexpr double kFlat = 0.10;
 /// Ranks whose work per instance is within this of each other's do alike (the method's instruction groups).
 constexpr double kSimilar = 0.05;
 /// Below this much work per rank and instance a burst is empty (metric units: ns or instructions).
 constexpr double kEmpty = 1.0;
 
 /// Work laws extrapolate, so they keep to a constant or a power of n: positive and smooth, where linear or
-/// grid-based forms would fit the noise of a few runs and can turn negative beyond them.
+/// grid-based forms would fit the noise of a few runs and can turn negative beyond them. Work is noisy (CPU time
+/// on a shared machine), so no tolerance makes a law acceptable by itself: every law but an exact constant is
+/// weighed with the penalty for its parameters.
 RegressionOptions work_fit() {
   RegressionOptions o;
-  o.tolerance = kFlat;
+  o.tolerance = 0;
   o.allow_linear_inverse = false;
+  o.median_constant = true;
   return o;
 }
 
@@ -33,24 +34,14 @@ RegressionOptions work_fit() {
 /// configuration on a loaded machine, more for single ranks).
 constexpr double kNoise = 0.35;
 
-/// The median of the samples when they spread less than kNoise, else the regression.
+/// The median of the samples when they spread less than kNoise, else a constant (their median) or a power law,
+/// whichever the penalty for parameters prefers.
 RegressionLaw work_law(const std::vector<Sample>& samples) {
-  std::vector<double> v;
-  for (const Sample& x : samples) v.push_back(x.value);
-  std::sort(v.begin(), v.end());
-  const double hi = v.back();
-  if (hi <= 0 || (hi - v.front()) / hi > kNoise) return fit_regression(samples, work_fit());
-  const double median = v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-  RegressionLaw law = fit_regression(std::vector<Sample>{{1, median}});
-  double sum = 0;
-  law.max_rel_error = 0;
-  for (const double x : v) {
-    const double e = relative_error(median, x, hi);
-    sum += e;
-    law.max_rel_error = std::max(law.max_rel_error, e);
-  }
-  law.mean_rel_error = sum / static_cast<double>(v.size());
-  return law;
+  RegressionOptions o = work_fit();
+  const auto [lo, hi] = std::minmax_element(samples.begin(), samples.end(),
+                                            [](const Sample& x, const Sample& y) { return x.value < y.value; });
+  o.allow_power = !(hi->value > 0 && (hi->value - lo->value) / hi->value <= kNoise);
+  return fit_regression(samples, o);
 }
 
 /// Slope of log(value) against log(n): about -1 for work shared by n ranks, 0 for work that does not shrink.

@@ -449,6 +449,52 @@ TEST(RegressionFit, NoisyDataPicksTheRightForm) {
   EXPECT_GT(tight.max_rel_error, 0.005);
 }
 
+// The options work laws are fitted with (work_model.cpp): a constant (the median) or a power law, every law
+// weighed by the penalty for its parameters.
+RegressionOptions work_options() {
+  return {.tolerance = 0, .allow_power = true, .bases = {}, .allow_linear_inverse = false, .median_constant = true};
+}
+
+TEST(RegressionFit, ConstantWithinNoiseIsAConstant) {
+  // CPU time of a burst that does not change with n, measured at four counts on a loaded machine (+-25 %): a
+  // power law through them has the least error, yet it would extrapolate the noise. The penalty for its parameter gives
+  // the constant, their median.
+  const std::vector<Sample> burst{{4, 2400}, {8, 1500}, {16, 2100}, {32, 1450}};
+  const RegressionLaw law = fit_regression(burst, work_options());
+  EXPECT_EQ(law.form, RegressionForm::Constant) << law.to_string();
+  EXPECT_EQ(law.offset, 1800);
+  EXPECT_GT(law.max_rel_error, 0.1);
+  ASSERT_TRUE(law.loo_rel_error.has_value());
+  EXPECT_GT(*law.loo_rel_error, 0.1);  // the honest uncertainty of a noisy constant
+  EXPECT_LT(*law.loo_rel_error, 0.5);
+  // Seeded noise of +-20 % around a constant, over many draws: a power law is rarely claimed.
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-0.2, 0.2);
+  int powers = 0;
+  for (int draw = 0; draw < 200; ++draw) {
+    std::vector<Sample> s;
+    for (const double n : {4.0, 8.0, 16.0, 32.0}) s.push_back({n, 1000 * (1 + u(rng))});
+    powers += fit_regression(s, work_options()).form == RegressionForm::Power ? 1 : 0;
+  }
+  EXPECT_LT(powers, 20);
+}
+
+TEST(RegressionFit, RealTrendBeyondNoiseIsKept) {
+  // Work that grows as n^0.8 with +-10 % noise: the power law halves the leave-one-out error and is kept.
+  const std::vector<Sample> growing{{4, 3.03e5}, {8, 4.6e5}, {16, 9.4e5}, {32, 1.45e6}};
+  const RegressionLaw law = fit_regression(growing, work_options());
+  EXPECT_EQ(law.form, RegressionForm::Power);
+  EXPECT_NEAR(law.exponent, 0.8, 0.1);
+  ASSERT_TRUE(law.loo_rel_error.has_value());
+  EXPECT_LT(*law.loo_rel_error, 0.2);
+  // Exact data keep the simplest law within tolerance, with no leave-one-out error to speak of.
+  const RegressionLaw exact = fit_regression(sample(kMixed, [](double n) { return 5000 / n; }));
+  EXPECT_EQ(exact.to_string(), "5000/n");
+  EXPECT_LT(exact.loo_rel_error.value(), 1e-9);
+  // One sample: nothing to leave out.
+  EXPECT_FALSE(fit_regression(std::vector<Sample>{{8, 3}}).loo_rel_error.has_value());
+}
+
 TEST(RegressionFit, DegenerateInputs) {
   // One point, or one distinct n: the constant.
   const RegressionLaw one = fit_regression(std::vector<Sample>{{8, 42.5}});
@@ -505,6 +551,7 @@ TEST(RegressionLaw, JsonRoundTrip) {
     EXPECT_EQ(back.exponent, law.exponent);
     EXPECT_EQ(back.max_rel_error, law.max_rel_error);
     EXPECT_EQ(back.mean_rel_error, law.mean_rel_error);
+    EXPECT_EQ(back.loo_rel_error, law.loo_rel_error);
     EXPECT_EQ(back.value_at(100), law.value_at(100));
   }
   nlohmann::json bad = to_json(RegressionLaw{});

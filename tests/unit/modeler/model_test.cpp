@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -209,6 +210,19 @@ TEST(Model, FileRoundTrip) {
   EXPECT_EQ(validation_report(*report.validation), validation_report(*fit.report.validation));
   EXPECT_EQ(back.limits.order_from_n, 32);
   EXPECT_EQ(back.limits.threads_per_process, 1);
+  // Every work and size law is listed with its errors, and the model file keeps each law's leave-one-out error.
+  const std::vector<LawFit>& laws = report.phases.at(1).laws;
+  ASSERT_EQ(laws.size(), fit.report.phases.at(1).laws.size());
+  ASSERT_FALSE(laws.empty());
+  for (std::size_t i = 0; i < laws.size(); ++i) {
+    EXPECT_EQ(laws[i].law, fit.report.phases[1].laws[i].law);
+    EXPECT_EQ(laws[i].loo_rel_error, fit.report.phases[1].laws[i].loo_rel_error);
+  }
+  EXPECT_TRUE(std::any_of(laws.begin(), laws.end(), [](const LawFit& l) {
+    return l.law.rfind("work class", 0) == 0 && l.loo_rel_error.has_value();
+  }));
+  EXPECT_EQ(back.phases.at(1).work.at(0).bursts.at(0).law.loo_rel_error,
+            fit.model.phases.at(1).work.at(0).bursts.at(0).law.loo_rel_error);
 }
 
 TEST(Model, ModelFileHoldsWhatPredictionReadsAndNotTheFit) {

@@ -27,6 +27,14 @@ struct ScicRow {
   double total = 0;
 };
 
+/// How closely one regression law of a phase fits its runs, and how far it can be trusted beyond them.
+struct LawFit {
+  std::string law;  ///< which: "work class 0, before [1] MPI_Isend term 2", "bytes of [1] MPI_Isend case 0 term 0"
+  std::string equation;
+  double max_rel_error = 0;
+  std::optional<double> loo_rel_error = std::nullopt;  ///< leave-one-out (RegressionLaw::loo_rel_error)
+};
+
 /// What the fit saw of one phase.
 struct PhaseReport {
   std::uint32_t id = 0;  ///< the model's phase id
@@ -36,6 +44,7 @@ struct PhaseReport {
   double total_work_spread = 0;                ///< of weight x work across the fitted runs (strong scaling: small)
   std::vector<std::vector<ScicRow>> measured;  ///< per work class of the model's phase, per fitted run
   std::vector<std::string> notes;              ///< what could not be modelled exactly
+  std::vector<LawFit> laws;                    ///< the phase's work and size laws with their errors
 };
 
 /// The comparison of a model's predictions with a real run at the same n.
@@ -105,6 +114,9 @@ struct ModelOptions {
 void write_fit_report(const FitReport& report, const std::filesystem::path& path);
 /// Reads a fit report. @throws p3s::InputError naming the file when it is not one of this schema.
 [[nodiscard]] FitReport read_fit_report(const std::filesystem::path& path);
+
+/// The work laws (per class and burst) and message-size laws of a phase, with their errors.
+[[nodiscard]] std::vector<LawFit> law_fits(const PhaseModel& phase);
 
 /// The equations per phase in readable form with each phase's SCIC table (`p3s model --report`).
 [[nodiscard]] std::string model_report(const Model& model, const FitReport& report);

@@ -147,6 +147,9 @@ struct RegressionLaw {
   double exponent = 0;                             ///< p of the power law (Power only)
   double max_rel_error = 0;                        ///< max over the samples of |law(n) - value| / |value|
   double mean_rel_error = 0;                       ///< mean of the same
+  /// The law's uncertainty beyond its samples: the mean relative error of predicting each sample from the same
+  /// form fitted on the others (leave-one-out); nullopt when the samples are too few to leave one out.
+  std::optional<double> loo_rel_error = std::nullopt;
 
   /// The law at n (NaN where g is undefined; +-inf where an inverse basis is 0).
   [[nodiscard]] double value_at(double n) const;
@@ -166,11 +169,18 @@ struct RegressionOptions {
   std::vector<Basis> bases = {};
   /// Consider the linear and inverse forms at all (off: a constant or a power law only).
   bool allow_linear_inverse = true;
+  /// The constant is the median of the values rather than their least-squares mean (robust to one disturbed
+  /// run, as work measured on a loaded machine has).
+  bool median_constant = false;
 };
 
-/// Fits a real-valued law: the simplest form whose max relative error is within options.tolerance, else the
-/// candidate with the least max relative error. Simplicity order: constant; one-parameter c*g(n), c/g(n) over the
-/// bases in order; the power law; two-parameter offset + c*g(n), offset + c/g(n) over the bases in order.
+/// Fits a real-valued law: the simplest form whose max relative error is within options.tolerance. When none is,
+/// the candidates are weighed by their leave-one-out error with a penalty for parameters: a form with more
+/// parameters replaces a simpler one only when it halves the leave-one-out error and, where the samples are
+/// enough to compute it, lowers AICc (on relative residuals); among forms with as many parameters the lower
+/// leave-one-out error wins. So values that are constant within their noise give a constant, not a law through
+/// the noise. Simplicity order: constant; one-parameter c*g(n), c/g(n) over the bases in order; the power law;
+/// two-parameter offset + c*g(n), offset + c/g(n) over the bases in order.
 /// Fits are least squares on relative residuals (log-log for the power law); coefficients within 1e-9 of an
 /// integer are snapped to it. One distinct n gives the constant (least squares on relative residuals). A zero value is
 /// compared with an absolute tolerance scaled by the largest |value| instead of a relative one.
