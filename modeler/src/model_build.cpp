@@ -40,7 +40,8 @@ std::vector<Sample> samples_of(const std::map<std::int64_t, double>& by_n) {
 }
 
 /// Calls per rank in a group, the same for every rank of a run: an exact law in n.
-std::optional<ExactLaw> count_law(const std::vector<RankData>& ranks, std::size_t g, std::string& why) {
+std::optional<ExactLaw> count_law(const std::vector<RankData>& ranks, std::size_t g, const WholeAt& whole,
+                                  std::string& why) {
   std::map<std::int64_t, std::set<std::size_t>> counts;
   for (const RankData& d : ranks) counts[d.n].insert(d.at[g] ? d.at[g]->calls.size() : 0);
   std::map<std::int64_t, double> by_n;
@@ -51,7 +52,9 @@ std::optional<ExactLaw> count_law(const std::vector<RankData>& ranks, std::size_
     }
     by_n[n] = static_cast<double>(*c.begin());
   }
-  std::optional<ExactLaw> law = fit_exact(samples_of(by_n));
+  WholeAt whole_count = whole;
+  whole_count.non_negative = true;
+  std::optional<ExactLaw> law = fit_exact(samples_of(by_n), whole_count);
   if (!law) why = "the number of calls follows no exact law in n";
   return law;
 }
@@ -192,7 +195,8 @@ void fit_completions(GroupModel& gm, const std::vector<RankData>& ranks, std::si
 
 /// The communicator of a point-to-point group's messages: learnt from the communicator each rank's calls use
 /// (world when no message says, or when the communicators follow no law, which is noted).
-void fit_p2p_comm(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t g, std::vector<std::string>& notes) {
+void fit_p2p_comm(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t g, const WholeAt& whole,
+                  std::vector<std::string>& notes) {
   std::vector<detail::CommObservation> obs;
   for (const RankData& d : ranks) {
     const RankGroup* rg = d.at[g];
@@ -215,7 +219,7 @@ void fit_p2p_comm(GroupModel& gm, const std::vector<RankData>& ranks, std::size_
       obs.push_back(detail::observe_comm(*d.signature, d.n, d.r, used.begin()->first, used.begin()->second));
   }
   if (obs.empty()) return;
-  if (const std::optional<CommModel> cm = detail::learn_comm(obs)) {
+  if (const std::optional<CommModel> cm = detail::learn_comm(obs, whole)) {
     gm.comm = *cm;
   } else {
     notes.push_back("group " + std::to_string(g) + " (" + gm.call +
@@ -276,8 +280,8 @@ struct CollectiveSamples {
 };
 
 /// Collective calls: operation, communicator, root and sizes per call of the group.
-void fit_collectives(GroupModel& gm, std::vector<std::string>& notes, const std::vector<RankData>& ranks,
-                     std::size_t g) {
+void fit_collectives(GroupModel& gm, std::vector<std::string>& notes, const std::vector<RankData>& ranks, std::size_t g,
+                     const WholeAt& whole) {
   const auto calls = most_calls(ranks, g);
   for (std::size_t k = 0; k < calls; ++k) {
     const std::string where = "group " + std::to_string(g) + " (" + gm.call + "), call " + std::to_string(k);
@@ -293,13 +297,14 @@ void fit_collectives(GroupModel& gm, std::vector<std::string>& notes, const std:
     }
     CollectiveEntry ce;
     ce.op = samples.op;
-    if (const std::optional<CommModel> cm = detail::learn_comm(samples.comms)) {
+    if (const std::optional<CommModel> cm = detail::learn_comm(samples.comms, whole)) {
       ce.comm = *cm;
     } else {
       notes.push_back(where + ": its communicator's members follow no world/self/block/strided law; world assumed");
     }
     if (samples.rooted) {
-      std::optional<ExactLaw> law = samples.root_consistent ? fit_exact(samples_of(samples.root_rank)) : std::nullopt;
+      std::optional<ExactLaw> law =
+          samples.root_consistent ? fit_exact(samples_of(samples.root_rank), whole) : std::nullopt;
       if (!law) {
         notes.push_back(where + ": the root follows no exact law; rank 0 of the communicator assumed");
         law = ExactLaw::constant(Rational::make(0));
@@ -393,6 +398,7 @@ const analyzer::SigEvent& first_call(const std::vector<RankData>& ranks, std::si
 Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::Alignment alignment,
                    const FitOptions& options) {
   Shaped out;
+  const WholeAt whole{options.evaluate_at};
   std::vector<RankData>& ranks = out.ranks;
   for (std::size_t k = 0; k < runs.size(); ++k) {
     const analyzer::SigPhase& p = runs[k].signature.phases[rel.ids[k]];
@@ -431,16 +437,16 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::A
         obs.push_back(std::move(o));
       }
       std::string why;
-      if (std::optional<Pattern> p = learn_pattern(obs, gm.slots, &why, options.search)) {
+      if (std::optional<Pattern> p = learn_pattern(obs, gm.slots, &why, options.search, whole)) {
         gm.pattern = std::move(*p);
         fit_traits(gm, ranks, g);
-        fit_p2p_comm(gm, ranks, g, out.notes);
+        fit_p2p_comm(gm, ranks, g, whole, out.notes);
       } else {
         out.notes.push_back(where + ": peers not modelled: " + why);
       }
     } else {
       std::string why;
-      if (std::optional<ExactLaw> c = count_law(ranks, g, why)) {
+      if (std::optional<ExactLaw> c = count_law(ranks, g, whole, why)) {
         gm.count = *c;
       } else {
         out.notes.push_back(where + ": " + why);
@@ -460,6 +466,7 @@ struct PhaseFit {
 
 PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::uint32_t id, const FitOptions& options) {
   PhaseFit out;
+  const WholeAt whole{options.evaluate_at};
   PhaseModel& pm = out.model;
   PhaseReport& pr = out.report;
   pm.id = pr.id = id;
@@ -479,7 +486,7 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
     weights[runs[k].n()] = static_cast<double>(w);
     weight_by_n[runs[k].n()] = w;
   }
-  if (std::optional<ExactLaw> w = fit_exact(samples_of(weights))) {
+  if (std::optional<ExactLaw> w = fit_exact(samples_of(weights), whole)) {
     pm.weight = *w;
   } else {
     pm.weight_exact = false;
@@ -499,7 +506,7 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   pm.groups = std::move(best->groups);
   pr.notes.insert(pr.notes.end(), best->notes.begin(), best->notes.end());
   for (std::size_t g = 0; g < pm.groups.size(); ++g) {
-    if (pm.groups[g].role == Role::Collective) fit_collectives(pm.groups[g], pr.notes, ranks, g);
+    if (pm.groups[g].role == Role::Collective) fit_collectives(pm.groups[g], pr.notes, ranks, g, whole);
     if (pm.groups[g].role == Role::Completion) fit_completions(pm.groups[g], ranks, g, pm.groups);
   }
 
@@ -566,15 +573,21 @@ Fit fit_model(std::span<const Run> runs, const FitOptions& options) {
 
 Fit build_model(std::span<const std::filesystem::path> signatures, const ModelOptions& options) {
   const std::vector<Run> runs = load_runs(signatures, 3);
+  // The model compared with a run is evaluated at that run's n: its laws should be whole numbers there.
+  const auto validating = [&options](std::int64_t n) {
+    FitOptions o = options.fit;
+    o.evaluate_at.push_back(n);
+    return o;
+  };
   if (options.validate_with) {
     const std::vector<Run> held = load_runs(std::span(&*options.validate_with, 1), 1);
-    Fit fit = fit_model(runs, options.fit);
+    Fit fit = fit_model(runs, validating(held.front().n()));
     fit.report.validation = compare_with(fit.model, held.front());
     return fit;
   }
   if (!options.hold_out_largest) return fit_model(runs, options.fit);
   const std::vector<Run> fitted(runs.begin(), runs.end() - 1);
-  const Fit first = fit_model(fitted, options.fit);
+  const Fit first = fit_model(fitted, validating(runs.back().n()));
   Fit fit = fit_model(runs, options.fit);  // the held-out run folded in
   fit.report.validation = compare_with(first.model, runs.back());
   return fit;

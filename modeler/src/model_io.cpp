@@ -221,11 +221,13 @@ json fit_options_json(const FitOptions& o) {
                 {"constants", o.search.constants},
                 {"n_terms", o.search.n_terms},
                 {"max_stored", o.search.max_stored},
-                {"max_candidates", o.search.max_candidates}}}};
+                {"max_candidates", o.search.max_candidates}}},
+              {"evaluate_at", o.evaluate_at}};
 }
 
 FitOptions fit_options_from(const json& j) {
   FitOptions o;
+  o.evaluate_at = j.value("evaluate_at", std::vector<std::int64_t>{});
   if (!j.contains("expression_search")) return o;
   const json& s = j.at("expression_search");
   o.search.max_size = s.at("max_size").get<int>();

@@ -179,6 +179,9 @@ struct FitOptions {
   /// The expression search tried last for peers: bounded by a count of candidates, never by time, so the same
   /// signatures give the same model on a loaded machine.
   SearchOptions search;
+  /// Process counts the model will be evaluated at (a held-out run's, a prediction's): exact laws that are whole
+  /// numbers there are preferred to those that are not.
+  std::vector<std::int64_t> evaluate_at = {};
 };
 
 /// What a model leaves out, written down where prediction reads it.

@@ -148,9 +148,11 @@ struct ListObservation {
 /// aligned (null communications kept) or merged across ranks (absent communications), single terms or one
 /// counted repetition; when no single program fits, the ranks are split by a predicate and each side learnt.
 /// Returns nullopt when nothing fits; `why` then says what was tried. `search` bounds the expression search that
-/// is tried last.
+/// is tried last. Counts and labels are laws that are whole numbers at `whole.n` and at the process counts the
+/// observations suggest whenever such laws reproduce them (fit_exact()).
 [[nodiscard]] std::optional<Pattern> learn_pattern(std::span<const ListObservation> observations, int slots,
-                                                   std::string* why = nullptr, const SearchOptions& search = {});
+                                                   std::string* why = nullptr, const SearchOptions& search = {},
+                                                   const WholeAt& whole = {});
 
 [[nodiscard]] nlohmann::json rank_predicate_json(const RankPredicate& p);
 /// @throws p3s::InputError on an unknown predicate.
