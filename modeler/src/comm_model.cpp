@@ -131,7 +131,8 @@ void CommModel::check_at(std::int64_t n) const {
   if (!p || *p < 1) {
     throw ModelError("the communicator " + to_string() + " does not exist at n = " + std::to_string(n) + ": its " +
                      (kind == Kind::Block ? "block size " : "stride ") + param.to_string() +
-                     " is not a whole number of ranks there; the model cannot be evaluated at that n");
+                     " is not a whole number of ranks there (it is at " + whole_nearby(param, n) +
+                     "); the model cannot be evaluated at that n");
   }
 }
 

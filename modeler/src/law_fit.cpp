@@ -430,6 +430,25 @@ bool whole_at(const ExactLaw& law, std::span<const std::int64_t> at, bool non_ne
   });
 }
 
+std::string whole_nearby(const ExactLaw& law, std::int64_t n, bool non_negative) {
+  const auto whole = [&](std::int64_t m) { return whole_at(law, std::span(&m, 1), non_negative); };
+  std::vector<std::string> found;
+  for (std::int64_t m = n - 1; m >= 1; --m) {
+    if (whole(m)) {
+      found.push_back("n = " + std::to_string(m));
+      break;
+    }
+  }
+  for (std::int64_t m = n + 1; m <= 2 * n; ++m) {
+    if (whole(m)) {
+      found.push_back("n = " + std::to_string(m));
+      break;
+    }
+  }
+  if (found.empty()) return "no n up to " + std::to_string(2 * n);
+  return found.size() == 1 ? found[0] : found[0] + " and " + found[1];
+}
+
 int evaluability(const ExactLaw& law, std::span<const Sample> samples, const WholeAt& where) {
   if (!whole_at(law, where.n, where.non_negative)) return 2;
   std::vector<std::int64_t> own;

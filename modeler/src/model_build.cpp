@@ -87,7 +87,7 @@ void fit_traits(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t 
     const RankGroup* rg = d.at[g];
     if (rg == nullptr) continue;
     std::size_t which = 0;
-    const std::vector<Entry> entries = gm.pattern.generate(d.r, d.n, &which);
+    const std::vector<Entry> entries = gm.entries(d.r, d.n, &which);
     if (entries.size() != rg->calls.size()) continue;
     std::set<std::tuple<std::size_t, std::uint32_t, int>> first_seen;
     for (std::size_t k = 0; k < entries.size(); ++k) {
@@ -108,9 +108,11 @@ void fit_traits(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t 
       }
     }
   }
-  gm.traits.assign(gm.pattern.cases.size(), {});
-  for (std::size_t c = 0; c < gm.pattern.cases.size(); ++c) {
-    gm.traits[c].resize(gm.pattern.cases[c].program.terms.size());
+  // A measured group is one case of one term.
+  const bool measured = !gm.measured.empty();
+  gm.traits.assign(measured ? 1 : gm.pattern.cases.size(), {});
+  for (std::size_t c = 0; c < gm.traits.size(); ++c) {
+    gm.traits[c].resize(measured ? 1 : gm.pattern.cases[c].program.terms.size());
   }
   for (auto& [key, a] : acc) {
     const auto [c, t, s] = key;
@@ -132,12 +134,36 @@ void fit_traits(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t 
         if (!row.empty()) first[n] = row[0];
       }
     }
-    tt.bytes[slot] = fit_regression(samples_of(first), volume_fit(gm.pattern.cases[c].program.frame));
+    tt.bytes[slot] =
+        fit_regression(samples_of(first), volume_fit(measured ? Frame::Offset : gm.pattern.cases[c].program.frame));
     const auto most = std::max_element(a.tags.begin(), a.tags.end(),
                                        [](const auto& x, const auto& y) { return x.second < y.second; });
     tt.tag[slot] = most->first;
     tt.tag_varies[slot] = a.tags.size() > 1;
   }
+}
+
+/// What every rank did in group g in each run, for a group no law reproduces: its calls' peers (with_peers),
+/// or only how many calls it made.
+MeasuredCalls measure(const std::vector<RankData>& ranks, std::size_t g, bool with_peers) {
+  std::map<std::int64_t, std::vector<MeasuredCalls::Calls>> by_n;
+  for (const RankData& d : ranks) {
+    std::vector<MeasuredCalls::Calls>& run = by_n[d.n];
+    if (run.size() < static_cast<std::size_t>(d.n)) run.resize(static_cast<std::size_t>(d.n));
+    if (d.at[g] == nullptr || d.r < 0 || d.r >= d.n) continue;
+    for (const Call& c : d.at[g]->calls) {
+      run[static_cast<std::size_t>(d.r)].push_back(with_peers ? c.peers : std::array<std::int64_t, 2>{-1, -1});
+    }
+  }
+  MeasuredCalls m;
+  for (auto& [n, calls] : by_n) m.runs.push_back({n, std::move(calls)});
+  return m;
+}
+
+/// The note's end for a group kept as measured.
+std::string kept_as_measured(const MeasuredCalls& m) {
+  return "kept as measured at n = " + m.fitted_n() +
+         " (exact there; at any other n the nearest fitted run's calls, not extrapolated: approximate)";
 }
 
 /// Index of an event's call within the rank's shape: (shape position, call index in the group).
@@ -177,7 +203,7 @@ void fit_completions(GroupModel& gm, const std::vector<RankData>& ranks, std::si
         auto gen = generated.find(sg);
         if (gen == generated.end()) {
           std::size_t which = 0;
-          std::vector<Entry> e = groups[sg].pattern.generate(d.r, d.n, &which);
+          std::vector<Entry> e = groups[sg].entries(d.r, d.n, &which);
           gen = generated.emplace(sg, std::make_pair(which, std::move(e))).first;
         }
         if (call >= gen->second.second.size()) continue;
@@ -343,7 +369,7 @@ detail::RankWork rank_work(const RankData& d, const std::vector<GroupModel>& gro
     const RankGroup* rg = d.at[g];
     if (groups[g].role == Role::PointToPoint) {
       std::size_t which = 0;
-      const std::vector<Entry> entries = groups[g].pattern.generate(d.r, d.n, &which);
+      const std::vector<Entry> entries = groups[g].entries(d.r, d.n, &which);
       w.cases[g] = static_cast<std::uint32_t>(which);
       if (rg == nullptr) continue;
       for (std::size_t k = 0; k < rg->calls.size() && k < entries.size(); ++k) {
@@ -442,14 +468,18 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::A
         fit_traits(gm, ranks, g);
         fit_p2p_comm(gm, ranks, g, whole, out.notes);
       } else {
-        out.notes.push_back(where + ": peers not modelled: " + why);
+        gm.measured = measure(ranks, g, true);
+        fit_traits(gm, ranks, g);
+        fit_p2p_comm(gm, ranks, g, whole, out.notes);
+        out.notes.push_back(where + ": peers not modelled: " + why + "; " + kept_as_measured(gm.measured));
       }
     } else {
       std::string why;
       if (std::optional<ExactLaw> c = count_law(ranks, g, whole, why)) {
         gm.count = *c;
       } else {
-        out.notes.push_back(where + ": " + why);
+        gm.measured = measure(ranks, g, false);
+        out.notes.push_back(where + ": " + why + "; " + kept_as_measured(gm.measured));
         gm.count = ExactLaw::constant(Rational::make(0));
       }
     }
@@ -516,6 +546,9 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   pm.work = std::move(learnt.classes);
   pr.measured = std::move(learnt.measured);
   pr.laws = law_fits(pm);
+  for (std::size_t g = 0; g < pm.groups.size(); ++g) {
+    if (!pm.groups[g].measured.empty()) pr.approximate_groups.push_back(static_cast<std::uint32_t>(g));
+  }
   return out;
 }
 
@@ -534,10 +567,7 @@ ModelLimits limits_of(const Model& m, std::int64_t largest_n) {
 }  // namespace
 
 std::int64_t PhaseModel::weight_at(std::int64_t n) const {
-  if (weight_exact) {
-    if (const std::optional<std::int64_t> w = weight.integer_at(n)) return std::max<std::int64_t>(*w, 0);
-    return std::max<std::int64_t>(0, std::llround(weight.value_at(static_cast<double>(n))));
-  }
+  if (weight_exact) return count_value(weight, n);
   return std::max<std::int64_t>(0, std::llround(weight_fit.value_at(static_cast<double>(n))));
 }
 

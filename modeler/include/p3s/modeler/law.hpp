@@ -135,9 +135,16 @@ struct WholeAt {
 /// suggest, 1 when it is whole at where.n and the samples' own n only, 2 when it is not.
 [[nodiscard]] int evaluability(const ExactLaw& law, std::span<const Sample> samples, const WholeAt& where);
 
+/// Where near n the law is a whole number (not negative, when asked), for messages: "n = 8 and n = 16", "no n up
+/// to 2n". Looks down to 1 and up to 2n.
+[[nodiscard]] std::string whole_nearby(const ExactLaw& law, std::int64_t n, bool non_negative = false);
+
 /// The first of `laws` with the best evaluability(); nullopt when `laws` is empty.
 [[nodiscard]] std::optional<ExactLaw> prefer_whole(std::span<const ExactLaw> laws, std::span<const Sample> samples,
                                                    const WholeAt& where);
+
+/// The law at n as a count: its value where that is a whole number, else rounded; never below 0.
+[[nodiscard]] std::int64_t count_value(const ExactLaw& law, std::int64_t n);
 
 /// The simplest exact law reproducing every sample (|law(n) - value| <= 1e-9 * max(1, |value|)) that is a whole
 /// number wherever it will be evaluated (prefer_whole(): the samples' n, those they suggest, `where`), or

@@ -118,6 +118,13 @@ struct RankPredicate {
   friend bool operator==(const RankPredicate&, const RankPredicate&) = default;
 };
 
+/// A law of a pattern that cannot be evaluated at some n.
+struct Unevaluable {
+  std::string what;  ///< "the repetition count", "the peer law"
+  ExactLaw law;
+  bool count = false;  ///< a repetition count: it must not be negative either
+};
+
 /// A pattern: the first case whose predicate holds gives a rank's program.
 struct Pattern {
   struct Case {
@@ -129,6 +136,9 @@ struct Pattern {
 
   /// The entries of rank r at n (none when no case applies); the case index is stored in `which` when given.
   [[nodiscard]] std::vector<Entry> generate(std::int64_t r, std::int64_t n, std::size_t* which = nullptr) const;
+  /// The first count or label law, of a case some rank uses at n, that is not a whole number there (generate()
+  /// would throw); nullopt when every rank can be generated. Costs O(n) per case.
+  [[nodiscard]] std::optional<Unevaluable> unevaluable_at(std::int64_t n) const;
   [[nodiscard]] std::string to_string() const;
   friend bool operator==(const Pattern&, const Pattern&) = default;
 };
