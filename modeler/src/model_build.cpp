@@ -465,14 +465,12 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::A
       std::string why;
       if (std::optional<Pattern> p = learn_pattern(obs, gm.slots, &why, options.search, whole)) {
         gm.pattern = std::move(*p);
-        fit_traits(gm, ranks, g);
-        fit_p2p_comm(gm, ranks, g, whole, out.notes);
       } else {
         gm.measured = measure(ranks, g, true);
-        fit_traits(gm, ranks, g);
-        fit_p2p_comm(gm, ranks, g, whole, out.notes);
         out.notes.push_back(where + ": peers not modelled: " + why + "; " + kept_as_measured(gm.measured));
       }
+      fit_traits(gm, ranks, g);
+      fit_p2p_comm(gm, ranks, g, whole, out.notes);
     } else {
       std::string why;
       if (std::optional<ExactLaw> c = count_law(ranks, g, whole, why)) {
