@@ -86,6 +86,26 @@ TEST(Degrade, UnmodelledPeersAreKeptAsMeasuredAndFlagged) {
   EXPECT_NE(model_report(back, fit.report).find("peers as measured at n = 4 8 16 32"), std::string::npos);
 }
 
+TEST(Degrade, AnUnmodelledCountIsKeptAsMeasured) {
+  // Each rank probes 0, 1 or 2 times per iteration, by no law: the group keeps each rank's count per run.
+  const Probes probes = [](std::int32_t r, std::int32_t n) { return (r * 5 + n) % 3; };
+  const Fit fit = fit_model(load_runs(ring_series({4, 8, 16, 32}, 100, right_neighbour, probes), 3));
+  const PhaseModel& loop = fit.model.phases.at(1);
+  const std::size_t g = group_of(loop, "MPI_Iprobe");
+  ASSERT_FALSE(loop.groups[g].measured.empty());
+  const std::filesystem::path path = dir() / "probes.model";
+  write_model(fit.model, path);
+  const PhaseModel again = read_model(path).phases.at(1);
+  for (std::int32_t r = 0; r < 16; ++r) EXPECT_EQ(again.groups[g].count_at(r, 16), probes(r, 16)) << "rank " << r;
+  EXPECT_EQ(again.approximate_groups(64), (std::vector<std::uint32_t>{static_cast<std::uint32_t>(g)}));
+  const PhasePredictor at64(again, 64);
+  for (std::int32_t r = 0; r < 64; ++r) {
+    const auto calls = static_cast<std::int32_t>(at64.rank(r).calls.size());
+    EXPECT_GE(calls, 4);
+    EXPECT_LE(calls, 6);
+  }
+}
+
 /// n / 4 Isends to the right neighbour: at 18 processes a quarter of n is no whole number of calls.
 std::vector<std::int32_t> quarter(std::int32_t r, std::int32_t n) {
   return std::vector<std::int32_t>(static_cast<std::size_t>(n / 4), (r + 1) % n);

@@ -60,6 +60,9 @@ inline SigAction message(mpi::ActionKind kind, std::int32_t rank, std::int32_t p
 /// The peers rank r sends to in one iteration at n (one Isend each).
 using SendPeers = std::function<std::vector<std::int32_t>(std::int32_t r, std::int32_t n)>;
 
+/// How many MPI_Iprobe calls rank r makes at the end of an iteration at n.
+using Probes = std::function<std::int32_t(std::int32_t r, std::int32_t n)>;
+
 /// The ring's right neighbour: one Isend to (r + 1) mod n.
 inline std::vector<std::int32_t> right_neighbour(std::int32_t r, std::int32_t n) { return {(r + 1) % n}; }
 
@@ -83,9 +86,9 @@ inline analyzer::SigPhase init_phase(std::int32_t n) {
 }
 
 /// One rank's iteration: Irecv from the left, an Isend per peer (the work 1e8 / n before the first), a Waitall
-/// completing all of them, an Allreduce.
-inline analyzer::SigRank loop_rank(std::int32_t r, std::int32_t n, const std::vector<std::int32_t>& peers,
-                                   double extra) {
+/// completing all of them, an Allreduce, then `probes` MPI_Iprobe calls.
+inline analyzer::SigRank loop_rank(std::int32_t r, std::int32_t n, const std::vector<std::int32_t>& peers, double extra,
+                                   std::int32_t probes) {
   const double bytes = 1048576.0 / n;
   const std::int32_t left = (r + n - 1) % n;
   analyzer::SigRank b;
@@ -116,14 +119,15 @@ inline analyzer::SigRank loop_rank(std::int32_t r, std::int32_t n, const std::ve
   reduce.bytes_received = 8.0 * n;
   b.events.push_back(event(mpi::Function::MPI_Waitall, done, 500));
   b.events.push_back(event(mpi::Function::MPI_Allreduce, {reduce}, 300));
+  for (std::int32_t k = 0; k < probes; ++k) b.events.push_back(event(mpi::Function::MPI_Iprobe, {}, 50));
   return b;
 }
 
 /// A run of the "ring" application at n: an init phase, then `iters` iterations (loop_rank); rank 0 does
-/// `rank0_extra` more work before its Irecv; `sends` gives each rank's Isend peers.
+/// `rank0_extra` more work before its Irecv; `sends` gives each rank's Isend peers, `probes` its Iprobe calls.
 inline Signature ring(std::int32_t n, std::uint64_t iters, const std::string& metric = "PAPI_TOT_INS",
-                      const std::string& command = "", double rank0_extra = 0,
-                      const SendPeers& sends = right_neighbour) {
+                      const std::string& command = "", double rank0_extra = 0, const SendPeers& sends = right_neighbour,
+                      const Probes& probes = nullptr) {
   Signature s;
   s.tool = "p3s test";
   s.processes = n;
@@ -138,7 +142,9 @@ inline Signature ring(std::int32_t n, std::uint64_t iters, const std::string& me
   loop.id = 1;
   loop.weight = iters;
   loop.relevant = true;
-  for (std::int32_t r = 0; r < n; ++r) loop.ranks.push_back(loop_rank(r, n, sends(r, n), r == 0 ? rank0_extra : 0));
+  for (std::int32_t r = 0; r < n; ++r) {
+    loop.ranks.push_back(loop_rank(r, n, sends(r, n), r == 0 ? rank0_extra : 0, probes ? probes(r, n) : 0));
+  }
   loop.work = stat(n * (1800 + 1e8 / n));
   s.phases = {init_phase(n), loop};
   s.order = {{0, 1}, {1, iters}};
@@ -151,12 +157,13 @@ inline std::filesystem::path save(const Signature& s, const std::string& name) {
   return p;
 }
 
-/// The ring at each n, saved; `sends` gives each rank's Isend peers.
+/// The ring at each n, saved; `sends` gives each rank's Isend peers, `probes` its Iprobe calls.
 inline std::vector<std::filesystem::path> ring_series(std::initializer_list<std::int32_t> ns, std::uint64_t iters = 100,
-                                                      const SendPeers& sends = right_neighbour) {
+                                                      const SendPeers& sends = right_neighbour,
+                                                      const Probes& probes = nullptr) {
   std::vector<std::filesystem::path> out;
   for (const std::int32_t n : ns) {
-    out.push_back(save(ring(n, iters, "PAPI_TOT_INS", "", 0, sends), "ring" + std::to_string(n)));
+    out.push_back(save(ring(n, iters, "PAPI_TOT_INS", "", 0, sends, probes), "ring" + std::to_string(n)));
   }
   return out;
 }
