@@ -221,13 +221,9 @@ Validation compare_with(const Model& model, const Run& run) {
       compare_phase(pm, actual, v.n, c);
     } catch (const ModelError& e) {
       // A phase the model cannot evaluate at this n is what the validation reports, not the end of the fit.
-      c = PhaseCheck{};
-      c.phase = pm.id;
       c.error = e.what();
       c.pattern_exact = false;
       c.first_mismatch = "not evaluated";
-      c.weight_actual = static_cast<std::int64_t>(actual.weight);
-      c.approximate_groups = pm.approximate_groups(v.n);
     }
     v.phases.push_back(c);
   }
