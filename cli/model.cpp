@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// `p3s model SIG_OR_DIR... -o app.model [--validate-with SIG] [--no-holdout] [--search-candidates N] [--report] [-q]`
+// `p3s model SIG_OR_DIR... -o app.model [--validate-with SIG] [--no-holdout] [--search-candidates N]
+// [--predict-at N,...] [--report] [-q]`
 #include <iostream>
 
 #include "p3s/modeler/fit.hpp"
@@ -15,6 +16,7 @@ void add_model(CLI::App& app) {
   auto report = std::make_shared<bool>(false);
   auto quiet = std::make_shared<bool>(false);
   auto candidates = std::make_shared<std::size_t>(modeler::SearchOptions{}.max_candidates);
+  auto predict_at = std::make_shared<std::vector<std::int64_t>>();
   CLI::App* sub = app.add_subcommand(
       "model", "Learn how each phase scales with the process count from the signatures of three or more runs");
   sub->add_option("signatures", *inputs, "signature.json files, or the run directories holding them")
@@ -32,6 +34,11 @@ void add_model(CLI::App& app) {
                   "the machine's speed or load)")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
+  sub->add_option("--predict-at", *predict_at,
+                  "Process counts the model will be predicted at: counts, peers and communicator sizes follow laws "
+                  "that are whole numbers there whenever such laws reproduce the runs")
+      ->delimiter(',')
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
   sub->add_flag("-q,--quiet", *quiet, "Print nothing on success");
   sub->callback([=] {
     std::vector<std::filesystem::path> paths(inputs->begin(), inputs->end());
@@ -39,6 +46,7 @@ void add_model(CLI::App& app) {
     opts.hold_out_largest = !*no_holdout;
     if (!validate->empty()) opts.validate_with = *validate;
     opts.fit.search.max_candidates = *candidates;
+    opts.fit.evaluate_at = *predict_at;
     modeler::Fit fit = modeler::build_model(paths, opts);
     const std::filesystem::path report_path = modeler::fit_report_path(*output);
     fit.report.model = std::filesystem::absolute(*output).string();

@@ -25,6 +25,13 @@ void add_predict(CLI::App& app) {
       ->check(CLI::ExistingPath);
   sub->callback([=] {
     const modeler::Model m = modeler::read_model(*model);
+    for (const modeler::PhaseModel& p : m.phases) {
+      for (const std::uint32_t g : p.approximate_groups(*np)) {
+        std::cout << "note: phase " << p.id << ", group " << g << " (" << p.groups[g].call
+                  << "): no law reproduces it; the calls of the fitted run at n = "
+                  << p.groups[g].measured.source(*np).n << " stand in (approximate, not extrapolated)\n";
+      }
+    }
     if (*logical) {
       if (output->empty()) throw InputError("--logical writes a directory: give it with -o DIR");
       modeler::write_lt4nc(m, *np, *output);

@@ -131,7 +131,8 @@ void CommModel::check_at(std::int64_t n) const {
   if (!p || *p < 1) {
     throw ModelError("the communicator " + to_string() + " does not exist at n = " + std::to_string(n) + ": its " +
                      (kind == Kind::Block ? "block size " : "stride ") + param.to_string() +
-                     " is not a whole number of ranks there; the model cannot be evaluated at that n");
+                     " is not a whole number of ranks there (it is at " + whole_nearby(param, n) +
+                     "); the model cannot be evaluated at that n");
   }
 }
 
@@ -175,7 +176,7 @@ CommObservation observe_comm(const analyzer::Signature& run, std::int64_t n, std
   return o;
 }
 
-std::optional<CommModel> learn_comm(std::span<const CommObservation> obs) {
+std::optional<CommModel> learn_comm(std::span<const CommObservation> obs, const WholeAt& whole) {
   if (obs.empty()) return std::nullopt;
   std::vector<CommModel> candidates = {CommModel{CommModel::Kind::World, {}}, CommModel{CommModel::Kind::Self, {}}};
   // Block and strided communicators: their size (stride) at each n from the observations.
@@ -193,7 +194,7 @@ std::optional<CommModel> learn_comm(std::span<const CommObservation> obs) {
   }
   // Sub-communicators mostly come from process grids (rows, columns): among the laws that fit, a grid's own
   // dimension is preferred to a basis that agrees with it only on the fitted counts (floor(sqrt(n)) at 4, 8, 16).
-  const auto law_of = [](const std::map<std::int64_t, std::int64_t>& m) -> std::optional<ExactLaw> {
+  const auto law_of = [&whole](const std::map<std::int64_t, std::int64_t>& m) -> std::optional<ExactLaw> {
     std::vector<Sample> s;
     for (const auto& [n, v] : m) s.push_back({static_cast<double>(n), static_cast<double>(v)});
     const std::vector<ExactLaw> laws = fit_exact_all(s);
@@ -204,7 +205,7 @@ std::optional<CommModel> learn_comm(std::span<const CommObservation> obs) {
         if (l.basis == b && l.a == Rational::make(1) && l.b == Rational::make(0)) return l;
       }
     }
-    return laws.front();
+    return prefer_whole(laws, s, whole);
   };
   if (sizes_agree) {
     if (const std::optional<ExactLaw> l = law_of(sizes)) candidates.push_back({CommModel::Kind::Block, *l});

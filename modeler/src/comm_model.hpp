@@ -21,8 +21,9 @@ struct CommObservation {
 };
 
 /// The simplest communicator model reproducing every observation, or nullopt. Its creating call is the one
-/// every observation names (Other when they differ).
-[[nodiscard]] std::optional<CommModel> learn_comm(std::span<const CommObservation> obs);
+/// every observation names (Other when they differ). A block size or stride is a law that is a whole number at
+/// `whole.n` (and where the observations suggest) whenever such a law reproduces them.
+[[nodiscard]] std::optional<CommModel> learn_comm(std::span<const CommObservation> obs, const WholeAt& whole = {});
 
 /// The observation of communicator `comm` (an id of the run's signature) at rank r of a run at n: its members
 /// from the signature's communicator list (the world when the list does not have it and it has n members).

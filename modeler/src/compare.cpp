@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iomanip>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "p3s/error.hpp"
 #include "p3s/modeler/fit.hpp"
 #include "p3s/modeler/model.hpp"
 #include "p3s/modeler/predict.hpp"
@@ -181,6 +183,17 @@ class PhaseComparison {
   double work_total_actual_ = 0;
 };
 
+/// The phase predicted at n against the run's, into c.
+void compare_phase(const PhaseModel& pm, const analyzer::SigPhase& actual, std::int64_t n, PhaseCheck& c) {
+  const PhasePredictor predictor(pm, n);
+  c.weight_predicted = predictor.weight();
+  PhaseComparison compare(c);
+  for (const analyzer::SigRank& r : actual.ranks) {
+    if (r.thread == 0) compare.rank(r, predictor.rank(r.rank));
+  }
+  compare.finish();
+}
+
 }  // namespace
 
 Validation compare_with(const Model& model, const Run& run) {
@@ -202,14 +215,16 @@ Validation compare_with(const Model& model, const Run& run) {
     }
     used[*rel[p]] = true;
     const analyzer::SigPhase& actual = run.signature.phases[*rel[p]];
-    const PhasePredictor predictor(pm, v.n);
-    c.weight_predicted = predictor.weight();
     c.weight_actual = static_cast<std::int64_t>(actual.weight);
-    PhaseComparison compare(c);
-    for (const analyzer::SigRank& r : actual.ranks) {
-      if (r.thread == 0) compare.rank(r, predictor.rank(r.rank));
+    c.approximate_groups = pm.approximate_groups(v.n);
+    try {
+      compare_phase(pm, actual, v.n, c);
+    } catch (const ModelError& e) {
+      // A phase the model cannot evaluate at this n is what the validation reports, not the end of the fit.
+      c.error = e.what();
+      c.pattern_exact = false;
+      c.first_mismatch = "not evaluated";
     }
-    compare.finish();
     v.phases.push_back(c);
   }
   for (std::size_t j = 0; j < used.size(); ++j) {
@@ -230,6 +245,10 @@ std::string validation_report(const Validation& v) {
          "mean/max\n";
   char buf[256];
   for (const PhaseCheck& c : v.phases) {
+    if (!c.error.empty()) {
+      out << ' ' << std::setw(5) << c.phase << "  not evaluated: " << c.error << '\n';
+      continue;
+    }
     std::snprintf(buf, sizeof buf,
                   " %5u  %-7s  %8lld/%-8lld  %9lld/%-8lld  %8.2f%% /%6.2f%%  %13.1f%%  %8.1f%% /%6.1f%%\n", c.phase,
                   c.pattern_exact ? "exact" : "differs", static_cast<long long>(c.comms_predicted),
@@ -238,6 +257,11 @@ std::string validation_report(const Validation& v) {
                   100 * c.work_error_total, 100 * c.work_error_mean, 100 * c.work_error_max);
     out << buf;
     if (!c.pattern_exact) out << "        first difference: " << c.first_mismatch << '\n';
+    if (!c.approximate_groups.empty()) {
+      out << "        approximate (kept as measured at other n):";
+      for (const std::uint32_t g : c.approximate_groups) out << " group " << g;
+      out << '\n';
+    }
   }
   for (const std::string& u : v.unrelated) out << " note: " << u << '\n';
   return out.str();

@@ -17,6 +17,7 @@ json validation_json(const Validation& v) {
   json phases = json::array();
   for (const PhaseCheck& c : v.phases) {
     phases.push_back(json{{"phase", c.phase},
+                          {"error", c.error},
                           {"pattern_exact", c.pattern_exact},
                           {"first_mismatch", c.first_mismatch},
                           {"comms_predicted", c.comms_predicted},
@@ -27,7 +28,8 @@ json validation_json(const Validation& v) {
                           {"volume_error_max", c.volume_error_max},
                           {"work_error_mean", c.work_error_mean},
                           {"work_error_max", c.work_error_max},
-                          {"work_error_total", c.work_error_total}});
+                          {"work_error_total", c.work_error_total},
+                          {"approximate_groups", c.approximate_groups}});
   }
   return json{{"n", v.n},
               {"signature", v.signature},
@@ -44,6 +46,7 @@ Validation validation_from(const json& j) {
   for (const json& c : j.at("phases")) {
     PhaseCheck p;
     p.phase = c.at("phase").get<std::uint32_t>();
+    p.error = c.value("error", std::string());
     p.pattern_exact = c.at("pattern_exact").get<bool>();
     p.first_mismatch = c.at("first_mismatch").get<std::string>();
     p.comms_predicted = c.at("comms_predicted").get<std::int64_t>();
@@ -55,6 +58,7 @@ Validation validation_from(const json& j) {
     p.work_error_mean = c.at("work_error_mean").get<double>();
     p.work_error_max = c.at("work_error_max").get<double>();
     p.work_error_total = c.at("work_error_total").get<double>();
+    p.approximate_groups = c.value("approximate_groups", std::vector<std::uint32_t>{});
     v.phases.push_back(p);
   }
   v.unrelated = j.at("unrelated").get<std::vector<std::string>>();
@@ -83,7 +87,8 @@ json phase_json(const PhaseReport& p) {
               {"total_work_spread", p.total_work_spread},
               {"measured", std::move(classes)},
               {"notes", p.notes},
-              {"laws", std::move(laws)}};
+              {"laws", std::move(laws)},
+              {"approximate_groups", p.approximate_groups}};
 }
 
 PhaseReport phase_from(const json& j) {
@@ -102,6 +107,7 @@ PhaseReport phase_from(const json& j) {
     p.measured.push_back(std::move(out));
   }
   p.notes = j.at("notes").get<std::vector<std::string>>();
+  p.approximate_groups = j.value("approximate_groups", std::vector<std::uint32_t>{});
   // Reports written before laws were listed have none.
   for (const json& l : j.value("laws", json::array())) {
     LawFit f{l.at("law").get<std::string>(), l.at("equation").get<std::string>(), l.at("max_rel_error").get<double>()};

@@ -433,6 +433,12 @@ std::optional<std::int64_t> ExactLaw::integer_at(std::int64_t n) const {
   return num / den;
 }
 
+std::int64_t count_value(const ExactLaw& law, std::int64_t n) {
+  const std::optional<std::int64_t> c = law.integer_at(n);
+  if (!c) return std::max<std::int64_t>(0, std::llround(law.value_at(static_cast<double>(n))));
+  return std::max<std::int64_t>(0, *c);
+}
+
 std::string ExactLaw::to_string() const {
   if (basis == Basis::One) {
     const Rational c = Rational::make(a.num * b.den + b.num * a.den, a.den * b.den);

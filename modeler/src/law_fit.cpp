@@ -398,12 +398,82 @@ std::vector<ExactLaw> fit_exact_all(std::span<const Sample> samples) {
   return laws;
 }
 
-std::optional<ExactLaw> fit_exact(std::span<const Sample> samples) {
-  std::vector<ExactLaw> laws = fit_exact_all(samples);
-  if (laws.empty()) {
-    return std::nullopt;
+std::vector<std::int64_t> suggested_n(std::span<const Sample> samples) {
+  std::vector<std::int64_t> ns;
+  for (const Sample& s : samples) ns.push_back(std::llround(s.n));
+  std::sort(ns.begin(), ns.end());
+  ns.erase(std::unique(ns.begin(), ns.end()), ns.end());
+  if (ns.empty() || ns.front() < 1) return ns;
+  const std::vector<std::int64_t> fitted = ns;
+  const std::int64_t top = fitted.back();
+  const auto root = static_cast<std::int64_t>(basis_value(Basis::FloorSqrt, static_cast<double>(top)));
+  const bool squares = fitted.size() > 1 && std::all_of(fitted.begin(), fitted.end(), [](std::int64_t n) {
+                         const auto r =
+                             static_cast<std::int64_t>(basis_value(Basis::FloorSqrt, static_cast<double>(n)));
+                         return r * r == n;
+                       });
+  const std::int64_t step = fitted.size() > 2 ? fitted[1] - fitted[0] : 0;
+  bool arithmetic = step > 0;
+  for (std::size_t i = 1; i < fitted.size(); ++i) arithmetic = arithmetic && fitted[i] - fitted[i - 1] == step;
+  for (std::int64_t k = 1; k <= 3; ++k) {
+    // Runs at squares (a square grid) continue with squares, an arithmetic series with its next terms, anything
+    // else (powers of two first) by doubling.
+    ns.push_back(squares ? (root + k) * (root + k) : arithmetic ? top + k * step : top << k);
   }
-  return laws.front();
+  return ns;
+}
+
+bool whole_at(const ExactLaw& law, std::span<const std::int64_t> at, bool non_negative) {
+  return std::all_of(at.begin(), at.end(), [&](std::int64_t n) {
+    const std::optional<std::int64_t> v = n >= 1 ? law.integer_at(n) : std::nullopt;
+    return v && (!non_negative || *v >= 0);
+  });
+}
+
+std::string whole_nearby(const ExactLaw& law, std::int64_t n, bool non_negative) {
+  const auto whole = [&](std::int64_t m) { return whole_at(law, std::span(&m, 1), non_negative); };
+  std::vector<std::string> found;
+  for (std::int64_t m = n - 1; m >= 1; --m) {
+    if (whole(m)) {
+      found.push_back("n = " + std::to_string(m));
+      break;
+    }
+  }
+  for (std::int64_t m = n + 1; m <= 2 * n; ++m) {
+    if (whole(m)) {
+      found.push_back("n = " + std::to_string(m));
+      break;
+    }
+  }
+  if (found.empty()) return "no n up to " + std::to_string(2 * n);
+  return found.size() == 1 ? found[0] : found[0] + " and " + found[1];
+}
+
+int evaluability(const ExactLaw& law, std::span<const Sample> samples, const WholeAt& where) {
+  if (!whole_at(law, where.n, where.non_negative)) return 2;
+  std::vector<std::int64_t> own;
+  for (const Sample& s : samples) own.push_back(std::llround(s.n));
+  if (!whole_at(law, own, where.non_negative)) return 2;
+  return whole_at(law, suggested_n(samples), where.non_negative) ? 0 : 1;
+}
+
+std::optional<ExactLaw> prefer_whole(std::span<const ExactLaw> laws, std::span<const Sample> samples,
+                                     const WholeAt& where) {
+  std::optional<ExactLaw> best;
+  int best_rank = 3;
+  for (const ExactLaw& law : laws) {
+    const int rank = evaluability(law, samples, where);
+    if (rank < best_rank) {
+      best = law;
+      best_rank = rank;
+    }
+    if (rank == 0) break;
+  }
+  return best;
+}
+
+std::optional<ExactLaw> fit_exact(std::span<const Sample> samples, const WholeAt& where) {
+  return prefer_whole(fit_exact_all(samples), samples, where);
 }
 
 double relative_error(double predicted, double actual, double scale) noexcept {

@@ -120,6 +120,16 @@ json order_at(const Model& model, const std::vector<PhasePredictor>& phases) {
   return order;
 }
 
+/// The groups of a phase that are approximate at n: which group, its call, and the fitted run standing in.
+json approximate_json(const PhaseModel& pm, std::int64_t n) {
+  json out = json::array();
+  for (const std::uint32_t g : pm.approximate_groups(n)) {
+    const GroupModel& gm = pm.groups[g];
+    out.push_back(json{{"group", g}, {"call", gm.call}, {"from_n", gm.measured.source(n).n}});
+  }
+  return out;
+}
+
 }  // namespace
 
 void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path& dir) {
@@ -138,8 +148,11 @@ void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path
   json jphases = json::array();
   for (std::size_t p = 0; p < phases.size(); ++p) {
     const PhaseModel& pm = model.phases[p];
-    jphases.push_back(
-        json{{"id", pm.id}, {"calls", pm.calls}, {"relevant", pm.relevant}, {"weight", phases[p].weight()}});
+    jphases.push_back(json{{"id", pm.id},
+                           {"calls", pm.calls},
+                           {"relevant", pm.relevant},
+                           {"weight", phases[p].weight()},
+                           {"approximate_groups", approximate_json(pm, n)}});
   }
   json inputs = json::array();
   for (const Model::Input& in : model.inputs) inputs.push_back(json{{"path", in.path}, {"n", in.n}});

@@ -40,7 +40,8 @@ std::vector<Sample> samples_of(const std::map<std::int64_t, double>& by_n) {
 }
 
 /// Calls per rank in a group, the same for every rank of a run: an exact law in n.
-std::optional<ExactLaw> count_law(const std::vector<RankData>& ranks, std::size_t g, std::string& why) {
+std::optional<ExactLaw> count_law(const std::vector<RankData>& ranks, std::size_t g, const WholeAt& whole,
+                                  std::string& why) {
   std::map<std::int64_t, std::set<std::size_t>> counts;
   for (const RankData& d : ranks) counts[d.n].insert(d.at[g] ? d.at[g]->calls.size() : 0);
   std::map<std::int64_t, double> by_n;
@@ -51,7 +52,9 @@ std::optional<ExactLaw> count_law(const std::vector<RankData>& ranks, std::size_
     }
     by_n[n] = static_cast<double>(*c.begin());
   }
-  std::optional<ExactLaw> law = fit_exact(samples_of(by_n));
+  WholeAt whole_count = whole;
+  whole_count.non_negative = true;
+  std::optional<ExactLaw> law = fit_exact(samples_of(by_n), whole_count);
   if (!law) why = "the number of calls follows no exact law in n";
   return law;
 }
@@ -84,7 +87,7 @@ void fit_traits(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t 
     const RankGroup* rg = d.at[g];
     if (rg == nullptr) continue;
     std::size_t which = 0;
-    const std::vector<Entry> entries = gm.pattern.generate(d.r, d.n, &which);
+    const std::vector<Entry> entries = gm.entries(d.r, d.n, &which);
     if (entries.size() != rg->calls.size()) continue;
     std::set<std::tuple<std::size_t, std::uint32_t, int>> first_seen;
     for (std::size_t k = 0; k < entries.size(); ++k) {
@@ -105,9 +108,11 @@ void fit_traits(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t 
       }
     }
   }
-  gm.traits.assign(gm.pattern.cases.size(), {});
-  for (std::size_t c = 0; c < gm.pattern.cases.size(); ++c) {
-    gm.traits[c].resize(gm.pattern.cases[c].program.terms.size());
+  // A measured group is one case of one term.
+  const bool measured = !gm.measured.empty();
+  gm.traits.assign(measured ? 1 : gm.pattern.cases.size(), {});
+  for (std::size_t c = 0; c < gm.traits.size(); ++c) {
+    gm.traits[c].resize(measured ? 1 : gm.pattern.cases[c].program.terms.size());
   }
   for (auto& [key, a] : acc) {
     const auto [c, t, s] = key;
@@ -129,12 +134,36 @@ void fit_traits(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t 
         if (!row.empty()) first[n] = row[0];
       }
     }
-    tt.bytes[slot] = fit_regression(samples_of(first), volume_fit(gm.pattern.cases[c].program.frame));
+    tt.bytes[slot] =
+        fit_regression(samples_of(first), volume_fit(measured ? Frame::Offset : gm.pattern.cases[c].program.frame));
     const auto most = std::max_element(a.tags.begin(), a.tags.end(),
                                        [](const auto& x, const auto& y) { return x.second < y.second; });
     tt.tag[slot] = most->first;
     tt.tag_varies[slot] = a.tags.size() > 1;
   }
+}
+
+/// What every rank did in group g in each run, for a group no law reproduces: its calls' peers (with_peers),
+/// or only how many calls it made.
+MeasuredCalls measure(const std::vector<RankData>& ranks, std::size_t g, bool with_peers) {
+  std::map<std::int64_t, std::vector<MeasuredCalls::Calls>> by_n;
+  for (const RankData& d : ranks) {
+    std::vector<MeasuredCalls::Calls>& run = by_n[d.n];
+    if (run.size() < static_cast<std::size_t>(d.n)) run.resize(static_cast<std::size_t>(d.n));
+    if (d.at[g] == nullptr || d.r < 0 || d.r >= d.n) continue;
+    for (const Call& c : d.at[g]->calls) {
+      run[static_cast<std::size_t>(d.r)].push_back(with_peers ? c.peers : std::array<std::int64_t, 2>{-1, -1});
+    }
+  }
+  MeasuredCalls m;
+  for (auto& [n, calls] : by_n) m.runs.push_back({n, std::move(calls)});
+  return m;
+}
+
+/// The note's end for a group kept as measured.
+std::string kept_as_measured(const MeasuredCalls& m) {
+  return "kept as measured at n = " + m.fitted_n() +
+         " (exact there; at any other n the nearest fitted run's calls, not extrapolated: approximate)";
 }
 
 /// Index of an event's call within the rank's shape: (shape position, call index in the group).
@@ -174,7 +203,7 @@ void fit_completions(GroupModel& gm, const std::vector<RankData>& ranks, std::si
         auto gen = generated.find(sg);
         if (gen == generated.end()) {
           std::size_t which = 0;
-          std::vector<Entry> e = groups[sg].pattern.generate(d.r, d.n, &which);
+          std::vector<Entry> e = groups[sg].entries(d.r, d.n, &which);
           gen = generated.emplace(sg, std::make_pair(which, std::move(e))).first;
         }
         if (call >= gen->second.second.size()) continue;
@@ -192,7 +221,8 @@ void fit_completions(GroupModel& gm, const std::vector<RankData>& ranks, std::si
 
 /// The communicator of a point-to-point group's messages: learnt from the communicator each rank's calls use
 /// (world when no message says, or when the communicators follow no law, which is noted).
-void fit_p2p_comm(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t g, std::vector<std::string>& notes) {
+void fit_p2p_comm(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t g, const WholeAt& whole,
+                  std::vector<std::string>& notes) {
   std::vector<detail::CommObservation> obs;
   for (const RankData& d : ranks) {
     const RankGroup* rg = d.at[g];
@@ -215,7 +245,7 @@ void fit_p2p_comm(GroupModel& gm, const std::vector<RankData>& ranks, std::size_
       obs.push_back(detail::observe_comm(*d.signature, d.n, d.r, used.begin()->first, used.begin()->second));
   }
   if (obs.empty()) return;
-  if (const std::optional<CommModel> cm = detail::learn_comm(obs)) {
+  if (const std::optional<CommModel> cm = detail::learn_comm(obs, whole)) {
     gm.comm = *cm;
   } else {
     notes.push_back("group " + std::to_string(g) + " (" + gm.call +
@@ -276,8 +306,8 @@ struct CollectiveSamples {
 };
 
 /// Collective calls: operation, communicator, root and sizes per call of the group.
-void fit_collectives(GroupModel& gm, std::vector<std::string>& notes, const std::vector<RankData>& ranks,
-                     std::size_t g) {
+void fit_collectives(GroupModel& gm, std::vector<std::string>& notes, const std::vector<RankData>& ranks, std::size_t g,
+                     const WholeAt& whole) {
   const auto calls = most_calls(ranks, g);
   for (std::size_t k = 0; k < calls; ++k) {
     const std::string where = "group " + std::to_string(g) + " (" + gm.call + "), call " + std::to_string(k);
@@ -293,13 +323,14 @@ void fit_collectives(GroupModel& gm, std::vector<std::string>& notes, const std:
     }
     CollectiveEntry ce;
     ce.op = samples.op;
-    if (const std::optional<CommModel> cm = detail::learn_comm(samples.comms)) {
+    if (const std::optional<CommModel> cm = detail::learn_comm(samples.comms, whole)) {
       ce.comm = *cm;
     } else {
       notes.push_back(where + ": its communicator's members follow no world/self/block/strided law; world assumed");
     }
     if (samples.rooted) {
-      std::optional<ExactLaw> law = samples.root_consistent ? fit_exact(samples_of(samples.root_rank)) : std::nullopt;
+      std::optional<ExactLaw> law =
+          samples.root_consistent ? fit_exact(samples_of(samples.root_rank), whole) : std::nullopt;
       if (!law) {
         notes.push_back(where + ": the root follows no exact law; rank 0 of the communicator assumed");
         law = ExactLaw::constant(Rational::make(0));
@@ -338,7 +369,7 @@ detail::RankWork rank_work(const RankData& d, const std::vector<GroupModel>& gro
     const RankGroup* rg = d.at[g];
     if (groups[g].role == Role::PointToPoint) {
       std::size_t which = 0;
-      const std::vector<Entry> entries = groups[g].pattern.generate(d.r, d.n, &which);
+      const std::vector<Entry> entries = groups[g].entries(d.r, d.n, &which);
       w.cases[g] = static_cast<std::uint32_t>(which);
       if (rg == nullptr) continue;
       for (std::size_t k = 0; k < rg->calls.size() && k < entries.size(); ++k) {
@@ -393,6 +424,7 @@ const analyzer::SigEvent& first_call(const std::vector<RankData>& ranks, std::si
 Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::Alignment alignment,
                    const FitOptions& options) {
   Shaped out;
+  const WholeAt whole{options.evaluate_at};
   std::vector<RankData>& ranks = out.ranks;
   for (std::size_t k = 0; k < runs.size(); ++k) {
     const analyzer::SigPhase& p = runs[k].signature.phases[rel.ids[k]];
@@ -431,19 +463,21 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::A
         obs.push_back(std::move(o));
       }
       std::string why;
-      if (std::optional<Pattern> p = learn_pattern(obs, gm.slots, &why, options.search)) {
+      if (std::optional<Pattern> p = learn_pattern(obs, gm.slots, &why, options.search, whole)) {
         gm.pattern = std::move(*p);
-        fit_traits(gm, ranks, g);
-        fit_p2p_comm(gm, ranks, g, out.notes);
       } else {
-        out.notes.push_back(where + ": peers not modelled: " + why);
+        gm.measured = measure(ranks, g, true);
+        out.notes.push_back(where + ": peers not modelled: " + why + "; " + kept_as_measured(gm.measured));
       }
+      fit_traits(gm, ranks, g);
+      fit_p2p_comm(gm, ranks, g, whole, out.notes);
     } else {
       std::string why;
-      if (std::optional<ExactLaw> c = count_law(ranks, g, why)) {
+      if (std::optional<ExactLaw> c = count_law(ranks, g, whole, why)) {
         gm.count = *c;
       } else {
-        out.notes.push_back(where + ": " + why);
+        gm.measured = measure(ranks, g, false);
+        out.notes.push_back(where + ": " + why + "; " + kept_as_measured(gm.measured));
         gm.count = ExactLaw::constant(Rational::make(0));
       }
     }
@@ -460,6 +494,7 @@ struct PhaseFit {
 
 PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::uint32_t id, const FitOptions& options) {
   PhaseFit out;
+  const WholeAt whole{options.evaluate_at};
   PhaseModel& pm = out.model;
   PhaseReport& pr = out.report;
   pm.id = pr.id = id;
@@ -479,7 +514,7 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
     weights[runs[k].n()] = static_cast<double>(w);
     weight_by_n[runs[k].n()] = w;
   }
-  if (std::optional<ExactLaw> w = fit_exact(samples_of(weights))) {
+  if (std::optional<ExactLaw> w = fit_exact(samples_of(weights), whole)) {
     pm.weight = *w;
   } else {
     pm.weight_exact = false;
@@ -499,7 +534,7 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   pm.groups = std::move(best->groups);
   pr.notes.insert(pr.notes.end(), best->notes.begin(), best->notes.end());
   for (std::size_t g = 0; g < pm.groups.size(); ++g) {
-    if (pm.groups[g].role == Role::Collective) fit_collectives(pm.groups[g], pr.notes, ranks, g);
+    if (pm.groups[g].role == Role::Collective) fit_collectives(pm.groups[g], pr.notes, ranks, g, whole);
     if (pm.groups[g].role == Role::Completion) fit_completions(pm.groups[g], ranks, g, pm.groups);
   }
 
@@ -509,6 +544,9 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   pm.work = std::move(learnt.classes);
   pr.measured = std::move(learnt.measured);
   pr.laws = law_fits(pm);
+  for (std::size_t g = 0; g < pm.groups.size(); ++g) {
+    if (!pm.groups[g].measured.empty()) pr.approximate_groups.push_back(static_cast<std::uint32_t>(g));
+  }
   return out;
 }
 
@@ -527,10 +565,7 @@ ModelLimits limits_of(const Model& m, std::int64_t largest_n) {
 }  // namespace
 
 std::int64_t PhaseModel::weight_at(std::int64_t n) const {
-  if (weight_exact) {
-    if (const std::optional<std::int64_t> w = weight.integer_at(n)) return std::max<std::int64_t>(*w, 0);
-    return std::max<std::int64_t>(0, std::llround(weight.value_at(static_cast<double>(n))));
-  }
+  if (weight_exact) return count_value(weight, n);
   return std::max<std::int64_t>(0, std::llround(weight_fit.value_at(static_cast<double>(n))));
 }
 
@@ -566,15 +601,21 @@ Fit fit_model(std::span<const Run> runs, const FitOptions& options) {
 
 Fit build_model(std::span<const std::filesystem::path> signatures, const ModelOptions& options) {
   const std::vector<Run> runs = load_runs(signatures, 3);
+  // The model compared with a run is evaluated at that run's n: its laws should be whole numbers there.
+  const auto validating = [&options](std::int64_t n) {
+    FitOptions o = options.fit;
+    o.evaluate_at.push_back(n);
+    return o;
+  };
   if (options.validate_with) {
     const std::vector<Run> held = load_runs(std::span(&*options.validate_with, 1), 1);
-    Fit fit = fit_model(runs, options.fit);
+    Fit fit = fit_model(runs, validating(held.front().n()));
     fit.report.validation = compare_with(fit.model, held.front());
     return fit;
   }
   if (!options.hold_out_largest) return fit_model(runs, options.fit);
   const std::vector<Run> fitted(runs.begin(), runs.end() - 1);
-  const Fit first = fit_model(fitted, options.fit);
+  const Fit first = fit_model(fitted, validating(runs.back().n()));
   Fit fit = fit_model(runs, options.fit);  // the held-out run folded in
   fit.report.validation = compare_with(first.model, runs.back());
   return fit;

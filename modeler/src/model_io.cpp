@@ -34,8 +34,33 @@ CommModel comm_from(const json& j) {
   return c;
 }
 
+/// A measured group's runs: per run its n and per rank the calls' peers (point-to-point), or their number.
+json measured_json(const MeasuredCalls& m, bool peers) {
+  json runs = json::array();
+  for (const MeasuredCalls::Run& run : m.runs) {
+    json ranks = json::array();
+    for (const MeasuredCalls::Calls& calls : run.ranks) ranks.push_back(peers ? json(calls) : json(calls.size()));
+    runs.push_back(json{{"n", run.n}, {"ranks", std::move(ranks)}});
+  }
+  return runs;
+}
+
+MeasuredCalls measured_from(const json& j, bool peers) {
+  MeasuredCalls m;
+  for (const json& jr : j) {
+    MeasuredCalls::Run run{jr.at("n").get<std::int64_t>(), {}};
+    for (const json& calls : jr.at("ranks")) {
+      run.ranks.push_back(peers ? calls.get<MeasuredCalls::Calls>()
+                                : MeasuredCalls::Calls(calls.get<std::size_t>(), std::array<std::int64_t, 2>{-1, -1}));
+    }
+    m.runs.push_back(std::move(run));
+  }
+  return m;
+}
+
 json group_json(const GroupModel& g) {
   json j{{"call", g.call}, {"role", role_name(g.role)}};
+  if (!g.measured.empty()) j["measured_calls"] = measured_json(g.measured, g.role == Role::PointToPoint);
   if (g.role == Role::PointToPoint) {
     j["slots"] = g.slots;
     const auto slot = [](const std::optional<mpi::ActionKind>& k) { return k ? std::string(mpi::name(*k)) : ""; };
@@ -98,6 +123,7 @@ GroupModel group_from(const json& j) {
   g.call = j.at("call").get<std::string>();
   g.function = mpi::function_named(g.call);
   g.role = parse_stable_name(j.at("role").get<std::string>(), "role", role_named);
+  if (j.contains("measured_calls")) g.measured = measured_from(j.at("measured_calls"), g.role == Role::PointToPoint);
   if (g.role == Role::PointToPoint) {
     g.slots = j.at("slots").get<int>();
     for (std::size_t s = 0; s < 2; ++s) {
@@ -221,11 +247,13 @@ json fit_options_json(const FitOptions& o) {
                 {"constants", o.search.constants},
                 {"n_terms", o.search.n_terms},
                 {"max_stored", o.search.max_stored},
-                {"max_candidates", o.search.max_candidates}}}};
+                {"max_candidates", o.search.max_candidates}}},
+              {"evaluate_at", o.evaluate_at}};
 }
 
 FitOptions fit_options_from(const json& j) {
   FitOptions o;
+  o.evaluate_at = j.value("evaluate_at", std::vector<std::int64_t>{});
   if (!j.contains("expression_search")) return o;
   const json& s = j.at("expression_search");
   o.search.max_size = s.at("max_size").get<int>();

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "p3s/error.hpp"
 #include "p3s/modeler/fit.hpp"
 #include "p3s/modeler/model.hpp"
 #include "p3s/modeler/predict.hpp"
@@ -19,6 +20,11 @@ std::string fmt(const char* f, double v) {
 }
 
 std::string short_call(const GroupModel& g) { return std::string(mpi::short_name(g.function, g.call)); }
+
+/// How many calls a group makes per rank: its count law, or as measured.
+std::string count_text(const GroupModel& g) {
+  return g.measured.empty() ? g.count.to_string() : "(as measured at n = " + g.measured.fitted_n() + ")";
+}
 
 void group_lines(std::ostringstream& out, const PhaseModel& p, std::size_t g) {
   const GroupModel& gm = p.groups[g];
@@ -42,11 +48,18 @@ void group_lines(std::ostringstream& out, const PhaseModel& p, std::size_t g) {
           out << ", tag " << (tt.tag_varies[0] ? "varies" : std::to_string(tt.tag[0])) << '\n';
         }
       }
-      if (gm.pattern.cases.empty()) out << "      peers not modelled\n";
+      if (!gm.measured.empty()) {
+        out << "      peers as measured at n = " << gm.measured.fitted_n() << " (elsewhere approximate)\n";
+        for (std::size_t t = 0; t < gm.traits.size() && !gm.traits[t].empty(); ++t) {
+          out << "        bytes = " << gm.traits[t][0].bytes[0].to_string() << '\n';
+        }
+      } else if (gm.pattern.cases.empty()) {
+        out << "      peers not modelled\n";
+      }
       break;
     }
     case Role::Completion: {
-      out << " x " << gm.count.to_string() << ": completes";
+      out << " x " << count_text(gm) << ": completes";
       std::set<std::uint32_t> groups;
       for (const auto& refs : gm.completes) {
         for (const RequestRef& r : refs) groups.insert(r.group);
@@ -57,7 +70,7 @@ void group_lines(std::ostringstream& out, const PhaseModel& p, std::size_t g) {
       break;
     }
     case Role::Collective: {
-      out << " x " << gm.count.to_string() << '\n';
+      out << " x " << count_text(gm) << '\n';
       for (const CollectiveEntry& c : gm.collectives) {
         out << "      " << mpi::name(c.op) << " on " << c.comm.to_string();
         if (c.root) out << ", root = comm rank " << c.root->to_string();
@@ -71,7 +84,7 @@ void group_lines(std::ostringstream& out, const PhaseModel& p, std::size_t g) {
       break;
     }
     case Role::Local:
-      out << " x " << gm.count.to_string() << '\n';
+      out << " x " << count_text(gm) << '\n';
       break;
   }
 }
@@ -94,6 +107,15 @@ std::string burst_place(const PhaseModel& p, const BurstModel& b) {
     s += " call " + std::to_string(b.term);
   }
   return s;
+}
+
+/// The phase at n, or nullopt when a law cannot be evaluated there (the report shows what it can).
+std::optional<PhasePredictor> predictor_at(const PhaseModel& p, std::int64_t n) {
+  try {
+    return PhasePredictor(p, n);
+  } catch (const ModelError&) {
+    return std::nullopt;
+  }
 }
 
 void work_lines(std::ostringstream& out, const Model& m, const PhaseModel& p, const PhaseReport& r) {
@@ -136,12 +158,16 @@ void work_lines(std::ostringstream& out, const Model& m, const PhaseModel& p, co
           std::any_of(measured.begin(), measured.end(), [n](const ScicRow& row) { return row.n == n; })) {
         continue;
       }
-      const PhasePredictor pp(p, n);
-      const double per_rank = pp.class_work(k);
-      const auto ranks = static_cast<double>(pp.class_ranks()[k]);
+      const std::optional<PhasePredictor> pp = predictor_at(p, n);
+      if (!pp) {
+        out << "      predicted" << fmt("%5.0f", static_cast<double>(n)) << "  not evaluable at this n\n";
+        continue;
+      }
+      const double per_rank = pp->class_work(k);
+      const auto ranks = static_cast<double>(pp->class_ranks()[k]);
       out << "      predicted" << fmt("%5.0f", static_cast<double>(n)) << fmt("%8.0f", ranks) << fmt("%20.4g", per_rank)
-          << fmt("%9.0f", static_cast<double>(pp.weight()))
-          << fmt("%15.4g", per_rank * ranks * static_cast<double>(pp.weight())) << '\n';
+          << fmt("%9.0f", static_cast<double>(pp->weight()))
+          << fmt("%15.4g", per_rank * ranks * static_cast<double>(pp->weight())) << '\n';
     }
   }
 }

@@ -327,6 +327,24 @@ std::vector<Entry> Pattern::generate(std::int64_t r, std::int64_t n, std::size_t
   return {};
 }
 
+std::optional<Unevaluable> Pattern::unevaluable_at(std::int64_t n) const {
+  for (const Case& c : cases) {
+    bool used = false;
+    for (std::int64_t r = 0; r < n && !used; ++r) used = c.when.holds(r, n);
+    if (!used) continue;
+    for (const Term& t : c.program.terms) {
+      const std::optional<std::int64_t> count = t.count.integer_at(n);
+      if (!count || *count < 0) return Unevaluable{"the repetition count", t.count, true};
+      for (const auto& slot : t.slots) {
+        for (const IndexedLaw& l : slot) {
+          if (!l.base.integer_at(n)) return Unevaluable{"the peer law", l.base, false};
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 std::string Pattern::to_string() const {
   if (cases.size() == 1 && cases[0].when.kind == RankPredicate::Kind::Always) return cases[0].program.to_string();
   std::string out;

@@ -53,8 +53,10 @@ std::tuple<int, std::int64_t, std::int64_t> complexity(const ExactLaw& law) {
 }
 
 /// The simplest exact law that takes, at every n, one of the listed values (a periodic label has two
-/// representatives, v and v - period; which one a law follows is found by trying the combinations).
-std::optional<ExactLaw> fit_choices(const std::map<std::int64_t, std::vector<std::int64_t>>& choices) {
+/// representatives, v and v - period; which one a law follows is found by trying the combinations), among those
+/// that are whole numbers where the pattern will be evaluated when some are.
+std::optional<ExactLaw> fit_choices(const std::map<std::int64_t, std::vector<std::int64_t>>& choices,
+                                    const WholeAt& whole) {
   std::vector<std::int64_t> ns;
   std::vector<const std::vector<std::int64_t>*> opts;
   for (const auto& [n, v] : choices) {
@@ -62,14 +64,19 @@ std::optional<ExactLaw> fit_choices(const std::map<std::int64_t, std::vector<std
     opts.push_back(&v);
   }
   std::optional<ExactLaw> best;
+  int best_rank = 3;
   std::vector<std::size_t> pick(ns.size(), 0);
   std::vector<Sample> samples(ns.size());
   while (true) {
     for (std::size_t i = 0; i < ns.size(); ++i) {
       samples[i] = {static_cast<double>(ns[i]), static_cast<double>((*opts[i])[pick[i]])};
     }
-    if (std::optional<ExactLaw> law = fit_exact(samples)) {
-      if (!best || complexity(*law) < complexity(*best)) best = law;
+    if (std::optional<ExactLaw> law = fit_exact(samples, whole)) {
+      const int rank = evaluability(*law, samples, whole);
+      if (!best || std::make_pair(rank, complexity(*law)) < std::make_pair(best_rank, complexity(*best))) {
+        best = law;
+        best_rank = rank;
+      }
     }
     std::size_t i = 0;
     while (i < pick.size() && ++pick[i] == opts[i]->size()) pick[i++] = 0;
@@ -93,7 +100,8 @@ std::int64_t centred(Frame f, std::int64_t n, std::size_t d, std::int64_t v) {
 }
 
 /// A law in n and in the repetition index from rows[n] = values for i = 0, 1, ...
-std::optional<IndexedLaw> fit_indexed(const std::map<std::int64_t, std::vector<std::int64_t>>& rows) {
+std::optional<IndexedLaw> fit_indexed(const std::map<std::int64_t, std::vector<std::int64_t>>& rows,
+                                      const WholeAt& whole) {
   using P = IndexedLaw::Progression;
   const auto pow2 = [](std::int64_t j) { return std::int64_t{1} << j; };
   struct Candidate {
@@ -142,7 +150,7 @@ std::optional<IndexedLaw> fit_indexed(const std::map<std::int64_t, std::vector<s
       base[n] = {b};
     }
     if (!ok || base.empty()) continue;
-    if (std::optional<ExactLaw> law = fit_choices(base)) {
+    if (std::optional<ExactLaw> law = fit_choices(base, whole)) {
       IndexedLaw out;
       out.base = *law;
       out.step = step;
@@ -219,7 +227,8 @@ std::optional<std::map<std::int64_t, std::vector<Canon>>> canonical(
 }
 
 /// A single term (one position of the canonical sequences).
-std::optional<Term> fit_single(Frame frame, int slots, const std::map<std::int64_t, std::vector<Canon>>& parts) {
+std::optional<Term> fit_single(Frame frame, int slots, const std::map<std::int64_t, std::vector<Canon>>& parts,
+                               const WholeAt& whole) {
   const int dims = frame_dims(frame);
   Term t;
   for (int s = 0; s < slots; ++s) {
@@ -232,7 +241,7 @@ std::optional<Term> fit_single(Frame frame, int slots, const std::map<std::int64
         for (const auto& [n, seq] : parts) {
           if (seq.front()[s]) choices[n] = representatives(frame, n, static_cast<std::size_t>(d), (*seq.front()[s])[d]);
         }
-        const std::optional<ExactLaw> law = fit_choices(choices);
+        const std::optional<ExactLaw> law = fit_choices(choices, whole);
         if (!law) return std::nullopt;
         slot.push_back(IndexedLaw{*law});
       }
@@ -243,12 +252,15 @@ std::optional<Term> fit_single(Frame frame, int slots, const std::map<std::int64
 }
 
 /// A counted repetition: its count an exact law in n, each label a progression in the repetition index.
-std::optional<Term> fit_repeated(Frame frame, int slots, const std::map<std::int64_t, std::vector<Canon>>& parts) {
+std::optional<Term> fit_repeated(Frame frame, int slots, const std::map<std::int64_t, std::vector<Canon>>& parts,
+                                 const WholeAt& whole) {
   const int dims = frame_dims(frame);
   Term t;
   std::vector<Sample> counts;
   for (const auto& [n, seq] : parts) counts.push_back({static_cast<double>(n), static_cast<double>(seq.size())});
-  const std::optional<ExactLaw> count = fit_exact(counts);
+  WholeAt whole_count = whole;
+  whole_count.non_negative = true;
+  const std::optional<ExactLaw> count = fit_exact(counts, whole_count);
   if (!count) return std::nullopt;
   t.count = *count;
   for (int s = 0; s < slots; ++s) {
@@ -269,7 +281,7 @@ std::optional<Term> fit_repeated(Frame frame, int slots, const std::map<std::int
           std::vector<std::int64_t>& row = rows[n];
           for (const Canon& c : seq) row.push_back(centred(frame, n, static_cast<std::size_t>(d), (*c[s])[d]));
         }
-        const std::optional<IndexedLaw> law = fit_indexed(rows);
+        const std::optional<IndexedLaw> law = fit_indexed(rows, whole);
         if (!law) return std::nullopt;
         slot.push_back(*law);
       }
@@ -283,7 +295,7 @@ std::optional<Term> fit_repeated(Frame frame, int slots, const std::map<std::int
 /// at each n the repetitions share what the single positions leave, equally.
 std::optional<std::vector<Term>> fit_layout(Frame frame, int slots,
                                             const std::map<std::int64_t, std::vector<Canon>>& seqs,
-                                            const std::vector<bool>& layout) {
+                                            const std::vector<bool>& layout, const WholeAt& whole) {
   const auto singles = static_cast<std::size_t>(std::count(layout.begin(), layout.end(), false));
   const std::size_t repeats = layout.size() - singles;
   std::vector<std::map<std::int64_t, std::vector<Canon>>> parts(layout.size());
@@ -302,7 +314,8 @@ std::optional<std::vector<Term>> fit_layout(Frame frame, int slots,
   }
   std::vector<Term> terms;
   for (std::size_t k = 0; k < layout.size(); ++k) {
-    std::optional<Term> t = layout[k] ? fit_repeated(frame, slots, parts[k]) : fit_single(frame, slots, parts[k]);
+    std::optional<Term> t =
+        layout[k] ? fit_repeated(frame, slots, parts[k], whole) : fit_single(frame, slots, parts[k], whole);
     if (!t) return std::nullopt;
     terms.push_back(std::move(*t));
   }
@@ -348,7 +361,8 @@ bool reproduces(const Program& p, std::span<const ListObservation* const> obs) {
   return true;
 }
 
-std::optional<Program> learn_in_frame(Frame frame, int slots, std::span<const ListObservation* const> obs) {
+std::optional<Program> learn_in_frame(Frame frame, int slots, std::span<const ListObservation* const> obs,
+                                      const WholeAt& whole) {
   std::vector<std::pair<std::int64_t, std::vector<Canon>>> lists;
   bool nulls = false;
   for (const ListObservation* o : obs) {
@@ -379,7 +393,7 @@ std::optional<Program> learn_in_frame(Frame frame, int slots, std::span<const Li
     p.slots = slots;
     p.keep_nulls = aligned && nulls;
     for (const std::vector<bool>& layout : layouts(shortest, longest)) {
-      std::optional<std::vector<Term>> terms = fit_layout(frame, slots, *seqs, layout);
+      std::optional<std::vector<Term>> terms = fit_layout(frame, slots, *seqs, layout, whole);
       if (!terms) continue;
       p.terms = std::move(*terms);
       if (reproduces(p, obs)) return p;
@@ -391,6 +405,7 @@ std::optional<Program> learn_in_frame(Frame frame, int slots, std::span<const Li
 /// What the expression searches of one pattern may do, and whether one of them ran out of its budget.
 struct SearchBudget {
   const SearchOptions& options;
+  const WholeAt& whole;  ///< where the pattern's laws should be whole numbers
   bool exhausted = false;
 };
 
@@ -436,10 +451,10 @@ std::optional<Program> learn_expressions(int slots, std::span<const ListObservat
 
 /// The program with the fewest terms over all frames (a ring is one periodic term, not an offset for most
 /// ranks plus one that only the last rank can use); frames in order of simplicity break ties.
-std::optional<Program> learn_program(int slots, std::span<const ListObservation* const> obs) {
+std::optional<Program> learn_program(int slots, std::span<const ListObservation* const> obs, const WholeAt& whole) {
   std::optional<Program> best;
   for (const Frame f : kFrames) {
-    std::optional<Program> p = learn_in_frame(f, slots, obs);
+    std::optional<Program> p = learn_in_frame(f, slots, obs, whole);
     if (p && (!best || p->terms.size() < best->terms.size())) best = std::move(p);
     if (best && best->terms.size() <= 1) break;
   }
@@ -468,7 +483,7 @@ namespace {
 
 std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const ListObservation* const> obs, int depth,
                                                       SearchBudget& budget) {
-  if (std::optional<Program> p = learn_program(slots, obs)) {
+  if (std::optional<Program> p = learn_program(slots, obs, budget.whole)) {
     return std::vector<Pattern::Case>{{RankPredicate{}, std::move(*p)}};
   }
   if (depth == 0) {
@@ -482,7 +497,7 @@ std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const
     std::vector<const ListObservation*> out;
     for (const ListObservation* o : obs) (when.holds(o->r, o->n) ? in : out).push_back(o);
     if (in.empty() || out.empty()) continue;
-    std::optional<Program> first = learn_program(slots, in);
+    std::optional<Program> first = learn_program(slots, in, budget.whole);
     if (!first) continue;
     std::optional<std::vector<Pattern::Case>> rest = learn_cases(slots, out, depth - 1, budget);
     if (!rest) continue;
@@ -495,14 +510,14 @@ std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const
 }  // namespace
 
 std::optional<Pattern> learn_pattern(std::span<const ListObservation> observations, int slots, std::string* why,
-                                     const SearchOptions& search) {
+                                     const SearchOptions& search, const WholeAt& whole) {
   if (slots < 1 || slots > 2) throw ModelError("a communication has one or two peers, not " + std::to_string(slots));
   std::vector<const ListObservation*> obs;
   for (const ListObservation& o : observations) obs.push_back(&o);
   // Up to three rank classes: two predicates; expressions last, for all ranks or for the last class.
   // One expression for every rank is preferred to rank classes (a mirror n - 1 - r rather than offsets with
   // two special ranks).
-  SearchBudget budget{search};
+  SearchBudget budget{search, whole};
   std::optional<std::vector<Pattern::Case>> cases = learn_cases(slots, obs, 2, budget);
   if (!cases || cases->size() > 1) {
     if (std::optional<Program> p = learn_expressions(slots, obs, budget)) cases = {{RankPredicate{}, std::move(*p)}};

@@ -43,10 +43,24 @@ std::size_t class_of(const PhaseModel& pm, const std::vector<std::uint32_t>& cas
   return best;
 }
 
-std::int64_t count_at(const ExactLaw& law, std::int64_t n) {
-  const std::optional<std::int64_t> c = law.integer_at(n);
-  if (!c) return std::max<std::int64_t>(0, std::llround(law.value_at(static_cast<double>(n))));
-  return std::max<std::int64_t>(0, *c);
+/// Checks before any rank is generated that the group's laws can be evaluated at n: its pattern's counts and
+/// peers are whole numbers there and its communicators exist. @throws p3s::ModelError naming the phase, the group
+/// and where the law would be whole.
+void check_group(const PhaseModel& phase, std::size_t g, std::int64_t n) {
+  const GroupModel& gm = phase.groups[g];
+  const std::string where = "phase " + std::to_string(phase.id) + ", group " + std::to_string(g) + " (" + gm.call + ")";
+  if (const std::optional<Unevaluable> u = gm.pattern.unevaluable_at(n)) {
+    throw ModelError(where + ": " + u->what + " " + u->law.to_string() + " is not a whole number" +
+                     (u->count ? " of calls" : "") + " at n = " + std::to_string(n) + " (it is at " +
+                     whole_nearby(u->law, n, u->count) + "); predict at such n, or record a run at " +
+                     std::to_string(n) + " processes and fit the model again with it");
+  }
+  try {
+    if (gm.role == Role::PointToPoint) gm.comm.check_at(n);
+    for (const CollectiveEntry& c : gm.collectives) c.comm.check_at(n);
+  } catch (const ModelError& e) {
+    throw ModelError(where + ": " + e.what());
+  }
 }
 
 }  // namespace
@@ -54,11 +68,7 @@ std::int64_t count_at(const ExactLaw& law, std::int64_t n) {
 PhasePredictor::PhasePredictor(const PhaseModel& phase, std::int64_t n)
     : phase_(phase), n_(n), weight_(phase.weight_at(n)), class_ranks_(phase.work.size(), 0) {
   if (n < 1) throw ModelError("a prediction needs at least one process, not " + std::to_string(n));
-  // Every communicator the phase uses must exist at n before any rank is generated.
-  for (const GroupModel& g : phase.groups) {
-    if (g.role == Role::PointToPoint) g.comm.check_at(n);
-    for (const CollectiveEntry& c : g.collectives) c.comm.check_at(n);
-  }
+  for (std::size_t g = 0; g < phase.groups.size(); ++g) check_group(phase, g, n);
   if (!phase.work.empty()) {
     for (std::int64_t r = 0; r < n; ++r) ++class_ranks_[class_of(phase, cases_of(phase, r, n), r, n)];
   }
@@ -123,7 +133,7 @@ class RankBuilder {
   void point_to_point(std::size_t g) {
     const GroupModel& gm = phase_.groups[g];
     std::size_t which = 0;
-    entries_[g] = gm.pattern.generate(r_, n_, &which);
+    entries_[g] = gm.entries(r_, n_, &which);
     completed_[g].assign(entries_[g].size(), false);
     for (const Entry& e : entries_[g]) {
       call_of_[g].push_back(out_.calls.size());
@@ -150,7 +160,7 @@ class RankBuilder {
   /// are not complete yet (a posted receive completes as the message it receives).
   void completions(std::size_t g) {
     const GroupModel& gm = phase_.groups[g];
-    const std::int64_t count = count_at(gm.count, n_);
+    const std::int64_t count = gm.count_at(r_, n_);
     for (std::int64_t k = 0; k < count; ++k) {
       PredictedCall& c = add_call(gm, {static_cast<std::int32_t>(g), 0, static_cast<std::uint32_t>(k)});
       if (static_cast<std::size_t>(k) >= gm.completes.size()) continue;
@@ -192,7 +202,7 @@ class RankBuilder {
   /// Collectives (operation, communicator, root, sizes at r) and calls that move no data.
   void others(std::size_t g) {
     const GroupModel& gm = phase_.groups[g];
-    const std::int64_t count = count_at(gm.count, n_);
+    const std::int64_t count = gm.count_at(r_, n_);
     for (std::int64_t k = 0; k < count; ++k) {
       PredictedCall& c = add_call(gm, {static_cast<std::int32_t>(g), 0, static_cast<std::uint32_t>(k)});
       if (gm.role != Role::Collective || static_cast<std::size_t>(k) >= gm.collectives.size()) continue;
@@ -204,7 +214,7 @@ class RankBuilder {
       a.comm_size = ce.comm.size_of(r_, n_);
       bool is_root = true;
       if (ce.root) {
-        a.root = ce.comm.member(r_, n_, count_at(*ce.root, n_));
+        a.root = ce.comm.member(r_, n_, count_value(*ce.root, n_));
         is_root = a.root == r_;
       }
       a.bytes = ce.bytes_at(n_, a.comm_size, is_root);

@@ -188,6 +188,35 @@ TEST(ExactFit, WorkedExamples) {
   EXPECT_EQ(s.integer_at(96), 8);
 }
 
+TEST(ExactFit, ALawThatIsNoWholeNumberWhereItIsEvaluatedIsNotChosen) {
+  // 2, 3, 4 at 4, 8, 16: log2(n) is the simplest law, floor(log2(n)) and ceil(log2(n)) reproduce the runs too.
+  const std::vector<Sample> reps{{4, 2}, {8, 3}, {16, 4}};
+  EXPECT_EQ(fit_exact(reps)->to_string(), "log2(n)");
+  // To be evaluated at 12, where log2(n) is no whole number: the simplest law that is one there.
+  const ExactLaw at12 = fit_exact(reps, {.n = {12}}).value();
+  EXPECT_EQ(at12.to_string(), "floor(log2(n))");
+  EXPECT_EQ(at12.integer_at(12), 3);
+  EXPECT_EQ(evaluability(fit_exact(reps).value(), reps, {.n = {12}}), 2);
+  EXPECT_EQ(evaluability(at12, reps, {.n = {12}}), 0);
+  // Where the runs suggest (the next powers of two after powers of two; squares after squares), without asking.
+  EXPECT_EQ(suggested_n(reps), (std::vector<std::int64_t>{4, 8, 16, 32, 64, 128}));
+  EXPECT_EQ(suggested_n(std::vector<Sample>{{4, 1}, {9, 1}, {16, 1}}),
+            (std::vector<std::int64_t>{4, 9, 16, 25, 36, 49}));
+  // A count must not be negative either: 6 - 2*log2(n) at 4, 8 is 2, 0, and -2 at 16.
+  const std::vector<Sample> shrinking{{4, 2}, {8, 0}};
+  const WholeAt counts{.n = {16}, .non_negative = true};
+  const std::vector<ExactLaw> all = fit_exact_all(shrinking);
+  ASSERT_GT(all.size(), 1U);
+  EXPECT_FALSE(whole_at(all.front(), std::vector<std::int64_t>{16}, true));
+  // The first law of the family that stays a count at 16 (two runs leave many candidates).
+  const ExactLaw count = fit_exact(shrinking, counts).value();
+  EXPECT_EQ(count.to_string(), "-2*floor(cbrt(n)) + 4");
+  EXPECT_EQ(count.integer_at(16), 0);
+  // When no law reproducing the runs is whole there, the simplest stays: its evaluation says where it fails.
+  const std::vector<Sample> half{{6, 3}, {12, 6}, {24, 12}, {36, 18}};
+  EXPECT_EQ(fit_exact(half, {.n = {9}})->to_string(), "(1/2)*n");
+}
+
 TEST(ExactFit, ConstantComesFirst) {
   const auto flat = sample(kMixed, [](double) { return 502.0; });
   const std::vector<ExactLaw> all = fit_exact_all(flat);

@@ -8,6 +8,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "p3s/error.hpp"
 #include "p3s/modeler/dims.hpp"
 
 namespace p3s::modeler {
@@ -197,6 +198,32 @@ TEST(Pattern, IrregularPeersAreNotForcedIntoALaw) {
   std::string why;
   EXPECT_FALSE(learn_pattern(obs, 1, &why).has_value());
   EXPECT_FALSE(why.empty());
+}
+
+TEST(Pattern, RepetitionCountIsWholeWhereThePatternWillBeEvaluated) {
+  // floor(log2(n)) exchanges with the right neighbour, fitted at powers of two where log2(n) says the same.
+  const Truth truth = [](std::int64_t r, std::int64_t n) {
+    std::vector<Peers> out;
+    for (std::int64_t i = 0; i < static_cast<std::int64_t>(basis_value(Basis::FloorLog2, static_cast<double>(n)));
+         ++i) {
+      out.push_back(one((r + 1) % n));
+    }
+    return out;
+  };
+  const std::vector<ListObservation> obs = observe(truth, {4, 8, 16});
+  const std::optional<Pattern> simplest = learn_pattern(obs, 1);
+  ASSERT_TRUE(simplest.has_value());
+  EXPECT_EQ(simplest->cases.at(0).program.terms.at(0).count.to_string(), "log2(n)");
+  EXPECT_THROW((void)simplest->generate(0, 12), ModelError);  // log2(12) repetitions cannot be made
+  // To be evaluated at 12: the law that is a whole number there, and right there.
+  const std::optional<Pattern> at12 = learn_pattern(obs, 1, nullptr, {}, WholeAt{{12}});
+  ASSERT_TRUE(at12.has_value());
+  EXPECT_EQ(at12->cases.at(0).program.terms.at(0).count.to_string(), "floor(log2(n))");
+  for (std::int64_t r = 0; r < 12; ++r) {
+    const std::vector<Entry> got = at12->generate(r, 12);
+    ASSERT_EQ(got.size(), 3U);
+    EXPECT_EQ(got[2].peers, one((r + 1) % 12));
+  }
 }
 
 TEST(Pattern, FramesMapPeersToLabelsAndBack) {

@@ -45,11 +45,16 @@ struct PhaseReport {
   std::vector<std::vector<ScicRow>> measured;  ///< per work class of the model's phase, per fitted run
   std::vector<std::string> notes;              ///< what could not be modelled exactly
   std::vector<LawFit> laws;                    ///< the phase's work and size laws with their errors
+  /// Groups kept as measured (no law reproduces them): exact at the fitted n, approximate elsewhere.
+  std::vector<std::uint32_t> approximate_groups;
 };
 
 /// The comparison of a model's predictions with a real run at the same n.
 struct PhaseCheck {
   std::uint32_t phase = 0;
+  /// Why the model could not be evaluated at the run's n (a law that is no whole number there); empty when it
+  /// was. Such a phase is reported, not fatal: the model is still written.
+  std::string error;
   bool pattern_exact = true;
   std::string first_mismatch;  ///< "rank 5, call 3: expected MPI_Isend send 6, predicted MPI_Isend send 7"
   std::int64_t comms_predicted = 0;
@@ -61,6 +66,8 @@ struct PhaseCheck {
   double work_error_mean = 0;  ///< over the ranks: each rank's work per instance
   double work_error_max = 0;
   double work_error_total = 0;  ///< of the phase's work per instance summed over all ranks
+  /// Groups the model could only approximate at this n (kept as measured at other n).
+  std::vector<std::uint32_t> approximate_groups;
 };
 
 /// A model's prediction at a real run's n against that run.

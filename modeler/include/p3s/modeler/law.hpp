@@ -110,19 +110,51 @@ struct ExactLaw {
   friend bool operator==(const ExactLaw&, const ExactLaw&) = default;
 };
 
-/// The simplest exact law reproducing every sample (|law(n) - value| <= 1e-9 * max(1, |value|)), or nullopt.
-/// Order of preference: a constant; then integer coefficients a, b over the bases in order; then coefficients with
-/// denominators up to 12 over the bases in order. Samples with equal n and different values give nullopt.
-/// With one distinct n only a constant can be claimed. Two distinct n fit almost every basis, so the answer is
+/// Every exact law of the family that reproduces the samples, in the order of preference of the family (so the
+/// first one is fit_exact()'s answer when it is a whole number wherever it is evaluated); empty when none does.
+/// @throws p3s::ModelError when there are no samples.
+[[nodiscard]] std::vector<ExactLaw> fit_exact_all(std::span<const Sample> samples);
+
+/// Where an exact law will be evaluated, besides the process counts its samples suggest: a law that is not a
+/// whole number there (log2(n) at n = 6, n/2 at odd n) cannot give a count or a peer, so such a law is chosen
+/// only when no other reproduces the samples.
+struct WholeAt {
+  std::vector<std::int64_t> n = {};  ///< process counts it will be evaluated at (a held-out run, a prediction)
+  bool non_negative = false;         ///< a negative value is as unusable as a fraction (counts of calls)
+};
+
+/// The process counts samples suggest a law will be evaluated at: their own and the next three of their series
+/// (squares after squares, the next terms of an arithmetic series, else 2, 4 and 8 times the largest: the next
+/// powers of two after powers of two).
+[[nodiscard]] std::vector<std::int64_t> suggested_n(std::span<const Sample> samples);
+
+/// True when the law is a whole number (not negative, when asked) at every n of `at`.
+[[nodiscard]] bool whole_at(const ExactLaw& law, std::span<const std::int64_t> at, bool non_negative = false);
+
+/// How usable a law is where it will be evaluated: 0 when it is whole at where.n and every n the samples
+/// suggest, 1 when it is whole at where.n and the samples' own n only, 2 when it is not.
+[[nodiscard]] int evaluability(const ExactLaw& law, std::span<const Sample> samples, const WholeAt& where);
+
+/// Where near n the law is a whole number (not negative, when asked), for messages: "n = 8 and n = 16", "no n up
+/// to 2n". Looks down to 1 and up to 2n.
+[[nodiscard]] std::string whole_nearby(const ExactLaw& law, std::int64_t n, bool non_negative = false);
+
+/// The first of `laws` with the best evaluability(); nullopt when `laws` is empty.
+[[nodiscard]] std::optional<ExactLaw> prefer_whole(std::span<const ExactLaw> laws, std::span<const Sample> samples,
+                                                   const WholeAt& where);
+
+/// The law at n as a count: its value where that is a whole number, else rounded; never below 0.
+[[nodiscard]] std::int64_t count_value(const ExactLaw& law, std::int64_t n);
+
+/// The simplest exact law reproducing every sample (|law(n) - value| <= 1e-9 * max(1, |value|)) that is a whole
+/// number wherever it will be evaluated (prefer_whole(): the samples' n, those they suggest, `where`), or
+/// nullopt. Order of preference: a constant; then integer coefficients a, b over the bases in order; then
+/// coefficients with denominators up to 12 over the bases in order. Samples with equal n and different values give
+/// nullopt. With one distinct n only a constant can be claimed. Two distinct n fit almost every basis, so the answer is
 /// only the simplest of many candidates there: the caller decides whether to trust it (or checks a held-out point
 /// against fit_exact_all()).
 /// @throws p3s::ModelError when there are no samples.
-[[nodiscard]] std::optional<ExactLaw> fit_exact(std::span<const Sample> samples);
-
-/// Every exact law of the family that reproduces the samples, in the order of preference of fit_exact()
-/// (so the first one is fit_exact()'s answer); empty when none does.
-/// @throws p3s::ModelError when there are no samples.
-[[nodiscard]] std::vector<ExactLaw> fit_exact_all(std::span<const Sample> samples);
+[[nodiscard]] std::optional<ExactLaw> fit_exact(std::span<const Sample> samples, const WholeAt& where = {});
 
 // ---------------------------------------------------------------------------------------------------------------
 // Regression laws

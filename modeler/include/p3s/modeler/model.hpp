@@ -114,6 +114,27 @@ struct CollectiveEntry {
 /// (IrecvPost); nullopt for no slot.
 using SlotKinds = std::array<std::optional<mpi::ActionKind>, 2>;
 
+/// What a group did in each fitted run, kept when no law reproduces its peers or its number of calls: per run,
+/// per rank, each call's peers per slot (-1: none). Exact at a fitted n; elsewhere an approximation that is not
+/// extrapolated: the nearest fitted run's calls.
+struct MeasuredCalls {
+  using Calls = std::vector<std::array<std::int64_t, 2>>;
+  struct Run {
+    std::int64_t n = 0;
+    std::vector<Calls> ranks;  ///< by rank
+  };
+  std::vector<Run> runs;  ///< by increasing n
+
+  [[nodiscard]] bool empty() const noexcept { return runs.empty(); }
+  /// "4 8 16": the process counts of the runs kept.
+  [[nodiscard]] std::string fitted_n() const;
+  /// The run standing in at n: n's own, else the nearest fitted one (the larger on a tie).
+  [[nodiscard]] const Run& source(std::int64_t n) const;
+  /// Rank r's calls at n: as measured at a fitted n; elsewhere those of the rank at r's relative place in the
+  /// source run, each peer at the same offset from the rank as there (none outside 0..n-1).
+  [[nodiscard]] Calls calls(std::int64_t r, std::int64_t n) const;
+};
+
 /// Consecutive calls to one MPI function in a phase (a group of the phase's shape).
 struct GroupModel {
   mpi::Function function = mpi::Function::Other;
@@ -128,6 +149,16 @@ struct GroupModel {
   ExactLaw count;                                  ///< other roles: calls per rank
   std::vector<std::vector<RequestRef>> completes;  ///< Completion: per call, the requests it completes
   std::vector<CollectiveEntry> collectives;        ///< Collective: per call
+  /// Not empty when no law reproduces the peers (PointToPoint: `pattern` has no case) or the number of calls
+  /// (other roles: `count` is unused): what the group did in each fitted run, used instead.
+  MeasuredCalls measured;
+
+  /// PointToPoint: rank r's calls at n, from the pattern or, when measured, as one case of one term.
+  [[nodiscard]] std::vector<Entry> entries(std::int64_t r, std::int64_t n, std::size_t* which = nullptr) const;
+  /// Other roles: rank r's calls at n (the count law, rounded where it is no whole number, or as measured).
+  [[nodiscard]] std::int64_t count_at(std::int64_t r, std::int64_t n) const;
+  /// True when the group stands in at n for what no law gives: measured, and n is not a fitted n.
+  [[nodiscard]] bool approximate_at(std::int64_t n) const;
 };
 
 /// The work of one burst position of a phase for one class of ranks.
@@ -172,6 +203,8 @@ struct PhaseModel {
 
   /// Instances at n (rounded when the weight law is a regression).
   [[nodiscard]] std::int64_t weight_at(std::int64_t n) const;
+  /// The groups that are approximate at n (GroupModel::approximate_at).
+  [[nodiscard]] std::vector<std::uint32_t> approximate_groups(std::int64_t n) const;
 };
 
 /// What shaped a fit besides its inputs; recorded in the model so that the fit can be reproduced.
@@ -179,6 +212,9 @@ struct FitOptions {
   /// The expression search tried last for peers: bounded by a count of candidates, never by time, so the same
   /// signatures give the same model on a loaded machine.
   SearchOptions search;
+  /// Process counts the model will be evaluated at (a held-out run's, a prediction's): exact laws that are whole
+  /// numbers there are preferred to those that are not.
+  std::vector<std::int64_t> evaluate_at = {};
 };
 
 /// What a model leaves out, written down where prediction reads it.

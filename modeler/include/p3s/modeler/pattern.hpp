@@ -118,6 +118,13 @@ struct RankPredicate {
   friend bool operator==(const RankPredicate&, const RankPredicate&) = default;
 };
 
+/// A law of a pattern that cannot be evaluated at some n.
+struct Unevaluable {
+  std::string what;  ///< "the repetition count", "the peer law"
+  ExactLaw law;
+  bool count = false;  ///< a repetition count: it must not be negative either
+};
+
 /// A pattern: the first case whose predicate holds gives a rank's program.
 struct Pattern {
   struct Case {
@@ -129,6 +136,9 @@ struct Pattern {
 
   /// The entries of rank r at n (none when no case applies); the case index is stored in `which` when given.
   [[nodiscard]] std::vector<Entry> generate(std::int64_t r, std::int64_t n, std::size_t* which = nullptr) const;
+  /// The first count or label law, of a case some rank uses at n, that is not a whole number there (generate()
+  /// would throw); nullopt when every rank can be generated. Costs O(n) per case.
+  [[nodiscard]] std::optional<Unevaluable> unevaluable_at(std::int64_t n) const;
   [[nodiscard]] std::string to_string() const;
   friend bool operator==(const Pattern&, const Pattern&) = default;
 };
@@ -148,9 +158,11 @@ struct ListObservation {
 /// aligned (null communications kept) or merged across ranks (absent communications), single terms or one
 /// counted repetition; when no single program fits, the ranks are split by a predicate and each side learnt.
 /// Returns nullopt when nothing fits; `why` then says what was tried. `search` bounds the expression search that
-/// is tried last.
+/// is tried last. Counts and labels are laws that are whole numbers at `whole.n` and at the process counts the
+/// observations suggest whenever such laws reproduce them (fit_exact()).
 [[nodiscard]] std::optional<Pattern> learn_pattern(std::span<const ListObservation> observations, int slots,
-                                                   std::string* why = nullptr, const SearchOptions& search = {});
+                                                   std::string* why = nullptr, const SearchOptions& search = {},
+                                                   const WholeAt& whole = {});
 
 [[nodiscard]] nlohmann::json rank_predicate_json(const RankPredicate& p);
 /// @throws p3s::InputError on an unknown predicate.

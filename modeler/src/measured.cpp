@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Groups kept as measured: what a group did in each fitted run stands in for the laws no fit found, exactly at a
+// fitted n and, elsewhere, as the nearest fitted run's calls (an approximation, flagged wherever it is used).
+#include <algorithm>
+#include <cmath>
+
+#include "p3s/error.hpp"
+#include "p3s/modeler/model.hpp"
+
+namespace p3s::modeler {
+
+const MeasuredCalls::Run& MeasuredCalls::source(std::int64_t n) const {
+  if (runs.empty()) throw ModelError("internal error: a measured group without runs");
+  const Run* best = &runs.front();
+  for (const Run& run : runs) {
+    if (std::abs(run.n - n) <= std::abs(best->n - n)) best = &run;  // runs by increasing n: the larger on a tie
+  }
+  return *best;
+}
+
+std::string MeasuredCalls::fitted_n() const {
+  std::string s;
+  for (const Run& run : runs) s += (s.empty() ? "" : " ") + std::to_string(run.n);
+  return s;
+}
+
+MeasuredCalls::Calls MeasuredCalls::calls(std::int64_t r, std::int64_t n) const {
+  const Run& run = source(n);
+  if (run.ranks.empty()) return {};
+  // The rank at r's relative place: the first and last ranks (boundaries) stay the first and last.
+  const std::int64_t size = static_cast<std::int64_t>(run.ranks.size());
+  const std::int64_t stand_in = run.n == n ? r : std::min(size - 1, r * size / std::max<std::int64_t>(n, 1));
+  Calls out = run.ranks[static_cast<std::size_t>(stand_in)];
+  if (run.n == n) return out;
+  for (auto& peers : out) {
+    for (std::int64_t& p : peers) {
+      if (p < 0) continue;
+      p = r + (p - stand_in);
+      if (p < 0 || p >= n) p = -1;
+    }
+  }
+  return out;
+}
+
+std::vector<Entry> GroupModel::entries(std::int64_t r, std::int64_t n, std::size_t* which) const {
+  if (measured.empty()) return pattern.generate(r, n, which);
+  if (which != nullptr) *which = 0;
+  std::vector<Entry> out;
+  const MeasuredCalls::Calls calls = measured.calls(r, n);
+  for (std::size_t k = 0; k < calls.size(); ++k) {
+    out.push_back(Entry{calls[k], 0, static_cast<std::int64_t>(k)});
+  }
+  return out;
+}
+
+std::int64_t GroupModel::count_at(std::int64_t r, std::int64_t n) const {
+  if (!measured.empty()) return static_cast<std::int64_t>(measured.calls(r, n).size());
+  return count_value(count, n);
+}
+
+bool GroupModel::approximate_at(std::int64_t n) const { return !measured.empty() && measured.source(n).n != n; }
+
+std::vector<std::uint32_t> PhaseModel::approximate_groups(std::int64_t n) const {
+  std::vector<std::uint32_t> out;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    if (groups[g].approximate_at(n)) out.push_back(static_cast<std::uint32_t>(g));
+  }
+  return out;
+}
+
+}  // namespace p3s::modeler
