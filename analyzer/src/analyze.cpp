@@ -46,7 +46,7 @@ class TickSink final : public LamportSink {
            bool by_rank) {
     for (const auto& f : files) writers_.push_back(std::make_unique<TickWriter>(f));
     if (!by_rank) return;
-    for (const ExtractedLocation& l : ex.locations) steps.emplace_back(l.rank, l.compute_burst_ns);
+    for (const ExtractedLocation& l : ex.locations) steps.emplace_back(l.rank, l.compute_burst_work);
     for (const Region& region : defs.regions) {
       const mpi::Function f = region.function;
       alone_.push_back(f == mpi::Function::MPI_Init || f == mpi::Function::MPI_Init_thread ||

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "burst_classes.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 
@@ -11,6 +12,10 @@ constexpr double kBinsPerOctave = 4;
 /// Classes closer than a factor of 10 are one class with a wide spread.
 constexpr double kMinSeparation = 3.3219280948873622 * kBinsPerOctave;  // log2(10) octaves, in bins
 constexpr double kMinLongFraction = 0.02;
+/// The share of the work the compute bursts hold together.
+constexpr double kComputeWorkShare = 0.9;
+/// A bin holding less than this share of its class's fullest bin is no part of the class.
+constexpr double kClassEdge = 0.05;
 
 /// Quarter octaves from the leading bit and the two bits after it (no floating point: one call per MPI call).
 std::size_t bin_of(std::uint64_t ns) noexcept {
@@ -55,11 +60,33 @@ std::uint64_t BurstHistogram::compute_threshold() const noexcept {
     }
   }
   if (best_t == 0 || best_gap < kMinSeparation || best_long_fraction < kMinLongFraction) return 0;
-  // Otsu's split sits at the lower edge of the gap between the classes: move it to the gap's middle.
-  std::size_t first_long = best_t;
-  while (first_long < kBins && counts_[first_long] == 0) ++first_long;
-  const double middle = (static_cast<double>(best_t) + static_cast<double>(first_long)) / 2;
-  return static_cast<std::uint64_t>(std::ceil(std::exp2(middle / kBinsPerOctave)));
+  // One octave below the edge of the class that holds the work (never below Otsu's split).
+  const double edge = static_cast<double>(std::max(best_t, dominant_class_edge()));
+  return edge < kBinsPerOctave ? 0 : static_cast<std::uint64_t>(std::ceil(std::exp2(edge / kBinsPerOctave - 1)));
+}
+
+std::size_t BurstHistogram::dominant_class_edge() const noexcept {
+  // From the longest bursts down, until the bursts above hold kComputeWorkShare of the work and are not rare.
+  double work_all = 0;
+  const auto work_in = [this](std::size_t b) {
+    return static_cast<double>(counts_[b]) * std::exp2(static_cast<double>(b) / kBinsPerOctave);
+  };
+  for (std::size_t b = 0; b < kBins; ++b) work_all += work_in(b);
+  double work = 0;
+  double count = 0;
+  std::size_t b = kBins;
+  while (b > 0 && (work < kComputeWorkShare * work_all || count < kMinLongFraction * static_cast<double>(total_))) {
+    --b;
+    work += work_in(b);
+    count += static_cast<double>(counts_[b]);
+  }
+  // Down to the lower edge of the class that bin is in.
+  std::uint64_t peak = counts_[b];
+  while (b > 0 && static_cast<double>(counts_[b - 1]) >= kClassEdge * static_cast<double>(peak)) {
+    --b;
+    peak = std::max(peak, counts_[b]);
+  }
+  return b;
 }
 
 }  // namespace p3s::analyzer

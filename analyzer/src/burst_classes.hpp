@@ -18,13 +18,18 @@ class BurstHistogram {
   /// The shortest burst that counts as computation, or 0 when the bursts do not fall into two classes.
   ///
   /// Method: Otsu's split of the log-durations (the threshold that maximises the variance between the two
-  /// classes), accepted only when the classes are clearly apart: the long class's geometric mean at least
-  /// 10x the short class's, and at least 2 % of the bursts in it (a few delays of the operating system are not
-  /// a class). The threshold is placed in the middle of the gap between the classes, so that a burst does not
-  /// change class from one repetition to the next.
+  /// classes) decides whether there is computation at all: only when the classes are clearly apart (the long
+  /// class's geometric mean at least 10x the short class's, and at least 2 % of the bursts in it; a few delays
+  /// of the operating system are not a class). Computation is then the class of bursts that, with the longer
+  /// ones, holds 90 % of the work (and 2 % of the bursts at least, so that a long set-up is not all of it): the
+  /// steps' main computation, not the short loops between the swaps of an exchange, whose share of the work
+  /// changes with n. The threshold is one octave below that class's lower edge, so that a burst does not change
+  /// class from one repetition to the next.
   [[nodiscard]] std::uint64_t compute_threshold() const noexcept;
 
  private:
+  /// The lowest bin of the class that holds most of the work (see compute_threshold).
+  [[nodiscard]] std::size_t dominant_class_edge() const noexcept;
   std::array<std::uint64_t, kBins> counts_{};
   std::uint64_t total_ = 0;
 };

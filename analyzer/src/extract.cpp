@@ -160,7 +160,7 @@ class LocationExtractor {
     if (has_prev_) {
       header_.burst_ns = e.time_ns - last_leave_ns_;
       header_.burst_work = has_work_ && e.work && prev_work_ ? *e.work - *prev_work_ : header_.burst_ns;
-      bursts_.add(header_.burst_ns);
+      bursts_.add(header_.burst_work);
     } else {
       first_ns_ = e.time_ns;
     }
@@ -311,7 +311,7 @@ Extracted extract_operations(TraceReader& reader, const std::filesystem::path& s
     x.operations = writer.operations();
     x.first_ns = ex.first_ns();
     x.last_ns = ex.last_ns();
-    x.compute_burst_ns = ex.bursts().compute_threshold();
+    x.compute_burst_work = ex.bursts().compute_threshold();
     x.left_finalize = ex.left_finalize();
     if (x.operations != 0) out.locations.push_back(std::move(x));
   }

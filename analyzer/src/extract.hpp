@@ -22,8 +22,9 @@ struct ExtractedLocation {
   std::uint64_t first_ns = 0;  ///< enter of the first MPI call
   std::uint64_t last_ns = 0;   ///< leave of the last MPI call
   bool left_finalize = false;  ///< it got through MPI_Finalize
-  /// Bursts at least this long are computation that separates the steps of the program (0: no such class).
-  std::uint64_t compute_burst_ns = 0;
+  /// Bursts with at least this much work (the burst metric: CPU time or instructions, not wall time, which a
+  /// loaded machine stretches at random) are computation that separates the steps of the program (0: none).
+  std::uint64_t compute_burst_work = 0;
 };
 
 struct Extracted {

@@ -427,7 +427,10 @@ class Folder {
 /// Reads the phases off the folded grammar and expands it, in run order, into the occurrences.
 class PhaseReader {
  public:
-  explicit PhaseReader(const Folder& folder) : folder_(folder), terminals_(folder.terminals()) {}
+  PhaseReader(const Folder& folder, std::span<const std::uint8_t> anchors)
+      : folder_(folder), terminals_(folder.terminals()), flat_(folder.loops().size(), false) {
+    if (!anchors.empty()) find_flat_loops(anchors);
+  }
 
   PhaseStructure read() {
     const auto& loops = folder_.loops();
@@ -446,7 +449,8 @@ class PhaseReader {
                                .body_length = loops[i].body_length,
                                .depth = loops[i].depth,
                                .ticks = loops[i].ticks,
-                               .instances = 0};
+                               .instances = 0,
+                               .flattened = flat_[i]};
     }
     final_id_.assign(phase_ranges_.size(), kNone);
     for (std::size_t i = 0; i < top.length; ++i) {
@@ -454,6 +458,10 @@ class PhaseReader {
       const Segment s = segments_[top.offset + i];
       expand({top.offset + i, 1});
       out_.top.push_back({first, tick_ - first, s.loop ? folder_.loops()[s.id].count : 0});
+    }
+    // A flattened loop is expanded as ticks of a stretch, not visited as a loop.
+    for (std::size_t i = 0; i < flat_.size(); ++i) {
+      if (flat_[i]) out_.loops[i].instances = flat_instances_[i];
     }
     return std::move(out_);
   }
@@ -471,17 +479,21 @@ class PhaseReader {
   };
 
   /// Splits a body (or the top level) into its maximal tick stretches and its loops.
+  /// An item that is a loop kept as a loop (not flattened into the stretch around it).
+  [[nodiscard]] bool kept_loop(std::uint32_t item) const { return item >= terminals_ && !flat_[item - terminals_]; }
+
+  /// Splits a body (or the top level) into its maximal stretches (ticks and flattened loops) and its loops.
   Range segment(const std::uint32_t* items, std::size_t length) {
     Range r{.offset = segments_.size(), .length = 0};
     std::size_t i = 0;
     while (i < length) {
-      if (items[i] >= terminals_) {
+      if (kept_loop(items[i])) {
         segments_.push_back({.id = items[i] - terminals_, .loop = true});
         ++i;
         continue;
       }
       std::size_t end = i;
-      while (end < length && items[end] < terminals_) ++end;
+      while (end < length && !kept_loop(items[end])) ++end;
       segments_.push_back({.id = phase_of(items + i, end - i), .loop = false});
       i = end;
     }
@@ -489,19 +501,74 @@ class PhaseReader {
     return r;
   }
 
-  /// Provisional id of the phase with these ticks (equal stretches anywhere are one phase).
-  std::uint32_t phase_of(const std::uint32_t* ticks, std::size_t length) {
-    std::uint64_t h = hash_ids(ticks, length, 0);
+  /// Provisional id of the phase with these items (equal stretches anywhere are one phase).
+  std::uint32_t phase_of(const std::uint32_t* items, std::size_t length) {
+    std::uint64_t h = hash_ids(items, length, 0);
     auto [first, last] = phase_index_.equal_range(h);
     for (auto it = first; it != last; ++it) {
       const Range& p = phase_ranges_[it->second];
-      if (p.length == length && std::equal(ticks, ticks + length, phase_ticks_.begin() + p.offset)) return it->second;
+      if (p.length == length && std::equal(items, items + length, phase_items_.begin() + p.offset)) return it->second;
     }
     auto id = static_cast<std::uint32_t>(phase_ranges_.size());
-    phase_ranges_.push_back({.offset = phase_ticks_.size(), .length = length});
-    phase_ticks_.insert(phase_ticks_.end(), ticks, ticks + length);
+    phase_ranges_.push_back({.offset = phase_items_.size(), .length = length});
+    std::uint64_t ticks = 0;
+    for (std::size_t i = 0; i < length; ++i)
+      ticks += items[i] < terminals_ ? 1 : folder_.loops()[items[i] - terminals_].ticks;
+    phase_ticks_.push_back(ticks);
+    phase_items_.insert(phase_items_.end(), items, items + length);
     phase_index_.emplace(h, id);
     return id;
+  }
+
+  /// The tick symbols of `items`, flattened loops expanded.
+  void append_ticks(const std::uint32_t* items, std::size_t length, std::vector<TickSymbol>& out) const {
+    for (std::size_t i = 0; i < length; ++i) {
+      if (items[i] < terminals_) {
+        out.push_back(folder_.symbols()[items[i]]);
+        continue;
+      }
+      const Loop& l = folder_.loops()[items[i] - terminals_];
+      for (std::uint64_t c = 0; c < l.count; ++c)
+        append_ticks(folder_.bodies().data() + l.body_offset, l.body_length, out);
+    }
+  }
+
+  /// Decides which loops are flattened: those fewer than half of whose iterations hold an anchor tick. Walks the
+  /// grammar once in run order, O(ticks).
+  void find_flat_loops(std::span<const std::uint8_t> anchors) {
+    std::vector<std::uint64_t> before(anchors.size() + 1, 0);  // anchors before tick t
+    for (std::size_t t = 0; t < anchors.size(); ++t) before[t + 1] = before[t] + (anchors[t] != 0 ? 1 : 0);
+    std::vector<std::uint64_t> anchored(flat_.size(), 0);
+    std::vector<std::uint64_t> iterations(flat_.size(), 0);
+    flat_instances_.assign(flat_.size(), 0);
+    std::uint64_t tick = 0;
+    const auto walk = [&](const auto& self, const std::uint32_t* items, std::size_t length) -> void {
+      for (std::size_t i = 0; i < length; ++i) {
+        if (items[i] < terminals_) {
+          ++tick;
+          continue;
+        }
+        const std::uint32_t id = items[i] - terminals_;
+        const Loop& l = folder_.loops()[id];
+        const std::uint64_t iteration = l.ticks / l.count;
+        for (std::uint64_t c = 0; c < l.count; ++c) {
+          const std::uint64_t start = tick;
+          if (l.has_inner_loop) {
+            self(self, folder_.bodies().data() + l.body_offset, l.body_length);
+          } else {
+            tick += iteration;
+          }
+          if (before[std::min<std::uint64_t>(tick, anchors.size())] >
+              before[std::min<std::uint64_t>(start, anchors.size())]) {
+            ++anchored[id];
+          }
+        }
+        iterations[id] += l.count;
+        ++flat_instances_[id];
+      }
+    };
+    walk(walk, folder_.top().data(), folder_.top().size());
+    for (std::size_t i = 0; i < flat_.size(); ++i) flat_[i] = 2 * anchored[i] < iterations[i];
   }
 
   void expand(const Range& segments) {
@@ -528,21 +595,24 @@ class PhaseReader {
     const Range& p = phase_ranges_[provisional];
     if (id == kNone) {
       id = static_cast<std::uint32_t>(out_.phases.size());
-      std::vector<TickSymbol>& ticks = out_.phases.emplace_back(p.length);
-      for (std::size_t t = 0; t < p.length; ++t) ticks[t] = folder_.symbols()[phase_ticks_[p.offset + t]];
+      append_ticks(phase_items_.data() + p.offset, p.length, out_.phases.emplace_back());
       out_.weights.push_back(0);
     }
     ++out_.weights[id];
-    out_.occurrences.push_back({.phase = id, .first_tick = tick_, .ticks = p.length});
-    tick_ += p.length;
+    const std::uint64_t ticks = phase_ticks_[provisional];
+    out_.occurrences.push_back({.phase = id, .first_tick = tick_, .ticks = ticks});
+    tick_ += ticks;
   }
 
   const Folder& folder_;
   std::uint32_t terminals_;
   std::vector<Segment> segments_;
   std::vector<Range> loop_segments_;
-  std::vector<Range> phase_ranges_;         ///< provisional phase id -> its ticks in phase_ticks_
-  std::vector<std::uint32_t> phase_ticks_;  ///< terminal ids, concatenated
+  std::vector<bool> flat_;                     ///< per loop: flattened into the stretch around it
+  std::vector<std::uint64_t> flat_instances_;  ///< per loop: its instances, counted where flattening is decided
+  std::vector<Range> phase_ranges_;            ///< provisional phase id -> its items in phase_items_
+  std::vector<std::uint32_t> phase_items_;     ///< terminal and flattened loop ids, concatenated
+  std::vector<std::uint64_t> phase_ticks_;     ///< provisional phase id -> its ticks, flattened loops expanded
   std::unordered_multimap<std::uint64_t, std::uint32_t> phase_index_;
   std::vector<std::uint32_t> final_id_;  ///< provisional -> id in order of first occurrence
   std::uint64_t tick_ = 0;
@@ -552,6 +622,15 @@ class PhaseReader {
 }  // namespace
 
 PhaseStructure find_phases(std::span<const TickSymbol> ticks, const PhaseFinderOptions& options) {
+  return find_phases(ticks, {}, options);
+}
+
+PhaseStructure find_phases(std::span<const TickSymbol> ticks, std::span<const std::uint8_t> anchors,
+                           const PhaseFinderOptions& options) {
+  if (!anchors.empty() && anchors.size() != ticks.size()) {
+    throw Error("internal error: phase finder given " + std::to_string(anchors.size()) + " anchors for " +
+                std::to_string(ticks.size()) + " ticks");
+  }
   if (options.min_repetitions < 2) {
     throw InputError("phase finder: min_repetitions is " + std::to_string(options.min_repetitions) +
                      "; a loop needs at least 2 consecutive repetitions — set it to 2 or more");
@@ -562,7 +641,7 @@ PhaseStructure find_phases(std::span<const TickSymbol> ticks, const PhaseFinderO
   }
   Folder folder(ticks, options);
   folder.run();
-  return PhaseReader(folder).read();
+  return PhaseReader(folder, anchors).read();
 }
 
 std::vector<PhaseRun> phase_order(const PhaseStructure& structure) {

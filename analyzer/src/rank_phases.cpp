@@ -219,7 +219,7 @@ std::uint64_t operation_shape(std::int32_t rank, const Op& op) noexcept {
 }
 
 void StepSequence::add(std::uint64_t index, const Op& op, bool alone) {
-  const bool boundary = !open_ || closed_ || alone || threshold_ == 0 || op.header.burst_ns >= threshold_;
+  const bool boundary = !open_ || closed_ || alone || threshold_ == 0 || op.header.burst_work >= threshold_;
   closed_ = alone;
   if (boundary) {
     finish();

@@ -26,12 +26,12 @@ namespace p3s::analyzer {
 [[nodiscard]] std::uint64_t operation_shape(std::int32_t rank, const Op& op) noexcept;
 
 /// One location's operations grouped into steps. A step begins at an operation that follows a compute burst
-/// (one at least `compute_burst_ns` long; see BurstHistogram) and holds the calls up to the next one, so that
+/// (one with at least `compute_burst_work` of work; see BurstHistogram) and holds the calls up to the next one, so that
 /// an exchange unrolled into repeated calls (two swaps with the same neighbour) stays inside its step and the
 /// steps of a program loop are what repeats. With no compute class (0), every operation is a step.
 class StepSequence {
  public:
-  StepSequence(std::int32_t rank, std::uint64_t compute_burst_ns) : rank_(rank), threshold_(compute_burst_ns) {}
+  StepSequence(std::int32_t rank, std::uint64_t compute_burst_work) : rank_(rank), threshold_(compute_burst_work) {}
   /// Operations in program order; `index` counts from 0. A call `alone` (MPI_Init, MPI_Finalize) is a step of its
   /// own: the program's first and last steps do not change the steps next to them.
   void add(std::uint64_t index, const Op& op, bool alone);

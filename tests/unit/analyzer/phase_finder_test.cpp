@@ -191,6 +191,48 @@ using Runs = std::vector<std::pair<std::uint32_t, std::uint64_t>>;
 
 // ---- Hand-built sequences ----
 
+/// Anchors: 1 where the tick is `anchored`.
+std::vector<std::uint8_t> anchors_at(const Ticks& ticks, TickSymbol anchored) {
+  std::vector<std::uint8_t> out;
+  for (TickSymbol t : ticks) out.push_back(t == anchored ? 1 : 0);
+  return out;
+}
+
+TEST(PhaseFinderAnchors, ALoopThatDoesNotComputeIsPartOfTheUnitAroundIt) {
+  // 12 steps of: compute, then three swaps that look alike (C S S S). Without anchors the swaps are the unit.
+  const Ticks ticks = cat({{1}, rep(cat({{2}, rep({3}, 3)}), 12), {4}});
+  const PhaseStructure plain = find_phases(ticks);
+  EXPECT_NE(std::find(plain.weights.begin(), plain.weights.end(), 36u), plain.weights.end());
+  const PhaseStructure s = find_phases(ticks, anchors_at(ticks, 2));
+  expect_consistent(ticks, s);
+  std::vector<std::uint64_t> w = s.weights;
+  std::sort(w.begin(), w.end());
+  EXPECT_EQ(w, (std::vector<std::uint64_t>{1, 1, 12}));
+  const auto unit = std::find(s.weights.begin(), s.weights.end(), 12u) - s.weights.begin();
+  EXPECT_EQ(s.phases[static_cast<std::size_t>(unit)], (Ticks{2, 3, 3, 3}));
+  const auto flat = std::count_if(s.loops.begin(), s.loops.end(), [](const LoopInfo& l) { return l.flattened; });
+  EXPECT_EQ(flat, 1);
+}
+
+TEST(PhaseFinderAnchors, LoopsThatComputeAtEveryLevelStayUnits) {
+  // outer 10 x (A B, 4 x (C D, 3 x (E F))) with computation before A, C and E: the three levels as without anchors.
+  const Ticks inner = rep({5, 6}, 3);
+  const Ticks middle = rep(cat({{3, 4}, inner}), 4);
+  const Ticks ticks = cat({{9}, rep(cat({{1, 2}, middle}), 10), {9}});
+  std::vector<std::uint8_t> anchors;
+  for (TickSymbol t : ticks) anchors.push_back(t == 1 || t == 3 || t == 5 ? 1 : 0);
+  const PhaseStructure with = find_phases(ticks, anchors);
+  const PhaseStructure without = find_phases(ticks);
+  expect_consistent(ticks, with);
+  EXPECT_EQ(with.weights, without.weights);
+  EXPECT_EQ(with.phases, without.phases);
+}
+
+TEST(PhaseFinderAnchors, AnchorsOfAnotherLengthAreAnInternalError) {
+  const Ticks ticks = rep({1, 2}, 4);
+  EXPECT_THROW((void)find_phases(ticks, std::vector<std::uint8_t>(3, 1)), p3s::Error);
+}
+
 TEST(PhaseFinder, EmptyInput) {
   PhaseStructure s = check({});
   EXPECT_TRUE(s.phases.empty());

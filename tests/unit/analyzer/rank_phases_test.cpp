@@ -28,6 +28,29 @@ TEST(BurstClasses, OneClassOrRareOutliersGiveNoThreshold) {
   EXPECT_EQ(outliers.compute_threshold(), 0u);
 }
 
+TEST(BurstClasses, ComputationIsTheClassHoldingMostOfTheWorkNotTheShortLoopsBetweenSwaps) {
+  // An MD step: packing between swaps (2 us), integration (15 us), the force computation (500 us).
+  BurstHistogram h;
+  for (int i = 0; i < 600; ++i) h.add(2000 + 37 * (i % 11));
+  for (int i = 0; i < 200; ++i) h.add(15000 + 400 * (i % 9));
+  for (int i = 0; i < 100; ++i) h.add(500000 + 20000 * (i % 5));
+  const std::uint64_t t = h.compute_threshold();
+  EXPECT_GT(t, 20000u);
+  EXPECT_LT(t, 500000u);
+}
+
+TEST(BurstClasses, NestedLoopsThatEachComputeAllCount) {
+  // 400 us x 10, 60 us x 40, 15 us x 120: the three together hold the work.
+  BurstHistogram h;
+  for (int i = 0; i < 500; ++i) h.add(800 + 13 * (i % 7));
+  for (int i = 0; i < 10; ++i) h.add(400000);
+  for (int i = 0; i < 40; ++i) h.add(60000);
+  for (int i = 0; i < 120; ++i) h.add(15000);
+  const std::uint64_t t = h.compute_threshold();
+  EXPECT_GT(t, 1000u);
+  EXPECT_LE(t, 15000u);
+}
+
 /// A location whose program is: Init, `iters` x (calls to `peers`, compute, allreduce), a reduction, Finalize.
 /// In iteration `odd` (if any) the first call goes to another peer.
 StepSequence location(std::int32_t rank, int iters, const std::vector<std::int32_t>& peers, int start_shift,
@@ -38,6 +61,7 @@ StepSequence location(std::int32_t rank, int iters, const std::vector<std::int32
     Op op;
     op.header.region = region;
     op.header.burst_ns = burst;
+    op.header.burst_work = burst;
     Action a;
     a.peer = peer;
     op.actions.push_back(a);

@@ -29,6 +29,7 @@ struct LoopInfo {
   std::uint32_t depth = 0;        ///< 0 for loops containing no loop
   std::uint64_t ticks = 0;        ///< ticks of one instance (all `count` iterations, inner loops expanded)
   std::uint64_t instances = 0;    ///< instances of this loop in the whole run (a nested loop: once per outer iteration)
+  bool flattened = false;         ///< read as part of the stretch around it (see find_phases with anchors)
 };
 
 /// One occurrence of a phase: a contiguous range of ticks (indices into the input sequence).
@@ -75,6 +76,15 @@ struct PhaseStructure {
 ///
 /// @throws p3s::InputError if `options.min_repetitions` < 2 or the sequence has 2^31 ticks or more.
 [[nodiscard]] PhaseStructure find_phases(std::span<const TickSymbol> ticks, const PhaseFinderOptions& options = {});
+
+/// The same, where the units are the loops that hold computation: `anchors[t]` is non-zero where tick t follows
+/// a compute burst. A loop fewer than half of whose iterations hold an anchor (an exchange unrolled into
+/// repeated calls, a butterfly's or a halo's swaps, the retries of a polling loop) is no unit of its own: it is
+/// read as part of the stretch around it, so the phase is the innermost loop whose iterations compute, as a
+/// performance engineer names a code's steps. Empty `anchors`: every loop is a unit.
+/// @throws p3s::Error if `anchors` is neither empty nor as long as `ticks`.
+[[nodiscard]] PhaseStructure find_phases(std::span<const TickSymbol> ticks, std::span<const std::uint8_t> anchors,
+                                         const PhaseFinderOptions& options = {});
 
 /// Run-length encoding of the phase order: (phase, consecutive occurrences) pairs.
 struct PhaseRun {
