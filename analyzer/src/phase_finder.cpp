@@ -478,7 +478,6 @@ class PhaseReader {
     bool loop = false;
   };
 
-  /// Splits a body (or the top level) into its maximal tick stretches and its loops.
   /// An item that is a loop kept as a loop (not flattened into the stretch around it).
   [[nodiscard]] bool kept_loop(std::uint32_t item) const { return item >= terminals_ && !flat_[item - terminals_]; }
 
@@ -558,10 +557,7 @@ class PhaseReader {
           } else {
             tick += iteration;
           }
-          if (before[std::min<std::uint64_t>(tick, anchors.size())] >
-              before[std::min<std::uint64_t>(start, anchors.size())]) {
-            ++anchored[id];
-          }
+          if (before[tick] > before[start]) ++anchored[id];
         }
         iterations[id] += l.count;
         ++flat_instances_[id];
