@@ -2,8 +2,10 @@
 #include "burst_classes.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
+#include <utility>
 
 namespace p3s::analyzer {
 namespace {
@@ -12,8 +14,10 @@ constexpr double kBinsPerOctave = 4;
 /// Classes closer than a factor of 10 are one class with a wide spread.
 constexpr double kMinSeparation = 3.3219280948873622 * kBinsPerOctave;  // log2(10) octaves, in bins
 constexpr double kMinLongFraction = 0.02;
-/// The share of the work the compute bursts hold together.
-constexpr double kComputeWorkShare = 0.9;
+/// The least share of the long bursts' work a class of computation holds.
+constexpr double kComputeClassShare = 0.1;
+/// A class of fewer bursts is set-up or a delay, not the computation of a repeated step.
+constexpr std::uint64_t kMinClassBursts = 3;
 /// A bin holding less than this share of its class's fullest bin is no part of the class.
 constexpr double kClassEdge = 0.05;
 
@@ -60,33 +64,55 @@ std::uint64_t BurstHistogram::compute_threshold() const noexcept {
     }
   }
   if (best_t == 0 || best_gap < kMinSeparation || best_long_fraction < kMinLongFraction) return 0;
-  // One octave below the edge of the class that holds the work (never below Otsu's split).
-  const double edge = static_cast<double>(std::max(best_t, dominant_class_edge()));
+  // One octave below the lowest class of computation (never below Otsu's split).
+  const double edge = static_cast<double>(compute_class_edge(best_t));
   return edge < kBinsPerOctave ? 0 : static_cast<std::uint64_t>(std::ceil(std::exp2(edge / kBinsPerOctave - 1)));
 }
 
-std::size_t BurstHistogram::dominant_class_edge() const noexcept {
-  // From the longest bursts down, until the bursts above hold kComputeWorkShare of the work and are not rare.
-  double work_all = 0;
+std::size_t BurstHistogram::compute_class_edge(std::size_t split) const noexcept {
+  // Classes among the long bursts, fullest first: a class is its fullest bin and the bins next to it holding
+  // at least kClassEdge of that bin's count.
+  std::array<std::uint8_t, kBins> taken{};
+  std::array<std::pair<std::size_t, std::size_t>, kBins> classes{};  // [low, high] bins
+  std::size_t class_count = 0;
+  for (;;) {
+    std::size_t peak = kBins;
+    for (std::size_t b = split; b < kBins; ++b) {
+      if (taken[b] == 0 && counts_[b] != 0 && (peak == kBins || counts_[b] > counts_[peak])) peak = b;
+    }
+    if (peak == kBins) break;
+    const double edge = kClassEdge * static_cast<double>(counts_[peak]);
+    const auto member = [&](std::size_t b) {
+      return taken[b] == 0 && counts_[b] != 0 && static_cast<double>(counts_[b]) >= edge;
+    };
+    std::size_t low = peak;
+    std::size_t high = peak;
+    while (low > split && member(low - 1)) --low;
+    while (high + 1 < kBins && member(high + 1)) ++high;
+    std::fill(taken.begin() + static_cast<std::ptrdiff_t>(low), taken.begin() + static_cast<std::ptrdiff_t>(high) + 1,
+              std::uint8_t{1});
+    classes[class_count++] = {low, high};
+  }
+  // The classes that repeat, and their work.
   const auto work_in = [this](std::size_t b) {
     return static_cast<double>(counts_[b]) * std::exp2(static_cast<double>(b) / kBinsPerOctave);
   };
-  for (std::size_t b = 0; b < kBins; ++b) work_all += work_in(b);
-  double work = 0;
-  double count = 0;
-  std::size_t b = kBins;
-  while (b > 0 && (work < kComputeWorkShare * work_all || count < kMinLongFraction * static_cast<double>(total_))) {
-    --b;
-    work += work_in(b);
-    count += static_cast<double>(counts_[b]);
+  std::array<double, kBins> work{};
+  double work_all = 0;
+  for (std::size_t c = 0; c < class_count; ++c) {
+    std::uint64_t count = 0;
+    for (std::size_t b = classes[c].first; b <= classes[c].second; ++b) {
+      count += counts_[b];
+      work[c] += work_in(b);
+    }
+    if (count < kMinClassBursts) work[c] = 0;
+    work_all += work[c];
   }
-  // Down to the lower edge of the class that bin is in.
-  std::uint64_t peak = counts_[b];
-  while (b > 0 && static_cast<double>(counts_[b - 1]) >= kClassEdge * static_cast<double>(peak)) {
-    --b;
-    peak = std::max(peak, counts_[b]);
+  std::size_t edge = kBins;
+  for (std::size_t c = 0; c < class_count; ++c) {
+    if (work[c] > 0 && work[c] >= kComputeClassShare * work_all) edge = std::min(edge, classes[c].first);
   }
-  return b;
+  return edge == kBins ? split : edge;
 }
 
 }  // namespace p3s::analyzer

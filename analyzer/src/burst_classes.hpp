@@ -20,16 +20,19 @@ class BurstHistogram {
   /// Method: Otsu's split of the log-durations (the threshold that maximises the variance between the two
   /// classes) decides whether there is computation at all: only when the classes are clearly apart (the long
   /// class's geometric mean at least 10x the short class's, and at least 2 % of the bursts in it; a few delays
-  /// of the operating system are not a class). Computation is then the class of bursts that, with the longer
-  /// ones, holds 90 % of the work (and 2 % of the bursts at least, so that a long set-up is not all of it): the
-  /// steps' main computation, not the short loops between the swaps of an exchange, whose share of the work
-  /// changes with n. The threshold is one octave below that class's lower edge, so that a burst does not change
-  /// class from one repetition to the next.
+  /// of the operating system are not a class). The long bursts are then split into classes (a peak of the
+  /// histogram and the bins next to it holding 5 % of the peak's count at least), and computation is every class
+  /// that repeats (3 bursts at least: a set-up is not a step) and holds at least 10 % of the long bursts' work:
+  /// the steps' main computation, and each level of a nest of loops that each compute; not the short loops
+  /// between the swaps of an exchange nor the integration after a force computation, whose share of the work is
+  /// small and changes with n, nor the scattered delays between the classes, which together may hold much but
+  /// no class of them does. The threshold is one octave below the lowest such class's lower edge, so that a
+  /// burst does not change class from one repetition to the next.
   [[nodiscard]] std::uint64_t compute_threshold() const noexcept;
 
  private:
-  /// The lowest bin of the class that holds most of the work (see compute_threshold).
-  [[nodiscard]] std::size_t dominant_class_edge() const noexcept;
+  /// The lowest bin of the classes of computation among the bins from `split` up (see compute_threshold).
+  [[nodiscard]] std::size_t compute_class_edge(std::size_t split) const noexcept;
   std::array<std::uint64_t, kBins> counts_{};
   std::uint64_t total_ = 0;
 };

@@ -39,6 +39,32 @@ TEST(BurstClasses, ComputationIsTheClassHoldingMostOfTheWorkNotTheShortLoopsBetw
   EXPECT_LT(t, 500000u);
 }
 
+TEST(BurstClasses, ScatteredDelaysBetweenTheClassesAreNoClassOfComputation) {
+  // LAMMPS at 16 ranks (one rank's bursts, in us): packing and integration (0.4-8 us, ~7,000), the force
+  // computation (~65 us, 200), re-neighbouring (300-450 us, 10), and between them a few bursts per bin from 8 to
+  // 50 us that together hold more than a tenth of the long bursts' work.
+  BurstHistogram h;
+  const auto add = [&h](double us, int count) {
+    for (int i = 0; i < count; ++i) h.add(static_cast<std::uint64_t>(us * 1000));
+  };
+  add(0.45, 1500);
+  add(0.6, 2400);
+  add(0.75, 1200);
+  add(1.2, 400);
+  add(2.9, 90);
+  add(4.1, 60);
+  add(5.8, 27);
+  for (double us = 8; us < 50; us *= 1.19) add(us, 5);
+  add(55, 14);
+  add(65, 147);
+  add(78, 9);
+  add(370, 8);
+  add(440, 2);
+  const std::uint64_t t = h.compute_threshold();
+  EXPECT_GT(t, 10000u);  // not the delays from 8 us
+  EXPECT_LT(t, 55000u);  // the force computation
+}
+
 TEST(BurstClasses, NestedLoopsThatEachComputeAllCount) {
   // 400 us x 10, 60 us x 40, 15 us x 120: the three together hold the work.
   BurstHistogram h;
