@@ -44,8 +44,8 @@ void add_analyze(CLI::App& app) {
       ->check(CLI::Range(1, 1 << 24));
   sub->add_option("--phases", *phases,
                   "How phases are found: global-ticks (the run's tick sequence folded), by-rank (each rank's own "
-                  "sequence folded, then joined by position: pipelines), or auto (by-rank where every rank has as many "
-                  "instances, else global-ticks)")
+                  "calls folded into steps that begin after computation, then joined by position: MD step kinds, "
+                  "pipelines), or auto (by-rank where any rank has calls, else global-ticks)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "by-rank", "global-ticks"}));
   sub->add_flag("--partial", opts->signature.partial,

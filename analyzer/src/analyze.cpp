@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <unordered_map>
 
 #include "extract.hpp"
@@ -38,25 +39,36 @@ class FileOpSource final : public OpSource {
   OpReader reader_;
 };
 
-/// Writes every location's ticks and collects the tick symbols and every location's steps.
+std::uint32_t collective_members(const TraceDefinitions& defs, std::uint32_t id);
+
+/// Writes every location's ticks and collects the tick symbols and every location's calls.
 class TickSink final : public LamportSink {
  public:
-  /// `by_rank`: also group every location's calls into steps (8 bytes per call in memory) for the by-rank method.
+  /// `by_rank`: also keep every location's calls (22 bytes per call in memory) for the by-rank method.
   TickSink(const std::vector<std::filesystem::path>& files, const TraceDefinitions& defs, const Extracted& ex,
-           bool by_rank) {
+           bool by_rank)
+      : defs_(defs) {
     for (const auto& f : files) writers_.push_back(std::make_unique<TickWriter>(f));
     if (!by_rank) return;
-    for (const ExtractedLocation& l : ex.locations) steps.emplace_back(l.rank, l.compute_burst_work);
-    for (const Region& region : defs.regions) {
-      const mpi::Function f = region.function;
-      alone_.push_back(f == mpi::Function::MPI_Init || f == mpi::Function::MPI_Init_thread ||
-                       f == mpi::Function::MPI_Finalize);
+    std::set<std::int32_t> ranks;
+    for (const ExtractedLocation& l : ex.locations) {
+      calls.emplace_back(l.rank, l.compute_burst_work);
+      ranks.insert(l.rank);
     }
+    processes_ = static_cast<std::uint32_t>(ranks.size());
   }
-  void on_op(std::size_t location, std::uint64_t index, const Op& op, std::uint64_t op_tick,
+  void on_op(std::size_t location, std::uint64_t, const Op& op, std::uint64_t op_tick,
              std::span<const std::uint64_t> action_ticks) override {
     writers_[location]->write(op_tick, action_ticks);
-    if (!steps.empty()) steps[location].add(index, op, op.header.region < alone_.size() && alone_[op.header.region]);
+    if (calls.empty()) return;
+    bool everyone = false;  // a blocking collective of every process: a point where all ranks agree
+    for (const Action& a : op.actions) {
+      if (a.kind != mpi::ActionKind::Collective) continue;
+      auto [it, added] = spans_all_.emplace(a.comm, false);
+      if (added) it->second = collective_members(defs_, a.comm) == processes_;
+      everyone = everyone || it->second;
+    }
+    calls[location].add(op, op_tick, everyone);
   }
   void on_tick(std::uint64_t tick, std::uint32_t, std::uint64_t symbol) override {
     // Ticks arrive in order from 1; an empty tick keeps its place (symbol 0), so that tick t is index t - 1.
@@ -65,14 +77,15 @@ class TickSink final : public LamportSink {
   }
   void finish() {
     for (auto& w : writers_) w->finish();
-    for (StepSequence& s : steps) s.finish();
   }
   std::vector<TickSymbol> symbols;
-  std::vector<StepSequence> steps;
+  std::vector<CallSequence> calls;
 
  private:
   std::vector<std::unique_ptr<TickWriter>> writers_;
-  std::vector<bool> alone_;  ///< per region: a call that is a step of its own
+  const TraceDefinitions& defs_;
+  std::uint32_t processes_ = 0;
+  std::unordered_map<std::uint32_t, bool> spans_all_;  ///< per communicator: all processes are its members
 };
 
 /// Message sizes within `tolerance` of a cluster's smallest member fall into one cluster, so that symbols
@@ -134,15 +147,13 @@ LamportResult clock_operations(const TraceDefinitions& defs, const Extracted& ex
 }
 
 /// The run's phases by the method asked for; `auto` tries the by-rank method first.
-RunPhases find_run_phases(const Extracted& ex, const TickSink& sink, const AnalyzeOptions& options) {
+RunPhases find_run_phases(const TickSink& sink, const AnalyzeOptions& options) {
   PhaseFinderOptions pf;
   pf.max_period = options.max_period;
   const PhaseMethod asked = options.signature.phase_method;
   std::string why_not;
   if (asked != PhaseMethod::GlobalTicks) {
-    std::vector<std::int32_t> ranks;
-    for (const ExtractedLocation& l : ex.locations) ranks.push_back(l.rank);
-    if (auto by_rank = phases_by_rank(sink.steps, ranks, pf, why_not)) return std::move(*by_rank);
+    if (auto by_rank = phases_by_rank(sink.calls, pf, why_not)) return std::move(*by_rank);
     if (asked == PhaseMethod::ByRank) throw InputError("the phases cannot be found rank by rank: " + why_not);
   }
   RunPhases global = run_phases_from_ticks(find_phases(sink.symbols, pf));
@@ -226,7 +237,7 @@ Signature analyze(const AnalyzeOptions& options, AnalyzeStats* stats) {
   st.lamport_s = seconds_since(t);
 
   t = Clock::now();
-  const RunPhases phases = find_run_phases(ex, sink, options);
+  const RunPhases phases = find_run_phases(sink, options);
   st.phases_s = seconds_since(t);
 
   t = Clock::now();

@@ -2,140 +2,318 @@
 // The by-rank phase method. Why per location first: the run's tick sequence mixes, at every tick, the events
 // of all ranks, so in a pipeline (ranks enter a sweep one after the other) a tick holds events of different
 // iterations and the fill and drain of every sweep are ticks of their own, whose number depends on n; a
-// location's own sequence of steps is the program's loop structure whatever the skew between ranks.
-// Joining by position relies on SPMD codes running the same steps on every rank; where they do not (a master
-// and its workers, data-dependent exchanges), the locations' occurrence counts differ and the caller falls back
-// to the global method.
+// location's own sequence of calls is the program's loop structure whatever the skew between ranks.
+//
+// Per location:
+//  1. its calls are folded (find_phases) with the calls that follow a compute burst as anchors, so the units
+//     are the innermost loops whose iterations compute: a loop of calls without computation (the swaps of a
+//     halo exchange, a butterfly's steps, an exchange unrolled by hand) is part of the unit that holds it, as
+//     an MD code's step holds its six swaps. The call structure is exact; the timing only votes (a loop is a
+//     unit when at least half of its iterations hold an anchor), so a few bursts misjudged on a loaded machine
+//     change nothing;
+//  2. every loop's iterations begin after a compute burst, at the same call for every loop of one body (from
+//     the rotation whose loops hold the most iterations, the first call after computation). The folding
+//     starts a loop where its repetition starts, which depends on the calls before it, so the same loop after
+//     two different stretches would otherwise be two rotations of one body (two phases, per location another);
+//  3. the calls between loops are steps too, each beginning after a compute burst: an MD code's plain steps
+//     are a loop, and the steps that re-neighbour or write output between them are steps of their own kinds,
+//     cut where the plain steps are.
+// Then the locations' occurrences are joined by position: occurrence k of the run is the k-th of every
+// location. Where the counts differ (steps whose calls depend on the data: atoms that cross), each location's
+// occurrences are regrouped at the boundaries of the location with the fewest, by logical time.
+// Units that overlap in logical time across locations are a pipeline (a rank begins its block k + 1 before
+// another begins block k); the program's iteration is then the phase: the outermost loops' iterations where
+// every location has as many, else the calls between the collectives of all processes (the points where all
+// ranks agree, such as a convergence test per iteration).
 #include "rank_phases.hpp"
 
 #include <algorithm>
 #include <map>
+#include <span>
+#include <unordered_map>
 
 #include "p3s/hash.hpp"
 
 namespace p3s::analyzer {
 namespace {
 
-/// The hash of a run of calls: kCallsSeed extended by every call's shape in order (steps and occurrences alike).
+/// The hash of a run of calls: kCallsSeed extended by every call's shape in order.
 constexpr std::uint64_t kCallsSeed = mix64(kGoldenGamma);
 constexpr std::uint64_t with_call(std::uint64_t h, std::uint64_t shape) noexcept {
   return mix64(h ^ shape) + kGoldenGamma;
 }
 
+/// Marks the shape of a call that follows computation.
+constexpr std::uint64_t kAnchored = mix64(kGoldenGamma * 3);
+
+/// The share of occurrences that overlap across locations above which the units are pipelined.
+constexpr double kPipelinedShare = 0.25;
+
 /// A fifth of the locations may differ in a combination that is still the same phase.
 constexpr double kDifferingShare = 0.2;
+
+/// The least share of calls two instances on one location have in common to be alike (DESIGN: at least 80 % of
+/// the events similar make one phase).
+constexpr double kAlikeShare = 0.8;
 
 struct LocationOccurrences {
   std::vector<std::uint64_t> phase;     ///< the location's own phases: the hash of the occurrence's operations
   std::vector<std::uint64_t> first_op;  ///< first operation of each occurrence
+  /// Per own phase, what its likeness is judged on.
+  struct Calls {
+    std::uint64_t kinds = 0;            ///< the hash of its calls' types in order
+    std::vector<std::uint64_t> shapes;  ///< its calls' shapes sorted
+  };
+  std::unordered_map<std::uint64_t, Calls> calls;
+
+  void add(const CallSequence& seq, std::uint64_t begin, std::uint64_t end);
+  /// Whether two of the location's phases are alike (DESIGN): the same calls' types in the same order, and at
+  /// least kAlikeShare of the calls the same (peers included).
+  [[nodiscard]] bool alike(std::uint64_t a, std::uint64_t b) const;
 };
 
-/// A stretch of one location's operations [begin, end): a loop's iterations of `period` operations each, or
-/// (period 0) the calls between loops.
+/// A stretch of one location's calls [begin, end): a loop's iterations of `period` calls each, or (period 0)
+/// the calls between loops.
 struct Stretch {
   std::uint64_t begin = 0;
   std::uint64_t end = 0;
   std::uint64_t period = 0;
+  bool piece = false;  ///< calls a loop's new cut left over, joined to the stretch next to them
 };
 
-/// How a location's calls are grouped before folding: into steps between compute bursts, or one call each.
-enum class Grouping : std::uint8_t { Steps, Calls };
-
-/// The first call of item `i` of the folded sequence (the number of calls past the end).
-std::uint64_t call_at(const StepSequence& steps, Grouping g, std::uint64_t i) {
-  const std::uint64_t ops = steps.shapes().size();
-  if (g == Grouping::Calls) return std::min(i, ops);
-  return i < steps.first_op().size() ? steps.first_op()[i] : ops;
+std::uint64_t hash_calls(const std::vector<std::uint64_t>& shapes, std::uint64_t begin, std::uint64_t end) {
+  std::uint64_t h = kCallsSeed;
+  for (std::uint64_t i = begin; i < end; ++i) h = with_call(h, shapes[i]);
+  return h;
 }
 
-/// The location's outermost loops' iterations and the stretches between them.
-std::vector<Stretch> top_stretches(const PhaseStructure& ps, const StepSequence& steps, Grouping g) {
-  std::vector<Stretch> out;
-  for (const TopItem& t : ps.top) {
-    const std::uint64_t begin = call_at(steps, g, t.first_tick);
-    const std::uint64_t end = call_at(steps, g, t.first_tick + t.ticks);
-    // Iterations of one loop are the same steps, so they have the same number of calls.
-    out.push_back({begin, end, t.count == 0 ? 0 : (end - begin) / t.count});
+void LocationOccurrences::add(const CallSequence& seq, std::uint64_t begin, std::uint64_t end) {
+  const std::vector<std::uint64_t>& shapes = seq.shapes();
+  const std::uint64_t h = hash_calls(shapes, begin, end);
+  phase.push_back(h);
+  first_op.push_back(begin);
+  if (calls.contains(h)) return;
+  Calls c;
+  c.kinds = kCallsSeed;
+  for (std::uint64_t i = begin; i < end; ++i) c.kinds = with_call(c.kinds, seq.regions()[i]);
+  c.shapes.assign(shapes.begin() + static_cast<std::ptrdiff_t>(begin),
+                  shapes.begin() + static_cast<std::ptrdiff_t>(end));
+  std::sort(c.shapes.begin(), c.shapes.end());
+  calls.emplace(h, std::move(c));
+}
+
+bool LocationOccurrences::alike(std::uint64_t a, std::uint64_t b) const {
+  if (a == b) return true;
+  const Calls& ca = calls.at(a);
+  const Calls& cb = calls.at(b);
+  if (ca.kinds != cb.kinds) return false;
+  const std::vector<std::uint64_t>& x = ca.shapes;
+  const std::vector<std::uint64_t>& y = cb.shapes;
+  std::size_t common = 0;
+  for (std::size_t i = 0, j = 0; i < x.size() && j < y.size();) {
+    if (x[i] == y[j]) {
+      ++common;
+      ++i;
+      ++j;
+    } else if (x[i] < y[j]) {
+      ++i;
+    } else {
+      ++j;
+    }
   }
-  return out;
+  return static_cast<double>(common) >= kAlikeShare * static_cast<double>(std::max(x.size(), y.size()));
 }
 
-/// The location's occurrences from the step folding as stretches: consecutive occurrences of one phase that
-/// have the same calls are one loop.
-std::vector<Stretch> inner_stretches(const PhaseStructure& ps, const StepSequence& steps, Grouping g) {
+/// The folded occurrences as stretches: consecutive occurrences of one phase are a loop, and the occurrences
+/// between loops are one stretch.
+std::vector<Stretch> loop_stretches(const PhaseStructure& ps) {
   std::vector<Stretch> out;
   const std::size_t count = ps.occurrences.size();
   for (std::size_t o = 0; o < count; ++o) {
     const PhaseOccurrence& occ = ps.occurrences[o];
-    const std::uint64_t begin = call_at(steps, g, occ.first_tick);
-    const std::uint64_t end = call_at(steps, g, occ.first_tick + occ.ticks);
+    const std::uint64_t end = occ.first_tick + occ.ticks;
     const bool after_itself = o > 0 && ps.occurrences[o - 1].phase == occ.phase;
     const bool before_itself = o + 1 < count && ps.occurrences[o + 1].phase == occ.phase;
-    if (after_itself && out.back().period == end - begin) {
+    if (after_itself || (!before_itself && !out.empty() && out.back().period == 0)) {
+      out.back().end = end;  // a loop's next iteration, or calls between loops
+    } else {
+      out.push_back({occ.first_tick, end, before_itself ? occ.ticks : 0});
+    }
+  }
+  return out;
+}
+
+/// The start of the least rotation of `body` (Booth's algorithm, O(length)): rotations of one body have the
+/// same least rotation.
+std::size_t least_rotation(std::span<const std::uint64_t> body) {
+  const std::size_t n = body.size();
+  std::vector<std::ptrdiff_t> failure(2 * n, -1);
+  std::size_t k = 0;
+  for (std::size_t j = 1; j < 2 * n; ++j) {
+    const std::uint64_t sj = body[j % n];
+    std::ptrdiff_t i = failure[j - k - 1];
+    while (i != -1 && sj != body[(k + static_cast<std::size_t>(i) + 1) % n]) {
+      if (sj < body[(k + static_cast<std::size_t>(i) + 1) % n]) k = j - static_cast<std::size_t>(i) - 1;
+      i = failure[static_cast<std::size_t>(i)];
+    }
+    if (i == -1 && sj != body[(k + static_cast<std::size_t>(i) + 1) % n]) {
+      if (sj < body[k % n]) k = j;
+      failure[j - k] = -1;
+    } else {
+      failure[j - k] = i + 1;
+    }
+  }
+  return k % n;
+}
+
+/// A loop's body up to rotation: the hash of its least rotation, and where the loop's body starts in it.
+struct Cycle {
+  std::uint64_t key = 0;
+  std::uint64_t offset = 0;
+};
+
+Cycle cycle_of(const std::vector<std::uint64_t>& shapes, const Stretch& s) {
+  const std::span<const std::uint64_t> body(shapes.data() + s.begin, s.period);
+  const std::size_t least = least_rotation(body);
+  std::uint64_t h = kCallsSeed;
+  for (std::size_t i = 0; i < body.size(); ++i) h = with_call(h, body[(least + i) % body.size()]);
+  return {h, (s.period - least) % s.period};
+}
+
+/// Per body up to rotation, where its loops are cut, as an offset in the least rotation: at the first call after
+/// a compute burst from the rotation whose loops hold the most iterations in the run (ties: the one seen first),
+/// so that every loop of that body is cut as the program's main instances of it are, and a unit begins where
+/// the calls between loops are cut into steps (after a compute burst).
+std::unordered_map<std::uint64_t, std::uint64_t> cut_offsets(const std::vector<Stretch>& stretches,
+                                                             const CallSequence& calls, bool after_compute) {
+  const std::vector<std::uint64_t>& shapes = calls.shapes();
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> iterations;  // (key, offset) -> iterations
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> seen;
+  std::unordered_map<std::uint64_t, std::vector<std::uint8_t>> anchored;  // key -> per call of the least rotation
+  for (const Stretch& s : stretches) {
+    if (s.period < 2) continue;
+    const Cycle c = cycle_of(shapes, s);
+    const auto [it, added] = iterations.emplace(std::pair{c.key, c.offset}, 0);
+    if (added) seen.emplace_back(c.key, c.offset);
+    it->second += (s.end - s.begin) / s.period;
+    if (anchored.contains(c.key)) continue;
+    std::vector<std::uint8_t>& a = anchored[c.key];
+    a.resize(s.period);
+    for (std::uint64_t r = 0; r < s.period; ++r) a[(r + c.offset) % s.period] = calls.anchors()[s.begin + r];
+  }
+  std::unordered_map<std::uint64_t, std::uint64_t> out;
+  std::unordered_map<std::uint64_t, std::uint64_t> best;
+  for (const auto& k : seen) {
+    const std::uint64_t n = iterations[k];
+    const auto b = best.find(k.first);
+    if (b == best.end() || n > b->second) {
+      best[k.first] = n;
+      out[k.first] = k.second;
+    }
+  }
+  for (auto& [key, offset] : out) {
+    if (!after_compute) break;
+    const std::vector<std::uint8_t>& a = anchored[key];
+    for (std::size_t step = 0; step < a.size(); ++step) {
+      if (a[(offset + step) % a.size()] != 0) {
+        offset = (offset + step) % a.size();
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/// Every loop cut as the other loops of its body are (cut_offsets): its first calls join the stretch before
+/// it, and the loop extends over the calls after it that continue its period (its last iteration's rest).
+std::vector<Stretch> cut_loops(const std::vector<Stretch>& in, const CallSequence& calls, bool after_compute) {
+  const std::vector<std::uint64_t>& shapes = calls.shapes();
+  const auto offsets = cut_offsets(in, calls, after_compute);
+  std::vector<Stretch> out;
+  const auto add_piece = [&out](std::uint64_t begin, std::uint64_t end) {
+    if (end <= begin) return;
+    if (!out.empty() && out.back().period == 0 && out.back().end == begin) {
       out.back().end = end;
     } else {
-      out.push_back({begin, end, after_itself || before_itself ? end - begin : 0});
+      out.push_back({begin, end, 0, true});
     }
-  }
-  return out;
-}
-
-/// Steps begin at compute bursts, so a loop found on steps begins its iterations at a compute burst even where
-/// the program's iteration begins with calls; and a stretch between loops holds the calls that have no compute
-/// burst between them and the loop (a final reduction joins the last iteration's step). Two corrections, call by
-/// call, as the tick sequence's folding would make them: a loop begins where its repetition begins (it extends
-/// to the left as far as the calls repeat with its period: the leftmost rotation), and whole iterations at either
-/// end of a stretch between loops are iterations of the loop next to them.
-std::vector<Stretch> align_loops(const std::vector<std::uint64_t>& shapes, std::vector<Stretch> in) {
-  for (std::size_t i = 1; i < in.size(); ++i) {
-    Stretch& loop = in[i];
-    Stretch& before = in[i - 1];
-    if (loop.period == 0 || before.period != 0) continue;
-    std::uint64_t x = loop.begin;
-    while (x > before.begin && shapes[x - 1] == shapes[x - 1 + loop.period]) --x;
-    const std::uint64_t shift = (loop.begin - x) % loop.period;
-    if (x == loop.begin) continue;
-    // Whole iterations found before the loop join it; a part of one moves the loop's boundaries back.
-    before.end = x;
-    loop.begin = x;
-    const std::uint64_t cut = loop.end - shift;  // the last iteration's calls past the period go to what follows
-    if (i + 1 < in.size() && in[i + 1].period == 0) {
-      in[i + 1].begin = cut;
-    } else if (shift != 0) {
-      in.insert(in.begin() + static_cast<std::ptrdiff_t>(i + 1), Stretch{cut, loop.end, 0});
-    }
-    loop.end = cut;
-  }
-  for (std::size_t i = 0; i + 1 < in.size(); ++i) {
-    Stretch& loop = in[i];
-    Stretch& after = in[i + 1];
-    if (loop.period == 0 || after.period != 0) continue;
-    std::uint64_t x = loop.end;
-    while (x < after.end && shapes[x] == shapes[x - loop.period]) ++x;
-    const std::uint64_t whole = (x - loop.end) / loop.period * loop.period;
-    loop.end += whole;
-    after.begin += whole;
-  }
-  std::vector<Stretch> out;
-  for (const Stretch& st : in) {
-    if (st.end > st.begin) out.push_back(st);
-  }
-  return out;
-}
-
-LocationOccurrences occurrences_of(const StepSequence& steps, const PhaseStructure& ps, Grouping g, bool outermost) {
-  const std::vector<std::uint64_t>& shapes = steps.shapes();
-  LocationOccurrences out;
-  const auto add = [&](std::uint64_t begin, std::uint64_t end) {
-    std::uint64_t h = kCallsSeed;
-    for (std::uint64_t i = begin; i < end; ++i) h = with_call(h, shapes[i]);
-    out.phase.push_back(h);
-    out.first_op.push_back(begin);
   };
-  for (const Stretch& st :
-       align_loops(shapes, outermost ? top_stretches(ps, steps, g) : inner_stretches(ps, steps, g))) {
+  std::uint64_t taken = 0;  // calls before it belong to stretches already out
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    Stretch s = in[i];
+    s.begin = std::max(s.begin, taken);
+    if (s.begin >= s.end) continue;
+    std::uint64_t shift = 0;
+    if (s.period >= 2 && s.begin == in[i].begin) {
+      const Cycle c = cycle_of(shapes, s);
+      shift = (offsets.at(c.key) + s.period - c.offset) % s.period;
+    }
+    if (shift == 0) {
+      if (s.period == 0 && !out.empty() && out.back().piece && out.back().end == s.begin) {
+        out.back().end = s.end;
+        out.back().piece = false;
+      } else {
+        out.push_back(s);
+      }
+      taken = s.end;
+      continue;
+    }
+    const std::uint64_t p = s.period;
+    const std::uint64_t begin = s.begin + shift;
+    const std::uint64_t limit = i + 1 < in.size() && in[i + 1].period == 0 ? in[i + 1].end : s.end;
+    std::uint64_t x = s.end;
+    while (x < limit && shapes[x] == shapes[x - p]) ++x;
+    const std::uint64_t end = begin + (x - begin) / p * p;
+    add_piece(s.begin, begin);
+    if (end > begin) out.push_back({begin, end, p, false});
+    add_piece(end, s.end);
+    taken = std::max(end, s.end);
+  }
+  return out;
+}
+
+/// Which loops' iterations are a location's occurrences: the units (the innermost loops that compute), or the
+/// outermost loops (the program's main iterations, whatever their inner loops).
+enum class Level : std::uint8_t { Units, Outermost, Collectives };
+
+/// The outermost loops and the stretches between them as stretches.
+std::vector<Stretch> top_stretches(const PhaseStructure& ps) {
+  std::vector<Stretch> out;
+  for (const TopItem& t : ps.top)
+    out.push_back({t.first_tick, t.first_tick + t.ticks, t.count < 2 ? 0 : t.ticks / t.count});
+  return out;
+}
+
+LocationOccurrences occurrences_of(const CallSequence& calls, const PhaseStructure& ps, Level level) {
+  LocationOccurrences out;
+  const auto add = [&](std::uint64_t begin, std::uint64_t end) { out.add(calls, begin, end); };
+  if (level == Level::Collectives) {
+    // The calls up to each collective of all processes (the last stretch: up to the end).
+    std::uint64_t b = 0;
+    const std::uint64_t count = calls.syncs().size();
+    for (std::uint64_t i = 0; i < count; ++i) {
+      if (calls.syncs()[i] != 0 && i + 1 < count) {
+        add(b, i + 1);
+        b = i + 1;
+      }
+    }
+    if (b < count) add(b, count);
+    return out;
+  }
+  const auto in = level == Level::Units ? loop_stretches(ps) : top_stretches(ps);
+  const auto cut = cut_loops(in, calls, level == Level::Units);
+  for (const Stretch& st : cut) {
     if (st.period == 0) {
-      add(st.begin, st.end);
+      // Between loops, a step begins after each compute burst (an MD step that re-neighbours, one that writes
+      // output): the same boundaries as the units' around it.
+      std::uint64_t b = st.begin;
+      for (std::uint64_t i = st.begin + 1; i < st.end; ++i) {
+        if (level == Level::Units && calls.anchors()[i] != 0) {
+          add(b, i);
+          b = i;
+        }
+      }
+      add(b, st.end);
       continue;
     }
     for (std::uint64_t b = st.begin; b < st.end; b += st.period) add(b, b + st.period);
@@ -143,9 +321,11 @@ LocationOccurrences occurrences_of(const StepSequence& steps, const PhaseStructu
   return out;
 }
 
-std::size_t differing(const std::vector<std::uint64_t>& a, const std::vector<std::uint64_t>& b) {
+/// On how many locations two combinations have instances that are not alike.
+std::size_t differing(const std::vector<const LocationOccurrences*>& locs, const std::vector<std::uint64_t>& a,
+                      const std::vector<std::uint64_t>& b) {
   std::size_t d = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) d += a[i] != b[i] ? 1 : 0;
+  for (std::size_t i = 0; i < a.size(); ++i) d += locs[i]->alike(a[i], b[i]) ? 0 : 1;
   return d;
 }
 
@@ -172,7 +352,8 @@ std::vector<std::uint32_t> join_combinations(const std::vector<LocationOccurrenc
     ++weight[it->second];
     combo_of[k] = it->second;
   }
-  // A rarer combination joins the most frequent one it nearly equals (ties: the one seen first).
+  // A rarer combination joins the most frequent one it nearly equals (ties: the one seen first): on all but a
+  // fifth of the locations, the instances are alike.
   std::vector<std::uint32_t> order(combos.size());
   for (std::uint32_t c = 0; c < order.size(); ++c) order[c] = c;
   std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return weight[a] > weight[b]; });
@@ -182,9 +363,9 @@ std::vector<std::uint32_t> join_combinations(const std::vector<LocationOccurrenc
   for (std::size_t i = 0; i < order.size(); ++i) {
     const std::uint32_t c = order[i];
     joined[c] = c;
-    for (std::size_t j = 0; j < i && allowed > 0; ++j) {
+    for (std::size_t j = 0; j < i; ++j) {
       const std::uint32_t u = order[j];
-      if (is_root[u] && differing(combos[c], combos[u]) <= allowed) {
+      if (is_root[u] && differing(locs, combos[c], combos[u]) <= allowed) {
         joined[c] = u;
         break;
       }
@@ -202,7 +383,59 @@ std::vector<std::uint32_t> join_combinations(const std::vector<LocationOccurrenc
   return phase;
 }
 
+/// Whether the locations' units overlap in logical time: on more than a quarter of the occurrences k, a location
+/// begins its occurrence k + 1 before another begins its occurrence k. That is a pipeline (ranks enter each
+/// sweep one after the other), whose units no rank takes with the others; the ranks of a code that exchanges
+/// with its neighbours every step stay within a few ticks of each other, far less than a step.
+bool pipelined(const std::vector<LocationOccurrences>& locs, const std::vector<CallSequence>& calls) {
+  std::size_t count = 0;
+  for (const LocationOccurrences& l : locs) count = std::max(count, l.first_op.size());
+  if (count < 2) return false;
+  std::size_t overlapping = 0;
+  for (std::size_t k = 0; k + 1 < count; ++k) {
+    std::uint64_t latest_start = 0;
+    std::uint64_t earliest_next = UINT64_MAX;
+    for (std::size_t l = 0; l < locs.size(); ++l) {
+      if (locs[l].first_op.size() != count) continue;
+      latest_start = std::max(latest_start, calls[l].ticks()[locs[l].first_op[k]]);
+      earliest_next = std::min(earliest_next, calls[l].ticks()[locs[l].first_op[k + 1]]);
+    }
+    if (earliest_next < latest_start) ++overlapping;
+  }
+  return static_cast<double>(overlapping) > kPipelinedShare * static_cast<double>(count - 1);
+}
+
 }  // namespace
+
+/// Where the location's occurrences do not correspond one to one with the reference's (data-dependent calls:
+/// a step that exchanges particles with a neighbour only when some cross), its occurrences are regrouped at the
+/// reference's boundaries in logical time: each of the reference's occurrences begins, on this location, at
+/// the occurrence start nearest in ticks (the reference has the fewest occurrences, so occurrences are only
+/// joined). Ranks of a step coupled by their exchanges are a few ticks apart, far less than a step.
+void align_to(LocationOccurrences& loc, const CallSequence& calls, const LocationOccurrences& ref,
+              const CallSequence& ref_calls) {
+  const std::size_t count = ref.first_op.size();
+  const std::size_t have = loc.first_op.size();
+  std::vector<std::uint64_t> starts{loc.first_op.empty() ? 0 : loc.first_op.front()};
+  std::size_t j = 0;
+  for (std::size_t k = 1; k < count; ++k) {
+    const std::uint64_t target = ref_calls.ticks()[ref.first_op[k]];
+    const auto tick_of = [&](std::size_t o) { return calls.ticks()[loc.first_op[o]]; };
+    const auto distance = [&](std::size_t o) {
+      return tick_of(o) > target ? tick_of(o) - target : target - tick_of(o);
+    };
+    // The next start at least one past the last, leaving one start for each reference occurrence still to come.
+    std::size_t o = j + 1;
+    const std::size_t last = have - (count - k);
+    while (o < last && distance(o + 1) <= distance(o)) ++o;
+    starts.push_back(loc.first_op[o]);
+    j = o;
+  }
+  LocationOccurrences out;
+  for (std::size_t k = 0; k < count; ++k)
+    out.add(calls, starts[k], k + 1 < count ? starts[k + 1] : calls.shapes().size());
+  loc = std::move(out);
+}
 
 std::uint64_t action_shape(std::int32_t rank, const Op& op, const Action& a) noexcept {
   std::uint64_t h = mix64(static_cast<std::uint64_t>(op.header.region) << 8 | static_cast<std::uint64_t>(a.kind));
@@ -218,92 +451,75 @@ std::uint64_t operation_shape(std::int32_t rank, const Op& op) noexcept {
   return h;
 }
 
-void StepSequence::add(std::uint64_t index, const Op& op, bool alone) {
-  const bool boundary = !open_ || closed_ || alone || threshold_ == 0 || op.header.burst_work >= threshold_;
-  closed_ = alone;
-  if (boundary) {
-    finish();
-    first_op_.push_back(index);
-    current_ = kCallsSeed;
-    open_ = true;
-  }
-  shapes_.push_back(operation_shape(rank_, op));
-  current_ = with_call(current_, shapes_.back());
+void CallSequence::add(const Op& op, std::uint64_t tick, bool everyone) {
+  ticks_.push_back(tick);
+  syncs_.push_back(everyone ? 1 : 0);
+  const bool anchor = threshold_ == 0 || op.header.burst_work >= threshold_;
+  anchors_.push_back(anchor ? 1 : 0);
+  // A call after computation is another symbol than the same call after packing a buffer, so that a step
+  // made of swaps that look alike (the same neighbour in both directions) folds as the step, not as swaps.
+  shapes_.push_back(operation_shape(rank_, op) ^ (anchor ? kAnchored : 0));
+  regions_.push_back(op.header.region);
 }
 
-void StepSequence::finish() {
-  if (!open_ || symbols_.size() == first_op_.size()) return;
-  symbols_.push_back(current_);
-}
-
-namespace {
-
-/// Every location's occurrences at one level; empty (and `why_not` set) when their numbers differ.
-std::vector<LocationOccurrences> occurrences_at(const std::vector<StepSequence>& steps,
-                                                const std::vector<PhaseStructure>& folded, Grouping g, bool outermost,
-                                                const std::vector<std::int32_t>& ranks, std::string& why_not) {
-  std::vector<LocationOccurrences> locs(steps.size());
-  std::size_t first = steps.size();
-  for (std::size_t l = 0; l < steps.size(); ++l) {
-    if (steps[l].symbols().empty()) continue;
-    locs[l] = occurrences_of(steps[l], folded[l], g, outermost);
-    if (first == steps.size()) first = l;
-    if (locs[l].phase.size() != locs[first].phase.size()) {
-      why_not = std::string(g == Grouping::Steps ? "steps" : "calls") + ", " + (outermost ? "outer" : "inner") +
-                " loops: rank " + std::to_string(ranks[l]) + " has " + std::to_string(locs[l].phase.size()) +
-                " instances, rank " + std::to_string(ranks[first]) + " " + std::to_string(locs[first].phase.size());
-      return {};
-    }
+std::optional<RunPhases> phases_by_rank(const std::vector<CallSequence>& calls, const PhaseFinderOptions& options,
+                                        std::string& why_not) {
+  std::vector<PhaseStructure> folded(calls.size());
+  std::size_t reference = calls.size();  // the location with the fewest occurrences
+  for (std::size_t l = 0; l < calls.size(); ++l) {
+    if (calls[l].shapes().empty()) continue;
+    folded[l] = find_phases(calls[l].shapes(), calls[l].anchors(), options);
+    if (reference == calls.size()) reference = l;
   }
-  if (first == steps.size()) {
+  if (reference == calls.size()) {
     why_not = "no location has calls";
-    return {};
-  }
-  return locs;
-}
-
-/// Every location's sequence folded, its calls grouped as asked.
-std::vector<PhaseStructure> fold_all(const std::vector<StepSequence>& steps, Grouping g,
-                                     const PhaseFinderOptions& options) {
-  std::vector<PhaseStructure> folded(steps.size());
-  for (std::size_t l = 0; l < steps.size(); ++l) {
-    if (steps[l].symbols().empty()) continue;
-    folded[l] = find_phases(g == Grouping::Steps ? steps[l].symbols() : steps[l].shapes(), options);
-  }
-  return folded;
-}
-
-}  // namespace
-
-std::optional<RunPhases> phases_by_rank(const std::vector<StepSequence>& steps, const std::vector<std::int32_t>& ranks,
-                                        const PhaseFinderOptions& options, std::string& why_not) {
-  // The outermost loops' iterations first: an inner loop's count may depend on n (log2 n exchanges of a
-  // butterfly, the pipeline steps of a sweep) or be an exchange unrolled by hand, while the outer iterations are
-  // the program's. Then the innermost loops; steps before single calls (where compute bursts do not tell the
-  // steps apart alike on every rank, as on an oversubscribed machine). The first level at which every location
-  // has as many instances is taken.
-  std::vector<LocationOccurrences> locs;
-  std::string notes;
-  const bool one_call_per_step = std::all_of(
-      steps.begin(), steps.end(), [](const StepSequence& s) { return s.symbols().size() == s.shapes().size(); });
-  for (const Grouping g : {Grouping::Steps, Grouping::Calls}) {
-    if (g == Grouping::Calls && one_call_per_step) break;  // the same sequences, already folded
-    const std::vector<PhaseStructure> folded = fold_all(steps, g, options);
-    for (const bool outermost : {true, false}) {
-      std::string why;
-      locs = occurrences_at(steps, folded, g, outermost, ranks, why);
-      if (!locs.empty()) break;
-      notes += (notes.empty() ? "" : "; ") + why;
-    }
-    if (!locs.empty()) break;
-  }
-  if (locs.empty()) {
-    why_not = notes;
     return std::nullopt;
   }
+  // The units where every location has as many; else the outermost loops' iterations where every location has
+  // as many (a pipeline whose ranks enter each sweep of blocks at another block); else the units joined by
+  // logical time (steps whose calls depend on the data).
   RunPhases out;
   out.method = PhaseMethod::ByRank;
-  out.method_note = notes.empty() ? "" : "levels tried first: " + notes;
+  std::vector<LocationOccurrences> locs(calls.size());
+  // Every location's occurrences at a level; whether they have as many (the reference: the fewest).
+  const auto build = [&](Level level) {
+    for (std::size_t l = 0; l < calls.size(); ++l) {
+      if (!calls[l].shapes().empty()) locs[l] = occurrences_of(calls[l], folded[l], level);
+    }
+    bool same = true;
+    for (std::size_t l = 0; l < calls.size(); ++l) {
+      if (calls[l].shapes().empty()) continue;
+      same = same && locs[l].phase.size() == locs[reference].phase.size();
+      if (locs[l].phase.size() < locs[reference].phase.size()) reference = l;
+    }
+    return same;
+  };
+  // The units; where the locations' counts differ (steps whose calls depend on the data), joined by logical time.
+  const bool equal = build(Level::Units);
+  if (!equal) {
+    for (std::size_t l = 0; l < calls.size(); ++l) {
+      if (l != reference && !calls[l].shapes().empty()) align_to(locs[l], calls[l], locs[reference], calls[reference]);
+    }
+    out.method_note = "instances joined by logical time: rank " + std::to_string(calls[reference].rank()) + "'s " +
+                      std::to_string(locs[reference].phase.size()) + " as the reference";
+  }
+  // Units that are pipelined, or whose counts differ, give way to the outermost loops' iterations where every
+  // location has as many; pipelined units also to the calls between the collectives of all processes.
+  const bool pipeline = pipelined(locs, calls);
+  if (!equal || pipeline) {
+    std::vector<LocationOccurrences> units = std::move(locs);
+    const std::size_t units_reference = reference;
+    locs.assign(calls.size(), {});
+    const std::string why = pipeline ? "the units are pipelined" : "the units' counts differ";
+    if (build(Level::Outermost)) {
+      out.method_note = "the outermost loops' iterations: " + why;
+    } else if (pipeline && build(Level::Collectives)) {
+      out.method_note = "the calls between collectives of all processes: " + why;
+    } else {
+      locs = std::move(units);
+      reference = units_reference;
+    }
+  }
   out.occurrence_phase = join_combinations(locs, out.phase_count);
   for (LocationOccurrences& l : locs) out.first_op.push_back(std::move(l.first_op));
   return out;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Phases found per location first (the by-rank method): each location's operations are grouped into steps,
-// each location's step sequence is folded on its own, and the locations' occurrences are then joined by their
+// Phases found per location first (the by-rank method): each location's calls are folded on their own, the
+// loops whose iterations compute are the units, and the locations' occurrences are then joined by their
 // position, so that instances skewed in time across ranks (pipelines, ranks that enter late) stay one phase.
 #pragma once
 
@@ -25,39 +25,43 @@ namespace p3s::analyzer {
 /// still repeat.
 [[nodiscard]] std::uint64_t operation_shape(std::int32_t rank, const Op& op) noexcept;
 
-/// One location's operations grouped into steps. A step begins at an operation that follows a compute burst
-/// (one with at least `compute_burst_work` of work; see BurstHistogram) and holds the calls up to the next one, so that
-/// an exchange unrolled into repeated calls (two swaps with the same neighbour) stays inside its step and the
-/// steps of a program loop are what repeats. With no compute class (0), every operation is a step.
-class StepSequence {
+/// One location's calls as the by-rank search reads them: every operation's shape, marked where computation
+/// precedes it, and where all processes meet (22 bytes per call).
+class CallSequence {
  public:
-  StepSequence(std::int32_t rank, std::uint64_t compute_burst_work) : rank_(rank), threshold_(compute_burst_work) {}
-  /// Operations in program order; `index` counts from 0. A call `alone` (MPI_Init, MPI_Finalize) is a step of its
-  /// own: the program's first and last steps do not change the steps next to them.
-  void add(std::uint64_t index, const Op& op, bool alone);
-  void finish();
-  [[nodiscard]] const std::vector<TickSymbol>& symbols() const noexcept { return symbols_; }
-  [[nodiscard]] const std::vector<std::uint64_t>& first_op() const noexcept { return first_op_; }
-  /// Every operation's shape (operation_shape), in program order.
+  /// `compute_burst_work`: the least work (the burst metric) of a burst that is computation on this location (see
+  /// BurstHistogram; 0: none is told apart, and every call is taken to follow computation).
+  CallSequence(std::int32_t rank, std::uint64_t compute_burst_work) : rank_(rank), threshold_(compute_burst_work) {}
+  /// Operations in program order, with the logical tick of each; `everyone`: a blocking collective of all
+  /// processes (a point where every rank agrees).
+  void add(const Op& op, std::uint64_t tick, bool everyone = false);
+  [[nodiscard]] std::int32_t rank() const noexcept { return rank_; }
+  [[nodiscard]] std::uint64_t compute_burst_work() const noexcept { return threshold_; }
   [[nodiscard]] const std::vector<std::uint64_t>& shapes() const noexcept { return shapes_; }
+  /// Per operation: its call (the region), the operation's type whatever its peers.
+  [[nodiscard]] const std::vector<std::uint32_t>& regions() const noexcept { return regions_; }
+  /// Per operation: 1 where a compute burst precedes it.
+  [[nodiscard]] const std::vector<std::uint8_t>& anchors() const noexcept { return anchors_; }
+  [[nodiscard]] const std::vector<std::uint64_t>& ticks() const noexcept { return ticks_; }
+  /// Per operation: 1 where it is a blocking collective of all processes.
+  [[nodiscard]] const std::vector<std::uint8_t>& syncs() const noexcept { return syncs_; }
 
  private:
   std::int32_t rank_;
   std::uint64_t threshold_;
-  std::uint64_t current_ = 0;
-  bool open_ = false;
-  bool closed_ = false;  ///< the step holds a call that is alone
-  std::vector<TickSymbol> symbols_;
-  std::vector<std::uint64_t> first_op_;
   std::vector<std::uint64_t> shapes_;
+  std::vector<std::uint32_t> regions_;
+  std::vector<std::uint8_t> anchors_;
+  std::vector<std::uint8_t> syncs_;
+  std::vector<std::uint64_t> ticks_;
 };
 
-/// The by-rank phases, or nothing (with the reason in `why_not`) when the locations do not have the same
-/// number of occurrences. Occurrence k of the run is the k-th occurrence of every location; its phase is the
-/// combination of the locations' own phases, and a combination that differs from a more frequent one on at
-/// most a fifth of the locations is that one (DESIGN: 80 % of the events alike make one phase).
-[[nodiscard]] std::optional<RunPhases> phases_by_rank(const std::vector<StepSequence>& steps,
-                                                      const std::vector<std::int32_t>& ranks,
+/// The by-rank phases (method in rank_phases.cpp), or nothing (with the reason in `why_not`) when no location
+/// has calls. Occurrence k of the run is the k-th occurrence of every location; its phase is the combination of
+/// the locations' own phases, and a combination that differs from a more frequent one on at most a fifth of the
+/// locations is that one (DESIGN: 80 % of the events alike make one phase; two instances on one location are
+/// alike with the same calls in the same order, 80 % of them with the same peers).
+[[nodiscard]] std::optional<RunPhases> phases_by_rank(const std::vector<CallSequence>& calls,
                                                       const PhaseFinderOptions& options, std::string& why_not);
 
 }  // namespace p3s::analyzer

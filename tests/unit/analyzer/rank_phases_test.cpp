@@ -78,11 +78,11 @@ TEST(BurstClasses, NestedLoopsThatEachComputeAllCount) {
 }
 
 /// A location whose program is: Init, `iters` x (calls to `peers`, compute, allreduce), a reduction, Finalize.
-/// In iteration `odd` (if any) the first call goes to another peer.
-StepSequence location(std::int32_t rank, int iters, const std::vector<std::int32_t>& peers, int start_shift,
-                      int odd = -1) {
-  StepSequence s(rank, 1000000);
-  std::uint64_t index = 0;
+/// In iteration `odd` (if any) the first call goes to another peer; in iteration `extra` (if any) the location
+/// computes once more and sends to its first peer before its calls (a step whose calls depend on the data).
+CallSequence location(std::int32_t rank, int iters, const std::vector<std::int32_t>& peers, int start_shift,
+                      int odd = -1, int extra = -1) {
+  CallSequence s(rank, 1000000);
   const auto call = [&](std::uint32_t region, std::int32_t peer, std::uint64_t burst) {
     Op op;
     op.header.region = region;
@@ -91,17 +91,17 @@ StepSequence location(std::int32_t rank, int iters, const std::vector<std::int32
     Action a;
     a.peer = peer;
     op.actions.push_back(a);
-    s.add(index++, op, region == 0 || region == 9);
+    s.add(op, s.ticks().size() + 1);
   };
   call(0, -1, 0);                                         // Init
   for (int i = 0; i < start_shift; ++i) call(5, -1, 10);  // set-up calls that some ranks make and others do not
   for (int it = 0; it < iters; ++it) {
+    if (it == extra) call(4, peers[0], 2000000);
     for (std::size_t p = 0; p < peers.size(); ++p) call(1, peers[p] + (it == odd && p == 0 ? 1 : 0), 10);
     call(2, -1, 2000000);  // an allreduce after the compute burst
   }
   call(3, -1, 10);  // the final reduction, right after the last iteration's calls
   call(9, -1, 10);  // Finalize
-  s.finish();
   return s;
 }
 
@@ -114,12 +114,12 @@ std::vector<std::uint64_t> sorted_weights(const RunPhases& rp) {
 
 TEST(RankPhases, LocationsWithDifferentCallsJoinIntoOneLoopPerIteration) {
   // Rank 0 exchanges with one neighbour, rank 1 with two, rank 2 with two the same (an unrolled exchange).
-  std::vector<StepSequence> steps;
+  std::vector<CallSequence> steps;
   steps.push_back(location(0, 12, {1}, 0));
   steps.push_back(location(1, 12, {0, 2}, 2));
   steps.push_back(location(2, 12, {1, 1}, 1));
   std::string why;
-  const auto rp = phases_by_rank(steps, {0, 1, 2}, PhaseFinderOptions{}, why);
+  const auto rp = phases_by_rank(steps, PhaseFinderOptions{}, why);
   ASSERT_TRUE(rp.has_value()) << why;
   EXPECT_EQ(rp->method, PhaseMethod::ByRank);
   EXPECT_EQ(sorted_weights(*rp).back(), 12u) << "one phase per iteration, 12 iterations";
@@ -128,27 +128,41 @@ TEST(RankPhases, LocationsWithDifferentCallsJoinIntoOneLoopPerIteration) {
 }
 
 TEST(RankPhases, AnIterationThatDiffersOnAFifthOfTheLocationsStaysInItsPhase) {
-  std::vector<StepSequence> steps;
+  // A unit begins after the compute burst (the allreduce, then the next iteration's calls): 11 whole ones, the
+  // 12th ends with the run's final calls.
+  std::vector<CallSequence> steps;
   for (std::int32_t r = 0; r < 5; ++r) steps.push_back(location(r, 12, {1}, 0, r == 3 ? 6 : -1));
   std::string why;
-  const auto rp = phases_by_rank(steps, {0, 1, 2, 3, 4}, PhaseFinderOptions{}, why);
+  const auto rp = phases_by_rank(steps, PhaseFinderOptions{}, why);
   ASSERT_TRUE(rp.has_value()) << why;
-  EXPECT_EQ(sorted_weights(*rp).back(), 12u);
-  // On two of five locations it is not the loop's phase (nor are the iterations after it there: a loop after an
-  // irregular iteration begins at its compute burst, a rotation of the first loop's iterations).
+  EXPECT_EQ(sorted_weights(*rp).back(), 11u);
+  // On two of five locations it is not the loop's phase.
   steps[4] = location(4, 12, {1}, 0, 6);
-  const auto two = phases_by_rank(steps, {0, 1, 2, 3, 4}, PhaseFinderOptions{}, why);
+  const auto two = phases_by_rank(steps, PhaseFinderOptions{}, why);
   ASSERT_TRUE(two.has_value()) << why;
-  EXPECT_LT(sorted_weights(*two).back(), 12u);
+  EXPECT_LT(sorted_weights(*two).back(), 11u);
 }
 
-TEST(RankPhases, DifferentInstanceCountsAreRefusedWithTheReason) {
-  std::vector<StepSequence> steps;
+TEST(RankPhases, AnExtraStepOnOneLocationIsJoinedByLogicalTime) {
+  // Location 1 computes twice in iteration 5: one unit more there; its units are joined at location 0's
+  // boundaries in logical time, and the other iterations stay one phase.
+  std::vector<CallSequence> steps;
   steps.push_back(location(0, 12, {1}, 0));
-  steps.push_back(location(1, 7, {0}, 0));
+  steps.push_back(location(1, 12, {0}, 0, -1, 5));
   std::string why;
-  EXPECT_FALSE(phases_by_rank(steps, {0, 1}, PhaseFinderOptions{}, why).has_value());
-  EXPECT_NE(why.find("rank 1"), std::string::npos) << why;
+  const auto rp = phases_by_rank(steps, PhaseFinderOptions{}, why);
+  ASSERT_TRUE(rp.has_value()) << why;
+  EXPECT_NE(rp->method_note.find("logical time: rank 0"), std::string::npos) << rp->method_note;
+  EXPECT_EQ(rp->first_op[0].size(), rp->first_op[1].size());
+  EXPECT_GE(sorted_weights(*rp).back(), 9u);
+}
+
+TEST(RankPhases, NoCallsAnywhereIsRefusedWithTheReason) {
+  std::vector<CallSequence> steps;
+  steps.emplace_back(0, 1000);
+  std::string why;
+  EXPECT_FALSE(phases_by_rank(steps, PhaseFinderOptions{}, why).has_value());
+  EXPECT_NE(why.find("no location"), std::string::npos) << why;
 }
 
 }  // namespace
