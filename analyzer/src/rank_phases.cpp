@@ -503,18 +503,18 @@ std::optional<RunPhases> phases_by_rank(const std::vector<CallSequence>& calls, 
     out.method_note = "instances joined by logical time: rank " + std::to_string(calls[reference].rank()) + "'s " +
                       std::to_string(locs[reference].phase.size()) + " as the reference";
   }
-  // Units that are pipelined, or whose counts differ, give way to the outermost loops' iterations where every
-  // location has as many; pipelined units also to the calls between the collectives of all processes.
-  const bool pipeline = pipelined(locs, calls);
-  if (!equal || pipeline) {
+  // Pipelined units give way to the program's iteration: the outermost loops' iterations where every location has
+  // as many, else the calls between the collectives of all processes. (Units whose counts differ stay joined by
+  // logical time: the outermost loops of an MD code are runs of plain steps and their counts differ too, or
+  // worse, agree on a period of twenty steps.)
+  if (pipelined(locs, calls)) {
     std::vector<LocationOccurrences> units = std::move(locs);
     const std::size_t units_reference = reference;
     locs.assign(calls.size(), {});
-    const std::string why = pipeline ? "the units are pipelined" : "the units' counts differ";
     if (build(Level::Outermost)) {
-      out.method_note = "the outermost loops' iterations: " + why;
-    } else if (pipeline && build(Level::Collectives)) {
-      out.method_note = "the calls between collectives of all processes: " + why;
+      out.method_note = "the outermost loops' iterations: the units are pipelined";
+    } else if (build(Level::Collectives)) {
+      out.method_note = "the calls between collectives of all processes: the units are pipelined";
     } else {
       locs = std::move(units);
       reference = units_reference;
