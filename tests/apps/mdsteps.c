@@ -30,13 +30,14 @@ static void compute(long units) {
   sink += acc;
 }
 
-static void swap(MPI_Comm cart, int to, int from, double* out, double* in, int count) {
+/// `count` doubles to `to`, `incoming` from `from` (MPI_Irecv + MPI_Send + MPI_Wait).
+static void swap(MPI_Comm cart, int to, int from, double* out, double* in, int count, int incoming) {
   MPI_Request req;
-  MPI_Irecv(in, count, MPI_DOUBLE, from, kTagData, cart, &req);
+  MPI_Irecv(in, incoming, MPI_DOUBLE, from, kTagData, cart, &req);
   MPI_Send(out, count, MPI_DOUBLE, to, kTagData, cart);
   MPI_Wait(&req, MPI_STATUS_IGNORE);
   expect_send(cart, to, kTagData, count, MPI_DOUBLE);
-  expect_recv(cart, from, kTagData, count, MPI_DOUBLE);
+  expect_recv(cart, from, kTagData, incoming, MPI_DOUBLE);
 }
 
 /// A count, then that many doubles, to `to`; the count from `from` decides how many arrive.
@@ -45,12 +46,7 @@ static void exchange(MPI_Comm cart, int to, int from, double* out, double* in, i
   MPI_Sendrecv(&count, 1, MPI_INT, to, kTagCount, &incoming, 1, MPI_INT, from, kTagCount, cart, MPI_STATUS_IGNORE);
   expect_send(cart, to, kTagCount, 1, MPI_INT);
   expect_recv(cart, from, kTagCount, 1, MPI_INT);
-  MPI_Request req;
-  MPI_Irecv(in, incoming, MPI_DOUBLE, from, kTagData, cart, &req);
-  MPI_Send(out, count, MPI_DOUBLE, to, kTagData, cart);
-  MPI_Wait(&req, MPI_STATUS_IGNORE);
-  expect_send(cart, to, kTagData, count, MPI_DOUBLE);
-  expect_recv(cart, from, kTagData, incoming, MPI_DOUBLE);
+  swap(cart, to, from, out, in, count, incoming);
 }
 
 int main(int argc, char** argv) {
@@ -101,15 +97,15 @@ int main(int argc, char** argv) {
     } else {
       for (int d = 0; d < 3; ++d) {
         if (dims[d] == 1) continue;
-        swap(cart, lower[d], upper[d], out, in, ghosts * 3);
-        swap(cart, upper[d], lower[d], out, in, ghosts * 3);
+        swap(cart, lower[d], upper[d], out, in, ghosts * 3, ghosts * 3);
+        swap(cart, upper[d], lower[d], out, in, ghosts * 3, ghosts * 3);
       }
     }
     compute(force_work);  // forces
     for (int d = 2; d >= 0; --d) {
       if (dims[d] == 1) continue;
-      swap(cart, upper[d], lower[d], out, in, ghosts * 3);
-      swap(cart, lower[d], upper[d], out, in, ghosts * 3);
+      swap(cart, upper[d], lower[d], out, in, ghosts * 3, ghosts * 3);
+      swap(cart, lower[d], upper[d], out, in, ghosts * 3, ghosts * 3);
     }
     compute(force_work / 20);  // integrate
     if (step % output == 0) {

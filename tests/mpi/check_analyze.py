@@ -160,23 +160,8 @@ def pipeline(c):
         fail("same phases", f"the relevant phases differ across rank counts: {shapes}")
 
 
-LAMMPS_INPUT = """# LJ melt: 200 steps, re-neighbouring every 20 steps, thermodynamic output every 50
-units           lj
-atom_style      atomic
-lattice         fcc 0.8442
-region          box block 0 10 0 10 0 10
-create_box      1 box
-create_atoms    1 box
-mass            1 1.0
-velocity        all create 3.0 87287 loop geom
-pair_style      lj/cut 2.5
-pair_coeff      1 1 1.0 1.0 2.5
-neighbor        0.3 bin
-neigh_modify    every 20 delay 0 check no
-fix             1 all nve
-thermo          50
-run             200
-"""
+# A LAMMPS input: LJ melt of 4,000 atoms, 200 steps, re-neighbouring every 20, thermodynamic output every 50.
+LAMMPS_INPUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "in.melt")
 
 
 def md_steps(c, what, app, args, counts):
@@ -204,9 +189,7 @@ def md(c):
     lmp = shutil.which("lmp") or shutil.which("lmp_openmpi")
     if lmp is None:
         fail("lammps", "the lammps package is not installed (apt-get install lammps)")
-    inp = os.path.join(c.a.work, "in.melt")
-    with open(inp, "w") as f:
-        f.write(LAMMPS_INPUT)
+    inp = LAMMPS_INPUT
     # 16 ranks of LAMMPS on two loaded cores: some ranks' integration bursts stretch into the force class, and the
     # steps joined by logical time are then off by one on a few of them (see the closing note of the phases issue).
     md_steps(c, "lammps", lmp, ["-in", inp, "-log", "none", "-screen", "none"], (2, 4, 8))

@@ -171,23 +171,8 @@ def inert(c):
         fail("inert", f"mpiexec with the recorder preloaded failed: {r.stderr}")
 
 
-LAMMPS_INPUT = """# 3d Lennard-Jones melt (small)
-units lj
-atom_style atomic
-lattice fcc 0.8442
-region box block 0 10 0 10 0 10
-create_box 1 box
-create_atoms 1 box
-mass 1 1.0
-velocity all create 3.0 87287 loop geom
-pair_style lj/cut 2.5
-pair_coeff 1 1 1.0 1.0 2.5
-neighbor 0.3 bin
-neigh_modify every 20 delay 0 check no
-fix 1 all nve
-thermo 50
-run 200
-"""
+# A LAMMPS input: LJ melt of 4,000 atoms, 200 steps, re-neighbouring every 20, thermodynamic output every 50.
+LAMMPS_INPUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "in.melt")
 
 
 def lammps(c):
@@ -195,8 +180,7 @@ def lammps(c):
     if lmp is None:
         fail("lammps", "the lammps package is not installed (apt-get install lammps)")
     d = c.work("lammps")
-    with open(os.path.join(d, "in.melt"), "w") as f:
-        f.write(LAMMPS_INPUT)
+    shutil.copy(LAMMPS_INPUT, os.path.join(d, "in.melt"))
     trace = os.path.join(d, "trace")
     r = run([c.a.p3s, "record", "-o", trace, "--", *c.mpirun(4), lmp, "-in", "in.melt", "-log", "none"], cwd=d,
             timeout=600)
