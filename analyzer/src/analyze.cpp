@@ -39,7 +39,22 @@ class FileOpSource final : public OpSource {
   OpReader reader_;
 };
 
-std::uint32_t collective_members(const TraceDefinitions& defs, std::uint32_t id);
+/// The members a collective on communicator `id` waits for (both groups of an inter-communicator).
+std::uint32_t collective_members(const TraceDefinitions& defs, std::uint32_t id) {
+  const Communicator* c = defs.comm(id);
+  if (c == nullptr) return 0;
+  switch (c->kind) {
+    case CommKind::Self:
+      return 1;
+    case CommKind::Group:
+      return static_cast<std::uint32_t>(c->world_ranks.size());
+    case CommKind::Inter:
+      return static_cast<std::uint32_t>(c->world_ranks.size() + c->remote_world_ranks.size());
+    case CommKind::Unresolved:
+      return 0;
+  }
+  return 0;
+}
 
 /// Writes every location's ticks and collects the tick symbols and every location's calls.
 class TickSink final : public LamportSink {
@@ -103,23 +118,6 @@ std::unordered_map<std::uint64_t, std::uint32_t> volume_clusters(const std::vect
     cluster.emplace(v, id);
   }
   return cluster;
-}
-
-/// The members a collective on communicator `id` waits for (both groups of an inter-communicator).
-std::uint32_t collective_members(const TraceDefinitions& defs, std::uint32_t id) {
-  const Communicator* c = defs.comm(id);
-  if (c == nullptr) return 0;
-  switch (c->kind) {
-    case CommKind::Self:
-      return 1;
-    case CommKind::Group:
-      return static_cast<std::uint32_t>(c->world_ranks.size());
-    case CommKind::Inter:
-      return static_cast<std::uint32_t>(c->world_ranks.size() + c->remote_world_ranks.size());
-    case CommKind::Unresolved:
-      return 0;
-  }
-  return 0;
 }
 
 /// The feature of an event: who did what to whom, relative to itself (tags are left out: codes that number

@@ -81,9 +81,11 @@ struct Stretch {
   bool piece = false;  ///< calls a loop's new cut left over, joined to the stretch next to them
 };
 
-std::uint64_t hash_calls(const std::vector<std::uint64_t>& shapes, std::uint64_t begin, std::uint64_t end) {
+/// The hash of calls [begin, end) as `values` describe them (their shapes, or their types).
+template <typename T>
+std::uint64_t hash_calls(const std::vector<T>& values, std::uint64_t begin, std::uint64_t end) {
   std::uint64_t h = kCallsSeed;
-  for (std::uint64_t i = begin; i < end; ++i) h = with_call(h, shapes[i]);
+  for (std::uint64_t i = begin; i < end; ++i) h = with_call(h, values[i]);
   return h;
 }
 
@@ -94,8 +96,7 @@ void LocationOccurrences::add(const CallSequence& seq, std::uint64_t begin, std:
   first_op.push_back(begin);
   if (calls.contains(h)) return;
   Calls c;
-  c.kinds = kCallsSeed;
-  for (std::uint64_t i = begin; i < end; ++i) c.kinds = with_call(c.kinds, seq.regions()[i]);
+  c.kinds = hash_calls(seq.regions(), begin, end);
   c.shapes.assign(shapes.begin() + static_cast<std::ptrdiff_t>(begin),
                   shapes.begin() + static_cast<std::ptrdiff_t>(end));
   std::sort(c.shapes.begin(), c.shapes.end());
@@ -180,10 +181,10 @@ Cycle cycle_of(const std::vector<std::uint64_t>& shapes, const Stretch& s) {
   return {h, (s.period - least) % s.period};
 }
 
-/// Per body up to rotation, where its loops are cut, as an offset in the least rotation: at the first call after
-/// a compute burst from the rotation whose loops hold the most iterations in the run (ties: the one seen first),
-/// so that every loop of that body is cut as the program's main instances of it are, and a unit begins where
-/// the calls between loops are cut into steps (after a compute burst).
+/// Per body up to rotation, where its loops are cut, as an offset in the least rotation: where the rotation whose
+/// loops hold the most iterations in the run begins (ties: the one seen first), so that every loop of that body
+/// is cut as the program's main instances of it are; with `after_compute`, at the first call after a compute
+/// burst from there, so that a unit begins where the calls between loops are cut into steps.
 std::unordered_map<std::uint64_t, std::uint64_t> cut_offsets(const std::vector<Stretch>& stretches,
                                                              const CallSequence& calls, bool after_compute) {
   const std::vector<std::uint64_t>& shapes = calls.shapes();
@@ -196,7 +197,7 @@ std::unordered_map<std::uint64_t, std::uint64_t> cut_offsets(const std::vector<S
     const auto [it, added] = iterations.emplace(std::pair{c.key, c.offset}, 0);
     if (added) seen.emplace_back(c.key, c.offset);
     it->second += (s.end - s.begin) / s.period;
-    if (anchored.contains(c.key)) continue;
+    if (!after_compute || anchored.contains(c.key)) continue;
     std::vector<std::uint8_t>& a = anchored[c.key];
     a.resize(s.period);
     for (std::uint64_t r = 0; r < s.period; ++r) a[(r + c.offset) % s.period] = calls.anchors()[s.begin + r];
@@ -211,9 +212,9 @@ std::unordered_map<std::uint64_t, std::uint64_t> cut_offsets(const std::vector<S
       out[k.first] = k.second;
     }
   }
-  for (auto& [key, offset] : out) {
-    if (!after_compute) break;
-    const std::vector<std::uint8_t>& a = anchored[key];
+  // From there, the first call after a compute burst (anchors are read only where the cut follows computation).
+  for (const auto& [key, a] : anchored) {
+    std::uint64_t& offset = out.at(key);
     for (std::size_t step = 0; step < a.size(); ++step) {
       if (a[(offset + step) % a.size()] != 0) {
         offset = (offset + step) % a.size();
@@ -272,8 +273,9 @@ std::vector<Stretch> cut_loops(const std::vector<Stretch>& in, const CallSequenc
   return out;
 }
 
-/// Which loops' iterations are a location's occurrences: the units (the innermost loops that compute), or the
-/// outermost loops (the program's main iterations, whatever their inner loops).
+/// What a location's occurrences are: the units (the innermost loops that compute, and the steps between them),
+/// the outermost loops' iterations (the program's main iterations, whatever their inner loops), or the calls up
+/// to each collective of all processes.
 enum class Level : std::uint8_t { Units, Outermost, Collectives };
 
 /// The outermost loops and the stretches between them as stretches.
@@ -286,37 +288,32 @@ std::vector<Stretch> top_stretches(const PhaseStructure& ps) {
 
 LocationOccurrences occurrences_of(const CallSequence& calls, const PhaseStructure& ps, Level level) {
   LocationOccurrences out;
-  const auto add = [&](std::uint64_t begin, std::uint64_t end) { out.add(calls, begin, end); };
-  if (level == Level::Collectives) {
-    // The calls up to each collective of all processes (the last stretch: up to the end).
-    std::uint64_t b = 0;
-    const std::uint64_t count = calls.syncs().size();
-    for (std::uint64_t i = 0; i < count; ++i) {
-      if (calls.syncs()[i] != 0 && i + 1 < count) {
-        add(b, i + 1);
-        b = i + 1;
+  // Calls [begin, end) as occurrences, a new one beginning at every call i > begin where `starts(i)`.
+  const auto add_split = [&](std::uint64_t begin, std::uint64_t end, const auto& starts) {
+    std::uint64_t b = begin;
+    for (std::uint64_t i = begin + 1; i < end; ++i) {
+      if (starts(i)) {
+        out.add(calls, b, i);
+        b = i;
       }
     }
-    if (b < count) add(b, count);
+    out.add(calls, b, end);
+  };
+  if (level == Level::Collectives) {
+    add_split(0, calls.syncs().size(), [&](std::uint64_t i) { return calls.syncs()[i - 1] != 0; });
     return out;
   }
-  const auto in = level == Level::Units ? loop_stretches(ps) : top_stretches(ps);
-  const auto cut = cut_loops(in, calls, level == Level::Units);
-  for (const Stretch& st : cut) {
-    if (st.period == 0) {
+  const bool units = level == Level::Units;
+  for (const Stretch& st : cut_loops(units ? loop_stretches(ps) : top_stretches(ps), calls, units)) {
+    if (st.period != 0) {
+      for (std::uint64_t b = st.begin; b < st.end; b += st.period) out.add(calls, b, b + st.period);
+    } else if (units) {
       // Between loops, a step begins after each compute burst (an MD step that re-neighbours, one that writes
       // output): the same boundaries as the units' around it.
-      std::uint64_t b = st.begin;
-      for (std::uint64_t i = st.begin + 1; i < st.end; ++i) {
-        if (level == Level::Units && calls.anchors()[i] != 0) {
-          add(b, i);
-          b = i;
-        }
-      }
-      add(b, st.end);
-      continue;
+      add_split(st.begin, st.end, [&](std::uint64_t i) { return calls.anchors()[i] != 0; });
+    } else {
+      out.add(calls, st.begin, st.end);
     }
-    for (std::uint64_t b = st.begin; b < st.end; b += st.period) add(b, b + st.period);
   }
   return out;
 }
@@ -405,8 +402,6 @@ bool pipelined(const std::vector<LocationOccurrences>& locs, const std::vector<C
   return static_cast<double>(overlapping) > kPipelinedShare * static_cast<double>(count - 1);
 }
 
-}  // namespace
-
 /// Where the location's occurrences do not correspond one to one with the reference's (data-dependent calls:
 /// a step that exchanges particles with a neighbour only when some cross), its occurrences are regrouped at the
 /// reference's boundaries in logical time: each of the reference's occurrences begins, on this location, at
@@ -436,6 +431,8 @@ void align_to(LocationOccurrences& loc, const CallSequence& calls, const Locatio
     out.add(calls, starts[k], k + 1 < count ? starts[k + 1] : calls.shapes().size());
   loc = std::move(out);
 }
+
+}  // namespace
 
 std::uint64_t action_shape(std::int32_t rank, const Op& op, const Action& a) noexcept {
   std::uint64_t h = mix64(static_cast<std::uint64_t>(op.header.region) << 8 | static_cast<std::uint64_t>(a.kind));

@@ -36,7 +36,6 @@ class CallSequence {
   /// processes (a point where every rank agrees).
   void add(const Op& op, std::uint64_t tick, bool everyone = false);
   [[nodiscard]] std::int32_t rank() const noexcept { return rank_; }
-  [[nodiscard]] std::uint64_t compute_burst_work() const noexcept { return threshold_; }
   [[nodiscard]] const std::vector<std::uint64_t>& shapes() const noexcept { return shapes_; }
   /// Per operation: its call (the region), the operation's type whatever its peers.
   [[nodiscard]] const std::vector<std::uint32_t>& regions() const noexcept { return regions_; }
