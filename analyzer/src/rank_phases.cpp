@@ -432,6 +432,38 @@ void align_to(LocationOccurrences& loc, const CallSequence& calls, const Locatio
   loc = std::move(out);
 }
 
+/// Consecutive occurrences of phases that occur once (the set-up's pieces between its compute bursts or
+/// collectives, the run's end) are one occurrence: the stretch between the run's repeated phases, whose number of
+/// pieces would otherwise follow n and the machine's load.
+void join_one_offs(RunPhases& rp) {
+  const std::size_t count = rp.occurrence_phase.size();
+  std::vector<std::uint64_t> weight(rp.phase_count, 0);
+  for (const std::uint32_t p : rp.occurrence_phase) ++weight[p];
+  std::vector<bool> keep(count, true);
+  for (std::size_t k = 1; k < count; ++k) {
+    keep[k] = weight[rp.occurrence_phase[k]] != 1 || weight[rp.occurrence_phase[k - 1]] != 1;
+  }
+  std::vector<std::uint32_t> id(rp.phase_count, UINT32_MAX);
+  std::vector<std::uint32_t> phases;
+  std::uint32_t ids = 0;
+  for (std::size_t k = 0; k < count; ++k) {
+    if (!keep[k]) continue;
+    std::uint32_t& p = id[rp.occurrence_phase[k]];
+    if (p == UINT32_MAX) p = ids++;
+    phases.push_back(p);
+  }
+  for (std::vector<std::uint64_t>& ops : rp.first_op) {
+    if (ops.empty()) continue;
+    std::size_t kept = 0;
+    for (std::size_t k = 0; k < count; ++k) {
+      if (keep[k]) ops[kept++] = ops[k];
+    }
+    ops.resize(kept);
+  }
+  rp.occurrence_phase = std::move(phases);
+  rp.phase_count = ids;
+}
+
 }  // namespace
 
 std::uint64_t action_shape(std::int32_t rank, const Op& op, const Action& a) noexcept {
@@ -519,6 +551,7 @@ std::optional<RunPhases> phases_by_rank(const std::vector<CallSequence>& calls, 
   }
   out.occurrence_phase = join_combinations(locs, out.phase_count);
   for (LocationOccurrences& l : locs) out.first_op.push_back(std::move(l.first_op));
+  join_one_offs(out);
   return out;
 }
 

@@ -157,6 +157,26 @@ TEST(RankPhases, AnExtraStepOnOneLocationIsJoinedByLogicalTime) {
   EXPECT_GE(sorted_weights(*rp).back(), 9u);
 }
 
+TEST(RankPhases, OneOffStepsNextToEachOtherAreOneOccurrence) {
+  // Init, then a step that computes once before the loop (a set-up's own computation): two one-off occurrences
+  // in a row, which are one stretch before the loop, however many compute bursts the set-up has.
+  std::vector<CallSequence> steps;
+  steps.push_back(location(0, 12, {1}, 0, -1, 0));
+  steps.push_back(location(1, 12, {0}, 0, -1, 0));
+  std::string why;
+  const auto rp = phases_by_rank(steps, PhaseFinderOptions{}, why);
+  ASSERT_TRUE(rp.has_value()) << why;
+  std::vector<std::uint64_t> weight(rp->phase_count, 0);
+  for (const std::uint32_t p : rp->occurrence_phase) ++weight[p];
+  for (std::size_t k = 1; k < rp->occurrence_phase.size(); ++k) {
+    EXPECT_FALSE(weight[rp->occurrence_phase[k]] == 1 && weight[rp->occurrence_phase[k - 1]] == 1) << "at " << k;
+  }
+  ASSERT_GE(rp->first_op[0].size(), 2u);
+  EXPECT_EQ(rp->first_op[0][0], 0u);
+  EXPECT_EQ(rp->first_op[0][1], 3u) << "Init, the set-up's step and its call, then the loop";
+  EXPECT_EQ(rp->first_op[0].size(), rp->occurrence_phase.size());
+}
+
 TEST(RankPhases, NoCallsAnywhereIsRefusedWithTheReason) {
   std::vector<CallSequence> steps;
   steps.emplace_back(0, 1000);
