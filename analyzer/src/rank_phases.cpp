@@ -181,46 +181,75 @@ Cycle cycle_of(const std::vector<std::uint64_t>& shapes, const Stretch& s) {
   return {h, (s.period - least) % s.period};
 }
 
-/// Per body up to rotation, where its loops are cut, as an offset in the least rotation: where the rotation whose
-/// loops hold the most iterations in the run begins (ties: the one seen first), so that every loop of that body
-/// is cut as the program's main instances of it are; with `after_compute`, at the first call after a compute
-/// burst from there, so that a unit begins where the calls between loops are cut into steps.
+/// Where a loop's period ends: past its last whole iteration, over the calls after it that continue the period
+/// (up to the end of the stretch after it, if that is calls between loops).
+std::uint64_t reach_of(const std::vector<Stretch>& in, std::size_t i, const std::vector<std::uint64_t>& shapes) {
+  const Stretch& s = in[i];
+  const std::uint64_t limit = i + 1 < in.size() && in[i + 1].period == 0 ? in[i + 1].end : s.end;
+  std::uint64_t x = s.end;
+  while (x < limit && shapes[x] == shapes[x - s.period]) ++x;
+  return x;
+}
+
+/// Per body up to rotation, where its loops are cut, as an offset in the least rotation: where the loops' calls
+/// hold the most whole iterations, so that a loop of N iterations is N instances wherever its computation falls
+/// in the iteration. Among those cuts, with `after_compute`, the first call after a compute burst from where the
+/// rotation whose loops hold the most iterations begins (ties: the one seen first), so that a unit begins where
+/// the calls between loops are cut into steps; else (or where no such call gives as many whole iterations) the
+/// first of those cuts from there. Every loop of one body is cut at the same call.
 std::unordered_map<std::uint64_t, std::uint64_t> cut_offsets(const std::vector<Stretch>& stretches,
                                                              const CallSequence& calls, bool after_compute) {
   const std::vector<std::uint64_t>& shapes = calls.shapes();
-  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> iterations;  // (key, offset) -> iterations
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> seen;
-  std::unordered_map<std::uint64_t, std::vector<std::uint8_t>> anchored;  // key -> per call of the least rotation
-  for (const Stretch& s : stretches) {
+  struct Body {
+    std::uint64_t period = 0;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> loops;  // (where it begins in the least rotation, calls)
+    std::vector<std::uint8_t> anchored;                          // per call of the least rotation
+    std::map<std::uint64_t, std::uint64_t> iterations;           // rotation (offset) -> iterations
+    std::uint64_t most = 0;                                      // the rotation with the most iterations
+  };
+  std::unordered_map<std::uint64_t, Body> bodies;
+  std::vector<std::uint64_t> seen;
+  for (std::size_t i = 0; i < stretches.size(); ++i) {
+    const Stretch& s = stretches[i];
     if (s.period < 2) continue;
     const Cycle c = cycle_of(shapes, s);
-    const auto [it, added] = iterations.emplace(std::pair{c.key, c.offset}, 0);
-    if (added) seen.emplace_back(c.key, c.offset);
-    it->second += (s.end - s.begin) / s.period;
-    if (!after_compute || anchored.contains(c.key)) continue;
-    std::vector<std::uint8_t>& a = anchored[c.key];
-    a.resize(s.period);
-    for (std::uint64_t r = 0; r < s.period; ++r) a[(r + c.offset) % s.period] = calls.anchors()[s.begin + r];
+    const auto [it, added] = bodies.try_emplace(c.key);
+    Body& b = it->second;
+    if (added) {
+      seen.push_back(c.key);
+      b.period = s.period;
+      b.most = c.offset;
+      b.anchored.resize(s.period);
+      for (std::uint64_t r = 0; r < s.period; ++r) b.anchored[(r + c.offset) % s.period] = calls.anchors()[s.begin + r];
+    }
+    b.loops.emplace_back(c.offset, reach_of(stretches, i, shapes) - s.begin);
+    const std::uint64_t n = b.iterations[c.offset] += (s.end - s.begin) / s.period;
+    if (n > b.iterations[b.most]) b.most = c.offset;
   }
   std::unordered_map<std::uint64_t, std::uint64_t> out;
-  std::unordered_map<std::uint64_t, std::uint64_t> best;
-  for (const auto& k : seen) {
-    const std::uint64_t n = iterations[k];
-    const auto b = best.find(k.first);
-    if (b == best.end() || n > b->second) {
-      best[k.first] = n;
-      out[k.first] = k.second;
+  for (const std::uint64_t key : seen) {
+    const Body& b = bodies.at(key);
+    const std::uint64_t p = b.period;
+    std::vector<std::uint64_t> whole(p, 0);
+    for (const auto& [begin, calls_in_loop] : b.loops) {
+      for (std::uint64_t r = 0; r < p; ++r) {
+        const std::uint64_t skipped = (r + p - begin) % p;
+        whole[r] += calls_in_loop >= skipped ? (calls_in_loop - skipped) / p : 0;
+      }
     }
-  }
-  // From there, the first call after a compute burst (anchors are read only where the cut follows computation).
-  for (const auto& [key, a] : anchored) {
-    std::uint64_t& offset = out.at(key);
-    for (std::size_t step = 0; step < a.size(); ++step) {
-      if (a[(offset + step) % a.size()] != 0) {
-        offset = (offset + step) % a.size();
+    const std::uint64_t best = *std::max_element(whole.begin(), whole.end());
+    std::uint64_t cut = p;
+    for (std::uint64_t step = 0; step < p && after_compute; ++step) {
+      const std::uint64_t r = (b.most + step) % p;
+      if (b.anchored[r] != 0) {
+        if (whole[r] == best) cut = r;
         break;
       }
     }
+    for (std::uint64_t step = 0; step < p && cut == p; ++step) {
+      if (whole[(b.most + step) % p] == best) cut = (b.most + step) % p;
+    }
+    out[key] = cut;
   }
   return out;
 }
@@ -261,9 +290,7 @@ std::vector<Stretch> cut_loops(const std::vector<Stretch>& in, const CallSequenc
     }
     const std::uint64_t p = s.period;
     const std::uint64_t begin = s.begin + shift;
-    const std::uint64_t limit = i + 1 < in.size() && in[i + 1].period == 0 ? in[i + 1].end : s.end;
-    std::uint64_t x = s.end;
-    while (x < limit && shapes[x] == shapes[x - p]) ++x;
+    const std::uint64_t x = reach_of(in, i, shapes);
     const std::uint64_t end = begin + (x - begin) / p * p;
     add_piece(s.begin, begin);
     if (end > begin) out.push_back({begin, end, p, false});
@@ -467,17 +494,26 @@ void join_one_offs(RunPhases& rp) {
 }  // namespace
 
 std::uint64_t action_shape(std::int32_t rank, const Op& op, const Action& a) noexcept {
-  std::uint64_t h = mix64(static_cast<std::uint64_t>(op.header.region) << 8 | static_cast<std::uint64_t>(a.kind));
-  h = mix64(h ^ static_cast<std::uint64_t>(static_cast<std::uint32_t>(a.peer >= 0 ? a.peer - rank : a.peer)));
-  h = mix64(h ^ static_cast<std::uint64_t>(a.comm) << 32);
-  return mix64(
-      h ^ (static_cast<std::uint64_t>(a.op) << 32 | static_cast<std::uint32_t>(a.root >= 0 ? a.root - rank : a.root)));
+  const auto offset = [rank](std::int32_t r) {
+    return static_cast<std::uint64_t>(static_cast<std::uint32_t>(r >= 0 ? r - rank : r));
+  };
+  const std::uint64_t what = static_cast<std::uint64_t>(op.header.region) << 32 | a.comm;
+  const std::uint64_t how = static_cast<std::uint64_t>(a.kind) << 8 | static_cast<std::uint64_t>(a.op);
+  return mix64(mix64(what + kGoldenGamma * (how + 1)) ^ (offset(a.peer) << 32 | offset(a.root)));
 }
 
 std::uint64_t operation_shape(std::int32_t rank, const Op& op) noexcept {
   std::uint64_t h = mix64(static_cast<std::uint64_t>(op.header.region) + 1);
   for (const Action& a : op.actions) h = mix64(h ^ action_shape(rank, op, a));
   return h;
+}
+
+void CallSequence::reserve(std::uint64_t calls) {
+  ticks_.reserve(calls);
+  syncs_.reserve(calls);
+  anchors_.reserve(calls);
+  shapes_.reserve(calls);
+  regions_.reserve(calls);
 }
 
 void CallSequence::add(const Op& op, std::uint64_t tick, bool everyone) {
@@ -540,9 +576,15 @@ std::optional<RunPhases> phases_by_rank(const std::vector<CallSequence>& calls, 
     std::vector<LocationOccurrences> units = std::move(locs);
     const std::size_t units_reference = reference;
     locs.assign(calls.size(), {});
-    if (build(Level::Outermost)) {
+    // A level is taken where every location has as many occurrences and some of them repeat.
+    const auto repeats = [&] {
+      std::vector<std::uint64_t> seen = locs[reference].phase;
+      std::sort(seen.begin(), seen.end());
+      return std::adjacent_find(seen.begin(), seen.end()) != seen.end();
+    };
+    if (build(Level::Outermost) && repeats()) {
       out.method_note = "the outermost loops' iterations: the units are pipelined";
-    } else if (build(Level::Collectives)) {
+    } else if (build(Level::Collectives) && repeats()) {
       out.method_note = "the calls between collectives of all processes: the units are pipelined";
     } else {
       locs = std::move(units);

@@ -35,6 +35,8 @@ class CallSequence {
   /// Operations in program order, with the logical tick of each; `everyone`: a blocking collective of all
   /// processes (a point where every rank agrees).
   void add(const Op& op, std::uint64_t tick, bool everyone = false);
+  /// Room for `calls` calls, so that adding them never copies what is held.
+  void reserve(std::uint64_t calls);
   [[nodiscard]] std::int32_t rank() const noexcept { return rank_; }
   [[nodiscard]] const std::vector<std::uint64_t>& shapes() const noexcept { return shapes_; }
   /// Per operation: its call (the region), the operation's type whatever its peers.
