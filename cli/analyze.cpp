@@ -19,7 +19,7 @@ void add_analyze(CLI::App& app) {
   auto report = std::make_shared<bool>(false);
   auto quiet = std::make_shared<bool>(false);
   auto show_stats = std::make_shared<bool>(false);
-  auto phases = std::make_shared<std::string>(analyzer::phase_method_name(analyzer::PhaseMethod::GlobalTicks));
+  auto phases = std::make_shared<std::string>(analyzer::phase_method_name(analyzer::PhaseMethod::Auto));
   CLI::App* sub = app.add_subcommand("analyze", "Find the phases of a traced run and write its signature");
   sub->add_option("trace", opts->input, "Trace directory or traces.otf2")->required();
   sub->add_option("-o,--output", *output, "Signature file (default: signature.json beside the archive)");
@@ -45,7 +45,8 @@ void add_analyze(CLI::App& app) {
   sub->add_option("--phases", *phases,
                   "How phases are found: global-ticks (the run's tick sequence folded), by-rank (each rank's own "
                   "calls folded into steps that begin after computation, then joined by position: MD step kinds, "
-                  "pipelines), or auto (by-rank where any rank has calls, else global-ticks)")
+                  "pipelines), or auto (both, and by-rank where it describes the run at least twice as briefly: "
+                  "repeated phases plus runs in their order)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "by-rank", "global-ticks"}));
   sub->add_flag("--partial", opts->signature.partial,

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -67,7 +68,7 @@ class TickSink final : public LamportSink {
     if (!by_rank) return;
     std::set<std::int32_t> ranks;
     for (const ExtractedLocation& l : ex.locations) {
-      calls.emplace_back(l.rank, l.compute_burst_work);
+      calls.emplace_back(l.rank, l.compute_burst_work).reserve(l.operations);
       ranks.insert(l.rank);
     }
     processes_ = static_cast<std::uint32_t>(ranks.size());
@@ -144,18 +145,67 @@ LamportResult clock_operations(const TraceDefinitions& defs, const Extracted& ex
   return lr;
 }
 
-/// The run's phases by the method asked for; `auto` tries the by-rank method first.
+/// How briefly phases describe the run: the repeated phases, each once, and the order written with repeat
+/// counts, in runs of one phase. Phases that occur once count as the stretches they make together (the set-up's
+/// pieces, the run's end), which the two methods cut into different numbers of pieces.
+std::size_t description_length(const RunPhases& rp) {
+  std::vector<std::uint64_t> weight(rp.phase_count, 0);
+  for (const std::uint32_t p : rp.occurrence_phase) ++weight[p];
+  std::size_t repeated = 0;
+  for (const std::uint64_t w : weight) repeated += w > 1 ? 1 : 0;
+  std::size_t runs = 0;
+  std::size_t one_off_stretches = 0;
+  for (std::size_t k = 0; k < rp.occurrence_phase.size(); ++k) {
+    const std::uint32_t p = rp.occurrence_phase[k];
+    const bool one_off = weight[p] == 1;
+    const bool continues =
+        k > 0 && (rp.occurrence_phase[k - 1] == p || (one_off && weight[rp.occurrence_phase[k - 1]] == 1));
+    if (continues) continue;
+    ++runs;
+    one_off_stretches += one_off ? 1 : 0;
+  }
+  // Phases that do not repeat describe nothing of the run's structure.
+  return repeated == 0 ? SIZE_MAX : repeated + one_off_stretches + runs;
+}
+
+/// How many times briefer the by-rank phases must describe a run for `auto` to keep them.
+constexpr std::size_t kClearlyBriefer = 2;
+
+/// The run's phases by the method asked for. `auto` finds them both ways and keeps the by-rank phases where they
+/// describe the run clearly more briefly: a pipeline, or steps whose ranks drift apart, cut the run's ticks into
+/// many phases of fill and drain that the ranks' own loops do not have. Otherwise the run's ticks decide: their
+/// phases do not depend on which bursts the machine's load made look like computation.
 RunPhases find_run_phases(const TickSink& sink, const AnalyzeOptions& options) {
   PhaseFinderOptions pf;
   pf.max_period = options.max_period;
   const PhaseMethod asked = options.signature.phase_method;
   std::string why_not;
+  std::optional<RunPhases> by_rank;
   if (asked != PhaseMethod::GlobalTicks) {
-    if (auto by_rank = phases_by_rank(sink.calls, pf, why_not)) return std::move(*by_rank);
-    if (asked == PhaseMethod::ByRank) throw InputError("the phases cannot be found rank by rank: " + why_not);
+    by_rank = phases_by_rank(sink.calls, pf, why_not);
+    if (asked == PhaseMethod::ByRank) {
+      if (!by_rank) throw InputError("the phases cannot be found rank by rank: " + why_not);
+      return std::move(*by_rank);
+    }
   }
   RunPhases global = run_phases_from_ticks(find_phases(sink.symbols, pf));
-  global.method_note = why_not.empty() ? "" : "not found by rank: " + why_not;
+  if (asked == PhaseMethod::GlobalTicks) return global;
+  if (!by_rank) {
+    global.method_note = "not found by rank: " + why_not;
+    return global;
+  }
+  const std::size_t rank_length = description_length(*by_rank);
+  const std::size_t global_length = description_length(global);
+  const auto length_name = [](std::size_t length) {
+    return length == SIZE_MAX ? std::string("no repeated phase") : std::to_string(length) + " phases and runs";
+  };
+  const std::string lengths =
+      " (" + length_name(rank_length) + " by rank, " + length_name(global_length) + " by the run's ticks)";
+  if (rank_length < SIZE_MAX && kClearlyBriefer * rank_length < global_length) {
+    by_rank->method_note += (by_rank->method_note.empty() ? "" : "; ") + std::string("clearly briefer") + lengths;
+    return std::move(*by_rank);
+  }
+  global.method_note = "by rank not clearly briefer" + lengths;
   return global;
 }
 

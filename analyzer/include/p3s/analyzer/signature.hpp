@@ -119,7 +119,7 @@ struct PhaseRunEntry {
 enum class PhaseMethod : std::uint8_t {
   GlobalTicks,  ///< the run's tick sequence folded as a whole; an occurrence is a range of ticks
   ByRank,       ///< every location's own sequence folded, occurrences joined by their position
-  Auto,         ///< only as asked for: by rank where every location has as many occurrences, else global ticks
+  Auto,         ///< only as asked for: both, and by rank where that describes the run clearly more briefly
 };
 /// Stable names: global-ticks, by-rank, auto.
 [[nodiscard]] std::string_view phase_method_name(PhaseMethod m) noexcept;
@@ -130,7 +130,7 @@ struct SignatureOptions {
   double volume_tolerance = 0.05;
   double work_similarity = 0.90;
   bool partial = false;
-  PhaseMethod phase_method = PhaseMethod::GlobalTicks;  ///< as asked for
+  PhaseMethod phase_method = PhaseMethod::Auto;  ///< as asked for
 };
 
 struct Signature {
