@@ -46,7 +46,7 @@ void add_analyze(CLI::App& app) {
                   "How phases are found: global-ticks (the run's tick sequence folded), by-rank (each rank's own "
                   "calls folded into steps that begin after computation, then joined by position: MD step kinds, "
                   "pipelines), or auto (both, and by-rank where it describes the run at least twice as briefly: "
-                  "repeated phases plus runs in their order)")
+                  "repeated phases plus their order folded into loops)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "by-rank", "global-ticks"}));
   sub->add_flag("--partial", opts->signature.partial,

@@ -145,27 +145,30 @@ LamportResult clock_operations(const TraceDefinitions& defs, const Extracted& ex
   return lr;
 }
 
-/// How briefly phases describe the run: the repeated phases, each once, and the order written with repeat
-/// counts, in runs of one phase. Phases that occur once count as the stretches they make together (the set-up's
-/// pieces, the run's end), which the two methods cut into different numbers of pieces.
+/// How briefly phases describe the run: the repeated phases, each once, the stretches of phases that occur once
+/// (the set-up's pieces, the run's end, which the two methods cut into different numbers of pieces), and the
+/// order folded into loops as the ticks are (a stretch's items each, a loop one item, each loop body's items
+/// once), so that an iteration of two alternating phases costs as much as one phase per iteration.
 std::size_t description_length(const RunPhases& rp) {
   std::vector<std::uint64_t> weight(rp.phase_count, 0);
   for (const std::uint32_t p : rp.occurrence_phase) ++weight[p];
   std::size_t repeated = 0;
   for (const std::uint64_t w : weight) repeated += w > 1 ? 1 : 0;
-  std::size_t runs = 0;
+  // Phases that do not repeat describe nothing of the run's structure.
+  if (repeated == 0) return SIZE_MAX;
+  std::vector<TickSymbol> order;  // a repeated phase p as p + 1; a stretch of one-off phases as a symbol of its own
   std::size_t one_off_stretches = 0;
   for (std::size_t k = 0; k < rp.occurrence_phase.size(); ++k) {
-    const std::uint32_t p = rp.occurrence_phase[k];
-    const bool one_off = weight[p] == 1;
-    const bool continues =
-        k > 0 && (rp.occurrence_phase[k - 1] == p || (one_off && weight[rp.occurrence_phase[k - 1]] == 1));
-    if (continues) continue;
-    ++runs;
+    const bool one_off = weight[rp.occurrence_phase[k]] == 1;
+    if (one_off && k > 0 && weight[rp.occurrence_phase[k - 1]] == 1) continue;
     one_off_stretches += one_off ? 1 : 0;
+    order.push_back(one_off ? (TickSymbol{1} << 63 | k) : TickSymbol{rp.occurrence_phase[k]} + 1);
   }
-  // Phases that do not repeat describe nothing of the run's structure.
-  return repeated == 0 ? SIZE_MAX : repeated + one_off_stretches + runs;
+  const PhaseStructure folded = find_phases(order);
+  std::size_t items = 0;
+  for (const TopItem& t : folded.top) items += t.count == 0 ? t.ticks : 1;
+  for (const LoopInfo& l : folded.loops) items += l.body_length;
+  return repeated + one_off_stretches + items;
 }
 
 /// How many times briefer the by-rank phases must describe a run for `auto` to keep them.
@@ -197,7 +200,7 @@ RunPhases find_run_phases(const TickSink& sink, const AnalyzeOptions& options) {
   const std::size_t rank_length = description_length(*by_rank);
   const std::size_t global_length = description_length(global);
   const auto length_name = [](std::size_t length) {
-    return length == SIZE_MAX ? std::string("no repeated phase") : std::to_string(length) + " phases and runs";
+    return length == SIZE_MAX ? std::string("no repeated phase") : std::to_string(length) + " items";
   };
   const std::string lengths =
       " (" + length_name(rank_length) + " by rank, " + length_name(global_length) + " by the run's ticks)";
