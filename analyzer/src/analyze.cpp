@@ -150,8 +150,7 @@ LamportResult clock_operations(const TraceDefinitions& defs, const Extracted& ex
 /// order folded into loops as the ticks are (a stretch's items each, a loop one item, each loop body's items
 /// once), so that an iteration of two alternating phases costs as much as one phase per iteration.
 std::size_t description_length(const RunPhases& rp) {
-  std::vector<std::uint64_t> weight(rp.phase_count, 0);
-  for (const std::uint32_t p : rp.occurrence_phase) ++weight[p];
+  const std::vector<std::uint64_t> weight = phase_weights(rp);
   std::size_t repeated = 0;
   for (const std::uint64_t w : weight) repeated += w > 1 ? 1 : 0;
   // Phases that do not repeat describe nothing of the run's structure.

@@ -464,8 +464,7 @@ void align_to(LocationOccurrences& loc, const CallSequence& calls, const Locatio
 /// pieces would otherwise follow n and the machine's load.
 void join_one_offs(RunPhases& rp) {
   const std::size_t count = rp.occurrence_phase.size();
-  std::vector<std::uint64_t> weight(rp.phase_count, 0);
-  for (const std::uint32_t p : rp.occurrence_phase) ++weight[p];
+  const std::vector<std::uint64_t> weight = phase_weights(rp);
   std::vector<bool> keep(count, true);
   for (std::size_t k = 1; k < count; ++k) {
     keep[k] = weight[rp.occurrence_phase[k]] != 1 || weight[rp.occurrence_phase[k - 1]] != 1;

@@ -30,6 +30,12 @@ std::optional<PhaseMethod> phase_method_named(std::string_view name) noexcept {
                      phase_method_name);
 }
 
+std::vector<std::uint64_t> phase_weights(const RunPhases& phases) {
+  std::vector<std::uint64_t> weight(phases.phase_count, 0);
+  for (const std::uint32_t p : phases.occurrence_phase) ++weight[p];
+  return weight;
+}
+
 RunPhases run_phases_from_ticks(const PhaseStructure& structure) {
   RunPhases out;
   out.method = PhaseMethod::GlobalTicks;

@@ -14,7 +14,7 @@ namespace p3s::analyzer {
 
 struct RunPhases {
   PhaseMethod method = PhaseMethod::GlobalTicks;
-  std::string method_note;  ///< why the per-location method was not used, when it was not
+  std::string method_note;  ///< the level the method used, and why `auto` chose it, where either needs saying
   std::uint32_t phase_count = 0;
   std::vector<std::uint32_t> occurrence_phase;  ///< phase of every occurrence, in run order
   /// GlobalTicks: every occurrence's ticks (empty ones included). ByRank: empty; an occurrence's logical length
@@ -26,6 +26,9 @@ struct RunPhases {
   /// occurrences on every location that has operations; empty for the others).
   std::vector<std::vector<std::uint64_t>> first_op;
 };
+
+/// Every phase's weight: its occurrences in the run.
+[[nodiscard]] std::vector<std::uint64_t> phase_weights(const RunPhases& phases);
 
 /// The global method's result as RunPhases.
 [[nodiscard]] RunPhases run_phases_from_ticks(const PhaseStructure& structure);

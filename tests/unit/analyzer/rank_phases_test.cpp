@@ -106,8 +106,7 @@ CallSequence location(std::int32_t rank, int iters, const std::vector<std::int32
 }
 
 std::vector<std::uint64_t> sorted_weights(const RunPhases& rp) {
-  std::vector<std::uint64_t> weight(rp.phase_count, 0);
-  for (const std::uint32_t p : rp.occurrence_phase) ++weight[p];
+  std::vector<std::uint64_t> weight = phase_weights(rp);
   std::sort(weight.begin(), weight.end());
   return weight;
 }
@@ -166,8 +165,7 @@ TEST(RankPhases, OneOffStepsNextToEachOtherAreOneOccurrence) {
   std::string why;
   const auto rp = phases_by_rank(steps, PhaseFinderOptions{}, why);
   ASSERT_TRUE(rp.has_value()) << why;
-  std::vector<std::uint64_t> weight(rp->phase_count, 0);
-  for (const std::uint32_t p : rp->occurrence_phase) ++weight[p];
+  const std::vector<std::uint64_t> weight = phase_weights(*rp);
   for (std::size_t k = 1; k < rp->occurrence_phase.size(); ++k) {
     EXPECT_FALSE(weight[rp->occurrence_phase[k]] == 1 && weight[rp->occurrence_phase[k - 1]] == 1) << "at " << k;
   }
