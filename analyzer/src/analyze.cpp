@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -57,34 +58,15 @@ std::uint32_t collective_members(const TraceDefinitions& defs, std::uint32_t id)
   return 0;
 }
 
-/// Writes every location's ticks and collects the tick symbols and every location's calls.
+/// Writes every location's ticks and collects the tick symbols.
 class TickSink final : public LamportSink {
  public:
-  /// `by_rank`: also keep every location's calls (22 bytes per call in memory) for the by-rank method.
-  TickSink(const std::vector<std::filesystem::path>& files, const TraceDefinitions& defs, const Extracted& ex,
-           bool by_rank)
-      : defs_(defs) {
+  explicit TickSink(const std::vector<std::filesystem::path>& files) {
     for (const auto& f : files) writers_.push_back(std::make_unique<TickWriter>(f));
-    if (!by_rank) return;
-    std::set<std::int32_t> ranks;
-    for (const ExtractedLocation& l : ex.locations) {
-      calls.emplace_back(l.rank, l.compute_burst_work).reserve(l.operations);
-      ranks.insert(l.rank);
-    }
-    processes_ = static_cast<std::uint32_t>(ranks.size());
   }
-  void on_op(std::size_t location, std::uint64_t, const Op& op, std::uint64_t op_tick,
+  void on_op(std::size_t location, std::uint64_t, const Op&, std::uint64_t op_tick,
              std::span<const std::uint64_t> action_ticks) override {
     writers_[location]->write(op_tick, action_ticks);
-    if (calls.empty()) return;
-    bool everyone = false;  // a blocking collective of every process: a point where all ranks agree
-    for (const Action& a : op.actions) {
-      if (a.kind != mpi::ActionKind::Collective) continue;
-      auto [it, added] = spans_all_.emplace(a.comm, false);
-      if (added) it->second = collective_members(defs_, a.comm) == processes_;
-      everyone = everyone || it->second;
-    }
-    calls[location].add(op, op_tick, everyone);
   }
   void on_tick(std::uint64_t tick, std::uint32_t, std::uint64_t symbol) override {
     // Ticks arrive in order from 1; an empty tick keeps its place (symbol 0), so that tick t is index t - 1.
@@ -95,14 +77,43 @@ class TickSink final : public LamportSink {
     for (auto& w : writers_) w->finish();
   }
   std::vector<TickSymbol> symbols;
-  std::vector<CallSequence> calls;
 
  private:
   std::vector<std::unique_ptr<TickWriter>> writers_;
-  const TraceDefinitions& defs_;
-  std::uint32_t processes_ = 0;
-  std::unordered_map<std::uint32_t, bool> spans_all_;  ///< per communicator: all processes are its members
 };
+
+/// Every location's calls for the by-rank method (22 bytes per call in memory), read again from the operation
+/// and tick files, only when that method is asked for or may describe the run more briefly.
+std::vector<CallSequence> location_calls(const TraceDefinitions& defs, const Extracted& ex,
+                                         const std::vector<std::filesystem::path>& tick_files) {
+  std::set<std::int32_t> ranks;
+  for (const ExtractedLocation& l : ex.locations) ranks.insert(l.rank);
+  const auto processes = static_cast<std::uint32_t>(ranks.size());
+  std::unordered_map<std::uint32_t, bool> spans_all;  // per communicator: all processes are its members
+  std::vector<CallSequence> calls;
+  Op op;
+  std::uint64_t op_tick = 0;
+  std::vector<std::uint64_t> action_ticks;
+  for (std::size_t i = 0; i < ex.locations.size(); ++i) {
+    const ExtractedLocation& l = ex.locations[i];
+    CallSequence& seq = calls.emplace_back(l.rank, l.compute_burst_work);
+    seq.reserve(l.operations);
+    OpReader ops(l.ops);
+    TickReader ticks(tick_files[i]);
+    while (ops.next(op)) {
+      ticks.next(op.actions.size(), op_tick, action_ticks);
+      bool everyone = false;  // a blocking collective of every process: a point where all ranks agree
+      for (const Action& a : op.actions) {
+        if (a.kind != mpi::ActionKind::Collective) continue;
+        auto [it, added] = spans_all.emplace(a.comm, false);
+        if (added) it->second = collective_members(defs, a.comm) == processes;
+        everyone = everyone || it->second;
+      }
+      seq.add(op, op_tick, everyone);
+    }
+  }
+  return calls;
+}
 
 /// Message sizes within `tolerance` of a cluster's smallest member fall into one cluster, so that symbols
 /// (and thus phases) tolerate slightly varying volumes (DESIGN: volumes within 5 %).
@@ -173,31 +184,41 @@ std::size_t description_length(const RunPhases& rp) {
 /// How many times briefer the by-rank phases must describe a run for `auto` to keep them.
 constexpr std::size_t kClearlyBriefer = 2;
 
+/// The shortest description of a run by by-rank phases: every location's calls begin with MPI_Init, which no later
+/// call repeats, so they begin with a one-off stretch (2 items: itself and its place in the order), then at least
+/// one repeated phase (1) in a loop (its count and its body: 2).
+constexpr std::size_t kBriefestByRank = 5;
+
 /// The run's phases by the method asked for. `auto` finds them both ways and keeps the by-rank phases where they
 /// describe the run clearly more briefly: a pipeline, or steps whose ranks drift apart, cut the run's ticks into
 /// many phases of fill and drain that the ranks' own loops do not have. Otherwise the run's ticks decide: their
-/// phases do not depend on which bursts the machine's load made look like computation.
-RunPhases find_run_phases(const TickSink& sink, const AnalyzeOptions& options) {
+/// phases do not depend on which bursts the machine's load made look like computation. Where the ticks already
+/// describe the run so briefly that nothing could be twice as brief, the calls are never read again by rank.
+RunPhases find_run_phases(const std::vector<TickSymbol>& symbols,
+                          const std::function<std::vector<CallSequence>()>& read_calls, const AnalyzeOptions& options) {
   PhaseFinderOptions pf;
   pf.max_period = options.max_period;
   const PhaseMethod asked = options.signature.phase_method;
   std::string why_not;
-  std::optional<RunPhases> by_rank;
-  if (asked != PhaseMethod::GlobalTicks) {
-    by_rank = phases_by_rank(sink.calls, pf, why_not);
-    if (asked == PhaseMethod::ByRank) {
-      if (!by_rank) throw InputError("the phases cannot be found rank by rank: " + why_not);
-      return std::move(*by_rank);
-    }
+  if (asked == PhaseMethod::ByRank) {
+    std::optional<RunPhases> by_rank = phases_by_rank(read_calls(), pf, why_not);
+    if (!by_rank) throw InputError("the phases cannot be found rank by rank: " + why_not);
+    return std::move(*by_rank);
   }
-  RunPhases global = run_phases_from_ticks(find_phases(sink.symbols, pf));
+  RunPhases global = run_phases_from_ticks(find_phases(symbols, pf));
   if (asked == PhaseMethod::GlobalTicks) return global;
+  const std::size_t global_length = description_length(global);
+  if (global_length <= kClearlyBriefer * kBriefestByRank) {
+    global.method_note = "the run's ticks take " + std::to_string(global_length) +
+                         " items: no by-rank phases could describe it twice as briefly";
+    return global;
+  }
+  std::optional<RunPhases> by_rank = phases_by_rank(read_calls(), pf, why_not);
   if (!by_rank) {
     global.method_note = "not found by rank: " + why_not;
     return global;
   }
   const std::size_t rank_length = description_length(*by_rank);
-  const std::size_t global_length = description_length(global);
   const auto length_name = [](std::size_t length) {
     return length == SIZE_MAX ? std::string("no repeated phase") : std::to_string(length) + " items";
   };
@@ -280,14 +301,15 @@ Signature analyze(const AnalyzeOptions& options, AnalyzeStats* stats) {
   for (std::size_t i = 0; i < ex.locations.size(); ++i) {
     tick_files.push_back(scratch.path() / (std::to_string(i) + ".ticks"));
   }
-  TickSink sink(tick_files, defs, ex, options.signature.phase_method != PhaseMethod::GlobalTicks);
+  TickSink sink(tick_files);
   const LamportResult lr = clock_operations(defs, ex, options, sink);
   st.max_in_flight = lr.max_in_flight;
   st.max_open_ticks = lr.max_open_ticks;
   st.lamport_s = seconds_since(t);
 
   t = Clock::now();
-  const RunPhases phases = find_run_phases(sink, options);
+  const RunPhases phases = find_run_phases(
+      sink.symbols, [&] { return location_calls(defs, ex, tick_files); }, options);
   st.phases_s = seconds_since(t);
 
   t = Clock::now();
