@@ -49,6 +49,9 @@ constexpr std::uint64_t kAnchored = mix64(kGoldenGamma * 3);
 /// The share of occurrences that overlap across locations above which the units are pipelined.
 constexpr double kPipelinedShare = 0.25;
 
+/// The least number of locations that make the same calls for their vote to decide which follow computation.
+constexpr std::size_t kVoters = 3;
+
 /// A fifth of the locations may differ in a combination that is still the same phase.
 constexpr double kDifferingShare = 0.2;
 
@@ -526,8 +529,34 @@ void CallSequence::add(const Op& op, std::uint64_t tick, bool everyone) {
   regions_.push_back(op.header.region);
 }
 
-std::optional<RunPhases> phases_by_rank(const std::vector<CallSequence>& calls, const PhaseFinderOptions& options,
+void CallSequence::set_anchor(std::uint64_t i, bool anchor) {
+  if ((anchors_[i] != 0) == anchor) return;
+  anchors_[i] = anchor ? 1 : 0;
+  shapes_[i] ^= kAnchored;
+}
+
+void agree_on_anchors(std::vector<CallSequence>& calls) {
+  std::unordered_map<std::uint64_t, std::vector<std::size_t>> same_calls;  // the calls' types in order -> locations
+  for (std::size_t l = 0; l < calls.size(); ++l) {
+    const std::vector<std::uint32_t>& r = calls[l].regions();
+    if (!r.empty()) same_calls[hash_calls(r, 0, r.size()) ^ r.size()].push_back(l);
+  }
+  for (auto& [hash, group] : same_calls) {
+    // A hash collision between different sequences is left to its first location's own marks.
+    const std::vector<std::uint32_t>& first = calls[group.front()].regions();
+    std::erase_if(group, [&](std::size_t l) { return calls[l].regions() != first; });
+    if (group.size() < kVoters) continue;
+    for (std::uint64_t i = 0; i < first.size(); ++i) {
+      std::size_t votes = 0;
+      for (const std::size_t l : group) votes += calls[l].anchors()[i];
+      for (const std::size_t l : group) calls[l].set_anchor(i, 2 * votes > group.size());
+    }
+  }
+}
+
+std::optional<RunPhases> phases_by_rank(std::vector<CallSequence> calls, const PhaseFinderOptions& options,
                                         std::string& why_not) {
+  agree_on_anchors(calls);
   std::vector<PhaseStructure> folded(calls.size());
   std::size_t reference = calls.size();  // the location with the fewest occurrences
   for (std::size_t l = 0; l < calls.size(); ++l) {

@@ -44,6 +44,8 @@ class CallSequence {
   /// Per operation: 1 where a compute burst precedes it.
   [[nodiscard]] const std::vector<std::uint8_t>& anchors() const noexcept { return anchors_; }
   [[nodiscard]] const std::vector<std::uint64_t>& ticks() const noexcept { return ticks_; }
+  /// Marks (or unmarks) operation `i` as following computation.
+  void set_anchor(std::uint64_t i, bool anchor);
   /// Per operation: 1 where it is a blocking collective of all processes.
   [[nodiscard]] const std::vector<std::uint8_t>& syncs() const noexcept { return syncs_; }
 
@@ -57,12 +59,18 @@ class CallSequence {
   std::vector<std::uint64_t> ticks_;
 };
 
+/// Where at least three locations make the same calls in the same order (an SPMD code's ranks), call i is one
+/// point of the program on all of them: it follows computation where most of them say so. A loaded machine
+/// stretches some ranks' bursts at random, and a location without a compute class marks every call; the program
+/// itself computes before the same calls on every rank.
+void agree_on_anchors(std::vector<CallSequence>& calls);
+
 /// The by-rank phases (method in rank_phases.cpp), or nothing (with the reason in `why_not`) when no location
 /// has calls. Occurrence k of the run is the k-th occurrence of every location; its phase is the combination of
 /// the locations' own phases, and a combination that differs from a more frequent one on at most a fifth of the
 /// locations is that one (DESIGN: 80 % of the events alike make one phase; two instances on one location are
 /// alike with the same calls in the same order, 80 % of them with the same peers).
-[[nodiscard]] std::optional<RunPhases> phases_by_rank(const std::vector<CallSequence>& calls,
+[[nodiscard]] std::optional<RunPhases> phases_by_rank(std::vector<CallSequence> calls,
                                                       const PhaseFinderOptions& options, std::string& why_not);
 
 }  // namespace p3s::analyzer

@@ -183,5 +183,40 @@ TEST(RankPhases, NoCallsAnywhereIsRefusedWithTheReason) {
   EXPECT_NE(why.find("no location"), std::string::npos) << why;
 }
 
+TEST(AgreeOnAnchors, RanksThatMakeTheSameCallsOutvoteOneRanksStretchedBurst) {
+  // Four ranks of one program; on rank 2 a loaded machine made a packing burst look like computation, on rank 3
+  // it left the compute burst before an allreduce short.
+  std::vector<CallSequence> calls;
+  for (std::int32_t r = 0; r < 4; ++r) calls.push_back(location(r, 12, {(r + 1) % 4}, 0));
+  const std::vector<std::uint8_t> program = calls[0].anchors();
+  const std::vector<std::uint64_t> shapes = calls[2].shapes();
+  const auto allreduce = static_cast<std::uint64_t>(std::find(program.begin() + 1, program.end(), 1) - program.begin());
+  calls[2].set_anchor(1, true);
+  calls[3].set_anchor(allreduce, false);
+  EXPECT_NE(calls[2].shapes(), shapes);
+  agree_on_anchors(calls);
+  for (const CallSequence& c : calls) EXPECT_EQ(c.anchors(), program) << "rank " << c.rank();
+  EXPECT_EQ(calls[2].shapes(), shapes);  // the shape carries the mark: it is restored too
+  std::string why;
+  calls[2].set_anchor(1, true);
+  calls[3].set_anchor(allreduce, false);
+  const auto rp = phases_by_rank(calls, PhaseFinderOptions{}, why);
+  ASSERT_TRUE(rp.has_value()) << why;
+  EXPECT_EQ(sorted_weights(*rp).back(), 12u);
+}
+
+TEST(AgreeOnAnchors, TwoRanksOrDifferentCallsDoNotVote) {
+  std::vector<CallSequence> two;
+  for (std::int32_t r = 0; r < 2; ++r) two.push_back(location(r, 6, {1 - r}, 0));
+  two[1].set_anchor(1, true);
+  agree_on_anchors(two);
+  EXPECT_EQ(two[1].anchors()[1], 1);  // one against one: each keeps its own
+  std::vector<CallSequence> mixed;
+  for (std::int32_t r = 0; r < 3; ++r) mixed.push_back(location(r, 6, {(r + 1) % 3}, r == 0 ? 1 : 0));
+  mixed[1].set_anchor(1, true);
+  agree_on_anchors(mixed);
+  EXPECT_EQ(mixed[1].anchors()[1], 1);  // rank 0 makes another call in its set-up: two alike are too few
+}
+
 }  // namespace
 }  // namespace p3s::analyzer
