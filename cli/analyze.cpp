@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// `p3s analyze DIR|ARCHIVE [-o signature.json] [--report] [--logical-csv F] [--otf2-logical DIR] [thresholds]`
+// `p3s analyze DIR|ARCHIVE... [-o signature.json] [--report] [--logical-csv F] [--otf2-logical DIR] [thresholds]`
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <vector>
 
 #include "p3s/analyzer/analyze.hpp"
 #include "p3s/analyzer/signature.hpp"
 #include "p3s/analyzer/trace_reader.hpp"
+#include "p3s/error.hpp"
 #include "subcommands.hpp"
 
 namespace p3s::cli {
 
 void add_analyze(CLI::App& app) {
   auto opts = std::make_shared<analyzer::AnalyzeOptions>();
+  auto traces = std::make_shared<std::vector<std::filesystem::path>>();
   auto output = std::make_shared<std::string>();
   auto csv = std::make_shared<std::string>();
   auto otf2 = std::make_shared<std::string>();
@@ -21,8 +24,11 @@ void add_analyze(CLI::App& app) {
   auto show_stats = std::make_shared<bool>(false);
   auto phases = std::make_shared<std::string>(analyzer::phase_method_name(analyzer::PhaseMethod::Auto));
   CLI::App* sub = app.add_subcommand("analyze", "Find the phases of a traced run and write its signature");
-  sub->add_option("trace", opts->input, "Trace directory or traces.otf2")->required();
-  sub->add_option("-o,--output", *output, "Signature file (default: signature.json beside the archive)");
+  sub->add_option("trace", *traces,
+                  "Trace directory or traces.otf2; several runs of one application (e.g. at 4, 8, 16, 32 "
+                  "processes) get their phases by one method, each signature beside its archive")
+      ->required();
+  sub->add_option("-o,--output", *output, "Signature file (default: signature.json beside the archive; one run)");
   sub->add_flag("--report", *report, "Also print each relevant phase's calls per rank");
   sub->add_flag("-q,--quiet", *quiet, "Print nothing on success");
   sub->add_flag("--stats", *show_stats, "Print the analysis' own figures (time per pass, messages in flight)");
@@ -51,28 +57,44 @@ void add_analyze(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "by-rank", "global-ticks"}));
   sub->add_flag("--partial", opts->signature.partial,
                 "Analyse a run that did not finish: unmatched receives become local events");
-  sub->callback([opts, output, csv, otf2, report, quiet, show_stats, phases] {
+  sub->callback([opts, traces, output, csv, otf2, report, quiet, show_stats, phases] {
     opts->signature.phase_method = analyzer::phase_method_named(*phases).value();
+    if (traces->size() > 1 && (!output->empty() || !csv->empty() || !otf2->empty())) {
+      throw InputError("-o, --logical-csv and --otf2-logical take one run; with " + std::to_string(traces->size()) +
+                       " runs, each signature is written beside its archive");
+    }
     if (!csv->empty()) opts->logical_csv = *csv;
     if (!otf2->empty()) opts->otf2_logical = *otf2;
-    analyzer::AnalyzeStats stats;
-    const analyzer::Signature sig = analyzer::analyze(*opts, &stats);
-    const std::filesystem::path out = output->empty()
-                                          ? analyzer::find_anchor(opts->input).parent_path() / "signature.json"
-                                          : std::filesystem::path(*output);
-    analyzer::write_signature(sig, out);
-    if (*show_stats) {
-      std::printf(
-          "stats: records %llu extract %.3f s lamport %.3f s phases %.3f s signature %.3f s "
-          "max_in_flight %llu max_open_ticks %llu ticks %llu\n",
-          static_cast<unsigned long long>(stats.records), stats.extract_s, stats.lamport_s, stats.phases_s,
-          stats.signature_s, static_cast<unsigned long long>(stats.max_in_flight),
-          static_cast<unsigned long long>(stats.max_open_ticks), static_cast<unsigned long long>(sig.ticks));
+    std::vector<analyzer::AnalyzeOptions> runs;
+    for (const std::filesystem::path& t : *traces) {
+      runs.push_back(*opts);
+      runs.back().input = t;
     }
-    if (*quiet) return;
-    std::cout << analyzer::signature_report(sig);
-    if (*report) std::cout << analyzer::signature_details(sig);
-    std::cout << "signature    " << out.string() << '\n';
+    std::vector<analyzer::AnalyzeStats> stats;
+    const std::vector<analyzer::Signature> sigs = analyzer::analyze_series(runs, &stats);
+    std::vector<std::filesystem::path> outs;
+    for (const analyzer::AnalyzeOptions& run : runs) {
+      outs.push_back(output->empty() ? analyzer::find_anchor(run.input).parent_path() / "signature.json"
+                                     : std::filesystem::path(*output));
+    }
+    // Every run analysed before any signature is written: a run that fails leaves no signature of its series.
+    for (std::size_t i = 0; i < sigs.size(); ++i) analyzer::write_signature(sigs[i], outs[i]);
+    for (std::size_t i = 0; i < sigs.size(); ++i) {
+      if (*show_stats) {
+        const analyzer::AnalyzeStats& st = stats[i];
+        std::printf(
+            "stats: records %llu extract %.3f s lamport %.3f s phases %.3f s signature %.3f s "
+            "max_in_flight %llu max_open_ticks %llu ticks %llu\n",
+            static_cast<unsigned long long>(st.records), st.extract_s, st.lamport_s, st.phases_s, st.signature_s,
+            static_cast<unsigned long long>(st.max_in_flight), static_cast<unsigned long long>(st.max_open_ticks),
+            static_cast<unsigned long long>(sigs[i].ticks));
+      }
+      if (*quiet) continue;
+      if (i > 0) std::cout << '\n';
+      std::cout << analyzer::signature_report(sigs[i]);
+      if (*report) std::cout << analyzer::signature_details(sigs[i]);
+      std::cout << "signature    " << outs[i].string() << '\n';
+    }
   });
 }
 

@@ -132,6 +132,14 @@ std::vector<Run> load_runs(std::span<const std::filesystem::path> inputs, std::s
                        runs.front().path.string() + "' as " + runs.front().signature.work_metric +
                        "; record every run of a series with the same counters");
     }
+    if (r.signature.phase_method != runs.front().signature.phase_method) {
+      throw InputError("signature '" + r.path.string() + "' has phases found " +
+                       std::string(analyzer::phase_method_name(r.signature.phase_method)) + " but '" +
+                       runs.front().path.string() + "' " +
+                       std::string(analyzer::phase_method_name(runs.front().signature.phase_method)) +
+                       ", which do not correspond; analyze the runs together (p3s analyze DIR DIR...) or with the "
+                       "same --phases");
+    }
     const std::string a = application_command(r.signature.command);
     const std::string b = application_command(runs.front().signature.command);
     if (!a.empty() && !b.empty() && a != b) {

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # The p3s pipeline on the bundled 2-D stencil (tests/apps/stencil2d.c, a fixed 1920x1920 grid): record it at 4,
-# 8, 16 and 32 processes, analyze each run, learn how its phases scale, and predict 64 processes.
+# 8, 16 and 32 processes, analyze the runs together (their phases found by one method), learn how its phases
+# scale, and predict 64 processes.
 #
 # Usage: share/examples/stencil2d.sh [BUILD_DIR=build] [WORK_DIR=example-stencil2d]
 set -eu
@@ -20,8 +21,8 @@ mkdir -p "$work"
 runs=""
 for n in 4 8 16 32; do
   "$p3s" record -o "$work/np$n" --force -- $launcher -np "$n" "$app" 20 1920 > "$work/np$n.out"
-  "$p3s" analyze "$work/np$n" -q
   runs="$runs $work/np$n"
 done
+"$p3s" analyze $runs -q
 "$p3s" model $runs -o "$work/stencil2d.model" --report
 "$p3s" predict "$work/stencil2d.model" --np 64 --logical -o "$work/np64-predicted"

@@ -8,18 +8,18 @@ Scenarios:
   scaling   record the app at 2, 4, 8 and 16 ranks with N and 2N iterations: the loop phase weighs N (2N), the
             phase count and order shape are the same at every rank count and iteration count, coverage >= 95 %
   pipeline  a pipelined wavefront solver (the wavefront app with 8 blocks of planes per sweep) at 4, 8 and 16
-            ranks: with --phases by-rank, one relevant loop phase weighing N and the same relevant phases at every
-            rank count; with either method, the phases' times and the time outside them add up to the run time
+            ranks: analysed together with the default, one method for all, and with --phases by-rank, one
+            relevant loop phase weighing N and the same relevant phases at every rank count; with any method, the phases' times and the time outside them add up to the run time
             within 1 %
   md        an MD time loop (the mdsteps app, then Debian's LAMMPS on an LJ melt: 200 steps, re-neighbouring every
-            20, output every 50) at 2, 4, 8 and 16 ranks (LAMMPS: 2, 4, 8, with the default --phases auto, which
-            must choose by-rank) with --phases by-rank: the plain step, the step that
-            re-neighbours and the step that writes output are phases weighing 186, 10 and 3 (the last output step
-            ends the run) at every rank count, in the same order; time partition within 1 %
+            20, output every 50) at 2, 4, 8 and 16 ranks, analysed together with the default --phases auto, which
+            must choose by-rank for the series: the plain step, the step that re-neighbours and the step that
+            writes output are phases weighing 186, 10 and 3 (the last output step ends the run) at every rank
+            count, in the same order, with the same relevant phases; time partition within 1 %
   exports   --logical-csv (one row per action, ticks increasing per rank, phases and instances) and
             --otf2-logical (otf2-print reads it; phase regions present)
-  errors    negative inputs: not an archive, damaged archive, a killed run (unmatched receive) without and with
-            --partial
+  errors    negative inputs: not an archive, damaged archive (alone, and in a series: no signature written),
+            -o with several runs, a killed run (unmatched receive) without and with --partial
 """
 import argparse
 import csv
@@ -61,6 +61,22 @@ class Ctx:
             fail("analyze", f"{trace}: exit {r.returncode}: {r.stderr.strip()}")
         with open(sig) as f:
             return json.load(f), r.stdout
+
+    def analyze_series(self, traces, *opts):
+        """The runs analysed together (one phase method for all): their signatures and the report."""
+        for t in traces:
+            try:
+                os.remove(os.path.join(t, "signature.json"))
+            except FileNotFoundError:
+                pass
+        r = run([self.a.p3s, "analyze", *traces, *opts])
+        if r.returncode != 0:
+            fail("analyze", f"{' '.join(traces)}: exit {r.returncode}: {r.stderr.strip()}")
+        sigs = []
+        for t in traces:
+            with open(os.path.join(t, "signature.json")) as f:
+                sigs.append(json.load(f))
+        return sigs, r.stdout
 
 
 def check_time_partition(sig, what):
@@ -138,24 +154,45 @@ def scaling(c):
         fail("same phases", f"phase count / order length differ across runs: {seen}")
 
 
+def relevant_loop(sig, n, what, report):
+    """The relevant phases' weights, which must hold one loop phase of n."""
+    relevant = sorted((p["weight"] for p in sig["phases"] if p["relevant"]), reverse=True)
+    if not relevant or relevant[0] != n or relevant.count(n) != 1:
+        fail("weight", f"{what}: relevant phases weigh {relevant}, expected one loop phase of {n}\n{report}")
+    return relevant
+
+
 def pipeline(c):
     n = c.a.iters
-    shapes = {}
-    for np in (4, 8, 16):
+    counts = (4, 8, 16)
+    traces = []
+    for np in counts:
         trace, r = c.record(f"pipeline.np{np}", np, [str(n), "240", "16", "8"])
         if r.returncode != 0:
             fail("record", f"{np} ranks: {r.stderr.strip()[-500:]}")
-        sig, _ = c.analyze(trace)
+        traces.append(trace)
+    # The series analysed together with the default: one method, one loop phase of n, the same at every count.
+    sigs, report = c.analyze_series(traces)
+    methods = {sig["phase_method"] for sig in sigs}
+    if len(methods) != 1:
+        fail("one method", f"the series' phases were found by {methods}\n{report}")
+    series = {}
+    for np, sig in zip(counts, sigs):
+        check_time_partition(sig, f"{np} ranks, series")
+        series[np] = relevant_loop(sig, n, f"{np} ranks, series", report)
+    if len({tuple(v) for v in series.values()}) != 1:
+        fail("same phases", f"the series' relevant phases differ across rank counts: {series}")
+    print(f"series by {methods.pop()}: relevant phases weigh {series}")
+    shapes = {}
+    for np, trace in zip(counts, traces):
+        sig, _ = c.analyze(trace, "--phases", "global-ticks")
         ratio_global = check_time_partition(sig, f"{np} ranks, global-ticks")
         sig, report = c.analyze(trace, "--phases", "by-rank")
         if sig["phase_method"] != "by-rank":
             fail("method", f"{np} ranks: phases found by {sig['phase_method']}\n{report}")
         ratio = check_time_partition(sig, f"{np} ranks, by-rank")
-        relevant = sorted((p["weight"] for p in sig["phases"] if p["relevant"]), reverse=True)
-        if not relevant or relevant[0] != n or relevant.count(n) != 1:
-            fail("weight", f"{np} ranks: relevant phases weigh {relevant}, expected one loop phase of {n}\n{report}")
-        shapes[np] = relevant
-        print(f"{np:3d} ranks: relevant phases weigh {relevant}; time partition {ratio:.4f} "
+        shapes[np] = relevant_loop(sig, n, f"{np} ranks, by-rank", report)
+        print(f"{np:3d} ranks: relevant phases weigh {shapes[np]}; time partition {ratio:.4f} "
               f"(global-ticks {ratio_global:.4f})")
     if len({tuple(v) for v in shapes.values()}) != 1:
         fail("same phases", f"the relevant phases differ across rank counts: {shapes}")
@@ -165,15 +202,18 @@ def pipeline(c):
 LAMMPS_INPUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "in.melt")
 
 
-def md_steps(c, what, app, args, counts, phases=("--phases", "by-rank")):
+def md_steps(c, what, app, args, counts):
     """The step kinds of an MD time loop: repeated phases weighing 186, 10 and 3 in one order at every count, found
-    by the by-rank method (asked for, or chosen by the default `auto` when `phases` is empty)."""
-    orders = {}
+    by the by-rank method, which the default `auto` must choose for the series analysed together."""
+    traces = []
     for np in counts:
         trace, r = c.record(f"md.{what}.np{np}", np, args, app=app)
         if r.returncode != 0:
             fail("record", f"{what}, {np} ranks: {r.stderr.strip()[-500:]}")
-        sig, report = c.analyze(trace, *phases)
+        traces.append(trace)
+    sigs, report = c.analyze_series(traces)
+    orders = {}
+    for np, sig in zip(counts, sigs):
         if sig["phase_method"] != "by-rank":
             fail("method", f"{what}, {np} ranks: phases by {sig['phase_method']} ({sig.get('phase_method_note', '')}),"
                            f" expected by-rank\n{report}")
@@ -184,9 +224,12 @@ def md_steps(c, what, app, args, counts, phases=("--phases", "by-rank")):
                                f"expected the plain, re-neighbouring and output steps: [186, 10, 3]\n{report}")
         orders[np] = [(steps[run_[0]], run_[1]) for run_ in sig["order"] if run_[0] in steps]
         print(f"{what}: {np:3d} ranks: steps weigh {sorted(steps.values(), reverse=True)} of "
-              f"{len(sig['phases'])} phases; time partition {ratio:.4f}")
+              f"{len(sig['phases'])} phases; time partition {ratio:.4f}; {sig.get('phase_method_note', '')}")
     if len({tuple(v) for v in orders.values()}) != 1:
         fail("same order", f"{what}: the steps come in another order at some rank count: {orders}")
+    relevant = {np: [p["weight"] for p in sig["phases"] if p["relevant"]] for np, sig in zip(counts, sigs)}
+    if len({tuple(v) for v in relevant.values()}) != 1:
+        fail("same relevant phases", f"{what}: the relevant phases differ across rank counts: {relevant}")
 
 
 def md(c):
@@ -194,10 +237,7 @@ def md(c):
     lmp = shutil.which("lmp") or shutil.which("lmp_openmpi")
     if lmp is None:
         fail("lammps", "the lammps package is not installed (apt-get install lammps)")
-    inp = LAMMPS_INPUT
-    # 16 ranks of LAMMPS on two loaded cores: some ranks' integration bursts stretch into the force class, and the
-    # steps joined by logical time are then off by one on a few of them (see the closing note of the phases issue).
-    md_steps(c, "lammps", lmp, ["-in", inp, "-log", "none", "-screen", "none"], (2, 4, 8), phases=())
+    md_steps(c, "lammps", lmp, ["-in", LAMMPS_INPUT, "-log", "none", "-screen", "none"], (2, 4, 8, 16))
 
 
 def exports(c):
@@ -246,6 +286,16 @@ def errors(c):
     r = run([c.a.p3s, "analyze", damaged])
     if r.returncode != 1 or "traces.otf2" not in r.stderr:
         fail("damaged archive", f"exit {r.returncode}: {r.stderr!r}")
+    # A series with a damaged run: refused, and no signature written for the good run either.
+    good_sig = os.path.join(trace, "signature.json")
+    if os.path.exists(good_sig):
+        os.remove(good_sig)
+    r = run([c.a.p3s, "analyze", trace, damaged])
+    if r.returncode != 1 or "traces.otf2" not in r.stderr or os.path.exists(good_sig):
+        fail("damaged series", f"exit {r.returncode}, signature left: {os.path.exists(good_sig)}: {r.stderr!r}")
+    r = run([c.a.p3s, "analyze", trace, trace, "-o", os.path.join(c.a.work, "one.json")])
+    if r.returncode != 1 or "take one run" not in r.stderr or r.stderr.count("\n") != 1:
+        fail("series output", f"-o with two runs must be refused: exit {r.returncode}: {r.stderr!r}")
     killed, r = c.record("errors.killed", 4, ["20000", "--die-at", "2000"], ["--buffer-mb", "1"])
     if r.returncode == 0:
         fail("killed run", "the crash app was expected to die")

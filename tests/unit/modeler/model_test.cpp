@@ -145,6 +145,19 @@ TEST(Model, RefusesMixedWorkMetrics) {
   }
 }
 
+TEST(Model, RefusesPhasesFoundByDifferentMethods) {
+  std::vector<std::filesystem::path> paths = ring_series({4, 8});
+  Signature by_rank = ring(16, 100);
+  by_rank.phase_method = analyzer::PhaseMethod::ByRank;
+  paths.push_back(save(by_rank, "ring16-by-rank"));
+  try {
+    (void)build_model(paths, {});
+    FAIL() << "phases of two methods were accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("analyze the runs together"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Model, RefusesAnotherApplicationOrInput) {
   std::vector<std::filesystem::path> paths = ring_series({4, 8});
   paths.push_back(save(ring(16, 100, "PAPI_TOT_INS", "mpirun -np 16 ./ring 200"), "ring16-other-input"));

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <vector>
 
 #include "p3s/analyzer/signature.hpp"
 
@@ -34,5 +35,13 @@ struct AnalyzeStats {
 
 /// Analyses a run. @throws InputError / TraceError with one line naming the archive and the problem.
 [[nodiscard]] Signature analyze(const AnalyzeOptions& options, AnalyzeStats* stats = nullptr);
+
+/// Analyses the runs of one application (at several process counts) so that their phases are found by one method:
+/// where `auto` chooses by-rank for some runs and the run's ticks for others, the method most of them choose on
+/// their own (a tie: the ticks) is used for all, and each signature's `phase_method_note` says so. Where the runs
+/// then have the same phases in the same order, a phase relevant in one is relevant in all. `stats`, if given,
+/// receives each run's figures (of its last analysis).
+[[nodiscard]] std::vector<Signature> analyze_series(const std::vector<AnalyzeOptions>& runs,
+                                                    std::vector<AnalyzeStats>* stats = nullptr);
 
 }  // namespace p3s::analyzer
