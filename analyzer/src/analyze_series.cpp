@@ -11,22 +11,49 @@ namespace p3s::analyzer {
 
 namespace {
 
-/// The phase ids in the order they run (counts left out): runs whose skeletons are equal have the same phases.
-std::vector<std::uint32_t> skeleton(const Signature& sig) {
+/// A phase that runs at least this many times is one of the run's iterations; rarer ones are pieces of the set-up
+/// and the end, whose number can follow n and the machine's load (two set-up pieces alike by chance weigh 2).
+constexpr std::uint64_t kIterationWeight = 3;
+
+/// The iterations' phases in the order they run (counts left out, consecutive repeats merged).
+std::vector<std::uint32_t> iteration_skeleton(const Signature& sig) {
   std::vector<std::uint32_t> out;
-  for (const PhaseRunEntry& r : sig.order) out.push_back(r.phase);
+  for (const PhaseRunEntry& r : sig.order) {
+    if (sig.phases[r.phase].weight < kIterationWeight) continue;
+    if (out.empty() || out.back() != r.phase) out.push_back(r.phase);
+  }
   return out;
 }
 
-/// Where every run has the same phases in the same order, a phase relevant in one run is relevant in all, so that
-/// every run shows the same relevant phases (a phase near the relevance share crosses it as n changes its time).
+/// Where every run's iterations are the same phases in the same order, an iteration phase relevant in one run is
+/// relevant in all, so that every run shows the same relevant iterations (a step whose share is near the
+/// relevance threshold crosses it as n changes its time).
 void relevant_in_any(std::vector<Signature>& sigs) {
-  for (const Signature& s : sigs) {
-    if (s.phases.size() != sigs.front().phases.size() || skeleton(s) != skeleton(sigs.front())) return;
+  if (sigs.size() < 2) return;
+  std::vector<std::vector<std::uint32_t>> skeletons;
+  for (const Signature& s : sigs) skeletons.push_back(iteration_skeleton(s));
+  // The k-th iteration phase to run first in one run is the k-th in every run.
+  std::vector<std::vector<std::uint32_t>> firsts;
+  for (const std::vector<std::uint32_t>& sk : skeletons) {
+    std::vector<std::uint32_t> f;
+    for (const std::uint32_t p : sk) {
+      if (std::find(f.begin(), f.end(), p) == f.end()) f.push_back(p);
+    }
+    firsts.push_back(std::move(f));
   }
-  for (std::size_t p = 0; p < sigs.front().phases.size(); ++p) {
-    const bool any = std::any_of(sigs.begin(), sigs.end(), [p](const Signature& s) { return s.phases[p].relevant; });
-    for (Signature& s : sigs) s.phases[p].relevant = any;
+  const auto rank_in = [](const std::vector<std::uint32_t>& f, std::uint32_t p) {
+    return std::find(f.begin(), f.end(), p) - f.begin();
+  };
+  for (std::size_t i = 1; i < sigs.size(); ++i) {
+    if (firsts[i].size() != firsts[0].size() || skeletons[i].size() != skeletons[0].size()) return;
+    for (std::size_t k = 0; k < skeletons[0].size(); ++k) {
+      if (rank_in(firsts[i], skeletons[i][k]) != rank_in(firsts[0], skeletons[0][k])) return;
+    }
+  }
+  for (std::size_t k = 0; k < firsts[0].size(); ++k) {
+    bool any = false;
+    for (std::size_t i = 0; i < sigs.size(); ++i) any = any || sigs[i].phases[firsts[i][k]].relevant;
+    for (std::size_t i = 0; i < sigs.size(); ++i) sigs[i].phases[firsts[i][k]].relevant = any;
   }
   for (Signature& s : sigs) {
     s.coverage = 0;

@@ -38,8 +38,9 @@ struct AnalyzeStats {
 
 /// Analyses the runs of one application (at several process counts) so that their phases are found by one method:
 /// where `auto` chooses by-rank for some runs and the run's ticks for others, the method most of them choose on
-/// their own (a tie: the ticks) is used for all, and each signature's `phase_method_note` says so. Where the runs
-/// then have the same phases in the same order, a phase relevant in one is relevant in all. `stats`, if given,
+/// their own (a tie: the ticks) is used for all, and each signature's `phase_method_note` says so. Where the runs'
+/// iterations (phases of 3 instances or more) are then the same phases in the same order, one relevant in a run
+/// is relevant in all. `stats`, if given,
 /// receives each run's figures (of its last analysis).
 [[nodiscard]] std::vector<Signature> analyze_series(const std::vector<AnalyzeOptions>& runs,
                                                     std::vector<AnalyzeStats>* stats = nullptr);
