@@ -15,14 +15,22 @@ namespace {
 /// and the end, whose number can follow n and the machine's load (two set-up pieces alike by chance weigh 2).
 constexpr std::uint64_t kIterationWeight = 3;
 
-/// The iterations' phases in the order they run (counts left out, consecutive repeats merged).
-std::vector<std::uint32_t> iteration_skeleton(const Signature& sig) {
-  std::vector<std::uint32_t> out;
+/// A run's iterations: their phases in the order each first runs, and the order they run in (counts left out,
+/// consecutive repeats merged) as indices into those phases, which runs with the same iterations share.
+struct Iterations {
+  std::vector<std::uint32_t> phases;
+  std::vector<std::size_t> order;
+};
+
+Iterations iterations_of(const Signature& sig) {
+  Iterations it;
   for (const PhaseRunEntry& r : sig.order) {
     if (sig.phases[r.phase].weight < kIterationWeight) continue;
-    if (out.empty() || out.back() != r.phase) out.push_back(r.phase);
+    const auto k = static_cast<std::size_t>(std::find(it.phases.begin(), it.phases.end(), r.phase) - it.phases.begin());
+    if (k == it.phases.size()) it.phases.push_back(r.phase);
+    if (it.order.empty() || it.order.back() != k) it.order.push_back(k);
   }
-  return out;
+  return it;
 }
 
 /// Where every run's iterations are the same phases in the same order, an iteration phase relevant in one run is
@@ -30,30 +38,15 @@ std::vector<std::uint32_t> iteration_skeleton(const Signature& sig) {
 /// relevance threshold crosses it as n changes its time).
 void relevant_in_any(std::vector<Signature>& sigs) {
   if (sigs.size() < 2) return;
-  std::vector<std::vector<std::uint32_t>> skeletons;
-  for (const Signature& s : sigs) skeletons.push_back(iteration_skeleton(s));
-  // The k-th iteration phase to run first in one run is the k-th in every run.
-  std::vector<std::vector<std::uint32_t>> firsts;
-  for (const std::vector<std::uint32_t>& sk : skeletons) {
-    std::vector<std::uint32_t> f;
-    for (const std::uint32_t p : sk) {
-      if (std::find(f.begin(), f.end(), p) == f.end()) f.push_back(p);
-    }
-    firsts.push_back(std::move(f));
+  std::vector<Iterations> its;
+  for (const Signature& s : sigs) its.push_back(iterations_of(s));
+  for (const Iterations& it : its) {
+    if (it.order != its.front().order) return;
   }
-  const auto rank_in = [](const std::vector<std::uint32_t>& f, std::uint32_t p) {
-    return std::find(f.begin(), f.end(), p) - f.begin();
-  };
-  for (std::size_t i = 1; i < sigs.size(); ++i) {
-    if (firsts[i].size() != firsts[0].size() || skeletons[i].size() != skeletons[0].size()) return;
-    for (std::size_t k = 0; k < skeletons[0].size(); ++k) {
-      if (rank_in(firsts[i], skeletons[i][k]) != rank_in(firsts[0], skeletons[0][k])) return;
-    }
-  }
-  for (std::size_t k = 0; k < firsts[0].size(); ++k) {
+  for (std::size_t k = 0; k < its.front().phases.size(); ++k) {
     bool any = false;
-    for (std::size_t i = 0; i < sigs.size(); ++i) any = any || sigs[i].phases[firsts[i][k]].relevant;
-    for (std::size_t i = 0; i < sigs.size(); ++i) sigs[i].phases[firsts[i][k]].relevant = any;
+    for (std::size_t i = 0; i < sigs.size(); ++i) any = any || sigs[i].phases[its[i].phases[k]].relevant;
+    for (std::size_t i = 0; i < sigs.size(); ++i) sigs[i].phases[its[i].phases[k]].relevant = any;
   }
   for (Signature& s : sigs) {
     s.coverage = 0;
