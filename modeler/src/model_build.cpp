@@ -63,11 +63,11 @@ std::optional<ExactLaw> count_law(const std::vector<RankData>& ranks, std::size_
 /// process grid are the global size over a side (several bases agree on powers of two; they differ elsewhere).
 RegressionOptions volume_fit(Frame frame) {
   RegressionOptions o;
-  std::vector<Basis> first;
-  if (frame == Frame::Grid2 || frame == Frame::Torus2) first = {Basis::Dims2Minor, Basis::Dims2Major};
-  if (frame == Frame::Grid3 || frame == Frame::Torus3)
-    first = {Basis::Dims3Third, Basis::Dims3Second, Basis::Dims3First};
-  if (first.empty()) return o;
+  const int dims = frame_dims(frame);
+  if (dims == 1) return o;
+  const std::vector<Basis> first = dims == 2
+                                       ? std::vector<Basis>{Basis::Dims2Minor, Basis::Dims2Major}
+                                       : std::vector<Basis>{Basis::Dims3Third, Basis::Dims3Second, Basis::Dims3First};
   o.bases = first;
   for (const Basis b : all_bases()) {
     if (std::find(first.begin(), first.end(), b) == first.end()) o.bases.push_back(b);

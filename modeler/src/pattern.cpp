@@ -2,6 +2,8 @@
 // Communication patterns: frames, generation of a rank's communications, readable equations, JSON.
 #include "p3s/modeler/pattern.hpp"
 
+#include <bit>
+
 #include <nlohmann/json.hpp>
 
 #include "p3s/error.hpp"
@@ -12,8 +14,9 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 9> kFrameNames = {"offset", "ring", "grid2",    "torus2",    "grid3",
-                                                         "torus3", "xor",  "absolute", "expression"};
+constexpr std::array<std::string_view, 13> kFrameNames = {"offset",  "ring",   "grid2",    "torus2",     "grid3",
+                                                          "torus3",  "xor",    "absolute", "expression", "grid2c",
+                                                          "torus2c", "grid3c", "torus3c"};
 
 /// MPI_Dims_create(n, d), remembered for the last n asked (generation asks for the same n many times).
 const std::vector<int>& grid_dims(std::int64_t n, int d) {
@@ -26,14 +29,19 @@ const std::vector<int>& grid_dims(std::int64_t n, int d) {
   return cached[d];
 }
 
-bool periodic(Frame f) { return f == Frame::Ring || f == Frame::Torus2 || f == Frame::Torus3; }
+bool column_major(Frame f) {
+  return f == Frame::Grid2C || f == Frame::Torus2C || f == Frame::Grid3C || f == Frame::Torus3C;
+}
 
-int grid_rank(Frame f) { return f == Frame::Grid2 || f == Frame::Torus2 ? 2 : 3; }
+/// The dimension visited at step k of a rank's decomposition: the fastest-varying first.
+std::size_t fastest(Frame f, std::size_t k, std::size_t dims) { return column_major(f) ? k : dims - 1 - k; }
 
-/// Row-major coordinates of r on the grid (the last dimension varies fastest, as MPI_Cart_create numbers ranks).
-Label coords(std::int64_t r, const std::vector<int>& dims) {
+/// Coordinates of r on the grid: row-major (the last dimension varies fastest, as MPI_Cart_create numbers ranks)
+/// or column-major (the first varies fastest).
+Label coords(Frame f, std::int64_t r, const std::vector<int>& dims) {
   Label c{0, 0, 0};
-  for (std::size_t i = dims.size(); i-- > 0;) {
+  for (std::size_t k = 0; k < dims.size(); ++k) {
+    const std::size_t i = fastest(f, k, dims.size());
     c[i] = r % dims[i];
     r /= dims[i];
   }
@@ -129,13 +137,21 @@ std::optional<Frame> frame_from_name(std::string_view name) noexcept {
   return std::nullopt;
 }
 
+bool frame_periodic(Frame f) noexcept {
+  return f == Frame::Ring || f == Frame::Torus2 || f == Frame::Torus3 || f == Frame::Torus2C || f == Frame::Torus3C;
+}
+
 int frame_dims(Frame frame) noexcept {
   switch (frame) {
     case Frame::Grid2:
     case Frame::Torus2:
+    case Frame::Grid2C:
+    case Frame::Torus2C:
       return 2;
     case Frame::Grid3:
     case Frame::Torus3:
+    case Frame::Grid3C:
+    case Frame::Torus3C:
       return 3;
     default:
       return 1;
@@ -156,11 +172,12 @@ std::optional<Label> label_of(Frame frame, std::int64_t r, std::int64_t peer, st
     default:
       break;
   }
-  const std::vector<int>& dims = grid_dims(n, grid_rank(frame));
-  const Label a = coords(r, dims);
-  const Label b = coords(peer, dims);
+  const std::vector<int>& dims = grid_dims(n, frame_dims(frame));
+  const Label a = coords(frame, r, dims);
+  const Label b = coords(frame, peer, dims);
   Label l{0, 0, 0};
-  for (std::size_t d = 0; d < dims.size(); ++d) l[d] = periodic(frame) ? modulo(b[d] - a[d], dims[d]) : b[d] - a[d];
+  for (std::size_t d = 0; d < dims.size(); ++d)
+    l[d] = frame_periodic(frame) ? modulo(b[d] - a[d], dims[d]) : b[d] - a[d];
   return l;
 }
 
@@ -182,12 +199,13 @@ std::optional<std::int64_t> peer_of(Frame frame, std::int64_t r, const Label& la
     default:
       break;
   }
-  const std::vector<int>& dims = grid_dims(n, grid_rank(frame));
-  Label c = coords(r, dims);
+  const std::vector<int>& dims = grid_dims(n, frame_dims(frame));
+  const Label c = coords(frame, r, dims);
   std::int64_t peer = 0;
-  for (std::size_t d = 0; d < dims.size(); ++d) {
+  for (std::size_t k = dims.size(); k-- > 0;) {  // the slowest-varying dimension first
+    const std::size_t d = fastest(frame, k, dims.size());
     std::int64_t x = c[d] + label[d];
-    if (periodic(frame)) {
+    if (frame_periodic(frame)) {
       x = modulo(x, dims[d]);
     } else if (x < 0 || x >= dims[d]) {
       return std::nullopt;
@@ -218,6 +236,35 @@ std::string IndexedLaw::to_string() const {
   const std::string b = base.to_string();
   if (b == "0") return term;
   return term.front() == '-' ? law_text(base) + " - " + term.substr(1) : law_text(base) + " + " + term;
+}
+
+namespace {
+
+int bits(const Rational& q) {
+  if (q.num == 0) return 0;
+  const auto digits = [](std::int64_t v) { return static_cast<int>(std::bit_width(static_cast<std::uint64_t>(v))); };
+  return 1 + digits(q.num < 0 ? -q.num : q.num) + (q.den > 1 ? digits(q.den) : 0);
+}
+
+int bits(const ExactLaw& law) {
+  if (law.is_constant()) return bits(law.b);
+  return 6 + bits(law.a) + bits(law.b);
+}
+
+}  // namespace
+
+int description_length(const Program& program) {
+  int total = 0;
+  for (const Term& t : program.terms) {
+    total += 2 + bits(t.count);
+    for (const auto& slot : t.slots) {
+      for (const IndexedLaw& l : slot) {
+        total += bits(l.base) + (l.step == 0 ? 0 : 2 + bits(Rational::make(l.step)));
+      }
+    }
+    for (const auto& peer : t.peers) total += peer ? 4 * static_cast<int>(peer->size()) : 0;
+  }
+  return total;
 }
 
 std::vector<Entry> Program::generate(std::int64_t r, std::int64_t n) const {

@@ -28,18 +28,17 @@
 namespace p3s::modeler {
 namespace {
 
-constexpr std::array<Frame, 8> kFrames = {Frame::Offset, Frame::Ring,   Frame::Grid2, Frame::Torus2,
-                                          Frame::Grid3,  Frame::Torus3, Frame::Xor,   Frame::Absolute};
+constexpr std::array<Frame, 12> kFrames = {Frame::Offset, Frame::Ring,    Frame::Grid2, Frame::Torus2,
+                                           Frame::Grid2C, Frame::Torus2C, Frame::Grid3, Frame::Torus3,
+                                           Frame::Grid3C, Frame::Torus3C, Frame::Xor,   Frame::Absolute};
 
 /// A communication in a frame: per slot its label, or none for a null one.
 using Canon = std::array<std::optional<Label>, 2>;
 
-bool periodic(Frame f) { return f == Frame::Ring || f == Frame::Torus2 || f == Frame::Torus3; }
-
 /// The period of label component d in a periodic frame at n.
 std::int64_t period(Frame f, std::int64_t n, std::size_t d) {
   if (f == Frame::Ring) return n;
-  return dims_create(static_cast<int>(n), f == Frame::Torus2 ? 2 : 3)[d];
+  return dims_create(static_cast<int>(n), frame_dims(f))[d];
 }
 
 /// How complex a law is: constants first, then by basis, then by the size of its coefficients.
@@ -87,14 +86,14 @@ std::optional<ExactLaw> fit_choices(const std::map<std::int64_t, std::vector<std
 
 /// The representatives of a label component: itself, and for periodic frames its other side.
 std::vector<std::int64_t> representatives(Frame f, std::int64_t n, std::size_t d, std::int64_t v) {
-  if (!periodic(f) || v == 0) return {v};
+  if (!frame_periodic(f) || v == 0) return {v};
   const std::int64_t m = period(f, n, d);
   return {v, v - m};
 }
 
 /// A periodic label written closest to zero (for progressions in a repetition).
 std::int64_t centred(Frame f, std::int64_t n, std::size_t d, std::int64_t v) {
-  if (!periodic(f)) return v;
+  if (!frame_periodic(f)) return v;
   const std::int64_t m = period(f, n, d);
   return v > m / 2 ? v - m : v;
 }
@@ -361,6 +360,41 @@ bool reproduces(const Program& p, std::span<const ListObservation* const> obs) {
   return true;
 }
 
+/// Labels constant in n, the simplest description a frame allows: the lists of every process count combined into
+/// one sequence, each communication a single term. Tried only where every label of the sequence occurs at every n
+/// (a label that appears as n grows, r ^ 16 at 32, is a repetition whose count grows, not a constant left out
+/// where it falls off the range). A grid app that skips its boundary calls shows no rank both neighbours of a
+/// side at n = 4, so the order of the neighbours is only seen in the runs together.
+std::optional<Program> learn_constant(Frame frame, int slots, std::span<const ListObservation* const> obs,
+                                      const std::vector<std::pair<std::int64_t, std::vector<Canon>>>& lists,
+                                      bool keep_nulls, bool aligned, const WholeAt& whole) {
+  std::vector<std::pair<std::int64_t, std::vector<Canon>>> pooled;
+  std::map<std::int64_t, std::set<Canon>> seen;
+  for (const auto& [n, list] : lists) {
+    pooled.emplace_back(0, list);
+    seen[n].insert(list.begin(), list.end());
+  }
+  const auto merged = canonical(pooled, aligned);
+  if (!merged || merged->empty() || merged->begin()->second.empty()) return std::nullopt;
+  const std::vector<Canon>& seq = merged->begin()->second;
+  std::map<std::int64_t, std::vector<Canon>> seqs;
+  for (const auto& [n, labels] : seen) {
+    for (const Canon& c : seq) {
+      if (!aligned && !labels.contains(c)) return std::nullopt;
+    }
+    seqs[n] = seq;
+  }
+  std::optional<std::vector<Term>> terms = fit_layout(frame, slots, seqs, std::vector<bool>(seq.size(), false), whole);
+  if (!terms) return std::nullopt;
+  Program p;
+  p.frame = frame;
+  p.slots = slots;
+  p.keep_nulls = keep_nulls;
+  p.terms = std::move(*terms);
+  if (!reproduces(p, obs)) return std::nullopt;
+  return p;
+}
+
 std::optional<Program> learn_in_frame(Frame frame, int slots, std::span<const ListObservation* const> obs,
                                       const WholeAt& whole) {
   std::vector<std::pair<std::int64_t, std::vector<Canon>>> lists;
@@ -380,6 +414,7 @@ std::optional<Program> learn_in_frame(Frame frame, int slots, std::span<const Li
     lists.emplace_back(o->n, std::move(l));
   }
   for (const bool aligned : {true, false}) {
+    if (std::optional<Program> p = learn_constant(frame, slots, obs, lists, aligned && nulls, aligned, whole)) return p;
     const auto seqs = canonical(lists, aligned);
     if (!seqs) continue;
     std::size_t shortest = SIZE_MAX;
@@ -449,14 +484,34 @@ std::optional<Program> learn_expressions(int slots, std::span<const ListObservat
   return p;
 }
 
+bool constant_in_n(const Program& p) {
+  for (const Term& t : p.terms) {
+    if (!t.count.is_constant()) return false;
+    for (const auto& slot : t.slots) {
+      for (const IndexedLaw& l : slot) {
+        if (!l.base.is_constant()) return false;
+      }
+    }
+  }
+  return true;
+}
+
 /// The program with the fewest terms over all frames (a ring is one periodic term, not an offset for most
-/// ranks plus one that only the last rank can use); frames in order of simplicity break ties.
+/// ranks plus one that only the last rank can use), then the shortest description (offsets constant in the
+/// app's own grid, not laws that happen to give them in another numbering); frames in order of simplicity break
+/// the remaining ties.
 std::optional<Program> learn_program(int slots, std::span<const ListObservation* const> obs, const WholeAt& whole) {
   std::optional<Program> best;
+  std::pair<std::size_t, int> best_key;
   for (const Frame f : kFrames) {
     std::optional<Program> p = learn_in_frame(f, slots, obs, whole);
-    if (p && (!best || p->terms.size() < best->terms.size())) best = std::move(p);
-    if (best && best->terms.size() <= 1) break;
+    if (!p) continue;
+    const std::pair<std::size_t, int> key{p->terms.size(), description_length(*p)};
+    if (!best || key < best_key) {
+      best = std::move(p);
+      best_key = key;
+    }
+    if (best_key.first <= 1 && constant_in_n(*best)) break;  // one communication at a fixed offset: nothing simpler
   }
   return best;
 }

@@ -83,12 +83,14 @@ def main():
     p.add_argument("--work", required=True)
     p.add_argument("--fit", type=int, nargs="+", default=[4, 8, 16, 32])
     p.add_argument("--predict", type=int, default=64)
+    p.add_argument("--app-args", type=int, nargs="+", default=[], help="a variant of the app (check_series.py)")
     a = p.parse_args()
     ARGS = a
     series = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_series.py")
     launch = ["--mpiexec", a.mpiexec, f"--np-flag={a.np_flag}", *[f"--preflag={x}" for x in a.preflags]]
     r = run([sys.executable, series, a.name, *launch, "--p3s", a.p3s, "--app", a.app, "--work", a.work,
-             "--np", *[str(n) for n in [*a.fit, a.predict]]], "series")
+             "--np", *[str(n) for n in [*a.fit, a.predict]],
+             *(["--app-args", *map(str, a.app_args)] if a.app_args else [])], "series")
     print(r.stdout, end="")
     FIT_DIRS = [os.path.join(a.work, f"{a.name}.np{n}") for n in a.fit]
     target = os.path.join(a.work, f"{a.name}.np{a.predict}")

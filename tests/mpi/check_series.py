@@ -93,6 +93,21 @@ def stencil2d_rank0(n, t, a):
             ("MPI_Allreduce", [coll("ALLREDUCE", D, n)])]
 
 
+def grid2d_rank0(n, t, a):
+    big_n, column_major, use_null = a[1], a[2], a[4]
+    rows, cols = dims_create(n)
+    # Rank 0 is the (0, 0) corner: up and left are off the grid (calls with MPI_PROC_NULL, or none).
+    down, right = (1, rows) if column_major else (cols, 1)
+    sizes = [block(big_n, cols, 0) * D] * 2 + [block(big_n, rows, 0) * D] * 2
+    peers = [None, down, None, right]
+    irecv = [("MPI_Irecv", [] if p is None else [("irecv", p, b)]) for p, b in zip(peers, sizes)
+             if p is not None or use_null]
+    isend = [("MPI_Isend", [] if p is None else [("send", p, b)]) for p, b in zip(peers, sizes)
+             if p is not None or use_null]
+    wait = [("recv", p, b) for p, b in zip(peers, sizes) if p is not None] + [("isend_complete",)] * 2
+    return irecv + isend + [("MPI_Waitall", wait), ("MPI_Allreduce", [coll("ALLREDUCE", D, n)])]
+
+
 def sendrecv(peer_out, bytes_out, peer_in, bytes_in):
     return ("MPI_Sendrecv", [("send", peer_out, bytes_out), ("recv", peer_in, bytes_in)])
 
@@ -175,6 +190,13 @@ APPS = {
         phases=[("set-up", lambda n, t: 1, None),
                 ("SpMV, butterfly, dot product, fused dot products (3 log2 n exchanges)", lambda n, t: t,
                  hypercube_rank0),
+                ("finalize", lambda n, t: 1, None)],
+        order=lambda n, t: [0, 1, 2]),
+    # Arguments: T, N, column-major, MPI_Cart_create, MPI_PROC_NULL at the boundary (--app-args sets the last three).
+    "grid2d": dict(
+        args=[20, 1920, 0, 0, 0], accepts=lambda n: min(dims_create(n)) >= 2,
+        phases=[("init and barrier", lambda n, t: 1, None),
+                ("halo exchange on the app's own grid + Allreduce", lambda n, t: t, grid2d_rank0),
                 ("finalize", lambda n, t: 1, None)],
         order=lambda n, t: [0, 1, 2]),
     "wavefront": dict(
@@ -325,11 +347,16 @@ def main():
     p.add_argument("--app", required=True, help="the app's binary")
     p.add_argument("--np", type=int, nargs="+", default=[4, 8, 16], help="process counts")
     p.add_argument("--iters", type=int, help="iteration count T (default: the app's)")
+    p.add_argument("--app-args", type=int, nargs="+", default=[],
+                   help="the app's arguments after T and the problem size (a variant of the app)")
     p.add_argument("--work", required=True)
     p.add_argument("--attempts", type=int, default=2, help="recordings per process count when a work split occurs")
     a = p.parse_args()
     spec = APPS[a.name]
     app_args = list(spec["args"])
+    if len(a.app_args) > len(app_args) - 2:
+        fail("usage", f"{a.name} takes {len(app_args) - 2} arguments after T and the size")
+    app_args[2:2 + len(a.app_args)] = a.app_args
     if a.iters is not None:
         if a.iters < 2:
             fail("usage", "--iters must be >= 2 so that the loop repeats")

@@ -33,12 +33,18 @@ enum class Frame : std::uint8_t {
   /// The peer is an integer expression in r and n found by search (the fallback when no structured frame
   /// fits: a binomial tree's parent r & (r - 1), a mirror n - 1 - r); single terms only.
   Expression,
+  Grid2C,   ///< as Grid2, numbered column-major (the first dimension varies fastest, as Fortran codes number)
+  Torus2C,  ///< as Torus2, column-major
+  Grid3C,   ///< as Grid3, column-major
+  Torus3C,  ///< as Torus3, column-major
 };
 
 [[nodiscard]] std::string_view frame_name(Frame frame) noexcept;
 [[nodiscard]] std::optional<Frame> frame_from_name(std::string_view name) noexcept;
 /// Label components of a frame (1, or the grid's dimensions).
 [[nodiscard]] int frame_dims(Frame frame) noexcept;
+/// Whether labels wrap around (ring, tori): a label is then taken modulo the period of its dimension.
+[[nodiscard]] bool frame_periodic(Frame frame) noexcept;
 
 /// A label: frame_dims(frame) integers.
 using Label = std::array<std::int64_t, 3>;
@@ -100,6 +106,13 @@ struct Program {
   [[nodiscard]] std::string to_string() const;
   friend bool operator==(const Program&, const Program&) = default;
 };
+
+/// How long a program is to write down, in bits: what decides between programs that reproduce the same runs in
+/// different frames (minimum description length). A rational costs nothing when 0, else a bit for its sign and
+/// the binary digits of its numerator and denominator; a law in n adds 6 bits for its basis to its coefficient
+/// and constant, so `dims2(n)[1]` (8) is briefer than `-2^floor(log2(n)/2) + 3` (12); a progression in the
+/// repetition index adds its step and 2 bits; an expression costs 4 bits per node; every term 2 bits.
+[[nodiscard]] int description_length(const Program& program);
 
 /// Which ranks a case applies to.
 struct RankPredicate {
