@@ -1,6 +1,24 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Finds what p3s builds on; optional pieces switch features off with a message, never silently.
+# Which MPI to build against: the system default, or one of Debian's by name (its compiler wrappers and launcher;
+# explicit MPI_C_COMPILER / MPIEXEC_EXECUTABLE settings win). The interposer is a preload library: it must be
+# built against the MPI the traced application uses.
+set(P3S_MPI "" CACHE STRING "MPI to build against: empty (the default mpicc), openmpi or mpich")
+if(P3S_MPI)
+  if(NOT P3S_MPI MATCHES "^(openmpi|mpich)$")
+    message(FATAL_ERROR "p3s: P3S_MPI must be openmpi or mpich, not '${P3S_MPI}'")
+  endif()
+  find_program(_p3s_mpicc NAMES mpicc.${P3S_MPI} REQUIRED)
+  find_program(_p3s_mpiexec NAMES mpiexec.${P3S_MPI} REQUIRED)
+  set(MPI_C_COMPILER ${_p3s_mpicc} CACHE FILEPATH "")
+  set(MPIEXEC_EXECUTABLE ${_p3s_mpiexec} CACHE FILEPATH "")
+  find_program(_p3s_mpifort NAMES mpifort.${P3S_MPI} mpif90.${P3S_MPI})
+  if(_p3s_mpifort)
+    set(MPI_Fortran_COMPILER ${_p3s_mpifort} CACHE FILEPATH "")
+  endif()
+endif()
 find_package(MPI REQUIRED COMPONENTS C)
+message(STATUS "p3s: MPI ${MPI_C_VERSION} (${MPI_C_LIB_NAMES}), launcher ${MPIEXEC_EXECUTABLE}")
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(OTF2 REQUIRED IMPORTED_TARGET otf2)
 find_package(CLI11 CONFIG REQUIRED)
@@ -13,6 +31,18 @@ if(P3S_ENABLE_FORTRAN)
   if(CMAKE_Fortran_COMPILER)
     enable_language(Fortran)
     find_package(MPI COMPONENTS Fortran)
+  endif()
+  if(TARGET MPI::MPI_Fortran)
+    # MPICH's mpifort passes Fortran-only options (-fallow-argument-mismatch) that C++ sources linking the
+    # Fortran bindings must not see.
+    get_target_property(_p3s_fortran_options MPI::MPI_Fortran INTERFACE_COMPILE_OPTIONS)
+    if(_p3s_fortran_options)
+      set(_p3s_wrapped)
+      foreach(o IN LISTS _p3s_fortran_options)
+        list(APPEND _p3s_wrapped "$<$<COMPILE_LANGUAGE:Fortran>:${o}>")
+      endforeach()
+      set_property(TARGET MPI::MPI_Fortran PROPERTY INTERFACE_COMPILE_OPTIONS "${_p3s_wrapped}")
+    endif()
   endif()
   if(NOT MPI_Fortran_FOUND)
     message(STATUS "p3s: no Fortran compiler or MPI Fortran bindings found; Fortran wrappers disabled")

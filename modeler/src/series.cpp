@@ -79,8 +79,13 @@ std::string phase_calls(const analyzer::SigPhase& phase) {
 std::string application_command(const std::string& command) {
   std::vector<std::string> w = split_words(command);
   std::size_t i = 0;
-  static const std::set<std::string> launchers = {"mpirun", "mpiexec", "orterun", "srun", "aprun", "mpiexec.hydra"};
-  if (!w.empty() && launchers.count(basename(w[0])) != 0) {
+  // A launcher, by name or as Debian's alternatives name each MPI's own (mpiexec.mpich, mpirun.openmpi).
+  static const std::set<std::string> launchers = {"mpirun", "mpiexec", "orterun", "srun", "aprun"};
+  const auto launcher = [](const std::string& word) {
+    const std::string name = basename(word);
+    return launchers.count(name) != 0 || launchers.count(name.substr(0, name.find('.'))) != 0;
+  };
+  if (!w.empty() && launcher(w[0])) {
     i = 1;
     while (i < w.size() && w[i].size() > 1 && w[i][0] == '-') {
       const std::string opt = w[i].substr(0, w[i].find('='));

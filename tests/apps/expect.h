@@ -94,6 +94,13 @@ static inline void expect_recv_status(MPI_Comm comm, const MPI_Status* st, MPI_D
   expect_add(EXPECT_RECV, expect_world_rank(comm, st->MPI_SOURCE), st->MPI_TAG, expect_bytes(count, dtype), "", 1);
 }
 
+/// As expect_recv_status() for a receive that named `source`: none when that is MPI_PROC_NULL, whatever the
+/// status says (MPICH 4.0 completes such a receive in MPI_Waitall with source 0 and tag 0, in MPI_Sendrecv with
+/// source MPI_ANY_SOURCE, where the standard says MPI_PROC_NULL and MPI_ANY_TAG).
+static inline void expect_recv_from(MPI_Comm comm, int source, const MPI_Status* st, MPI_Datatype dtype) {
+  if (source != MPI_PROC_NULL) expect_recv_status(comm, st, dtype);
+}
+
 /// `n` completed collective operations (including communicator creation/free and MPI_Init) started by `name`.
 static inline void expect_coll(const char* name, long long n) { expect_add(EXPECT_COLL, 0, 0, 0, name, n); }
 

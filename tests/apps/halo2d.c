@@ -57,10 +57,10 @@ int main(int argc, char** argv) {
     MPI_Isend(&u[1 * ld + 1], 1, column, left, kTagLeft, cart, &reqs[7]);
     MPI_Waitall(8, reqs, st);
     expect_calls("MPI_Waitall", 1);
-    expect_recv_status(cart, &st[0], MPI_DOUBLE);
-    expect_recv_status(cart, &st[1], MPI_DOUBLE);
-    expect_recv_status(cart, &st[2], column);
-    expect_recv_status(cart, &st[3], column);
+    expect_recv_from(cart, up, &st[0], MPI_DOUBLE);
+    expect_recv_from(cart, down, &st[1], MPI_DOUBLE);
+    expect_recv_from(cart, left, &st[2], column);
+    expect_recv_from(cart, right, &st[3], column);
     expect_send(cart, down, kTagDown, ny, MPI_DOUBLE);
     expect_send(cart, up, kTagUp, ny, MPI_DOUBLE);
     expect_send(cart, right, kTagRight, 1, column);

@@ -56,11 +56,11 @@ int main(int argc, char** argv) {
     MPI_Send(out, kN, MPI_INT, right, kTagSend, w);
     expect_send(w, right, kTagSend, kN, MPI_INT);
     MPI_Recv(in, kN, MPI_INT, left, kTagSend, w, &st);
-    expect_recv_status(w, &st, MPI_INT);
+    expect_recv_from(w, left, &st, MPI_INT);
     if (left != null) add(in);
     MPI_Send(out, kN, MPI_INT, null, kTagNull, w);
     MPI_Recv(in, kN, MPI_INT, null, kTagNull, w, &st);  // completes at once with source MPI_PROC_NULL
-    expect_recv_status(w, &st, MPI_INT);
+    expect_recv_from(w, null, &st, MPI_INT);
 
     // Non-blocking, both directions, plus a pair to MPI_PROC_NULL in the same Waitall.
     MPI_Irecv(in, kN, MPI_INT, left, kTagIRight, w, &reqs[0]);
@@ -70,7 +70,8 @@ int main(int argc, char** argv) {
     MPI_Isend(out, kN / 2, MPI_INT, left, kTagILeft, w, &reqs[4]);
     MPI_Isend(out, 1, MPI_INT, null, kTagNull, w, &reqs[5]);
     MPI_Waitall(6, reqs, sts);
-    for (int k = 0; k < 3; ++k) expect_recv_status(w, &sts[k], MPI_INT);
+    const int sources[3] = {left, right, null};
+    for (int k = 0; k < 3; ++k) expect_recv_from(w, sources[k], &sts[k], MPI_INT);
     expect_send(w, right, kTagIRight, kN, MPI_INT);
     expect_send(w, left, kTagILeft, kN / 2, MPI_INT);
     if (left != null) add(in);
@@ -78,18 +79,18 @@ int main(int argc, char** argv) {
     // Sendrecv: full, then split into a send-only and a receive-only half through MPI_PROC_NULL.
     MPI_Sendrecv(out, kN, MPI_INT, right, kTagSendrecv, in, kN, MPI_INT, left, kTagSendrecv, w, &st);
     expect_send(w, right, kTagSendrecv, kN, MPI_INT);
-    expect_recv_status(w, &st, MPI_INT);
+    expect_recv_from(w, left, &st, MPI_INT);
     MPI_Sendrecv(out, 3, MPI_INT, right, kTagHalf, in, 3, MPI_INT, null, kTagHalf, w, &st);
     expect_send(w, right, kTagHalf, 3, MPI_INT);
-    expect_recv_status(w, &st, MPI_INT);
+    expect_recv_from(w, null, &st, MPI_INT);
     MPI_Sendrecv(out, 3, MPI_INT, null, kTagHalf, in, 3, MPI_INT, left, kTagHalf, w, &st);
-    expect_recv_status(w, &st, MPI_INT);
+    expect_recv_from(w, left, &st, MPI_INT);
     for (int i = 0; i < kN; ++i) in[i] = out[i];
     MPI_Sendrecv_replace(in, kN, MPI_INT, left, kTagReplace, right, kTagReplace, w, &st);
     expect_send(w, left, kTagReplace, kN, MPI_INT);
-    expect_recv_status(w, &st, MPI_INT);
+    expect_recv_from(w, right, &st, MPI_INT);
     MPI_Sendrecv_replace(in, kN, MPI_INT, null, kTagReplace, null, kTagReplace, w, &st);
-    expect_recv_status(w, &st, MPI_INT);
+    expect_recv_from(w, null, &st, MPI_INT);
 
     // Buffered mode into the attached buffer.
     MPI_Bsend(out, kN, MPI_INT, right, kTagBsend, w);
@@ -98,9 +99,9 @@ int main(int argc, char** argv) {
     expect_send(w, right, kTagBsend, kN, MPI_INT);
     expect_send(w, right, kTagIbsend, kN, MPI_INT);
     MPI_Recv(in, kN, MPI_INT, left, kTagBsend, w, &st);
-    expect_recv_status(w, &st, MPI_INT);
+    expect_recv_from(w, left, &st, MPI_INT);
     MPI_Recv(in2, kN, MPI_INT, left, kTagIbsend, w, &sts[1]);
-    expect_recv_status(w, &sts[1], MPI_INT);
+    expect_recv_from(w, left, &sts[1], MPI_INT);
     MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
 
     // Synchronous mode: Ssend along the chain, Issend with a matching Irecv.
@@ -113,7 +114,7 @@ int main(int argc, char** argv) {
     MPI_Ssend(out, kN, MPI_INT, null, kTagIssend, w);
     expect_send(w, right, kTagIssend, kN, MPI_INT);
     MPI_Waitall(2, reqs, sts);
-    expect_recv_status(w, &sts[0], MPI_INT);
+    expect_recv_from(w, left, &sts[0], MPI_INT);
 
     // Ready mode is legal only once the receive is posted: post, then a barrier, then Rsend/Irsend.
     MPI_Irecv(in, kN, MPI_INT, left, kTagRsend, w, &reqs[0]);
@@ -126,8 +127,8 @@ int main(int argc, char** argv) {
     expect_send(w, right, kTagRsend, kN, MPI_INT);
     expect_send(w, right, kTagIrsend, kN, MPI_INT);
     MPI_Waitall(3, reqs, sts);
-    expect_recv_status(w, &sts[0], MPI_INT);
-    expect_recv_status(w, &sts[1], MPI_INT);
+    expect_recv_from(w, left, &sts[0], MPI_INT);
+    expect_recv_from(w, left, &sts[1], MPI_INT);
     if (left != null) add(in2);
 
     // Persistent buffered and synchronous sends, and persistent operations on MPI_PROC_NULL.
@@ -141,9 +142,9 @@ int main(int argc, char** argv) {
     MPI_Waitall(6, reqs, sts);
     expect_send(w, right, kTagBsendInit, kN, MPI_INT);
     expect_send(w, right, kTagSsendInit, 2, MPI_INT);
-    expect_recv_status(w, &sts[2], MPI_INT);
-    expect_recv_status(w, &sts[3], MPI_INT);
-    expect_recv_status(w, &sts[5], MPI_INT);
+    expect_recv_from(w, left, &sts[2], MPI_INT);
+    expect_recv_from(w, left, &sts[3], MPI_INT);
+    expect_recv_from(w, null, &sts[5], MPI_INT);
     for (int k = 0; k < 6; ++k) MPI_Request_free(&reqs[k]);
 
     // Probing MPI_PROC_NULL returns at once (Iprobe with flag = true), with source MPI_PROC_NULL.

@@ -173,6 +173,8 @@ TEST(Model, ApplicationCommandDropsTheLauncher) {
   EXPECT_EQ(application_command("mpirun -np 4 --oversubscribe /x/halo2d 2000"), "halo2d 2000");
   EXPECT_EQ(application_command("mpiexec --mca btl self,tcp -n 16 --bind-to core ./app -i in.dat"), "app -i in.dat");
   EXPECT_EQ(application_command("srun --ntasks=64 ./app"), "app");
+  EXPECT_EQ(application_command("/usr/bin/mpiexec.mpich -n 8 /x/stencil2d 20"), "stencil2d 20");
+  EXPECT_EQ(application_command("mpirun.openmpi -np 2 ./app"), "app");
   EXPECT_EQ(application_command("./app 3"), "app 3");
   EXPECT_EQ(application_command(""), "");
 }
