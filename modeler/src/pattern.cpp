@@ -190,6 +190,7 @@ std::optional<std::int64_t> peer_of(Frame frame, std::int64_t r, const Label& la
     case Frame::Offset:
       return in_range(r + label[0]);
     case Frame::Ring:
+      if (n == 1 && label[0] != 0) return std::nullopt;
       return modulo(r + label[0], n);
     case Frame::Xor:
       return label[0] < 0 ? std::nullopt : in_range(r ^ label[0]);
@@ -206,6 +207,7 @@ std::optional<std::int64_t> peer_of(Frame frame, std::int64_t r, const Label& la
     const std::size_t d = fastest(frame, k, dims.size());
     std::int64_t x = c[d] + label[d];
     if (frame_periodic(frame)) {
+      if (dims[d] == 1 && label[d] != 0) return std::nullopt;  // a side of 1: no neighbour along it
       x = modulo(x, dims[d]);
     } else if (x < 0 || x >= dims[d]) {
       return std::nullopt;

@@ -360,19 +360,56 @@ bool reproduces(const Program& p, std::span<const ListObservation* const> obs) {
   return true;
 }
 
+/// Whether a periodic grid has a side of 1 at n along which the label moves (no rank has that neighbour).
+bool along_unit_side(Frame frame, const Canon& c, std::int64_t n) {
+  if (!frame_periodic(frame)) return false;
+  const std::vector<int> dims = dims_create(static_cast<int>(n), frame_dims(frame));
+  for (const std::optional<Label>& l : c) {
+    if (!l) continue;
+    for (std::size_t d = 0; d < dims.size(); ++d) {
+      if (dims[d] == 1 && (*l)[d] != 0) return true;
+    }
+  }
+  return false;
+}
+
+/// A list's periodic labels written closest to zero, so that the same neighbour has the same label at every n:
+/// -1 rather than m - 1. On a side of 2 a step either way reaches the same rank; when a list names that label twice,
+/// the first is taken as the step back and the second as the step forward (the order MPI_Cart_shift gives).
+std::vector<Canon> centred_labels(Frame frame, std::int64_t n, const std::vector<Canon>& list) {
+  if (!frame_periodic(frame)) return list;
+  std::map<Canon, int> repeats;
+  std::vector<Canon> out;
+  for (const Canon& raw : list) {
+    const int k = repeats[raw]++;
+    Canon c = raw;
+    for (std::optional<Label>& l : c) {
+      if (!l) continue;
+      for (std::size_t d = 0; d < static_cast<std::size_t>(frame_dims(frame)); ++d) {
+        const std::int64_t m = period(frame, n, d);
+        (*l)[d] = 2 * (*l)[d] == m && k % 2 == 0 ? -(*l)[d] : centred(frame, n, d, (*l)[d]);
+      }
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
 /// Labels constant in n, the simplest description a frame allows: the lists of every process count combined into
 /// one sequence, each communication a single term. Tried only where every label of the sequence occurs at every n
 /// (a label that appears as n grows, r ^ 16 at 32, is a repetition whose count grows, not a constant left out
-/// where it falls off the range). A grid app that skips its boundary calls shows no rank both neighbours of a
-/// side at n = 4, so the order of the neighbours is only seen in the runs together.
+/// where it falls off the range), or moves along a periodic side of 1 there (a 3-D torus at 4 ranks is 2 x 2 x 1:
+/// no messages along z). A grid app that skips its boundary calls shows no rank both neighbours of a side at
+/// n = 4, so the order of the neighbours is only seen in the runs together.
 std::optional<Program> learn_constant(Frame frame, int slots, std::span<const ListObservation* const> obs,
                                       const std::vector<std::pair<std::int64_t, std::vector<Canon>>>& lists,
                                       bool keep_nulls, bool aligned, const WholeAt& whole) {
   std::vector<std::pair<std::int64_t, std::vector<Canon>>> pooled;
   std::map<std::int64_t, std::set<Canon>> seen;
   for (const auto& [n, list] : lists) {
-    pooled.emplace_back(0, list);
-    seen[n].insert(list.begin(), list.end());
+    std::vector<Canon> centred_list = centred_labels(frame, n, list);
+    seen[n].insert(centred_list.begin(), centred_list.end());
+    pooled.emplace_back(0, std::move(centred_list));
   }
   const auto merged = canonical(pooled, aligned);
   if (!merged || merged->empty() || merged->begin()->second.empty()) return std::nullopt;
@@ -380,7 +417,7 @@ std::optional<Program> learn_constant(Frame frame, int slots, std::span<const Li
   std::map<std::int64_t, std::vector<Canon>> seqs;
   for (const auto& [n, labels] : seen) {
     for (const Canon& c : seq) {
-      if (!aligned && !labels.contains(c)) return std::nullopt;
+      if (!aligned && !labels.contains(c) && !along_unit_side(frame, c, n)) return std::nullopt;
     }
     seqs[n] = seq;
   }
@@ -415,6 +452,8 @@ std::optional<Program> learn_in_frame(Frame frame, int slots, std::span<const Li
   }
   for (const bool aligned : {true, false}) {
     if (std::optional<Program> p = learn_constant(frame, slots, obs, lists, aligned && nulls, aligned, whole)) return p;
+  }
+  for (const bool aligned : {true, false}) {
     const auto seqs = canonical(lists, aligned);
     if (!seqs) continue;
     std::size_t shortest = SIZE_MAX;

@@ -154,6 +154,30 @@ TEST(Pattern, ColumnMajorFramesVaryTheFirstDimensionFastest) {
   EXPECT_EQ(peer_of(Frame::Grid3C, 0, Label{-1, 0, 0}, 24), std::nullopt);
 }
 
+TEST(Pattern, PeriodicSidesOfOneHaveNoNeighbours) {
+  // A 3-D periodic halo numbered x fastest, as multigrid codes and LAMMPS build theirs: +-x, +-y, +-z in turn, no
+  // messages along a side of 1 (2 x 2 x 1 at 4 ranks), two messages to the same rank along a side of 2.
+  const Truth halo = [](std::int64_t r, std::int64_t n) {
+    const std::vector<int> d = dims_create(static_cast<int>(n), 3);
+    const std::int64_t c[3] = {r % d[0], r / d[0] % d[1], r / d[0] / d[1]};
+    std::vector<Peers> out;
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+      if (d[axis] == 1) continue;
+      for (const int step : {-1, 1}) {
+        std::int64_t p[3] = {c[0], c[1], c[2]};
+        p[axis] = (p[axis] + step + d[axis]) % d[axis];
+        out.push_back(one(p[0] + d[0] * (p[1] + d[1] * p[2])));
+      }
+    }
+    return out;
+  };
+  const Pattern p = learn_and_check(halo, {4, 8, 16, 32}, {2, 64, 128, 12});
+  EXPECT_EQ(p.cases.at(0).program.frame, Frame::Torus3C);
+  EXPECT_EQ(p.cases.at(0).program.terms.size(), 6U);
+  EXPECT_EQ(peer_of(Frame::Torus3, 0, Label{0, 0, 1}, 4), std::nullopt);  // dims3(4) = 2 x 2 x 1
+  EXPECT_EQ(peer_of(Frame::Ring, 0, Label{1, 0, 0}, 1), std::nullopt);
+}
+
 TEST(Pattern, DescriptionLengthPrefersFewAndSmallConstants) {
   const auto single = [](const ExactLaw& label) {
     Program p;

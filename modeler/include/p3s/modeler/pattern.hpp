@@ -52,8 +52,9 @@ using Label = std::array<std::int64_t, 3>;
 /// The label of `peer` seen from rank r at n, or nullopt when the frame cannot express it (Xor never fails;
 /// grids always express a difference). Periodic frames give the representative in [0, size).
 [[nodiscard]] std::optional<Label> label_of(Frame frame, std::int64_t r, std::int64_t peer, std::int64_t n);
-/// The peer a label designates from rank r at n; nullopt when there is none (off a non-periodic grid or range:
-/// a null communication, MPI_PROC_NULL in the program).
+/// The peer a label designates from rank r at n; nullopt when there is none (off a non-periodic grid or range,
+/// or along a periodic dimension of side 1, where a code has no neighbour to talk to: a null communication,
+/// MPI_PROC_NULL in the program).
 [[nodiscard]] std::optional<std::int64_t> peer_of(Frame frame, std::int64_t r, const Label& label, std::int64_t n);
 
 /// An integer that depends on n and, inside a repetition of `count` communications, on the index i:
