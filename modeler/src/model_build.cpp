@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "comm_model.hpp"
+#include "orient.hpp"
 #include "p3s/error.hpp"
 #include "p3s/modeler/fit.hpp"
 #include "p3s/modeler/model.hpp"
@@ -185,6 +186,35 @@ std::size_t most_calls(const std::vector<RankData>& ranks, std::size_t g) {
   return most;
 }
 
+/// Whether every rank of every run makes one call of completion group g per request that the terms it completes
+/// started (their entries with a peer, in the groups that start requests).
+bool one_per_request(const GroupModel& gm, const std::vector<RankData>& ranks, std::size_t g,
+                     const std::vector<GroupModel>& groups) {
+  std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> refs;
+  for (const auto& call : gm.completes) {
+    for (const RequestRef& r : call) refs.insert({r.group, r.pattern_case, r.term});
+  }
+  if (refs.empty()) return false;
+  for (const RankData& d : ranks) {
+    std::size_t requests = 0;
+    std::map<std::uint32_t, std::pair<std::size_t, std::vector<Entry>>> generated;
+    for (const auto& [sg, c, t] : refs) {
+      if (!groups[sg].starts_requests) return false;
+      auto it = generated.find(sg);
+      if (it == generated.end()) {
+        std::size_t which = 0;
+        std::vector<Entry> e = groups[sg].entries(d.r, d.n, &which);
+        it = generated.emplace(sg, std::make_pair(which, std::move(e))).first;
+      }
+      if (it->second.first != c) continue;
+      for (const Entry& e : it->second.second) requests += e.term == t && !e.null() ? 1 : 0;
+    }
+    const std::size_t calls = d.at[g] == nullptr ? 0 : d.at[g]->calls.size();
+    if (calls != requests) return false;
+  }
+  return true;
+}
+
 void fit_completions(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t g,
                      const std::vector<GroupModel>& groups) {
   std::vector<std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>>> refs(most_calls(ranks, g));
@@ -217,6 +247,8 @@ void fit_completions(GroupModel& gm, const std::vector<RankData>& ranks, std::si
     for (const auto& [sg, c, t] : set) out.push_back({sg, c, t, -1});
     gm.completes.push_back(std::move(out));
   }
+  gm.per_request = one_per_request(gm, ranks, g, groups);
+  if (gm.per_request) gm.measured = {};
 }
 
 /// The communicator of a point-to-point group's messages: learnt from the communicator each rank's calls use
@@ -400,16 +432,26 @@ struct Shaped {
   std::vector<GroupModel> groups;
   std::vector<std::string> notes;
   /// How good the shape is for modelling: point-to-point groups left unmodelled, then pattern cases in all,
-  /// then groups (fewer is better).
-  [[nodiscard]] std::tuple<std::size_t, std::size_t, std::size_t> cost() const {
+  /// then the patterns' description length, then groups (fewer and shorter is better).
+  [[nodiscard]] std::tuple<std::size_t, std::size_t, int, std::size_t> cost() const {
     std::size_t failed = 0;
     std::size_t cases = 0;
+    int length = 0;
     for (const GroupModel& g : groups) {
       if (g.role != Role::PointToPoint) continue;
       failed += g.pattern.cases.empty() ? 1 : 0;
       cases += g.pattern.cases.size();
+      for (const Pattern::Case& c : g.pattern.cases) length += description_length(c.program);
     }
-    return {failed, cases, groups.size()};
+    return {failed, cases, length, groups.size()};
+  }
+  /// Whether every point-to-point group is one case whose peers are constant offsets: nothing aligns better.
+  [[nodiscard]] bool constant_offsets() const {
+    for (const GroupModel& g : groups) {
+      if (g.role != Role::PointToPoint) continue;
+      if (g.pattern.cases.size() != 1 || !constant_in_n(g.pattern.cases.front().program)) return false;
+    }
+    return true;
   }
 };
 
@@ -421,8 +463,25 @@ const analyzer::SigEvent& first_call(const std::vector<RankData>& ranks, std::si
   throw ModelError("internal error: group " + std::to_string(g) + " of a phase's shape has no call");
 }
 
+/// Sets each point-to-point call's label in `frame` (Alignment::Label): its first peer's stable label, without
+/// signs (on a side of 2 the sign is not known; the dimension and the distance are).
+void label_calls(RankData& d, Frame frame) {
+  std::vector<std::int64_t> peers;
+  for (const RankGroup& g : d.groups) {
+    for (const Call& c : g.calls) peers.push_back(g.role == Role::PointToPoint ? std::max(c.peers[0], c.peers[1]) : -1);
+  }
+  const std::vector<std::optional<Label>> labels = stable_labels(frame, d.r, d.n, peers);
+  std::size_t k = 0;
+  for (RankGroup& g : d.groups) {
+    for (Call& c : g.calls) {
+      const std::optional<Label>& l = labels[k++];
+      c.label = l ? Label{std::abs((*l)[0]), std::abs((*l)[1]), std::abs((*l)[2])} : Label{0, 0, 0};
+    }
+  }
+}
+
 Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::Alignment alignment,
-                   const FitOptions& options) {
+                   const FitOptions& options, Frame frame = Frame::Offset) {
   Shaped out;
   const WholeAt whole{options.evaluate_at};
   std::vector<RankData>& ranks = out.ranks;
@@ -431,6 +490,7 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::A
     for (const analyzer::SigRank& r : p.ranks) {
       if (r.thread != 0) continue;
       ranks.push_back({runs[k].n(), r.rank, &runs[k].signature, &r, detail::rank_groups(r), {}});
+      if (alignment == detail::Alignment::Label) label_calls(ranks.back(), frame);
     }
   }
   std::vector<const std::vector<RankGroup>*> seqs;
@@ -522,16 +582,35 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
     pr.notes.push_back("the weight follows no exact law in n; fitted " + pm.weight_fit.to_string() + " (rounded)");
   }
 
-  // The shape: the alignment (function only, or also the peers' direction and step) that models best.
+  // The shape: the alignment (function only, or also the peers' direction and step) that models best. Where
+  // these leave laws in n that a grid's constant offsets might explain, the calls are also aligned on their
+  // peers' labels in each grid frame: a code that skips the directions along a side of 1 (LAMMPS at 2 and 4
+  // ranks) makes its first exchange along z there and along x at 8, and only the label tells them apart.
   std::optional<Shaped> best;
+  const auto consider = [&](detail::Alignment a, Frame f) {
+    Shaped s = shape_phase(runs, rel, a, options, f);
+    if (!best || s.cost() < best->cost()) best = std::move(s);
+  };
   for (const detail::Alignment a :
        {detail::Alignment::Function, detail::Alignment::Direction, detail::Alignment::Step}) {
-    Shaped s = shape_phase(runs, rel, a, options);
-    if (!best || s.cost() < best->cost()) best = std::move(s);
-    if (std::get<0>(best->cost()) == 0 && std::get<1>(best->cost()) <= best->groups.size()) break;
+    consider(a, Frame::Offset);
+    if (std::get<0>(best->cost()) == 0 && std::get<1>(best->cost()) <= best->groups.size() &&
+        best->constant_offsets()) {
+      break;
+    }
+  }
+  if (!best->constant_offsets()) {
+    for (const Frame f : {Frame::Grid2, Frame::Torus2, Frame::Grid2C, Frame::Torus2C, Frame::Grid3, Frame::Torus3,
+                          Frame::Grid3C, Frame::Torus3C}) {
+      consider(detail::Alignment::Label, f);
+      if (best->constant_offsets()) break;
+    }
   }
   std::vector<RankData>& ranks = best->ranks;
   pm.groups = std::move(best->groups);
+  std::vector<std::int64_t> fitted_n;
+  for (const Run& run : runs) fitted_n.push_back(run.n());
+  detail::orient_steps(pm.groups, fitted_n);
   pr.notes.insert(pr.notes.end(), best->notes.begin(), best->notes.end());
   for (std::size_t g = 0; g < pm.groups.size(); ++g) {
     if (pm.groups[g].role == Role::Collective) fit_collectives(pm.groups[g], pr.notes, ranks, g, whole);

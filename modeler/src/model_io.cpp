@@ -89,6 +89,7 @@ json group_json(const GroupModel& g) {
     return j;
   }
   j["count"] = to_json(g.count);
+  if (g.per_request) j["per_request"] = true;
   if (g.role == Role::Completion) {
     json calls = json::array();
     for (const auto& refs : g.completes) {
@@ -150,6 +151,7 @@ GroupModel group_from(const json& j) {
     return g;
   }
   g.count = exact_law_from_json(j.at("count"));
+  g.per_request = j.value("per_request", false);
   for (const json& refs : j.value("completes", json::array())) {
     std::vector<RequestRef> out;
     for (const json& r : refs) {

@@ -3,6 +3,7 @@
 #include "p3s/modeler/pattern.hpp"
 
 #include <bit>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -217,6 +218,33 @@ std::optional<std::int64_t> peer_of(Frame frame, std::int64_t r, const Label& la
   return peer;
 }
 
+Label stable_label(Frame frame, std::int64_t n, Label label, int repeat, bool back_first) {
+  if (!frame_periodic(frame)) return label;
+  const std::vector<int>& dims = frame == Frame::Ring ? std::vector<int>{} : grid_dims(n, frame_dims(frame));
+  for (std::size_t d = 0; d < static_cast<std::size_t>(frame_dims(frame)); ++d) {
+    const std::int64_t m = frame == Frame::Ring ? n : dims[d];
+    std::int64_t& v = label[d];
+    if (2 * v == m) {
+      v = (repeat % 2 == 0) == back_first ? -v : v;
+    } else if (v > m / 2) {
+      v -= m;
+    }
+  }
+  return label;
+}
+
+std::vector<std::optional<Label>> stable_labels(Frame frame, std::int64_t r, std::int64_t n,
+                                                std::span<const std::int64_t> peers, bool back_first) {
+  std::map<Label, int> repeats;
+  std::vector<std::optional<Label>> out;
+  for (const std::int64_t peer : peers) {
+    std::optional<Label> l = peer < 0 ? std::nullopt : label_of(frame, r, peer, n);
+    if (l) l = stable_label(frame, n, *l, repeats[*l]++, back_first);
+    out.push_back(l);
+  }
+  return out;
+}
+
 std::optional<std::int64_t> IndexedLaw::value_at(std::int64_t n, std::int64_t i, std::int64_t count) const {
   const std::optional<std::int64_t> b = base.integer_at(n);
   if (!b) return std::nullopt;
@@ -267,6 +295,18 @@ int description_length(const Program& program) {
     for (const auto& peer : t.peers) total += peer ? 4 * static_cast<int>(peer->size()) : 0;
   }
   return total;
+}
+
+bool constant_in_n(const Program& p) {
+  for (const Term& t : p.terms) {
+    if (!t.count.is_constant()) return false;
+    for (const auto& slot : t.slots) {
+      for (const IndexedLaw& l : slot) {
+        if (!l.base.is_constant()) return false;
+      }
+    }
+  }
+  return true;
 }
 
 std::vector<Entry> Program::generate(std::int64_t r, std::int64_t n) const {

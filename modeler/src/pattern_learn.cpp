@@ -373,22 +373,15 @@ bool along_unit_side(Frame frame, const Canon& c, std::int64_t n) {
   return false;
 }
 
-/// A list's periodic labels written closest to zero, so that the same neighbour has the same label at every n:
-/// -1 rather than m - 1. On a side of 2 a step either way reaches the same rank; when a list names that label twice,
-/// the first is taken as the step back and the second as the step forward (the order MPI_Cart_shift gives).
-std::vector<Canon> centred_labels(Frame frame, std::int64_t n, const std::vector<Canon>& list) {
-  if (!frame_periodic(frame)) return list;
+/// A list's labels as stable_label() writes them (the same neighbour, the same label at every n).
+std::vector<Canon> centred_labels(Frame frame, std::int64_t n, const std::vector<Canon>& list, bool back_first) {
   std::map<Canon, int> repeats;
   std::vector<Canon> out;
   for (const Canon& raw : list) {
     const int k = repeats[raw]++;
     Canon c = raw;
     for (std::optional<Label>& l : c) {
-      if (!l) continue;
-      for (std::size_t d = 0; d < static_cast<std::size_t>(frame_dims(frame)); ++d) {
-        const std::int64_t m = period(frame, n, d);
-        (*l)[d] = 2 * (*l)[d] == m && k % 2 == 0 ? -(*l)[d] : centred(frame, n, d, (*l)[d]);
-      }
+      if (l) l = stable_label(frame, n, *l, k, back_first);
     }
     out.push_back(c);
   }
@@ -403,11 +396,11 @@ std::vector<Canon> centred_labels(Frame frame, std::int64_t n, const std::vector
 /// n = 4, so the order of the neighbours is only seen in the runs together.
 std::optional<Program> learn_constant(Frame frame, int slots, std::span<const ListObservation* const> obs,
                                       const std::vector<std::pair<std::int64_t, std::vector<Canon>>>& lists,
-                                      bool keep_nulls, bool aligned, const WholeAt& whole) {
+                                      bool keep_nulls, bool aligned, bool back_first, const WholeAt& whole) {
   std::vector<std::pair<std::int64_t, std::vector<Canon>>> pooled;
   std::map<std::int64_t, std::set<Canon>> seen;
   for (const auto& [n, list] : lists) {
-    std::vector<Canon> centred_list = centred_labels(frame, n, list);
+    std::vector<Canon> centred_list = centred_labels(frame, n, list, back_first);
     seen[n].insert(centred_list.begin(), centred_list.end());
     pooled.emplace_back(0, std::move(centred_list));
   }
@@ -450,8 +443,16 @@ std::optional<Program> learn_in_frame(Frame frame, int slots, std::span<const Li
     }
     lists.emplace_back(o->n, std::move(l));
   }
+  // On a side of 2 the two steps of a dimension name one rank: which came first is taken from the runs where the
+  // side is longer, by trying both readings.
   for (const bool aligned : {true, false}) {
-    if (std::optional<Program> p = learn_constant(frame, slots, obs, lists, aligned && nulls, aligned, whole)) return p;
+    for (const bool back_first : {true, false}) {
+      if (!frame_periodic(frame) && !back_first) continue;
+      if (std::optional<Program> p =
+              learn_constant(frame, slots, obs, lists, aligned && nulls, aligned, back_first, whole)) {
+        return p;
+      }
+    }
   }
   for (const bool aligned : {true, false}) {
     const auto seqs = canonical(lists, aligned);
@@ -521,18 +522,6 @@ std::optional<Program> learn_expressions(int slots, std::span<const ListObservat
   }
   if (!reproduces(p, obs)) return std::nullopt;
   return p;
-}
-
-bool constant_in_n(const Program& p) {
-  for (const Term& t : p.terms) {
-    if (!t.count.is_constant()) return false;
-    for (const auto& slot : t.slots) {
-      for (const IndexedLaw& l : slot) {
-        if (!l.base.is_constant()) return false;
-      }
-    }
-  }
-  return true;
 }
 
 /// The program with the fewest terms over all frames (a ring is one periodic term, not an offset for most

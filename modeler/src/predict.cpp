@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "p3s/error.hpp"
 #include "work_model.hpp"
@@ -160,6 +162,10 @@ class RankBuilder {
   /// are not complete yet (a posted receive completes as the message it receives).
   void completions(std::size_t g) {
     const GroupModel& gm = phase_.groups[g];
+    if (gm.per_request) {
+      per_request(g);
+      return;
+    }
     const std::int64_t count = gm.count_at(r_, n_);
     for (std::int64_t k = 0; k < count; ++k) {
       PredictedCall& c = add_call(gm, {static_cast<std::int32_t>(g), 0, static_cast<std::uint32_t>(k)});
@@ -171,31 +177,53 @@ class RankBuilder {
     }
   }
 
+  /// One call per pending request of the terms the group completes, in the order they were started.
+  void per_request(std::size_t g) {
+    const GroupModel& gm = phase_.groups[g];
+    std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> refs;
+    for (const auto& call : gm.completes) {
+      for (const RequestRef& ref : call) refs.insert({ref.group, ref.pattern_case, ref.term});
+    }
+    std::uint32_t k = 0;
+    for (const auto& [sg, pattern_case, term] : refs) {
+      if (sg >= g || cases_[sg] != pattern_case) continue;
+      for (std::size_t e = 0; e < entries_[sg].size(); ++e) {
+        const Entry& en = entries_[sg][e];
+        if (en.term != term || completed_[sg][e] || en.null()) continue;
+        complete_entry(sg, e, add_call(gm, {static_cast<std::int32_t>(g), 0, k++}));
+      }
+    }
+  }
+
   void complete_term(const RequestRef& ref, PredictedCall& c) {
-    const GroupModel& started = phase_.groups[ref.group];
     for (std::size_t e = 0; e < entries_[ref.group].size(); ++e) {
       const Entry& en = entries_[ref.group][e];
       if (en.term != ref.term || completed_[ref.group][e] || en.null()) continue;
       if (ref.index >= 0 && en.index != ref.index) continue;
-      completed_[ref.group][e] = true;
-      const std::size_t origin = call_of_[ref.group][e];
-      for (const PredictedAction& o : out_.calls[origin].actions) {
-        PredictedAction a;
-        a.started = static_cast<std::int32_t>(origin);
-        a.comm = o.comm;
-        a.comm_size = o.comm_size;
-        if (o.kind == mpi::ActionKind::IrecvPost) {
-          a.kind = mpi::ActionKind::Recv;
-          a.peer = o.peer;
-          a.tag = o.tag;
-          a.bytes = o.bytes;
-        } else if (o.kind == mpi::ActionKind::Send && started.starts_requests) {
-          a.kind = mpi::ActionKind::IsendComplete;
-        } else {
-          continue;
-        }
-        c.actions.push_back(std::move(a));
+      complete_entry(ref.group, e, c);
+    }
+  }
+
+  void complete_entry(std::size_t group, std::size_t e, PredictedCall& c) {
+    const GroupModel& started = phase_.groups[group];
+    completed_[group][e] = true;
+    const std::size_t origin = call_of_[group][e];
+    for (const PredictedAction& o : out_.calls[origin].actions) {
+      PredictedAction a;
+      a.started = static_cast<std::int32_t>(origin);
+      a.comm = o.comm;
+      a.comm_size = o.comm_size;
+      if (o.kind == mpi::ActionKind::IrecvPost) {
+        a.kind = mpi::ActionKind::Recv;
+        a.peer = o.peer;
+        a.tag = o.tag;
+        a.bytes = o.bytes;
+      } else if (o.kind == mpi::ActionKind::Send && started.starts_requests) {
+        a.kind = mpi::ActionKind::IsendComplete;
+      } else {
+        continue;
       }
+      c.actions.push_back(std::move(a));
     }
   }
 

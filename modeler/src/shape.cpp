@@ -99,7 +99,7 @@ Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alig
   // function. Aligning calls rather than groups matters where boundary ranks skip calls: a corner rank's four
   // sends of two pipeline blocks are one run of its own, but two groups of the shape. Calls are aligned on their
   // function and direction (toward lower or higher ranks), so a sweep's receives are not taken for another's.
-  using Key = std::tuple<FunctionKey, Role, int>;
+  using Key = std::tuple<FunctionKey, Role, int, Label>;
   std::vector<Key> shape;
   std::vector<std::vector<std::size_t>> positions(ranks.size());  // per rank, per call
   std::vector<std::vector<const Call*>> calls(ranks.size());
@@ -118,10 +118,10 @@ Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alig
     for (const RankGroup& g : *ranks[r]) {
       for (const Call& c : g.calls) {
         const int sign = c.offset > 0 ? 1 : c.offset < 0 ? -1 : 0;
-        const int detail = alignment == Alignment::Function    ? 0
-                           : alignment == Alignment::Direction ? sign
-                                                               : sign * (std::abs(c.offset) == 1 ? 1 : 2);
-        seq.emplace_back(g.function, g.role, detail);
+        const int detail = alignment == Alignment::Direction ? sign
+                           : alignment == Alignment::Step    ? sign * (std::abs(c.offset) == 1 ? 1 : 2)
+                                                             : 0;
+        seq.emplace_back(g.function, g.role, detail, alignment == Alignment::Label ? c.label : Label{0, 0, 0});
         calls[r].push_back(&c);
       }
     }

@@ -12,6 +12,7 @@
 
 #include "p3s/analyzer/signature.hpp"
 #include "p3s/modeler/model.hpp"
+#include "p3s/modeler/pattern.hpp"
 
 namespace p3s::modeler::detail {
 
@@ -25,6 +26,8 @@ struct Call {
   /// The first peer's offset from the rank (0 for no peer): lets the shape merge align the calls of ranks that
   /// skip some (a pipeline's boundary ranks) by direction, not only by function.
   std::int64_t offset = 0;
+  /// The first peer's label in a frame (stable_label()), set by the caller for Alignment::Label.
+  Label label{0, 0, 0};
 };
 
 /// An MPI function as the shape tells groups apart: its vocabulary entry, and its name (which tells functions
@@ -63,6 +66,7 @@ enum class Alignment : std::uint8_t {
   Function,   ///< the MPI function and role only
   Direction,  ///< and whether the peer is a lower or higher rank
   Step,       ///< and whether it is a neighbour (offset +-1) or farther
+  Label,      ///< and the peer's label in a frame (Call::label): calls to the same neighbour of a grid at every n
 };
 
 /// Merges the ranks' calls into their shortest common supersequence (progressively, rank by rank); the shape's

@@ -148,7 +148,11 @@ struct GroupModel {
   std::vector<std::vector<TermTraits>> traits;     ///< PointToPoint: [pattern case][term]
   ExactLaw count;                                  ///< other roles: calls per rank
   std::vector<std::vector<RequestRef>> completes;  ///< Completion: per call, the requests it completes
-  std::vector<CollectiveEntry> collectives;        ///< Collective: per call
+  /// Completion: one call per request that the terms it completes started at the rank (an MPI_Wait after each
+  /// MPI_Irecv), so the number of calls follows the patterns rather than `count`: a rank with no neighbour along a
+  /// side of 1 posts no receive and waits for none.
+  bool per_request = false;
+  std::vector<CollectiveEntry> collectives;  ///< Collective: per call
   /// Not empty when no law reproduces the peers (PointToPoint: `pattern` has no case) or the number of calls
   /// (other roles: `count` is unused): what the group did in each fitted run, used instead.
   MeasuredCalls measured;

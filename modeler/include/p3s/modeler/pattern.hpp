@@ -57,6 +57,16 @@ using Label = std::array<std::int64_t, 3>;
 /// MPI_PROC_NULL in the program).
 [[nodiscard]] std::optional<std::int64_t> peer_of(Frame frame, std::int64_t r, const Label& label, std::int64_t n);
 
+/// The labels of a rank's successive peers (-1: none) such that the same neighbour has the same label at every n:
+/// periodic components written closest to zero (-1, not m - 1); on a side of 2, where a step either way reaches the
+/// same rank, two equal labels in the list are taken as a step each way: back first (the order MPI_Cart_shift
+/// gives a send), or forward first (its receive) when `back_first` is false. nullopt for no peer.
+[[nodiscard]] std::vector<std::optional<Label>> stable_labels(Frame frame, std::int64_t r, std::int64_t n,
+                                                              std::span<const std::int64_t> peers,
+                                                              bool back_first = true);
+/// The same rule for one label, the `repeat`-th time (from 0) the list names it.
+[[nodiscard]] Label stable_label(Frame frame, std::int64_t n, Label label, int repeat, bool back_first = true);
+
 /// An integer that depends on n and, inside a repetition of `count` communications, on the index i:
 /// base(n) + step * p(j) with p(j) = j (linear) or 2^j (power of two), j = i, or count - 1 - i when descending.
 struct IndexedLaw {
@@ -114,6 +124,9 @@ struct Program {
 /// and constant, so `dims2(n)[1]` (8) is briefer than `-2^floor(log2(n)/2) + 3` (12); a progression in the
 /// repetition index adds its step and 2 bits; an expression costs 4 bits per node; every term 2 bits.
 [[nodiscard]] int description_length(const Program& program);
+
+/// Whether every count and label of the program is the same at every n (offsets constant in its frame).
+[[nodiscard]] bool constant_in_n(const Program& program);
 
 /// Which ranks a case applies to.
 struct RankPredicate {
