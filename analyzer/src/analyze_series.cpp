@@ -2,6 +2,7 @@
 // `p3s analyze DIR DIR...`: the runs of one application at several process counts, their phases found by one
 // method, so that the model relates the same phases at every n.
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "p3s/analyzer/analyze.hpp"
@@ -54,6 +55,40 @@ void relevant_in_any(std::vector<Signature>& sigs) {
   }
 }
 
+/// Runs analysed by rank take their instances at one level: the one most of them take (a tie: the coarser), so
+/// that a pipeline whose overlap the loaded machine hid at one count (its units then taken one by one, 65 phases)
+/// has its iterations as at the other counts.
+void same_level(const std::vector<AnalyzeOptions>& runs, std::vector<Signature>& sigs,
+                std::vector<AnalyzeStats>& local) {
+  std::array<std::size_t, 3> votes{0, 0, 0};
+  for (const Signature& s : sigs) {
+    if (s.phase_method != PhaseMethod::ByRank) return;
+    ++votes[static_cast<std::size_t>(s.phase_level)];
+  }
+  std::size_t best = 0;
+  for (std::size_t l = 1; l < votes.size(); ++l) {
+    if (votes[l] >= votes[best]) best = l;
+  }
+  const auto level = static_cast<PhaseLevel>(best);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (sigs[i].phase_level == level) continue;
+    AnalyzeOptions forced = runs[i];
+    forced.signature.phase_method = PhaseMethod::ByRank;
+    forced.signature.phase_level = level;
+    AnalyzeStats again;
+    Signature sig = analyze(forced, &again);
+    if (sig.phase_level != level) continue;  // not every location has as many instances there: left alone
+    sig.options = runs[i].signature;
+    sig.phase_method_note = "the series' level, " + std::string(phase_level_name(level)) + ": " +
+                            std::to_string(votes[best]) + " of " + std::to_string(runs.size()) +
+                            " runs take it; before, this run's was " +
+                            std::string(phase_level_name(sigs[i].phase_level)) +
+                            (sigs[i].phase_method_note.empty() ? "" : " (" + sigs[i].phase_method_note + ")");
+    sigs[i] = std::move(sig);
+    local[i] = again;
+  }
+}
+
 }  // namespace
 
 std::vector<Signature> analyze_series(const std::vector<AnalyzeOptions>& runs, std::vector<AnalyzeStats>* stats) {
@@ -90,6 +125,7 @@ std::vector<Signature> analyze_series(const std::vector<AnalyzeOptions>& runs, s
       }
     }
   }
+  same_level(runs, sigs, local);
   relevant_in_any(sigs);
   if (stats != nullptr) *stats = std::move(local);
   return sigs;

@@ -306,7 +306,7 @@ std::vector<Stretch> cut_loops(const std::vector<Stretch>& in, const CallSequenc
 /// What a location's occurrences are: the units (the innermost loops that compute, and the steps between them),
 /// the outermost loops' iterations (the program's main iterations, whatever their inner loops), or the calls up
 /// to each collective of all processes.
-enum class Level : std::uint8_t { Units, Outermost, Collectives };
+using Level = PhaseLevel;
 
 /// The outermost loops and the stretches between them as stretches.
 std::vector<Stretch> top_stretches(const PhaseStructure& ps) {
@@ -493,6 +493,14 @@ void join_one_offs(RunPhases& rp) {
   rp.phase_count = ids;
 }
 
+/// The run's phases from every location's occurrences at the level chosen.
+RunPhases finish(RunPhases& out, std::vector<LocationOccurrences>& locs) {
+  out.occurrence_phase = join_combinations(locs, out.phase_count);
+  for (LocationOccurrences& l : locs) out.first_op.push_back(std::move(l.first_op));
+  join_one_offs(out);
+  return std::move(out);
+}
+
 }  // namespace
 
 std::uint64_t action_shape(std::int32_t rank, const Op& op, const Action& a) noexcept {
@@ -555,7 +563,7 @@ void agree_on_anchors(std::vector<CallSequence>& calls) {
 }
 
 std::optional<RunPhases> phases_by_rank(std::vector<CallSequence> calls, const PhaseFinderOptions& options,
-                                        std::string& why_not) {
+                                        std::string& why_not, std::optional<PhaseLevel> asked) {
   agree_on_anchors(calls);
   std::vector<PhaseStructure> folded(calls.size());
   std::size_t reference = calls.size();  // the location with the fewest occurrences
@@ -600,29 +608,29 @@ std::optional<RunPhases> phases_by_rank(std::vector<CallSequence> calls, const P
   // as many, else the calls between the collectives of all processes. (Units whose counts differ stay joined by
   // logical time: the outermost loops of an MD code are runs of plain steps and their counts differ too, or
   // worse, agree on a period of twenty steps.)
-  if (pipelined(locs, calls)) {
-    std::vector<LocationOccurrences> units = std::move(locs);
-    const std::size_t units_reference = reference;
-    locs.assign(calls.size(), {});
-    // A level is taken where every location has as many occurrences and some of them repeat.
-    const auto repeats = [&] {
-      std::vector<std::uint64_t> seen = locs[reference].phase;
-      std::sort(seen.begin(), seen.end());
-      return std::adjacent_find(seen.begin(), seen.end()) != seen.end();
-    };
-    if (build(Level::Outermost) && repeats()) {
-      out.method_note = "the outermost loops' iterations: the units are pipelined";
-    } else if (build(Level::Collectives) && repeats()) {
-      out.method_note = "the calls between collectives of all processes: the units are pipelined";
-    } else {
-      locs = std::move(units);
-      reference = units_reference;
-    }
+  // A series may ask for a level (the one most of its runs take): taken where every location has as many.
+  if (asked == Level::Units || (!asked && !pipelined(locs, calls))) return finish(out, locs);
+  std::vector<LocationOccurrences> units = std::move(locs);
+  const std::size_t units_reference = reference;
+  locs.assign(calls.size(), {});
+  // A level is taken where every location has as many occurrences and some of them repeat.
+  const auto repeats = [&] {
+    std::vector<std::uint64_t> seen = locs[reference].phase;
+    std::sort(seen.begin(), seen.end());
+    return std::adjacent_find(seen.begin(), seen.end()) != seen.end();
+  };
+  const std::string why = asked ? "the series' level" : "the units are pipelined";
+  if (asked != Level::Collectives && build(Level::Outermost) && repeats()) {
+    out.method_note = "the outermost loops' iterations: " + why;
+    out.level = Level::Outermost;
+  } else if (build(Level::Collectives) && repeats()) {
+    out.method_note = "the calls between collectives of all processes: " + why;
+    out.level = Level::Collectives;
+  } else {
+    locs = std::move(units);
+    reference = units_reference;
   }
-  out.occurrence_phase = join_combinations(locs, out.phase_count);
-  for (LocationOccurrences& l : locs) out.first_op.push_back(std::move(l.first_op));
-  join_one_offs(out);
-  return out;
+  return finish(out, locs);
 }
 
 }  // namespace p3s::analyzer

@@ -66,11 +66,13 @@ class CallSequence {
 void agree_on_anchors(std::vector<CallSequence>& calls);
 
 /// The by-rank phases (method in rank_phases.cpp), or nothing (with the reason in `why_not`) when no location
-/// has calls. Occurrence k of the run is the k-th occurrence of every location; its phase is the combination of
-/// the locations' own phases, and a combination that differs from a more frequent one on at most a fifth of the
-/// locations is that one (DESIGN: 80 % of the events alike make one phase; two instances on one location are
+/// has calls. `level`, when given, is taken where every location has as many occurrences there (else the
+/// analysis decides as without it). Occurrence k of the run is the k-th occurrence of every location; its phase is the
+/// combination of the locations' own phases, and a combination that differs from a more frequent one on at most a fifth
+/// of the locations is that one (DESIGN: 80 % of the events alike make one phase; two instances on one location are
 /// alike with the same calls in the same order, 80 % of them with the same peers).
 [[nodiscard]] std::optional<RunPhases> phases_by_rank(std::vector<CallSequence> calls,
-                                                      const PhaseFinderOptions& options, std::string& why_not);
+                                                      const PhaseFinderOptions& options, std::string& why_not,
+                                                      std::optional<PhaseLevel> level = std::nullopt);
 
 }  // namespace p3s::analyzer

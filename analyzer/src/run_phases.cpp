@@ -30,6 +30,23 @@ std::optional<PhaseMethod> phase_method_named(std::string_view name) noexcept {
                      phase_method_name);
 }
 
+std::string_view phase_level_name(PhaseLevel l) noexcept {
+  switch (l) {
+    case PhaseLevel::Units:
+      return "units";
+    case PhaseLevel::Outermost:
+      return "outermost-loops";
+    case PhaseLevel::Collectives:
+      return "collectives";
+  }
+  return "units";
+}
+
+std::optional<PhaseLevel> phase_level_named(std::string_view name) noexcept {
+  return value_named(name, std::array{PhaseLevel::Units, PhaseLevel::Outermost, PhaseLevel::Collectives},
+                     phase_level_name);
+}
+
 std::vector<std::uint64_t> phase_weights(const RunPhases& phases) {
   std::vector<std::uint64_t> weight(phases.phase_count, 0);
   for (const std::uint32_t p : phases.occurrence_phase) ++weight[p];

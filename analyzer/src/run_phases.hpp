@@ -15,6 +15,7 @@ namespace p3s::analyzer {
 struct RunPhases {
   PhaseMethod method = PhaseMethod::GlobalTicks;
   std::string method_note;  ///< the level the method used, and why `auto` chose it, where either needs saying
+  PhaseLevel level = PhaseLevel::Units;  ///< ByRank: the level the occurrences are
   std::uint32_t phase_count = 0;
   std::vector<std::uint32_t> occurrence_phase;  ///< phase of every occurrence, in run order
   /// GlobalTicks: every occurrence's ticks (empty ones included). ByRank: empty; an occurrence's logical length

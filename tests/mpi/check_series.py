@@ -6,7 +6,8 @@
 
 Records APP (one of the scaling apps in tests/apps: stencil2d, hypercube, wavefront, master_static, collectives,
 growing; or ring, whose messages keep their size) with `p3s record` at every process count, keeping each run under WORK/<app>.np<n> (traces.otf2 and
-signature.json, so later pipeline tests can reuse them), analyzes it with `p3s analyze`, and checks, per run:
+signature.json, so later pipeline tests can reuse them), analyzes the runs together with `p3s analyze DIR...` (one
+phase method for the series, as a user analyzes one), and checks, per run:
   - the run completed and the app printed its summary line;
   - the phases are the expected ones in id order (those of the method that found them, where the methods
     differ), each with the weight given by the app's law in (n, T);
@@ -199,6 +200,15 @@ APPS = {
                 ("halo exchange on the app's own grid + Allreduce", lambda n, t: t, grid2d_rank0),
                 ("finalize", lambda n, t: 1, None)],
         order=lambda n, t: [0, 1, 2]),
+    # Arguments: T, NX, NZ, the residual interval, sleep mode (bursts sleep: an oversubscribed machine does not
+    # stretch them unevenly). NX = 120 divides evenly on the grids of 4-64 and 6-48 processes.
+    "luwave": dict(
+        args=[10, 120, 16, 5, 0], accepts=lambda n: min(dims_create(n)) >= 2,
+        phases=[("barrier", lambda n, t: 1, None),
+                ("5 iterations: lower and upper sweeps, face exchange, one residual Allreduce",
+                 lambda n, t: t // 5, None),
+                ("final reduce", lambda n, t: 1, None)],
+        order=lambda n, t: [0, 1, 2]),
     "wavefront": dict(
         args=[6, 480, 8, 2], accepts=lambda n: min(dims_create(n)) >= 2,
         phases=[("set-up", lambda n, t: 1, None),
@@ -269,7 +279,7 @@ def check_rank0(app, n, pid, phase, expected):
                                f"({len(got)} calls, {len(want)} expected)")
 
 
-def check_run(a, spec, n, t, app_args):
+def record_run(a, spec, n, app_args):
     name = a.name
     trace = os.path.join(a.work, f"{name}.np{n}")
     shutil.rmtree(trace, ignore_errors=True)
@@ -282,11 +292,21 @@ def check_run(a, spec, n, t, app_args):
     summary = spec.get("summary", f"{name}: n {n} ")
     if not any(line.startswith(summary) for line in r.stdout.splitlines()):
         fail("record", f"{name} np {n}: no summary line from rank 0 in {r.stdout!r}")
-    sig_path = os.path.join(trace, "signature.json")
-    r = run([a.p3s, "analyze", trace, "-o", sig_path])
+    return rec_s
+
+
+def analyze_series(a, ns):
+    """The runs analyzed together (`p3s analyze DIR...`), as a user analyzes a series: one phase method for all."""
+    traces = [os.path.join(a.work, f"{a.name}.np{n}") for n in ns]
+    r = run([a.p3s, "analyze", *traces])
     if r.returncode != 0:
-        fail("analyze", f"{name} np {n}: exit {r.returncode}: {r.stderr.strip()}")
-    report = r.stdout
+        fail("analyze", f"{a.name} np {' '.join(map(str, ns))}: exit {r.returncode}: {r.stderr.strip()}")
+    return r.stdout
+
+
+def check_run(a, spec, n, t, app_args, report, rec_s):
+    name = a.name
+    sig_path = os.path.join(a.work, f"{name}.np{n}", "signature.json")
     with open(sig_path) as f:
         sig = json.load(f)
     where = f"{name} np {n}"
@@ -366,15 +386,22 @@ def main():
             fail("usage", f"{a.name} is not checked at {n} processes")
     os.makedirs(a.work, exist_ok=True)
     skeletons, attributions = {}, {}
-    for n in a.np:
-        for attempt in range(1, a.attempts + 1):
+    rec_s = {n: record_run(a, spec, n, app_args) for n in a.np}
+    for attempt in range(1, a.attempts + 1):
+        report = analyze_series(a, a.np)
+        split = None
+        for n in a.np:
             try:
-                skeletons[n], attributions[n] = check_run(a, spec, n, app_args[0], app_args)
-                break
+                skeletons[n], attributions[n] = check_run(a, spec, n, app_args[0], app_args, report, rec_s[n])
             except WorkSplit as e:
-                if attempt == a.attempts:
-                    fail("work split", f"in all {a.attempts} recordings; the last: {e}")
-                print(f"note: {str(e).splitlines()[0]}; recording again", file=sys.stderr)
+                split = (n, e)
+                break
+        if split is None:
+            break
+        if attempt == a.attempts:
+            fail("work split", f"in all {a.attempts} recordings; the last: {split[1]}")
+        print(f"note: {str(split[1]).splitlines()[0]}; recording np {split[0]} again", file=sys.stderr)
+        rec_s[split[0]] = record_run(a, spec, split[0], app_args)
     if len({tuple(s) for s in skeletons.values()}) != 1:
         fail("same phases", f"order skeletons differ across process counts: {skeletons}")
     # Not a failure (yet): which side of an instance boundary a burst is charged to is decided from wall-clock

@@ -125,12 +125,23 @@ enum class PhaseMethod : std::uint8_t {
 [[nodiscard]] std::string_view phase_method_name(PhaseMethod m) noexcept;
 [[nodiscard]] std::optional<PhaseMethod> phase_method_named(std::string_view name) noexcept;
 
+/// Which units a by-rank analysis takes as instances: each location's units (its loops' bodies and the stretches
+/// between them), or, where the units are pipelined, the outermost loops' iterations or the calls between the
+/// collectives of all processes.
+enum class PhaseLevel : std::uint8_t { Units, Outermost, Collectives };
+/// Stable names: units, outermost-loops, collectives.
+[[nodiscard]] std::string_view phase_level_name(PhaseLevel l) noexcept;
+[[nodiscard]] std::optional<PhaseLevel> phase_level_named(std::string_view name) noexcept;
+
 struct SignatureOptions {
   double relevance = 0.01;
   double volume_tolerance = 0.05;
   double work_similarity = 0.90;
   bool partial = false;
   PhaseMethod phase_method = PhaseMethod::Auto;  ///< as asked for
+  /// By rank: the level to take where it gives every location as many instances, whether or not the units are
+  /// pipelined (a series takes the level most of its runs take); nullopt: the analysis decides.
+  std::optional<PhaseLevel> phase_level;
 };
 
 struct Signature {
@@ -148,6 +159,7 @@ struct Signature {
 
   PhaseMethod phase_method = PhaseMethod::GlobalTicks;  ///< the method that found the phases (never Auto)
   std::string phase_method_note;                        ///< levels or the method not used, and why, when one was not
+  PhaseLevel phase_level = PhaseLevel::Units;           ///< by rank: the level the instances are
   double run_time_ns = 0;   ///< wall time from the first MPI call's enter to the last one's leave
   double accounted_ns = 0;  ///< sum over instances of their time (see SigPhase::time_ns)
   double outside_ns = 0;    ///< the run's time outside phases: run_time_ns - accounted_ns when it partitions
