@@ -613,11 +613,16 @@ std::optional<RunPhases> phases_by_rank(std::vector<CallSequence> calls, const P
   std::vector<LocationOccurrences> units = std::move(locs);
   const std::size_t units_reference = reference;
   locs.assign(calls.size(), {});
-  // A level is taken where every location has as many occurrences and some of them repeat.
+  // A level is taken where every location has as many occurrences and some of them repeat (are alike: the same
+  // calls, whichever of them the machine's load made look like they follow computation).
   const auto repeats = [&] {
-    std::vector<std::uint64_t> seen = locs[reference].phase;
-    std::sort(seen.begin(), seen.end());
-    return std::adjacent_find(seen.begin(), seen.end()) != seen.end();
+    const LocationOccurrences& ref = locs[reference];
+    for (std::size_t a = 0; a < ref.phase.size(); ++a) {
+      for (std::size_t b = a + 1; b < ref.phase.size(); ++b) {
+        if (ref.alike(ref.phase[a], ref.phase[b])) return true;
+      }
+    }
+    return false;
   };
   const std::string why = asked ? "the series' level" : "the units are pipelined";
   if (asked != Level::Collectives && build(Level::Outermost) && repeats()) {
