@@ -468,7 +468,10 @@ const analyzer::SigEvent& first_call(const std::vector<RankData>& ranks, std::si
 void label_calls(RankData& d, Frame frame) {
   std::vector<std::int64_t> peers;
   for (const RankGroup& g : d.groups) {
-    for (const Call& c : g.calls) peers.push_back(g.role == Role::PointToPoint ? std::max(c.peers[0], c.peers[1]) : -1);
+    for (const Call& c : g.calls) {
+      const std::int64_t first = c.peers[0] >= 0 ? c.peers[0] : c.peers[1];
+      peers.push_back(g.role == Role::PointToPoint ? first : -1);
+    }
   }
   const std::vector<std::optional<Label>> labels = stable_labels(frame, d.r, d.n, peers);
   std::size_t k = 0;
