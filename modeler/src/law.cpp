@@ -38,6 +38,8 @@ constexpr std::array kBases{
     Basis::FloorCbrt,
     Basis::Pow2FloorHalfLog2,
     Basis::Pow2CeilHalfLog2,
+    Basis::FloorHalfLog2,
+    Basis::CeilHalfLog2,
     Basis::Dims2Major,
     Basis::Dims2Minor,
     Basis::Dims3First,
@@ -116,6 +118,10 @@ double integer_basis_value(Basis basis, std::uint64_t n) {
       return pow2(floor_log2(n) / 2);
     case Basis::Pow2CeilHalfLog2:
       return pow2((ceil_log2(n) + 1) / 2);
+    case Basis::FloorHalfLog2:
+      return floor_log2(n) / 2;
+    case Basis::CeilHalfLog2:
+      return (ceil_log2(n) + 1) / 2;
     case Basis::Dims2Major:
     case Basis::Dims2Minor:
     case Basis::Dims3First:
@@ -167,6 +173,10 @@ double real_basis_value(Basis basis, double n) {
       return std::exp2(std::floor(std::log2(n) / 2));
     case Basis::Pow2CeilHalfLog2:
       return std::exp2(std::ceil(std::log2(n) / 2));
+    case Basis::FloorHalfLog2:
+      return std::floor(std::log2(n) / 2);
+    case Basis::CeilHalfLog2:
+      return std::ceil(std::log2(n) / 2);
     case Basis::Dims2Major:
     case Basis::Dims2Minor:
     case Basis::Dims3First:
@@ -298,6 +308,10 @@ std::string_view basis_name(Basis basis) noexcept {
       return "2^floor(log2(n)/2)";
     case Basis::Pow2CeilHalfLog2:
       return "2^ceil(log2(n)/2)";
+    case Basis::FloorHalfLog2:
+      return "floor(log2(n)/2)";
+    case Basis::CeilHalfLog2:
+      return "ceil(log2(n)/2)";
     case Basis::Dims2Major:
       return "dims2(n)[0]";
     case Basis::Dims2Minor:

@@ -15,9 +15,9 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::string_view, 13> kFrameNames = {"offset",  "ring",   "grid2",    "torus2",     "grid3",
+constexpr std::array<std::string_view, 14> kFrameNames = {"offset",  "ring",   "grid2",    "torus2",     "grid3",
                                                           "torus3",  "xor",    "absolute", "expression", "grid2c",
-                                                          "torus2c", "grid3c", "torus3c"};
+                                                          "torus2c", "grid3c", "torus3c",  "transpose"};
 
 /// MPI_Dims_create(n, d), remembered for the last n asked (generation asks for the same n many times).
 const std::vector<int>& grid_dims(std::int64_t n, int d) {
@@ -51,6 +51,18 @@ Label coords(Frame f, std::int64_t r, const std::vector<int>& dims) {
 
 std::int64_t modulo(std::int64_t a, std::int64_t m) { return ((a % m) + m) % m; }
 
+/// r's transposed position on the 2^floor(k/2) x 2^ceil(k/2) grid of n = 2^k ranks (Frame::Transpose): the low
+/// bit of r (when k is odd) stays, the two halves of the other bits swap; nullopt when n is no power of two.
+std::optional<std::int64_t> transposed(std::int64_t r, std::int64_t n) {
+  if (n < 1 || (n & (n - 1)) != 0 || r < 0 || r >= n) return std::nullopt;
+  const auto k = static_cast<int>(std::bit_width(static_cast<std::uint64_t>(n))) - 1;
+  const int half = k / 2;
+  const std::int64_t pair = std::int64_t{1} << (k % 2);
+  const std::int64_t side = std::int64_t{1} << half;
+  const std::int64_t cell = r / pair;
+  return ((cell % side) * side + cell / side) * pair + r % pair;
+}
+
 std::string law_text(const ExactLaw& law) {
   const std::string s = law.to_string();
   return law.is_constant() || s.find_first_of("+- ") == std::string::npos ? s : "(" + s + ")";
@@ -72,6 +84,10 @@ std::string label_text(Frame frame, const std::vector<IndexedLaw>& label) {
       return "r ^ " + parts;
     case Frame::Absolute:
       return parts;
+    case Frame::Transpose: {
+      const std::string v = label[0].to_string();
+      return v == "0" ? "transpose(r)" : v.front() == '-' ? "transpose(r) - " + v.substr(1) : "transpose(r) + " + v;
+    }
     default:
       return std::string(frame_name(frame)) + "(r) + (" + parts + ")";
   }
@@ -170,6 +186,11 @@ std::optional<Label> label_of(Frame frame, std::int64_t r, std::int64_t peer, st
     case Frame::Absolute:
     case Frame::Expression:
       return Label{peer, 0, 0};
+    case Frame::Transpose: {
+      const std::optional<std::int64_t> t = transposed(r, n);
+      if (!t) return std::nullopt;
+      return Label{peer - *t, 0, 0};
+    }
     default:
       break;
   }
@@ -198,6 +219,11 @@ std::optional<std::int64_t> peer_of(Frame frame, std::int64_t r, const Label& la
     case Frame::Absolute:
     case Frame::Expression:
       return in_range(label[0]);
+    case Frame::Transpose: {
+      const std::optional<std::int64_t> t = transposed(r, n);
+      if (!t) return std::nullopt;
+      return in_range(*t + label[0]);
+    }
     default:
       break;
   }
@@ -283,14 +309,16 @@ int bits(const ExactLaw& law) {
 
 }  // namespace
 
+int description_length(const IndexedLaw& l) {
+  return bits(l.base) + (l.step == 0 ? 0 : 2 + bits(Rational::make(l.step)));
+}
+
 int description_length(const Program& program) {
   int total = 0;
   for (const Term& t : program.terms) {
     total += 2 + bits(t.count);
     for (const auto& slot : t.slots) {
-      for (const IndexedLaw& l : slot) {
-        total += bits(l.base) + (l.step == 0 ? 0 : 2 + bits(Rational::make(l.step)));
-      }
+      for (const IndexedLaw& l : slot) total += description_length(l);
     }
     for (const auto& peer : t.peers) total += peer ? 4 * static_cast<int>(peer->size()) : 0;
   }

@@ -28,9 +28,9 @@
 namespace p3s::modeler {
 namespace {
 
-constexpr std::array<Frame, 12> kFrames = {Frame::Offset, Frame::Ring,    Frame::Grid2, Frame::Torus2,
-                                           Frame::Grid2C, Frame::Torus2C, Frame::Grid3, Frame::Torus3,
-                                           Frame::Grid3C, Frame::Torus3C, Frame::Xor,   Frame::Absolute};
+constexpr std::array<Frame, 13> kFrames = {
+    Frame::Offset, Frame::Ring,   Frame::Grid2,   Frame::Torus2, Frame::Grid2C,   Frame::Torus2C,  Frame::Grid3,
+    Frame::Torus3, Frame::Grid3C, Frame::Torus3C, Frame::Xor,    Frame::Absolute, Frame::Transpose};
 
 /// A communication in a frame: per slot its label, or none for a null one.
 using Canon = std::array<std::optional<Label>, 2>;
@@ -118,7 +118,10 @@ std::optional<IndexedLaw> fit_indexed(const std::map<std::int64_t, std::vector<s
     steps[3] = v[k - 2] - v[k - 1];
     break;
   }
+  // The briefest law that reproduces the rows wins (candidates in this order on a tie): at 4, 8 and 16 the labels
+  // 1 / 2, 1 / 2, 1 are floor(cbrt(n)) - i as well as 2^(count-1-i), and only the second goes on.
   const Candidate candidates[4] = {{P::Linear, false}, {P::Linear, true}, {P::Power2, false}, {P::Power2, true}};
+  std::optional<IndexedLaw> best;
   for (int c = -1; c < 4; ++c) {
     std::int64_t step = 0;
     if (c >= 0) {
@@ -157,10 +160,10 @@ std::optional<IndexedLaw> fit_indexed(const std::map<std::int64_t, std::vector<s
         out.progression = candidates[c].progression;
         out.descending = candidates[c].descending;
       }
-      return out;
+      if (!best || description_length(out) < description_length(*best)) best = out;
     }
   }
-  return std::nullopt;
+  return best;
 }
 
 /// Canonical sequences per n: position-aligned, or merged in order. nullopt when the ranks disagree.
@@ -250,6 +253,11 @@ std::optional<Term> fit_single(Frame frame, int slots, const std::map<std::int64
   return t;
 }
 
+bool is_logarithmic(Basis b) {
+  return b == Basis::Log2 || b == Basis::FloorLog2 || b == Basis::CeilLog2 || b == Basis::FloorHalfLog2 ||
+         b == Basis::CeilHalfLog2;
+}
+
 /// A counted repetition: its count an exact law in n, each label a progression in the repetition index.
 std::optional<Term> fit_repeated(Frame frame, int slots, const std::map<std::int64_t, std::vector<Canon>>& parts,
                                  const WholeAt& whole) {
@@ -259,9 +267,9 @@ std::optional<Term> fit_repeated(Frame frame, int slots, const std::map<std::int
   for (const auto& [n, seq] : parts) counts.push_back({static_cast<double>(n), static_cast<double>(seq.size())});
   WholeAt whole_count = whole;
   whole_count.non_negative = true;
-  const std::optional<ExactLaw> count = fit_exact(counts, whole_count);
-  if (!count) return std::nullopt;
-  t.count = *count;
+  const std::vector<ExactLaw> count_laws = fit_exact_all(counts);
+  if (!prefer_whole(count_laws, counts, whole_count)) return std::nullopt;
+  bool powers = false;  // some label is a power-of-two progression
   for (int s = 0; s < slots; ++s) {
     bool any = false;  // some repetition has this slot
     bool all = true;   // every repetition has it
@@ -282,11 +290,21 @@ std::optional<Term> fit_repeated(Frame frame, int slots, const std::map<std::int
         }
         const std::optional<IndexedLaw> law = fit_indexed(rows, whole);
         if (!law) return std::nullopt;
+        powers = powers || (law->step != 0 && law->progression == IndexedLaw::Progression::Power2);
         slot.push_back(*law);
       }
     }
     t.slots.push_back(std::move(slot));
   }
+  // Labels 2^i over the repetitions make the count an exponent: a logarithm of n when one reproduces the counts
+  // (ceil(log2(n)/2) steps of a halving along a row, not the floor(cbrt(n)) that coincides with it up to 32).
+  std::vector<ExactLaw> logarithms;
+  for (const ExactLaw& law : count_laws) {
+    if (law.is_constant() || is_logarithmic(law.basis)) logarithms.push_back(law);
+  }
+  const std::optional<ExactLaw> count =
+      prefer_whole(powers && !logarithms.empty() ? logarithms : count_laws, counts, whole_count);
+  t.count = *count;
   return t;
 }
 
@@ -608,7 +626,8 @@ std::optional<Pattern> learn_pattern(std::span<const ListObservation> observatio
   if (!cases) {
     if (why != nullptr) {
       *why =
-          "no frame (offset, ring, grid, torus, xor, absolute) with single or repeated terms, for all ranks or "
+          "no frame (offset, ring, grid, torus, xor, absolute, transpose) with single or repeated terms, for all ranks "
+          "or "
           "split by rank class, and no small integer expression in r and n reproduces every rank's peers";
       if (budget.exhausted) {
         *why += " (an expression search stopped at its budget of " + std::to_string(search.max_candidates) +

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <functional>
 #include <nlohmann/json.hpp>
 
@@ -211,6 +212,34 @@ TEST(Pattern, RecursiveHalvingRunsTheBitsDownwards) {
   learn_and_check(halving, {4, 8, 16, 32}, {64, 256});
 }
 
+/// NAS CG's transpose partner on its 2^floor(k/2) x 2^ceil(k/2) grid, as the kernel computes it.
+std::int64_t cg_transpose(std::int64_t r, std::int64_t n) {
+  const auto k = static_cast<int>(std::bit_width(static_cast<std::uint64_t>(n))) - 1;
+  const std::int64_t rows = std::int64_t{1} << (k / 2);
+  const std::int64_t cols = std::int64_t{1} << ((k + 1) / 2);
+  if (rows == cols) return (r % cols) * cols + r / cols;
+  return 2 * (((r / 2) % rows) * rows + (r / 2) / rows) + r % 2;
+}
+
+TEST(Pattern, TransposeOnASquareOrTwiceAsWideGrid) {
+  const Truth transpose = [](std::int64_t r, std::int64_t n) { return std::vector<Peers>{one(cg_transpose(r, n))}; };
+  const Pattern p = learn_and_check(transpose, {4, 8, 16, 32}, {64, 128, 1024});
+  EXPECT_EQ(p.cases.at(0).program.frame, Frame::Transpose);
+  EXPECT_EQ(p.to_string(), "transpose(r)");
+}
+
+TEST(Pattern, RecursiveHalvingAlongTheRowsOfATwiceAsWideGrid) {
+  // Reduce-scatter in each row of the 2^floor(k/2) x 2^ceil(k/2) grid: ceil(k/2) steps, partners XOR 2^j, j down.
+  const Truth halving = [](std::int64_t r, std::int64_t n) {
+    const auto k = static_cast<int>(std::bit_width(static_cast<std::uint64_t>(n))) - 1;
+    std::vector<Peers> out;
+    for (int j = (k + 1) / 2 - 1; j >= 0; --j) out.push_back(one(r ^ (std::int64_t{1} << j)));
+    return out;
+  };
+  const Pattern p = learn_and_check(halving, {4, 8, 16, 32}, {64, 128, 1024});
+  EXPECT_EQ(p.to_string(), "[r ^ 2^(count-1-i) for i < ceil(log2(n)/2)]");
+}
+
 TEST(Pattern, MasterAndWorkersAreTwoRankClasses) {
   const Truth master = [](std::int64_t r, std::int64_t n) {
     std::vector<Peers> out;
@@ -317,13 +346,18 @@ TEST(Pattern, RepetitionCountIsWholeWhereThePatternWillBeEvaluated) {
 }
 
 TEST(Pattern, FramesMapPeersToLabelsAndBack) {
-  for (const Frame f :
-       {Frame::Offset, Frame::Ring, Frame::Grid2, Frame::Torus2, Frame::Grid3, Frame::Torus3, Frame::Xor,
-        Frame::Absolute, Frame::Expression, Frame::Grid2C, Frame::Torus2C, Frame::Grid3C, Frame::Torus3C}) {
-    for (const std::int64_t n : {1, 6, 16, 27}) {
+  for (const Frame f : {Frame::Offset, Frame::Ring, Frame::Grid2, Frame::Torus2, Frame::Grid3, Frame::Torus3,
+                        Frame::Xor, Frame::Absolute, Frame::Expression, Frame::Grid2C, Frame::Torus2C, Frame::Grid3C,
+                        Frame::Torus3C, Frame::Transpose}) {
+    for (const std::int64_t n : {1, 6, 16, 27, 32}) {
       for (std::int64_t r = 0; r < n; ++r) {
         for (std::int64_t peer = 0; peer < n; ++peer) {
           const std::optional<Label> l = label_of(f, r, peer, n);
+          if (f == Frame::Transpose && (n & (n - 1)) != 0) {  // defined on powers of two only
+            EXPECT_FALSE(l.has_value());
+            EXPECT_FALSE(peer_of(f, r, Label{0, 0, 0}, n).has_value());
+            continue;
+          }
           ASSERT_TRUE(l.has_value()) << frame_name(f);
           EXPECT_EQ(peer_of(f, r, *l, n), peer) << frame_name(f) << " r " << r << " peer " << peer << " n " << n;
         }

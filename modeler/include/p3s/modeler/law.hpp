@@ -40,6 +40,8 @@ enum class Basis : std::uint8_t {
   Dims3Third,         ///< dims3(n)[2], the smallest of MPI_Dims_create(n, 3)
   NLog2N,             ///< n*log2(n)
   NSquared,           ///< n^2
+  FloorHalfLog2,      ///< floor(log2(n)/2), log2 of the shorter side of a 2^floor x 2^ceil grid
+  CeilHalfLog2,       ///< ceil(log2(n)/2), log2 of its longer side (recursive halving along a row)
 };
 
 /// Every basis, simplest first.

@@ -37,6 +37,10 @@ enum class Frame : std::uint8_t {
   Torus2C,  ///< as Torus2, column-major
   Grid3C,   ///< as Grid3, column-major
   Torus3C,  ///< as Torus3, column-major
+  /// peer - transpose(r) on the 2^floor(k/2) x 2^ceil(k/2) grid of n = 2^k ranks (NAS CG's layout): a square
+  /// grid's transposed position, or with twice as many columns as rows the transposed position of the pair r/2,
+  /// keeping r's low bit; none where n is no power of two.
+  Transpose,
 };
 
 [[nodiscard]] std::string_view frame_name(Frame frame) noexcept;
@@ -124,6 +128,9 @@ struct Program {
 /// and constant, so `dims2(n)[1]` (8) is briefer than `-2^floor(log2(n)/2) + 3` (12); a progression in the
 /// repetition index adds its step and 2 bits; an expression costs 4 bits per node; every term 2 bits.
 [[nodiscard]] int description_length(const Program& program);
+
+/// The bits of one label law, as description_length() counts them.
+[[nodiscard]] int description_length(const IndexedLaw& law);
 
 /// Whether every count and label of the program is the same at every n (offsets constant in its frame).
 [[nodiscard]] bool constant_in_n(const Program& program);
