@@ -62,16 +62,21 @@ std::optional<ExactLaw> count_law(const std::vector<RankData>& ranks, std::size_
 
 /// Regression options for message sizes in a frame: a grid's own dimensions come first, since sizes on a
 /// process grid are the global size over a side (several bases agree on powers of two; they differ elsewhere).
+/// Likewise the sides of the 2^floor(k/2) x 2^ceil(k/2) grid for the frames of power-of-two codes (xor,
+/// transpose): at 4, 8, 16 a row's 2, 4, 4 columns are also floor(cbrt(n)) + ..., which 32 tells apart.
 RegressionOptions volume_fit(Frame frame) {
   RegressionOptions o;
   const int dims = frame_dims(frame);
-  if (dims == 1) return o;
-  const std::vector<Basis> first = dims == 2
+  const bool pow2 = frame == Frame::Xor || frame == Frame::Transpose;
+  if (dims == 1 && !pow2) return o;
+  const std::vector<Basis> first = pow2 ? std::vector<Basis>{Basis::Pow2CeilHalfLog2, Basis::Pow2FloorHalfLog2}
+                                   : dims == 2
                                        ? std::vector<Basis>{Basis::Dims2Minor, Basis::Dims2Major}
                                        : std::vector<Basis>{Basis::Dims3Third, Basis::Dims3Second, Basis::Dims3First};
   o.bases = first;
   for (const Basis b : all_bases()) {
-    if (std::find(first.begin(), first.end(), b) == first.end()) o.bases.push_back(b);
+    const bool step = b == Basis::FloorHalfLog2 || b == Basis::CeilHalfLog2;  // counts, not sizes (law_fit.cpp)
+    if (!step && std::find(first.begin(), first.end(), b) == first.end()) o.bases.push_back(b);
   }
   return o;
 }
@@ -392,7 +397,8 @@ std::size_t first_event(const RankData& d, const detail::BurstKey& key, const st
 }
 
 /// Burst work of one rank by burst position, with its work class.
-detail::RankWork rank_work(const RankData& d, const std::vector<GroupModel>& groups) {
+detail::RankWork rank_work(const RankData& d, const PhaseModel& pm) {
+  const std::vector<GroupModel>& groups = pm.groups;
   detail::RankWork w;
   w.n = d.n;
   w.r = d.r;
@@ -409,8 +415,10 @@ detail::RankWork rank_work(const RankData& d, const std::vector<GroupModel>& gro
             rg->calls[k].burst_work;
       }
     } else if (rg != nullptr) {
+      const bool iterations = pm.in_loop(g);  // a loop's calls: one burst position, whatever their number
       for (std::size_t k = 0; k < rg->calls.size(); ++k) {
-        w.work[{static_cast<std::int32_t>(g), 0, static_cast<std::uint32_t>(k)}] += rg->calls[k].burst_work;
+        w.work[{static_cast<std::int32_t>(g), 0, iterations ? 0 : static_cast<std::uint32_t>(k)}] +=
+            rg->calls[k].burst_work;
       }
     }
   }
@@ -430,6 +438,7 @@ detail::RankWork rank_work(const RankData& d, const std::vector<GroupModel>& gro
 struct Shaped {
   std::vector<RankData> ranks;
   std::vector<GroupModel> groups;
+  std::vector<PhaseLoop> loops;
   std::vector<std::string> notes;
   /// How good the shape is for modelling: point-to-point groups left unmodelled, then pattern cases in all,
   /// then the patterns' description length, then groups (fewer and shorter is better).
@@ -483,8 +492,10 @@ void label_calls(RankData& d, Frame frame) {
   }
 }
 
+/// The phase's shape with the calls aligned as `alignment` says (on their labels in `frame` for
+/// Alignment::Label), each rank's loops folded first when `fold` is set (detail::fold_loops()).
 Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::Alignment alignment,
-                   const FitOptions& options, Frame frame = Frame::Offset) {
+                   const FitOptions& options, Frame frame, bool fold) {
   Shaped out;
   const WholeAt whole{options.evaluate_at};
   std::vector<RankData>& ranks = out.ranks;
@@ -492,13 +503,16 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::A
     const analyzer::SigPhase& p = runs[k].signature.phases[rel.ids[k]];
     for (const analyzer::SigRank& r : p.ranks) {
       if (r.thread != 0) continue;
-      ranks.push_back({runs[k].n(), r.rank, &runs[k].signature, &r, detail::rank_groups(r), {}});
+      std::vector<RankGroup> groups = detail::rank_groups(r);
+      if (fold) groups = detail::fold_loops(std::move(groups));
+      ranks.push_back({runs[k].n(), r.rank, &runs[k].signature, &r, std::move(groups), {}});
       if (alignment == detail::Alignment::Label) label_calls(ranks.back(), frame);
     }
   }
   std::vector<const std::vector<RankGroup>*> seqs;
   for (const RankData& d : ranks) seqs.push_back(&d.groups);
   detail::Shape shape = detail::merge_shapes(seqs, alignment);
+  out.loops = std::move(shape.loops);
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     ranks[i].groups = std::move(shape.ranks[i]);
     ranks[i].at.assign(shape.groups.size(), nullptr);
@@ -549,6 +563,17 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::A
   return out;
 }
 
+/// Whether some rank of some run repeats a loop body in the phase (detail::fold_loops() folds something).
+bool has_loops(std::span<const Run> runs, const RelatedPhase& rel) {
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    for (const analyzer::SigRank& r : runs[k].signature.phases[rel.ids[k]].ranks) {
+      const std::vector<RankGroup> groups = detail::rank_groups(r);
+      if (detail::fold_loops(groups).size() != groups.size()) return true;
+    }
+  }
+  return false;
+}
+
 /// A phase's model and what its fit saw.
 struct PhaseFit {
   PhaseModel model;
@@ -589,28 +614,41 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   // these leave laws in n that a grid's constant offsets might explain, the calls are also aligned on their
   // peers' labels in each grid frame: a code that skips the directions along a side of 1 (LAMMPS at 2 and 4
   // ranks) makes its first exchange along z there and along x at 8, and only the label tells them apart.
+  // Where ranks repeat steps of a loop, each rank's loops are folded (a recursive halving whose number of steps
+  // grows with n is then one repetition per call of its body) and the plain alignments are tried again: the
+  // cheaper shape wins (at 4, 8, 16 a row's 1, 2, 2 halving steps are also a torus's constant neighbours, two
+  // pattern cases where the loop needs one).
   std::optional<Shaped> best;
-  const auto consider = [&](detail::Alignment a, Frame f) {
-    Shaped s = shape_phase(runs, rel, a, options, f);
+  const auto consider = [&](detail::Alignment a, Frame f, bool fold) {
+    Shaped s = shape_phase(runs, rel, a, options, f, fold);
     if (!best || s.cost() < best->cost()) best = std::move(s);
+  };
+  const auto perfect = [&best] {
+    return std::get<0>(best->cost()) == 0 && std::get<1>(best->cost()) <= best->groups.size() &&
+           best->constant_offsets();
   };
   for (const detail::Alignment a :
        {detail::Alignment::Function, detail::Alignment::Direction, detail::Alignment::Step}) {
-    consider(a, Frame::Offset);
-    if (std::get<0>(best->cost()) == 0 && std::get<1>(best->cost()) <= best->groups.size() &&
-        best->constant_offsets()) {
-      break;
-    }
+    consider(a, Frame::Offset, false);
+    if (perfect()) break;
   }
   if (!best->constant_offsets()) {
     for (const Frame f : {Frame::Grid2, Frame::Torus2, Frame::Grid2C, Frame::Torus2C, Frame::Grid3, Frame::Torus3,
                           Frame::Grid3C, Frame::Torus3C}) {
-      consider(detail::Alignment::Label, f);
+      consider(detail::Alignment::Label, f, false);
       if (best->constant_offsets()) break;
+    }
+  }
+  if (has_loops(runs, rel)) {
+    for (const detail::Alignment a :
+         {detail::Alignment::Function, detail::Alignment::Direction, detail::Alignment::Step}) {
+      consider(a, Frame::Offset, true);
+      if (perfect()) break;
     }
   }
   std::vector<RankData>& ranks = best->ranks;
   pm.groups = std::move(best->groups);
+  pm.loops = std::move(best->loops);
   std::vector<std::int64_t> fitted_n;
   for (const Run& run : runs) fitted_n.push_back(run.n());
   detail::orient_steps(pm.groups, fitted_n);
@@ -621,7 +659,7 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   }
 
   std::vector<detail::RankWork> work;
-  for (const RankData& d : ranks) work.push_back(rank_work(d, pm.groups));
+  for (const RankData& d : ranks) work.push_back(rank_work(d, pm));
   detail::LearntWork learnt = detail::learn_work(work, weight_by_n);
   pm.work = std::move(learnt.classes);
   pr.measured = std::move(learnt.measured);
@@ -645,6 +683,11 @@ ModelLimits limits_of(const Model& m, std::int64_t largest_n) {
 }
 
 }  // namespace
+
+bool PhaseModel::in_loop(std::size_t g) const {
+  return std::any_of(loops.begin(), loops.end(),
+                     [g](const PhaseLoop& l) { return g >= l.first && g - l.first < l.groups; });
+}
 
 std::int64_t PhaseModel::weight_at(std::int64_t n) const {
   if (weight_exact) return count_value(weight, n);

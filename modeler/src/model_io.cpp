@@ -216,6 +216,11 @@ json phase_json(const PhaseModel& p) {
          {"groups", std::move(groups)},
          {"work", std::move(work)}};
   j["weight"] = p.weight_exact ? to_json(p.weight) : to_json(p.weight_fit);
+  if (!p.loops.empty()) {
+    json loops = json::array();
+    for (const PhaseLoop& l : p.loops) loops.push_back({{"first", l.first}, {"groups", l.groups}});
+    j["loops"] = std::move(loops);
+  }
   return j;
 }
 
@@ -232,6 +237,16 @@ PhaseModel phase_from(const json& j) {
   }
   for (const json& g : j.at("groups")) p.groups.push_back(group_from(g));
   for (const json& w : j.at("work")) p.work.push_back(work_from(w));
+  std::uint32_t next = 0;  // loops in group order, disjoint, inside the phase
+  for (const json& l : j.value("loops", json::array())) {
+    const PhaseLoop loop{l.at("first").get<std::uint32_t>(), l.at("groups").get<std::uint32_t>()};
+    if (loop.first < next || loop.first >= p.groups.size() || loop.groups < 2 ||
+        loop.groups > p.groups.size() - loop.first) {
+      throw InputError("phase " + std::to_string(p.id) + " has a loop over groups that do not exist or overlap");
+    }
+    next = loop.first + loop.groups;
+    p.loops.push_back(loop);
+  }
   return p;
 }
 

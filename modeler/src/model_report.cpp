@@ -59,7 +59,7 @@ void group_lines(std::ostringstream& out, const PhaseModel& p, std::size_t g) {
       break;
     }
     case Role::Completion: {
-      out << " x " << count_text(gm) << ": completes";
+      out << " x " << (gm.per_request ? "one per request" : count_text(gm)) << ": completes";
       std::set<std::uint32_t> groups;
       for (const auto& refs : gm.completes) {
         for (const RequestRef& r : refs) groups.insert(r.group);
@@ -215,7 +215,15 @@ std::string model_report(const Model& m, const FitReport& report) {
         << " % of the largest run): " << p.calls << '\n';
     out << "  weight = " << (p.weight_exact ? p.weight.to_string() : "round(" + p.weight_fit.to_string() + ")")
         << "    total work varies by " << fmt("%.1f", 100 * r.total_work_spread) << " % across the runs\n";
-    for (std::size_t g = 0; g < p.groups.size(); ++g) group_lines(out, p, g);
+    for (std::size_t g = 0; g < p.groups.size(); ++g) {
+      for (const PhaseLoop& l : p.loops) {
+        if (l.first == g) {
+          out << "  loop: groups [" << l.first << "]-[" << l.first + l.groups - 1
+              << "] are made step by step, one call of each per iteration\n";
+        }
+      }
+      group_lines(out, p, g);
+    }
     work_lines(out, m, p, r);
     for (const std::string& note : r.notes) out << "  note: " << note << '\n';
   }

@@ -2,6 +2,7 @@
 // A phase evaluated at n: every rank's calls, generated from the group models, with the work of their bursts.
 #include "p3s/modeler/predict.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -113,6 +114,7 @@ class RankBuilder {
           break;
       }
     }
+    for (const PhaseLoop& loop : phase_.loops) interleave(loop);
     if (!phase_.work.empty()) {
       const std::size_t cls = class_of(phase_, cases_, r_, n_);
       share_work(phase_.work[cls], class_ranks[cls], weight);
@@ -129,6 +131,11 @@ class RankBuilder {
     out_.calls.back().call = gm.call;
     burst_of_.push_back(place);
     return out_.calls.back();
+  }
+
+  /// The burst position of call k of a group that is not point-to-point: its own, or the group's in a loop.
+  [[nodiscard]] std::uint32_t call_place(std::size_t g, std::int64_t k) const {
+    return phase_.in_loop(g) ? 0 : static_cast<std::uint32_t>(k);
   }
 
   /// The pattern's calls, with the peers, tags, sizes and communicator of each slot.
@@ -168,7 +175,7 @@ class RankBuilder {
     }
     const std::int64_t count = gm.count_at(r_, n_);
     for (std::int64_t k = 0; k < count; ++k) {
-      PredictedCall& c = add_call(gm, {static_cast<std::int32_t>(g), 0, static_cast<std::uint32_t>(k)});
+      PredictedCall& c = add_call(gm, {static_cast<std::int32_t>(g), 0, call_place(g, k)});
       if (static_cast<std::size_t>(k) >= gm.completes.size()) continue;
       for (const RequestRef& ref : gm.completes[static_cast<std::size_t>(k)]) {
         if (ref.group >= g || cases_[ref.group] != ref.pattern_case) continue;
@@ -190,7 +197,7 @@ class RankBuilder {
       for (std::size_t e = 0; e < entries_[sg].size(); ++e) {
         const Entry& en = entries_[sg][e];
         if (en.term != term || completed_[sg][e] || en.null()) continue;
-        complete_entry(sg, e, add_call(gm, {static_cast<std::int32_t>(g), 0, k++}));
+        complete_entry(sg, e, add_call(gm, {static_cast<std::int32_t>(g), 0, call_place(g, k++)}));
       }
     }
   }
@@ -232,7 +239,7 @@ class RankBuilder {
     const GroupModel& gm = phase_.groups[g];
     const std::int64_t count = gm.count_at(r_, n_);
     for (std::int64_t k = 0; k < count; ++k) {
-      PredictedCall& c = add_call(gm, {static_cast<std::int32_t>(g), 0, static_cast<std::uint32_t>(k)});
+      PredictedCall& c = add_call(gm, {static_cast<std::int32_t>(g), 0, call_place(g, k)});
       if (gm.role != Role::Collective || static_cast<std::size_t>(k) >= gm.collectives.size()) continue;
       const CollectiveEntry& ce = gm.collectives[static_cast<std::size_t>(k)];
       PredictedAction a;
@@ -248,6 +255,46 @@ class RankBuilder {
       a.bytes = ce.bytes_at(n_, a.comm_size, is_root);
       a.bytes_received = ce.received_at(n_, a.comm_size, is_root);
       c.actions.push_back(std::move(a));
+    }
+  }
+
+  /// Puts the calls of a loop's groups (consecutive, group by group) in iteration order: the t-th call of each
+  /// group, in group order, before the (t+1)-th; completions keep pointing at the calls that started them.
+  void interleave(const PhaseLoop& loop) {
+    std::vector<std::vector<std::size_t>> by_group(loop.groups);
+    std::size_t begin = out_.calls.size();
+    std::size_t end = 0;
+    for (std::size_t i = 0; i < burst_of_.size(); ++i) {
+      const auto g = static_cast<std::uint32_t>(std::get<0>(burst_of_[i]));
+      if (g < loop.first || g - loop.first >= loop.groups) continue;
+      by_group[g - loop.first].push_back(i);
+      begin = std::min(begin, i);
+      end = std::max(end, i + 1);
+    }
+    if (begin >= end) return;
+    std::vector<std::size_t> order;  // the new order of [begin, end), as old indices
+    for (std::size_t t = 0; order.size() < end - begin; ++t) {
+      for (const std::vector<std::size_t>& calls : by_group) {
+        if (t < calls.size()) order.push_back(calls[t]);
+      }
+    }
+    std::vector<std::int32_t> moved(out_.calls.size());
+    for (std::size_t i = 0; i < moved.size(); ++i) moved[i] = static_cast<std::int32_t>(i);
+    for (std::size_t k = 0; k < order.size(); ++k) moved[order[k]] = static_cast<std::int32_t>(begin + k);
+    std::vector<PredictedCall> calls;
+    std::vector<BurstPlace> places;
+    for (const std::size_t i : order) {
+      calls.push_back(std::move(out_.calls[i]));
+      places.push_back(burst_of_[i]);
+    }
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      out_.calls[begin + k] = std::move(calls[k]);
+      burst_of_[begin + k] = places[k];
+    }
+    for (PredictedCall& c : out_.calls) {
+      for (PredictedAction& a : c.actions) {
+        if (a.started >= 0) a.started = moved[static_cast<std::size_t>(a.started)];
+      }
     }
   }
 

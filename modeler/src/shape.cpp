@@ -92,6 +92,73 @@ std::vector<RankGroup> rank_groups(const analyzer::SigRank& rank) {
   return out;
 }
 
+namespace {
+
+/// The most groups a loop body may have.
+constexpr std::size_t kMaxLoopBody = 8;
+
+/// Whether group b repeats group a as the same step of a later loop iteration: one call each, to the same
+/// point-to-point or completion function in the same role, with the same slots used and the same tags (the peers and
+/// sizes may differ).
+bool same_step(const RankGroup& a, const RankGroup& b) {
+  if (a.function != b.function || a.role != b.role || a.calls.size() != 1 || b.calls.size() != 1) return false;
+  if (a.role != Role::PointToPoint && a.role != Role::Completion) return false;  // collectives are listed per call
+  const Call& x = a.calls.front();
+  const Call& y = b.calls.front();
+  for (std::size_t s = 0; s < 2; ++s) {
+    if ((x.peers[s] < 0) != (y.peers[s] < 0)) return false;
+    if (x.peers[s] >= 0 && x.tags[s] != y.tags[s]) return false;
+  }
+  return true;
+}
+
+/// How many times the body of `size` groups at `first` occurs in a row (1: no repetition).
+std::size_t iterations(const std::vector<RankGroup>& g, std::size_t first, std::size_t size) {
+  for (std::size_t q = 0; q < size; ++q) {
+    if (!same_step(g[first + q], g[first + q])) return 1;
+  }
+  std::size_t c = 1;
+  while (first + (c + 1) * size <= g.size()) {
+    for (std::size_t q = 0; q < size; ++q) {
+      if (!same_step(g[first + q], g[first + c * size + q])) return c;
+    }
+    ++c;
+  }
+  return c;
+}
+
+}  // namespace
+
+std::vector<RankGroup> fold_loops(std::vector<RankGroup> groups) {
+  std::vector<RankGroup> out;
+  std::size_t i = 0;
+  while (i < groups.size()) {
+    // The body covering the most groups from here, the shortest on a tie (two iterations of a body of 2, not one
+    // of a body of 4).
+    std::size_t body = 0;
+    std::size_t count = 1;
+    for (std::size_t b = 2; b <= kMaxLoopBody && i + 2 * b <= groups.size(); ++b) {
+      const std::size_t c = iterations(groups, i, b);
+      if (c >= 2 && b * c > body * count) {
+        body = b;
+        count = c;
+      }
+    }
+    if (body == 0) {
+      out.push_back(std::move(groups[i++]));
+      continue;
+    }
+    for (std::size_t q = 0; q < body; ++q) {
+      RankGroup f = std::move(groups[i + q]);
+      for (std::size_t t = 1; t < count; ++t) f.calls.push_back(groups[i + t * body + q].calls.front());
+      f.loop = q == 0 ? static_cast<std::uint32_t>(body) : 0;
+      out.push_back(std::move(f));
+    }
+    i += body * count;
+  }
+  return out;
+}
+
 Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alignment alignment) {
   // Progressive shortest common supersequence of the ranks' calls: each rank's calls are aligned with the shape
   // so far on a longest common subsequence of (function, role); its other calls are inserted where they occur,
@@ -103,6 +170,7 @@ Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alig
   std::vector<Key> shape;
   std::vector<std::vector<std::size_t>> positions(ranks.size());  // per rank, per call
   std::vector<std::vector<const Call*>> calls(ranks.size());
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> loops(ranks.size());  // per rank: its calls' ranges
   // The ranks with the most calls first: they make the backbone the others are subsequences of (an interior
   // rank of a pipeline, not a corner that skips half its calls).
   std::vector<std::size_t> order(ranks.size());
@@ -115,7 +183,15 @@ Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alig
   std::vector<std::size_t> merged_ranks;
   for (const std::size_t r : order) {
     std::vector<Key> seq;
-    for (const RankGroup& g : *ranks[r]) {
+    const std::vector<RankGroup>& mine_groups = *ranks[r];
+    for (std::size_t gi = 0; gi < mine_groups.size(); ++gi) {
+      const RankGroup& g = mine_groups[gi];
+      if (g.loop > 0) {
+        std::size_t body_calls = 0;
+        for (std::size_t q = gi; q < gi + g.loop && q < mine_groups.size(); ++q)
+          body_calls += mine_groups[q].calls.size();
+        loops[r].emplace_back(seq.size(), seq.size() + body_calls);
+      }
       for (const Call& c : g.calls) {
         const int sign = c.offset > 0 ? 1 : c.offset < 0 ? -1 : 0;
         const int detail = alignment == Alignment::Direction ? sign
@@ -156,6 +232,29 @@ Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alig
     }
     for (std::size_t k = 0; k < calls[r].size(); ++k) groups[group_of[positions[r][k]]].calls.push_back(*calls[r][k]);
     out.ranks.push_back(std::move(groups));
+  }
+  // Each rank's loop covers the shape groups its body's calls fall in; loops that overlap are one.
+  std::vector<std::pair<std::size_t, std::size_t>> spans;  // first and last shape group
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    for (const auto& [begin, end] : loops[r]) {
+      if (begin == end) continue;
+      std::size_t lo = group_of[positions[r][begin]];
+      std::size_t hi = lo;
+      for (std::size_t k = begin; k < end; ++k) {
+        lo = std::min(lo, group_of[positions[r][k]]);
+        hi = std::max(hi, group_of[positions[r][k]]);
+      }
+      spans.emplace_back(lo, hi);
+    }
+  }
+  std::sort(spans.begin(), spans.end());
+  for (const auto& [lo, hi] : spans) {
+    if (!out.loops.empty() && lo <= out.loops.back().first + out.loops.back().groups - 1) {
+      PhaseLoop& last = out.loops.back();
+      last.groups = static_cast<std::uint32_t>(std::max<std::size_t>(last.first + last.groups, hi + 1) - last.first);
+    } else if (hi > lo) {
+      out.loops.push_back({static_cast<std::uint32_t>(lo), static_cast<std::uint32_t>(hi - lo + 1)});
+    }
   }
   return out;
 }

@@ -43,6 +43,8 @@ struct RankGroup {
   FunctionKey function;
   Role role = Role::Local;
   std::vector<Call> calls;
+  /// On the first group of a folded loop body (fold_loops()): how many groups the body has; 0 elsewhere.
+  std::uint32_t loop = 0;
 };
 
 /// The role of one event.
@@ -55,10 +57,18 @@ struct RankGroup {
 /// A rank's events cut into groups.
 [[nodiscard]] std::vector<RankGroup> rank_groups(const analyzer::SigRank& rank);
 
+/// A rank's groups with each loop folded: a body of single calls to different functions (MPI_Irecv, MPI_Send,
+/// MPI_Wait) repeated at least twice in a row, with the same functions and tags each time, becomes one group
+/// per body call holding every iteration's call, the first marked with the body's size (RankGroup::loop). The
+/// number of groups then stays the same however many iterations n gives (recursive halving along a row of
+/// log2(columns) steps), and each folded group is a counted repetition a pattern can learn.
+[[nodiscard]] std::vector<RankGroup> fold_loops(std::vector<RankGroup> groups);
+
 /// The merged shape: one (function, role) per group, and each rank's calls regrouped by it.
 struct Shape {
   std::vector<std::pair<FunctionKey, Role>> groups;
   std::vector<std::vector<RankGroup>> ranks;  ///< per input rank, per shape group (no calls where it has none)
+  std::vector<PhaseLoop> loops;               ///< the shape groups the ranks' folded loops fall in, in order
 };
 
 /// How much of a call the shape merge aligns on besides its function.

@@ -170,6 +170,33 @@ def pow2(n):
     return n >= 1 and n & (n - 1) == 0
 
 
+def cg_grid(n):
+    """cgrows' 2^floor(k/2) x 2^ceil(k/2) grid of n = 2^k ranks: rows, columns, log2(columns)."""
+    k = log2(n)
+    return 1 << (k // 2), 1 << ((k + 1) // 2), (k + 1) // 2
+
+
+def cg_step(partner, send_doubles, recv_doubles):
+    return [("MPI_Irecv", [("irecv", partner, recv_doubles * D)]),
+            ("MPI_Send", [("send", partner, send_doubles * D)]),
+            ("MPI_Wait", [("recv", partner, recv_doubles * D)])]
+
+
+def cgrows_matvec_rank0(n, t, a):
+    # Rank 0 is at row 0, column 0: the halving partners are ranks 2^j, j downwards; its transposed position is
+    # itself (an exchange with itself, as the real code makes).
+    rows, cols, steps = cg_grid(n)
+    calls = []
+    for s in range(steps):
+        j = steps - 1 - s
+        calls += cg_step(1 << j, max(block(a[1], cols, 0) >> s, 1), max(block(a[1], cols, 1 << j) >> s, 1))
+    return calls + cg_step(0, block(a[1], cols, 0), block(a[1], cols, 0))
+
+
+def cgrows_dot_rank0(n, t, a):
+    return [c for j in range(cg_grid(n)[2]) for c in cg_step(1 << j, 1, 1)]
+
+
 # Per app: default arguments (argument 0 is the iteration count T), which n it accepts, the expected phases in id
 # order as (what the phase is, weight law, rank 0's calls or None when not checked), and the expected order
 # skeleton (phase ids of the run-length-encoded order).
@@ -209,6 +236,18 @@ APPS = {
                  lambda n, t: t // 5, None),
                 ("final reduce", lambda n, t: 1, None)],
         order=lambda n, t: [0, 1, 2]),
+    # Arguments: T, NA, sleep mode. Per outer iteration 3 CG steps, each a phase instance (matrix-vector product,
+    # reduce-scatter by recursive halving along the row, transpose exchange) followed by two of the dot-product
+    # phase (a recursive doubling along the row), then the residual Allreduce.
+    "cgrows": dict(
+        args=[15, 14000, 0], accepts=lambda n: pow2(n) and n >= 4,
+        phases=[("init and barrier", lambda n, t: 1, None),
+                ("matvec, halving along the row (ceil(log2 n / 2) steps), transpose", lambda n, t: 3 * t,
+                 cgrows_matvec_rank0),
+                ("dot product: recursive doubling along the row", lambda n, t: 6 * t, cgrows_dot_rank0),
+                ("residual Allreduce", lambda n, t: t, lambda n, t, a: [("MPI_Allreduce", [coll("ALLREDUCE", D, n)])]),
+                ("final reduce", lambda n, t: 1, None)],
+        order=lambda n, t: [0] + ([1, 2] * 3 + [3]) * t + [4]),
     "wavefront": dict(
         args=[6, 480, 8, 2], accepts=lambda n: min(dims_create(n)) >= 2,
         phases=[("set-up", lambda n, t: 1, None),

@@ -194,6 +194,15 @@ struct WorkClass {
   std::int64_t largest_run_ranks = 0;
 };
 
+/// Consecutive groups of a phase that are the steps of a loop (an MPI_Irecv, MPI_Send, MPI_Wait of each step of
+/// a recursive halving): each group holds one call per iteration, and a rank makes them iteration by iteration,
+/// the t-th call of each group in group order before the (t+1)-th.
+struct PhaseLoop {
+  std::uint32_t first = 0;   ///< the first group
+  std::uint32_t groups = 0;  ///< how many groups, >= 2
+  friend bool operator==(const PhaseLoop&, const PhaseLoop&) = default;
+};
+
 /// One phase's laws: its weight, its groups of calls and the work of its bursts, as functions of n.
 struct PhaseModel {
   std::uint32_t id = 0;
@@ -203,10 +212,13 @@ struct PhaseModel {
   bool weight_exact = true;  ///< false: no exact law fitted; `weight_fit` rounds a regression
   RegressionLaw weight_fit;
   std::vector<GroupModel> groups;
+  std::vector<PhaseLoop> loops;  ///< in group order, disjoint
   std::vector<WorkClass> work;
 
   /// Instances at n (rounded when the weight law is a regression).
   [[nodiscard]] std::int64_t weight_at(std::int64_t n) const;
+  /// Whether group g is one of a loop's: its calls are iterations, and the bursts before them one position.
+  [[nodiscard]] bool in_loop(std::size_t g) const;
   /// The groups that are approximate at n (GroupModel::approximate_at).
   [[nodiscard]] std::vector<std::uint32_t> approximate_groups(std::int64_t n) const;
 };
