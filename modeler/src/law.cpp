@@ -280,6 +280,8 @@ void check_kind(const nlohmann::json& j, std::string_view kind, std::string_view
 
 std::span<const Basis> all_bases() noexcept { return kBases; }
 
+bool counts_only(Basis basis) noexcept { return basis == Basis::FloorHalfLog2 || basis == Basis::CeilHalfLog2; }
+
 std::string_view basis_name(Basis basis) noexcept {
   switch (basis) {
     case Basis::One:

@@ -283,13 +283,11 @@ std::vector<Candidate> candidates(std::size_t distinct_n, const RegressionOption
   if (distinct_n < 2) {
     return out;  // one process count: only a constant can be claimed
   }
-  // Every basis but One, or the caller's choice. The half-log steps count repetitions along a side of a
-  // power-of-two grid: exact laws of counts, never a trend of measured values, which they would only stair-step.
+  // Every basis but One and those of counts only, or the caller's choice.
   std::vector<Basis> bases;
   const bool chosen = !options.bases.empty();
   for (const Basis b : chosen ? std::span<const Basis>(options.bases) : all_bases().subspan(1)) {
-    const bool step = b == Basis::FloorHalfLog2 || b == Basis::CeilHalfLog2;
-    if (b != Basis::One && options.allow_linear_inverse && (chosen || !step)) bases.push_back(b);
+    if (b != Basis::One && options.allow_linear_inverse && (chosen || !counts_only(b))) bases.push_back(b);
   }
   for (const Basis b : bases) {
     out.push_back({RegressionForm::Linear, b, false});

@@ -75,8 +75,7 @@ RegressionOptions volume_fit(Frame frame) {
                                        : std::vector<Basis>{Basis::Dims3Third, Basis::Dims3Second, Basis::Dims3First};
   o.bases = first;
   for (const Basis b : all_bases()) {
-    const bool step = b == Basis::FloorHalfLog2 || b == Basis::CeilHalfLog2;  // counts, not sizes (law_fit.cpp)
-    if (!step && std::find(first.begin(), first.end(), b) == first.end()) o.bases.push_back(b);
+    if (!counts_only(b) && std::find(first.begin(), first.end(), b) == first.end()) o.bases.push_back(b);
   }
   return o;
 }

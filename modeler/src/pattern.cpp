@@ -68,6 +68,12 @@ std::string law_text(const ExactLaw& law) {
   return law.is_constant() || s.find_first_of("+- ") == std::string::npos ? s : "(" + s + ")";
 }
 
+/// `origin` plus a label: "r", "r + 1", "transpose(r) - 2".
+std::string shifted(const std::string& origin, const IndexedLaw& label) {
+  const std::string v = label.to_string();
+  return v == "0" ? origin : v.front() == '-' ? origin + " - " + v.substr(1) : origin + " + " + v;
+}
+
 /// "r + 1", "r - dims2(n)[1]", "(r + 1) mod n", "r ^ 2^i", "i + 1", "grid2(r) + (-1, 0)".
 std::string label_text(Frame frame, const std::vector<IndexedLaw>& label) {
   if (label.empty()) return "null";
@@ -76,18 +82,15 @@ std::string label_text(Frame frame, const std::vector<IndexedLaw>& label) {
   switch (frame) {
     case Frame::Offset:
     case Frame::Ring: {
-      std::string v = label[0].to_string();
-      std::string s = v == "0" ? "r" : v.front() == '-' ? "r - " + v.substr(1) : "r + " + v;
+      const std::string s = shifted("r", label[0]);
       return frame == Frame::Ring ? "(" + s + ") mod n" : s;
     }
     case Frame::Xor:
       return "r ^ " + parts;
     case Frame::Absolute:
       return parts;
-    case Frame::Transpose: {
-      const std::string v = label[0].to_string();
-      return v == "0" ? "transpose(r)" : v.front() == '-' ? "transpose(r) - " + v.substr(1) : "transpose(r) + " + v;
-    }
+    case Frame::Transpose:
+      return shifted("transpose(r)", label[0]);
     default:
       return std::string(frame_name(frame)) + "(r) + (" + parts + ")";
   }

@@ -268,7 +268,7 @@ std::optional<Term> fit_repeated(Frame frame, int slots, const std::map<std::int
   WholeAt whole_count = whole;
   whole_count.non_negative = true;
   const std::vector<ExactLaw> count_laws = fit_exact_all(counts);
-  if (!prefer_whole(count_laws, counts, whole_count)) return std::nullopt;
+  if (count_laws.empty()) return std::nullopt;
   bool powers = false;  // some label is a power-of-two progression
   for (int s = 0; s < slots; ++s) {
     bool any = false;  // some repetition has this slot
@@ -626,9 +626,8 @@ std::optional<Pattern> learn_pattern(std::span<const ListObservation> observatio
   if (!cases) {
     if (why != nullptr) {
       *why =
-          "no frame (offset, ring, grid, torus, xor, absolute, transpose) with single or repeated terms, for all ranks "
-          "or "
-          "split by rank class, and no small integer expression in r and n reproduces every rank's peers";
+          "no frame (offset, ring, grid, torus, xor, absolute, transpose) with single or repeated terms, for all "
+          "ranks or split by rank class, and no small integer expression in r and n reproduces every rank's peers";
       if (budget.exhausted) {
         *why += " (an expression search stopped at its budget of " + std::to_string(search.max_candidates) +
                 " candidates; `p3s model --search-candidates` raises it)";

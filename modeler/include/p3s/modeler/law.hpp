@@ -46,6 +46,9 @@ enum class Basis : std::uint8_t {
 
 /// Every basis, simplest first.
 [[nodiscard]] std::span<const Basis> all_bases() noexcept;
+/// Whether a basis describes counts only (floor/ceil(log2(n)/2): steps along a side of a power-of-two grid), never
+/// a trend of measured values such as sizes or work, which it would only stair-step.
+[[nodiscard]] bool counts_only(Basis basis) noexcept;
 
 /// The readable name of a basis as it appears in printed equations and in JSON ("sqrt(n)", "dims2(n)[1]").
 [[nodiscard]] std::string_view basis_name(Basis basis) noexcept;
