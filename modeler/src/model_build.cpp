@@ -439,6 +439,8 @@ struct Shaped {
   std::vector<GroupModel> groups;
   std::vector<PhaseLoop> loops;
   std::vector<std::string> notes;
+  /// Per completion group whose number of calls follows no law: the note, unless one call per request holds.
+  std::map<std::size_t, std::string> completion_notes;
   /// How good the shape is for modelling: point-to-point groups left unmodelled, then pattern cases in all,
   /// then the patterns' description length, then groups (fewer and shorter is better).
   [[nodiscard]] std::tuple<std::size_t, std::size_t, int, std::size_t> cost() const {
@@ -553,7 +555,12 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::A
         gm.count = *c;
       } else {
         gm.measured = measure(ranks, g, false);
-        out.notes.push_back(where + ": " + why + "; " + kept_as_measured(gm.measured));
+        std::string note = where + ": " + why + "; " + kept_as_measured(gm.measured);
+        if (gm.role == Role::Completion) {
+          out.completion_notes[g] = std::move(note);  // unless one call per request holds (fit_completions())
+        } else {
+          out.notes.push_back(std::move(note));
+        }
         gm.count = ExactLaw::constant(Rational::make(0));
       }
     }
@@ -654,7 +661,10 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   pr.notes.insert(pr.notes.end(), best->notes.begin(), best->notes.end());
   for (std::size_t g = 0; g < pm.groups.size(); ++g) {
     if (pm.groups[g].role == Role::Collective) fit_collectives(pm.groups[g], pr.notes, ranks, g, whole);
-    if (pm.groups[g].role == Role::Completion) fit_completions(pm.groups[g], ranks, g, pm.groups);
+    if (pm.groups[g].role != Role::Completion) continue;
+    fit_completions(pm.groups[g], ranks, g, pm.groups);
+    const auto note = best->completion_notes.find(g);
+    if (note != best->completion_notes.end() && !pm.groups[g].measured.empty()) pr.notes.push_back(note->second);
   }
 
   std::vector<detail::RankWork> work;
