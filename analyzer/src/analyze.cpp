@@ -20,6 +20,7 @@
 #include "p3s/trace/schema.hpp"
 #include "p3s/utc_date.hpp"
 #include "p3s/version.hpp"
+#include "program_cuts.hpp"
 #include "rank_phases.hpp"
 #include "run_phases.hpp"
 #include "signature_builder.hpp"
@@ -205,7 +206,11 @@ RunPhases find_run_phases(const std::vector<TickSymbol>& symbols,
     if (!by_rank) throw InputError("the phases cannot be found rank by rank: " + why_not);
     return std::move(*by_rank);
   }
-  RunPhases global = run_phases_from_ticks(find_phases(symbols, pf));
+  const PhaseStructure structure = find_phases(symbols, pf);
+  if (asked == PhaseMethod::GlobalTicks && options.signature.phase_level == PhaseLevel::Outermost) {
+    return run_phases_at_top(structure, symbols);
+  }
+  RunPhases global = run_phases_from_ticks(structure);
   if (asked == PhaseMethod::GlobalTicks) return global;
   const std::size_t global_length = description_length(global);
   if (global_length <= kClearlyBriefer * kBriefestByRank) {
@@ -308,8 +313,13 @@ Signature analyze(const AnalyzeOptions& options, AnalyzeStats* stats) {
   st.lamport_s = seconds_since(t);
 
   t = Clock::now();
-  const RunPhases phases = find_run_phases(
+  RunPhases phases = find_run_phases(
       sink.symbols, [&] { return location_calls(defs, ex, tick_files); }, options);
+  if (phases.method == PhaseMethod::GlobalTicks && phases.level == PhaseLevel::Outermost) {
+    std::vector<LocationFiles> files;
+    for (std::size_t i = 0; i < ex.locations.size(); ++i) files.push_back({ex.locations[i].ops, tick_files[i]});
+    cut_at_program_points(phases, files);
+  }
   st.phases_s = seconds_since(t);
 
   t = Clock::now();

@@ -89,6 +89,39 @@ void same_level(const std::vector<AnalyzeOptions>& runs, std::vector<Signature>&
   }
 }
 
+/// Runs whose iterations still differ take the outermost loops of their ticks as their phases, where these then
+/// correspond in every run: the innermost loops of a pipeline through q cells are its stages at most counts, but
+/// at q = 2 every sweep has one stage and the iteration is the innermost loop; a multigrid V-cycle's levels
+/// compute too little on the coarse grids for the ranks' own steps to be cut alike at every count.
+void same_iterations(const std::vector<AnalyzeOptions>& runs, std::vector<Signature>& sigs,
+                     std::vector<AnalyzeStats>& local) {
+  if (sigs.size() < 2) return;
+  std::vector<Iterations> its;
+  for (const Signature& s : sigs) {
+    if (s.phase_method == PhaseMethod::GlobalTicks && s.phase_level == PhaseLevel::Outermost) return;
+    its.push_back(iterations_of(s));
+  }
+  if (std::all_of(its.begin(), its.end(), [&](const Iterations& i) { return i.order == its.front().order; })) return;
+  std::vector<Signature> coarse;
+  std::vector<AnalyzeStats> again(runs.size());
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    AnalyzeOptions forced = runs[i];
+    forced.signature.phase_method = PhaseMethod::GlobalTicks;
+    forced.signature.phase_level = PhaseLevel::Outermost;
+    coarse.push_back(analyze(forced, &again[i]));
+    if (iterations_of(coarse.back()).order != iterations_of(coarse.front()).order) return;
+  }
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    coarse[i].options = runs[i].signature;
+    coarse[i].phase_method_note =
+        "the series' level, the ticks' outermost loops: the runs' iterations differ otherwise (this run " +
+        std::string(phase_method_name(sigs[i].phase_method)) +
+        (sigs[i].phase_method_note.empty() ? "" : ": " + sigs[i].phase_method_note) + ")";
+    sigs[i] = std::move(coarse[i]);
+    local[i] = again[i];
+  }
+}
+
 }  // namespace
 
 std::vector<Signature> analyze_series(const std::vector<AnalyzeOptions>& runs, std::vector<AnalyzeStats>* stats) {
@@ -126,6 +159,7 @@ std::vector<Signature> analyze_series(const std::vector<AnalyzeOptions>& runs, s
     }
   }
   same_level(runs, sigs, local);
+  same_iterations(runs, sigs, local);
   relevant_in_any(sigs);
   if (stats != nullptr) *stats = std::move(local);
   return sigs;

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <array>
+#include <unordered_map>
+
+#include "p3s/hash.hpp"
 
 #include "p3s/stable_name.hpp"
 
@@ -65,11 +68,35 @@ RunPhases run_phases_from_ticks(const PhaseStructure& structure) {
   return out;
 }
 
+RunPhases run_phases_at_top(const PhaseStructure& structure, std::span<const TickSymbol> symbols) {
+  RunPhases out;
+  out.method = PhaseMethod::GlobalTicks;
+  out.level = PhaseLevel::Outermost;
+  std::unordered_map<std::uint64_t, std::uint32_t> ids;  // the hash of an occurrence's ticks -> its phase
+  const auto add = [&](std::uint64_t first, std::uint64_t ticks) {
+    std::uint64_t h = mix64(ticks);
+    for (std::uint64_t t = first; t < first + ticks; ++t) h = mix64(h ^ symbols[t]);
+    const auto [it, added] = ids.emplace(h, out.phase_count);
+    if (added) ++out.phase_count;
+    out.occurrence_phase.push_back(it->second);
+    out.first_tick.push_back(first + 1);
+    out.occurrence_ticks.push_back(ticks);
+  };
+  for (const TopItem& t : structure.top) {
+    if (t.count == 0) {
+      add(t.first_tick, t.ticks);
+      continue;
+    }
+    const std::uint64_t each = t.ticks / t.count;
+    for (std::uint64_t k = 0; k < t.count; ++k) add(t.first_tick + k * each, each);
+  }
+  return out;
+}
+
 OccurrenceLocator::OccurrenceLocator(const RunPhases& phases, std::size_t location) noexcept
-    : starts_(phases.method == PhaseMethod::ByRank
-                  ? (location < phases.first_op.size() ? phases.first_op[location] : kNoStarts)
-                  : phases.first_tick),
-      by_op_(phases.method == PhaseMethod::ByRank) {}
+    : starts_(!phases.first_op.empty() ? (location < phases.first_op.size() ? phases.first_op[location] : kNoStarts)
+                                       : phases.first_tick),
+      by_op_(!phases.first_op.empty()) {}
 
 std::size_t OccurrenceLocator::at(std::uint64_t op_index, std::uint64_t op_tick) noexcept {
   if (starts_.empty()) return 0;

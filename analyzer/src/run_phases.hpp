@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,9 @@ struct RunPhases {
   std::vector<std::uint64_t> occurrence_ticks;
   /// GlobalTicks: the first tick (1-based) of every occurrence; the ticks up to the next one belong to it.
   std::vector<std::uint64_t> first_tick;
-  /// ByRank: per location, the index of the first operation of every occurrence (the same number of
-  /// occurrences on every location that has operations; empty for the others).
+  /// ByRank, and GlobalTicks at its outermost level: per location, the index of the first operation of every
+  /// occurrence (the same number of occurrences on every location that has operations; empty for the others).
+  /// Where it is set, operations belong to occurrences by it rather than by their ticks.
   std::vector<std::vector<std::uint64_t>> first_op;
 };
 
@@ -33,6 +35,13 @@ struct RunPhases {
 
 /// The global method's result as RunPhases.
 [[nodiscard]] RunPhases run_phases_from_ticks(const PhaseStructure& structure);
+
+/// The global method's result at its outermost level (PhaseLevel::Outermost): every iteration of an outermost
+/// loop is an occurrence, and every stretch of ticks between them; iterations or stretches with the same ticks
+/// (`symbols`, the sequence `structure` was found in) are one phase. Where the innermost loops differ from one
+/// process count to the next (a pipeline through q cells: one stage per sweep at q = 2, q - 1 at q), the program's
+/// iteration is the phase they share.
+[[nodiscard]] RunPhases run_phases_at_top(const PhaseStructure& structure, std::span<const TickSymbol> symbols);
 
 /// Which occurrence an operation of one location belongs to; operations must be asked in program order.
 class OccurrenceLocator {

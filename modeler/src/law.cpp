@@ -280,6 +280,25 @@ void check_kind(const nlohmann::json& j, std::string_view kind, std::string_view
 
 std::span<const Basis> all_bases() noexcept { return kBases; }
 
+bool basis_rounds_at(Basis basis, std::int64_t n) noexcept {
+  if (n < 1) return false;
+  const auto u = static_cast<std::uint64_t>(n);
+  switch (basis) {
+    case Basis::FloorLog2:
+    case Basis::CeilLog2:
+      return !std::has_single_bit(u);
+    case Basis::FloorSqrt:
+    case Basis::CeilSqrt:
+      return floor_sqrt(u) * floor_sqrt(u) != u;
+    case Basis::FloorCbrt:
+      return floor_cbrt(u) * floor_cbrt(u) * floor_cbrt(u) != u;
+    default:
+      // The sides of grids (dims, 2^floor(log2(n)/2) and the like) round by design: no plain function of n is
+      // their unrounded form.
+      return false;
+  }
+}
+
 bool counts_only(Basis basis) noexcept { return basis == Basis::FloorHalfLog2 || basis == Basis::CeilHalfLog2; }
 
 std::string_view basis_name(Basis basis) noexcept {

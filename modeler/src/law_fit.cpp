@@ -459,12 +459,20 @@ int evaluability(const ExactLaw& law, std::span<const Sample> samples, const Who
   return whole_at(law, suggested_n(samples), where.non_negative) ? 0 : 1;
 }
 
+bool rounds_at_samples(const ExactLaw& law, std::span<const Sample> samples) {
+  if (law.is_constant()) return false;
+  return std::any_of(samples.begin(), samples.end(), [&](const Sample& s) {
+    const std::int64_t n = std::llround(s.n);
+    return n >= 1 && basis_rounds_at(law.basis, n);
+  });
+}
+
 std::optional<ExactLaw> prefer_whole(std::span<const ExactLaw> laws, std::span<const Sample> samples,
                                      const WholeAt& where) {
   std::optional<ExactLaw> best;
-  int best_rank = 3;
+  int best_rank = 6;
   for (const ExactLaw& law : laws) {
-    const int rank = evaluability(law, samples, where);
+    const int rank = 2 * evaluability(law, samples, where) + (rounds_at_samples(law, samples) ? 1 : 0);
     if (rank < best_rank) {
       best = law;
       best_rank = rank;

@@ -63,7 +63,7 @@ std::optional<ExactLaw> fit_choices(const std::map<std::int64_t, std::vector<std
     opts.push_back(&v);
   }
   std::optional<ExactLaw> best;
-  int best_rank = 3;
+  int best_rank = 6;
   std::vector<std::size_t> pick(ns.size(), 0);
   std::vector<Sample> samples(ns.size());
   while (true) {
@@ -71,7 +71,7 @@ std::optional<ExactLaw> fit_choices(const std::map<std::int64_t, std::vector<std
       samples[i] = {static_cast<double>(ns[i]), static_cast<double>((*opts[i])[pick[i]])};
     }
     if (std::optional<ExactLaw> law = fit_exact(samples, whole)) {
-      const int rank = evaluability(*law, samples, whole);
+      const int rank = 2 * evaluability(*law, samples, whole) + (rounds_at_samples(*law, samples) ? 1 : 0);
       if (!best || std::make_pair(rank, complexity(*law)) < std::make_pair(best_rank, complexity(*best))) {
         best = law;
         best_rank = rank;
@@ -98,9 +98,14 @@ std::int64_t centred(Frame f, std::int64_t n, std::size_t d, std::int64_t v) {
   return v > m / 2 ? v - m : v;
 }
 
-/// A law in n and in the repetition index from rows[n] = values for i = 0, 1, ...
+/// The labels a centred periodic component may be written as: itself, and where it is half the period (a step
+/// along a side of 2 reaches the same rank either way) the step the other way too.
+using Ties = std::function<std::vector<std::int64_t>(std::int64_t n, std::int64_t v)>;
+
+/// A law in n and in the repetition index from rows[n] = values for i = 0, 1, ... A value the same for every i
+/// may be any of its `ties` (none: itself only).
 std::optional<IndexedLaw> fit_indexed(const std::map<std::int64_t, std::vector<std::int64_t>>& rows,
-                                      const WholeAt& whole) {
+                                      const WholeAt& whole, const Ties& ties = {}) {
   using P = IndexedLaw::Progression;
   const auto pow2 = [](std::int64_t j) { return std::int64_t{1} << j; };
   struct Candidate {
@@ -149,7 +154,7 @@ std::optional<IndexedLaw> fit_indexed(const std::map<std::int64_t, std::vector<s
         ok = here == b;
       }
       if (!ok) break;
-      base[n] = {b};
+      base[n] = c < 0 && ties ? ties(n, b) : std::vector<std::int64_t>{b};
     }
     if (!ok || base.empty()) continue;
     if (std::optional<ExactLaw> law = fit_choices(base, whole)) {
@@ -288,7 +293,12 @@ std::optional<Term> fit_repeated(Frame frame, int slots, const std::map<std::int
           std::vector<std::int64_t>& row = rows[n];
           for (const Canon& c : seq) row.push_back(centred(frame, n, static_cast<std::size_t>(d), (*c[s])[d]));
         }
-        const std::optional<IndexedLaw> law = fit_indexed(rows, whole);
+        const Ties ties = [frame, d](std::int64_t n, std::int64_t v) {
+          if (!frame_periodic(frame)) return std::vector<std::int64_t>{v};
+          const std::int64_t m = period(frame, n, static_cast<std::size_t>(d));
+          return 2 * v == m ? std::vector<std::int64_t>{v, -v} : std::vector<std::int64_t>{v};
+        };
+        const std::optional<IndexedLaw> law = fit_indexed(rows, whole, ties);
         if (!law) return std::nullopt;
         powers = powers || (law->step != 0 && law->progression == IndexedLaw::Progression::Power2);
         slot.push_back(*law);

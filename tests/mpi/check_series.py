@@ -197,6 +197,30 @@ def cgrows_dot_rank0(n, t, a):
     return [c for j in range(cg_grid(n)[2]) for c in cg_step(1 << j, 1, 1)]
 
 
+def multipart_rank0(n, t, a):
+    # Rank 0 is at row 0, column 0 of the q x q grid; every cell has N/q points a side (N divisible by q).
+    big_n, q = a[1], math.isqrt(n)
+    m = big_n // q
+    at = [(1, 0), (-1, 0), (0, 1), (0, -1), (-1, -1), (1, 1)]  # +x, -x, +y, -y, +z, -z as (row, column) steps
+    nbr = [(dr % q) * q + dc % q for dr, dc in at]
+    face = q * m * m * 5 * D
+    calls = [("MPI_Irecv", [("irecv", p, face)]) for p in nbr] + [("MPI_Isend", [("send", p, face)]) for p in nbr]
+    calls.append(("MPI_Waitall", [("recv", p, face) for p in nbr] + [("isend_complete",)] * 6))
+    for axis in range(3):
+        succ, pred = nbr[2 * axis], nbr[2 * axis + 1]
+        for s in range(q):  # forward: receive from the predecessor, wait for the last send, send on
+            if s > 0:
+                calls += [("MPI_Recv", [("recv", pred, m * m * 10 * D)]), ("MPI_Wait", [("isend_complete",)])]
+            if s < q - 1:
+                calls.append(("MPI_Isend", [("send", succ, m * m * 10 * D)]))
+        for s in range(q - 1, -1, -1):  # backward
+            if s < q - 1:
+                calls += [("MPI_Recv", [("recv", succ, m * m * 5 * D)]), ("MPI_Wait", [("isend_complete",)])]
+            if s > 0:
+                calls.append(("MPI_Isend", [("send", pred, m * m * 5 * D)]))
+    return calls
+
+
 # Per app: default arguments (argument 0 is the iteration count T), which n it accepts, the expected phases in id
 # order as (what the phase is, weight law, rank 0's calls or None when not checked), and the expected order
 # skeleton (phase ids of the run-length-encoded order).
@@ -248,6 +272,15 @@ APPS = {
                 ("residual Allreduce", lambda n, t: t, lambda n, t, a: [("MPI_Allreduce", [coll("ALLREDUCE", D, n)])]),
                 ("final reduce", lambda n, t: 1, None)],
         order=lambda n, t: [0] + ([1, 2] * 3 + [3]) * t + [4]),
+    # Arguments: T, N, sleep mode. n = q^2; N = 60 divides evenly for q = 2 .. 6. The iteration's sweeps pipeline
+    # through q cells (q - 1 messages each way per axis): one stage per sweep at q = 2, so that the series takes the
+    # outermost loop's iteration as its phase at every n.
+    "multipart": dict(
+        args=[20, 60, 0], accepts=lambda n: math.isqrt(n) ** 2 == n and n >= 4,
+        phases=[("init and barrier", lambda n, t: 1, None),
+                ("face exchange, then x, y and z sweeps through the q cells", lambda n, t: t, multipart_rank0),
+                ("final Allreduce", lambda n, t: 1, None)],
+        order=lambda n, t: [0, 1, 2]),
     "wavefront": dict(
         args=[6, 480, 8, 2], accepts=lambda n: min(dims_create(n)) >= 2,
         phases=[("set-up", lambda n, t: 1, None),

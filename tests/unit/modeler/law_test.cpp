@@ -214,10 +214,16 @@ TEST(ExactFit, ALawThatIsNoWholeNumberWhereItIsEvaluatedIsNotChosen) {
   const std::vector<ExactLaw> all = fit_exact_all(shrinking);
   ASSERT_GT(all.size(), 1U);
   EXPECT_FALSE(whole_at(all.front(), std::vector<std::int64_t>{16}, true));
-  // The first law of the family that stays a count at 16 (two runs leave many candidates).
+  // The first law of the family that stays a count at 16 (two runs leave many candidates) without rounding a
+  // cube root at its samples (floor(cbrt(4)) is a rounding, 2^ceil(log2(n)/2) a grid's side).
   const ExactLaw count = fit_exact(shrinking, counts).value();
-  EXPECT_EQ(count.to_string(), "-2*floor(cbrt(n)) + 4");
+  EXPECT_EQ(count.to_string(), "-2^ceil(log2(n)/2) + 4");
   EXPECT_EQ(count.integer_at(16), 0);
+  // Counts 1, 2, 3 at 4, 9 and 16 (the stages of a pipeline through sqrt(n) cells): floor(log2(n)) - 1 only
+  // reproduces them by rounding log2(9); sqrt(n) - 1 needs no rounding and goes on at 25 and 36.
+  const std::vector<Sample> stages{{4, 1}, {9, 2}, {16, 3}};
+  ASSERT_TRUE(rounds_at_samples(fit_exact_all(stages).front(), stages));
+  EXPECT_EQ(fit_exact(stages)->to_string(), "sqrt(n) - 1");
   // When no law reproducing the runs is whole there, the simplest stays: its evaluation says where it fails.
   const std::vector<Sample> half{{6, 3}, {12, 6}, {24, 12}, {36, 18}};
   EXPECT_EQ(fit_exact(half, {.n = {9}})->to_string(), "(1/2)*n");

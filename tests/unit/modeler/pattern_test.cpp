@@ -263,6 +263,19 @@ TEST(Pattern, RingAllgatherRepeatsTheSameExchangeNMinus1Times) {
   EXPECT_EQ(p.to_string(), "[(r + 1) mod n / (r - 1) mod n for i < n - 1]");
 }
 
+TEST(Pattern, ARepeatedStepBackAlongAPeriodicSideOf2IsTheSameStepAtEveryN) {
+  // A multi-partition sweep on q x q ranks: q - 1 receives from the row above (periodic). At q = 2 the step back
+  // is also the step forward; the law is the constant step back, not a law in n that gives +1 at 4 and -1 above.
+  const Truth sweep = [](std::int64_t r, std::int64_t n) {
+    std::int64_t q = 1;
+    while ((q + 1) * (q + 1) <= n) ++q;
+    const std::int64_t up = ((r / q + q - 1) % q) * q + r % q;
+    return std::vector<Peers>(static_cast<std::size_t>(q - 1), one(up));
+  };
+  const Pattern p = learn_and_check(sweep, {4, 9, 16, 25}, {36, 49});
+  EXPECT_EQ(p.to_string(), "[torus2(r) + (-1, 0) for i < sqrt(n) - 1]");
+}
+
 TEST(Pattern, PipelineWithoutWrapAround) {
   // Send to the next rank; the last one does not send.
   const Truth pipe = [](std::int64_t r, std::int64_t n) {

@@ -58,6 +58,9 @@ enum class Basis : std::uint8_t {
 
 /// True when g(n) is an integer at every integer n >= 1 (floor/ceil forms, powers of two, dims, n, n^2).
 [[nodiscard]] bool basis_is_integral(Basis basis) noexcept;
+/// True when g is the floor or ceil of log2(n), sqrt(n) or cbrt(n) and that is not a whole number at n
+/// (floor(sqrt(n)) at 10, not at 9). The grid sides (dims, 2^floor(log2(n)/2), ...) never count as rounding.
+[[nodiscard]] bool basis_rounds_at(Basis basis, std::int64_t n) noexcept;
 
 /// g(n). Exact for integer n (floor/ceil forms use integer arithmetic); a quiet NaN where g is undefined:
 /// n < 1, or a dims basis at a non-integral n.
@@ -144,7 +147,13 @@ struct WholeAt {
 /// to 2n". Looks down to 1 and up to 2n.
 [[nodiscard]] std::string whole_nearby(const ExactLaw& law, std::int64_t n, bool non_negative = false);
 
-/// The first of `laws` with the best evaluability(); nullopt when `laws` is empty.
+/// Whether the law's basis rounds at some sample's n: a floor or ceil whose argument is not already whole there
+/// (floor(log2(n)) at 9, not at 16). Of two laws that reproduce the samples, one that needs no rounding to do so
+/// is the briefer description: at 4, 9 and 16, sqrt(n) - 1 rather than floor(log2(n)) - 1.
+[[nodiscard]] bool rounds_at_samples(const ExactLaw& law, std::span<const Sample> samples);
+
+/// The first of `laws` with the best evaluability(), and among those the first that does not round at its samples
+/// (rounds_at_samples()); nullopt when `laws` is empty.
 [[nodiscard]] std::optional<ExactLaw> prefer_whole(std::span<const ExactLaw> laws, std::span<const Sample> samples,
                                                    const WholeAt& where);
 
