@@ -245,6 +245,7 @@ Signature signature_header(const TraceDefinitions& defs, const Extracted& ex, co
   sig.archive = defs.anchor.string();
   sig.recorded_by = defs.property(trace::property::kTool).value_or(defs.creator);
   sig.command = defs.property(trace::property::kCommand).value_or("");
+  sig.mpi_library = defs.property(trace::property::kMpiLibrary).value_or("");
   sig.date = utc_now();
   sig.processes = defs.processes;
   sig.locations = static_cast<std::uint32_t>(ex.locations.size());

@@ -203,6 +203,7 @@ void write_signature(const Signature& s, const std::filesystem::path& path) {
                 {{"archive", s.archive},
                  {"recorded_by", s.recorded_by},
                  {"command", s.command},
+                 {"mpi_library", s.mpi_library},
                  {"options",
                   {{"relevance", s.options.relevance},
                    {"volume_tolerance", s.options.volume_tolerance},
@@ -251,6 +252,7 @@ Signature read_signature(const std::filesystem::path& path) {
     s.archive = in_.at("archive").get<std::string>();
     s.recorded_by = in_.value("recorded_by", std::string());
     s.command = in_.value("command", std::string());
+    s.mpi_library = in_.value("mpi_library", std::string());
     const json& o = in_.at("options");
     s.options.relevance = o.at("relevance").get<double>();
     s.options.volume_tolerance = o.at("volume_tolerance").get<double>();

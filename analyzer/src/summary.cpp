@@ -104,6 +104,7 @@ class SummaryBuilder final : public EventVisitor {
     s.recorded_by = defs_.property(trace::property::kTool).value_or(defs_.creator.empty() ? "unknown" : defs_.creator);
     s.processes = defs_.processes;
     s.work_metric = defs_.work_metric();
+    s.mpi_library = defs_.property(trace::property::kMpiLibrary).value_or("");
     s.complete = run_complete(defs_, left_finalize_);
     s.duration_ns = defs_.clock.length_ns();
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
@@ -253,9 +254,10 @@ std::string summary_json(const Summary& s) {
                      {"collectives", std::move(collectives)},
                      {"unresolved_peers", r.unresolved_peers}});
   }
-  const Json doc = {
-      {"schema_version", 1},          {"tool", s.tool},         {"archive", s.archive},     {"processes", s.processes},
-      {"work_metric", s.work_metric}, {"complete", s.complete}, {"ranks", std::move(ranks)}};
+  const Json doc = {{"schema_version", 1},          {"tool", s.tool},
+                    {"archive", s.archive},         {"processes", s.processes},
+                    {"work_metric", s.work_metric}, {"mpi_library", s.mpi_library},
+                    {"complete", s.complete},       {"ranks", std::move(ranks)}};
   return doc.dump(2) + "\n";
 }
 
@@ -270,6 +272,7 @@ std::string summary_text(const Summary& s) {
   add("recorded by", s.recorded_by);
   add("processes", std::to_string(s.processes));
   add("work metric", s.work_metric);
+  if (!s.mpi_library.empty()) add("mpi library", s.mpi_library);
   add("complete", s.complete ? "yes" : "no (the run ended before MPI_Finalize)");
   add("duration", human_time(s.duration_ns));
   out += "\n";

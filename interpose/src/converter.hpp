@@ -60,6 +60,7 @@ struct RunInfo {
   CounterSetup counters;
   std::string counters_requested;
   std::string thread_level;
+  std::string mpi_library;  ///< the MPI library's version line (empty where not known)
   std::string command;
   std::string date;
   std::vector<std::string> hosts;  ///< by rank ("" where unknown)

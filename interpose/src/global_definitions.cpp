@@ -236,6 +236,7 @@ class GlobalDefinitions {
     prop(trace::property::kCommand, run_.command);
     prop(trace::property::kDate, run_.date);
     prop(trace::property::kThreadLevel, run_.thread_level);
+    prop(trace::property::kMpiLibrary, run_.mpi_library);
     prop(trace::property::kComplete, run_.complete ? "true" : "false");
     std::string missing;
     for (std::int32_t r : run_.incomplete_ranks) missing += (missing.empty() ? "" : ",") + std::to_string(r);

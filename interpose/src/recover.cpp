@@ -28,7 +28,7 @@ struct Log {
 };
 
 /// First pass over one log: its definitions, its finalize clock offset, its provenance.
-void scan(Log& log, RankDefs& defs, std::string& command) {
+void scan(Log& log, RankDefs& defs, RunInfo& run) {
   RawRecord r{};
   while (log.reader->next(r)) {
     switch (r.header.kind) {
@@ -48,8 +48,11 @@ void scan(Log& log, RankDefs& defs, std::string& command) {
       case raw::Kind::Meta: {
         const char* key = reinterpret_cast<const char*>(r.payload);
         const std::size_t klen = strnlen(key, r.payload_bytes);
-        if (std::string_view(key, klen) == "command" && klen + 1 < r.payload_bytes) {
-          command = std::string(key + klen + 1, strnlen(key + klen + 1, r.payload_bytes - klen - 1));
+        if (klen + 1 < r.payload_bytes) {
+          std::string value(key + klen + 1, strnlen(key + klen + 1, r.payload_bytes - klen - 1));
+          const std::string_view name(key, klen);
+          if (name == "command") run.command = std::move(value);
+          if (name == "mpi_library") run.mpi_library = std::move(value);
         }
         break;
       }
@@ -122,7 +125,7 @@ RunInfo scan_logs(std::vector<Log>& logs, const std::string& rdir, std::map<std:
     log.clock.init_offset_ns = h.clock_offset_ns;
     RankDefs& d = defs[h.rank];
     d.rank = h.rank;
-    scan(log, d, run.command);
+    scan(log, d, run);
     if (h.callsites != 0) run.callsites = true;
     run.hosts[static_cast<std::size_t>(h.rank)] = std::string(h.host, strnlen(h.host, sizeof h.host));
     if (h.thread_index == 0) finalized[h.rank] = log.finalized;

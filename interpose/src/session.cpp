@@ -127,6 +127,19 @@ void write_enter(State& s, ThreadLog& log, int region, std::uint64_t t, const st
              payload, (first + static_cast<std::size_t>(s.counters.count)) * sizeof(std::uint64_t));
 }
 
+/// The MPI library the application runs on, as its first line of MPI_Get_library_version says: readers need to
+/// know it where the library's own choices shape the communication (MPI_Dims_create's grids differ between
+/// Open MPI and MPICH).
+std::string library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  if (PMPI_Get_library_version(text, &length) != MPI_SUCCESS) return {};
+  std::string v(text, static_cast<std::size_t>(std::clamp(length, 0, MPI_MAX_LIBRARY_VERSION_STRING)));
+  v = v.substr(0, v.find_first_of("\r\n"));
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\0')) v.pop_back();
+  return v;
+}
+
 void write_meta(ThreadLog& log, const char* key, const std::string& value) {
   std::string kv = std::string(key) + '\0' + value + '\0';
   log.append(raw::Kind::Meta, 0, 0, 0, kv.data(), kv.size());
@@ -242,6 +255,7 @@ void start(int region, InitEnter init, const int* provided) {
   if (!prepare_directory(s)) return;
 
   s.hosts = gather_hosts(s.tool_comm, s.size);
+  s.mpi_library = library_version();
   fill_header(s, measure_clock_offset(s.tool_comm, sync_plan(s)));
   auto td = std::make_unique<ThreadData>();
   std::string error;
@@ -255,6 +269,7 @@ void start(int region, InitEnter init, const int* provided) {
   write_meta(log, "command", command_line(s.config));
   write_meta(log, "counters_requested", std::string(to_string(s.config.counters)));
   write_meta(log, "counters_note", s.counters.note);
+  write_meta(log, "mpi_library", s.mpi_library);
   register_predefined_comms(s, log);
   if (s.config.callsite) init_callsites();
 
@@ -280,6 +295,7 @@ RunInfo run_info(const State& s) {
   run.command = command_line(s.config);
   run.date = utc_date(s.header.realtime_at_init_ns);
   run.hosts = s.hosts;
+  run.mpi_library = s.mpi_library;
   run.callsites = s.config.callsite;
   return run;
 }

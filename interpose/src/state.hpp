@@ -54,6 +54,8 @@ struct State {
   MPI_Group world_group = MPI_GROUP_NULL;
   raw::FileHeader header{};  ///< template for every thread's log header
   std::vector<std::string> hosts;
+  std::string
+      mpi_library;  ///< the first line of MPI_Get_library_version ("Open MPI v4.1.4, ...", "MPICH Version: 4.0.2")
 
   TableLock lock;  ///< guards everything below when `multiple`
   std::vector<std::unique_ptr<ThreadData>> threads;

@@ -197,6 +197,7 @@ void compare_phase(const PhaseModel& pm, const analyzer::SigPhase& actual, std::
 }  // namespace
 
 Validation compare_with(const Model& model, const Run& run) {
+  const ScopedDimsRule rule(model.dims_rule);
   Validation v;
   v.n = run.n();
   v.signature = run.path.string();

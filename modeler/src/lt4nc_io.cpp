@@ -133,6 +133,7 @@ json approximate_json(const PhaseModel& pm, std::int64_t n) {
 }  // namespace
 
 void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path& dir) {
+  const ScopedDimsRule rule(model.dims_rule);
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw Error("cannot create '" + dir.string() + "': " + ec.message());

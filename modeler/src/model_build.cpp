@@ -712,6 +712,9 @@ Fit fit_model(std::span<const Run> runs, const FitOptions& options) {
   m.date = report.date = utc_now();
   m.work_metric = runs.front().signature.work_metric;
   m.application = application_command(runs.front().signature.command);
+  m.mpi_library = series_mpi_library(runs);
+  m.dims_rule = dims_rule_of_library(m.mpi_library).value_or(DimsRule::OpenMpi);
+  const ScopedDimsRule rule(m.dims_rule);
   for (const Run& r : runs) {
     m.inputs.push_back({std::filesystem::absolute(r.path).string(), r.n(), r.signature.command, r.signature.date});
     report.fitted_on.push_back(r.n());

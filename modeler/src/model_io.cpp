@@ -323,6 +323,8 @@ void write_model(const Model& m, const std::filesystem::path& path) {
       {"inputs",
        {{"signatures", std::move(inputs)}, {"application", m.application}, {"options", fit_options_json(m.options)}}},
       {"work_metric", m.work_metric},
+      {"mpi_library", m.mpi_library},
+      {"dims_rule", dims_rule_name(m.dims_rule)},
       {"phases", std::move(phases)},
       {"order", std::move(order)},
       {"limits", limits_json(m.limits)}};
@@ -345,6 +347,8 @@ Model read_model(const std::filesystem::path& path) {
     m.date = j.value("date", std::string());
     m.work_metric = j.at("work_metric").get<std::string>();
     m.application = j.at("inputs").value("application", std::string());
+    m.mpi_library = j.value("mpi_library", std::string());
+    m.dims_rule = parse_stable_name(j.value("dims_rule", std::string("openmpi")), "dims rule", dims_rule_named);
     for (const json& i : j.at("inputs").at("signatures")) {
       m.inputs.push_back({i.at("path").get<std::string>(), i.at("n").get<std::int64_t>(),
                           i.value("command", std::string()), i.value("date", std::string())});

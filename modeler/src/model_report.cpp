@@ -204,6 +204,10 @@ std::string model_report(const Model& m, const FitReport& report) {
   std::ostringstream out;
   out << "application  " << (m.application.empty() ? "(command not recorded)" : m.application) << '\n';
   out << "work metric  " << m.work_metric << '\n';
+  out << "grids        MPI_Dims_create as " << (m.dims_rule == DimsRule::Mpich ? "MPICH" : "Open MPI")
+      << " computes it ("
+      << (m.mpi_library.empty() ? "the runs do not say which MPI they used" : "the runs used " + m.mpi_library)
+      << ")\n";
   out << "fitted on    n =";
   for (const Model::Input& in : m.inputs) out << ' ' << in.n;
   out << '\n';

@@ -19,13 +19,16 @@ constexpr std::array<std::string_view, 14> kFrameNames = {"offset",  "ring",   "
                                                           "torus3",  "xor",    "absolute", "expression", "grid2c",
                                                           "torus2c", "grid3c", "torus3c",  "transpose"};
 
-/// MPI_Dims_create(n, d), remembered for the last n asked (generation asks for the same n many times).
+/// MPI_Dims_create(n, d) under the current rule, remembered for the last n asked (generation asks for the same n
+/// many times).
 const std::vector<int>& grid_dims(std::int64_t n, int d) {
   thread_local std::int64_t cached_n[4] = {0, 0, 0, 0};
+  thread_local DimsRule cached_rule[4] = {};
   thread_local std::vector<int> cached[4];
-  if (cached_n[d] != n) {
+  if (cached_n[d] != n || cached_rule[d] != current_dims_rule()) {
     cached[d] = dims_create(static_cast<int>(n), d);
     cached_n[d] = n;
+    cached_rule[d] = current_dims_rule();
   }
   return cached[d];
 }

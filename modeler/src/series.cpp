@@ -11,6 +11,7 @@
 
 #include "align.hpp"
 #include "p3s/error.hpp"
+#include "p3s/modeler/dims.hpp"
 
 namespace p3s::modeler {
 namespace {
@@ -105,6 +106,23 @@ std::string application_command(const std::string& command) {
   return out;
 }
 
+std::string series_mpi_library(std::span<const Run> runs) {
+  const Run* named = nullptr;
+  for (const Run& r : runs) {
+    if (r.signature.mpi_library.empty()) continue;
+    if (named == nullptr) {
+      named = &r;
+      continue;
+    }
+    if (dims_rule_of_library(r.signature.mpi_library) != dims_rule_of_library(named->signature.mpi_library)) {
+      throw InputError("signature '" + r.path.string() + "' is a run on " + r.signature.mpi_library + " but '" +
+                       named->path.string() + "' on " + named->signature.mpi_library +
+                       ", whose process grids differ; record every run of a series with the same MPI");
+    }
+  }
+  return named == nullptr ? std::string() : named->signature.mpi_library;
+}
+
 std::vector<Run> load_runs(std::span<const std::filesystem::path> inputs, std::size_t min_runs) {
   std::vector<Run> runs;
   for (const std::filesystem::path& in : inputs) {
@@ -131,6 +149,7 @@ std::vector<Run> load_runs(std::span<const std::filesystem::path> inputs, std::s
                      std::to_string(runs.size()) + (ns.empty() ? "" : " (" + ns + ")") +
                      "; record and analyze the application at more process counts");
   }
+  (void)series_mpi_library(runs);
   for (const Run& r : runs) {
     if (r.signature.work_metric != runs.front().signature.work_metric) {
       throw InputError("signature '" + r.path.string() + "' measures work as " + r.signature.work_metric + " but '" +

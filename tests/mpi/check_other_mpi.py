@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The interposer and the pipeline against a second MPI: configure and build p3s with P3S_MPI=<mpi> in a tree of
 its own, then run the MPI tests labelled `portable` there (the recorder on C and Fortran apps, one
-record-analyze-model-predict pipeline).
+record-analyze-model-predict pipeline, the modeler's MPI_Dims_create against the library's own).
 
     check_other_mpi.py --mpi mpich --source DIR --build DIR [--cmake cmake] [--ctest ctest]
 

@@ -71,6 +71,9 @@ def crash(c):
         fail("archive", "a recovered archive must be marked incomplete")
     if s["processes"] != 4 or len(s["ranks"]) != 4:
         fail("archive", f"expected 4 ranks, got {s['processes']} / {len(s['ranks'])}")
+    # The MPI library (whose MPI_Dims_create a model's grids follow) is kept through the recovery.
+    if "MPI" not in s.get("mpi_library", "") and "MPICH" not in s.get("mpi_library", ""):
+        fail("archive", f"the recovered archive does not name the MPI library: {s.get('mpi_library')!r}")
     # 1 MiB buffers fill after ~10^4 calls: every rank flushed at least once before the kill at iteration 3000.
     for rank in s["ranks"]:
         if rank["calls"].get("MPI_Sendrecv", 0) < 1000:

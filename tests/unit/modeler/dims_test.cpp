@@ -12,13 +12,20 @@
 #include <fstream>
 #include <functional>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 namespace {
 
+using p3s::modeler::current_dims_rule;
 using p3s::modeler::dims_create;
+using p3s::modeler::dims_rule_name;
+using p3s::modeler::dims_rule_named;
+using p3s::modeler::dims_rule_of_library;
+using p3s::modeler::DimsRule;
+using p3s::modeler::ScopedDimsRule;
 using Dims = std::vector<int>;
 
 TEST(Dims, TwoDimensions) {
@@ -64,6 +71,34 @@ TEST(Dims, FactorsMultiplyToNAndAreSorted) {
   }
 }
 
+TEST(Dims, MpichTakesTheMostBalancedGridAndOpenMpiItsGreedyOne) {
+  // Values read off Open MPI 4.1.4 and MPICH 4.0.2 (Debian 12).
+  EXPECT_EQ(dims_create(72, 2, DimsRule::OpenMpi), (Dims{12, 6}));
+  EXPECT_EQ(dims_create(72, 2, DimsRule::Mpich), (Dims{9, 8}));
+  EXPECT_EQ(dims_create(64, 3, DimsRule::Mpich), (Dims{4, 4, 4}));
+  // Two grids as balanced (largest - smallest = 4): MPICH returns the lexicographically larger.
+  EXPECT_EQ(dims_create(360, 3, DimsRule::Mpich), (Dims{10, 6, 6}));
+  EXPECT_EQ(dims_create(3696, 3, DimsRule::Mpich), (Dims{22, 14, 12}));
+  EXPECT_EQ(dims_create(7, 2, DimsRule::Mpich), (Dims{7, 1}));
+  EXPECT_EQ(dims_create(1, 3, DimsRule::Mpich), (Dims{1, 1, 1}));
+  // The thread's rule is the scope's, and comes back after it.
+  EXPECT_EQ(dims_create(72, 2), (Dims{12, 6}));
+  {
+    const ScopedDimsRule mpich(DimsRule::Mpich);
+    EXPECT_EQ(dims_create(72, 2), (Dims{9, 8}));
+  }
+  EXPECT_EQ(current_dims_rule(), DimsRule::OpenMpi);
+}
+
+TEST(Dims, TheRuleOfALibraryIsReadOffItsVersionLine) {
+  EXPECT_EQ(dims_rule_of_library("MPICH Version:      4.0.2"), DimsRule::Mpich);
+  EXPECT_EQ(dims_rule_of_library("Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4, repo rev: v4.1.4"),
+            DimsRule::OpenMpi);
+  EXPECT_FALSE(dims_rule_of_library("").has_value());
+  EXPECT_FALSE(dims_rule_of_library("Some Vendor MPI 1.0").has_value());
+  EXPECT_EQ(dims_rule_named(dims_rule_name(DimsRule::Mpich)), DimsRule::Mpich);
+}
+
 TEST(Dims, RejectsBadArguments) {
   EXPECT_THROW((void)dims_create(0, 2), p3s::InputError);
   EXPECT_THROW((void)dims_create(4, 0), p3s::InputError);
@@ -78,6 +113,10 @@ TEST(DimsMpiReference, MatchesInstalledMpi) {
   }
   std::ifstream in(path);
   ASSERT_TRUE(in) << "cannot read " << path;
+  std::string library;
+  ASSERT_TRUE(std::getline(in, library) && library.rfind("library ", 0) == 0) << path << " names no library";
+  const std::optional<DimsRule> rule = dims_rule_of_library(library);
+  ASSERT_TRUE(rule.has_value()) << "no dims rule for " << library;
   int cases = 0;
   int mismatches = 0;
   for (std::string line; std::getline(in, line);) {
@@ -91,8 +130,9 @@ TEST(DimsMpiReference, MatchesInstalledMpi) {
     }
     ASSERT_TRUE(fields && ndims >= 1) << "bad line '" << line << "'";
     ++cases;
-    if (dims_create(n, ndims) != expected && ++mismatches <= 10) {
-      ADD_FAILURE() << "dims_create(" << n << ", " << ndims << ") differs from MPI: " << line;
+    if (dims_create(n, ndims, *rule) != expected && ++mismatches <= 10) {
+      ADD_FAILURE() << "dims_create(" << n << ", " << ndims << ", " << dims_rule_name(*rule) << ") differs from MPI ("
+                    << library << "): " << line;
     }
   }
   EXPECT_EQ(mismatches, 0);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "p3s/error.hpp"
+#include "p3s/modeler/dims.hpp"
 #include "p3s/modeler/fit.hpp"
 #include "p3s/modeler/predict.hpp"
 #include "ring_signatures.hpp"
@@ -156,6 +157,45 @@ TEST(Model, RefusesPhasesFoundByDifferentMethods) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("analyze the runs together"), std::string::npos) << e.what();
   }
+}
+
+/// A ring whose Isend goes down a periodic row-major grid, as MPI_Dims_create(n, 2) lays it out under `rule`,
+/// recorded on `library`.
+std::vector<std::filesystem::path> grid_series(std::initializer_list<std::int32_t> ns, DimsRule rule,
+                                               const std::string& library) {
+  const SendPeers down = [rule](std::int32_t r, std::int32_t n) {
+    const std::vector<int> d = dims_create(n, 2, rule);
+    return std::vector<std::int32_t>{((r / d[1] + 1) % d[0]) * d[1] + r % d[1]};
+  };
+  std::vector<std::filesystem::path> out;
+  for (const std::int32_t n : ns) {
+    Signature s = ring(n, 100, "PAPI_TOT_INS", "", 0, down);
+    s.mpi_library = library;
+    out.push_back(save(s, "grid" + std::to_string(n) + std::string(dims_rule_name(rule))));
+  }
+  return out;
+}
+
+TEST(Model, GridsFollowTheDimsCreateOfTheRunsLibrary) {
+  // 4-32 lay out alike under both rules; 72 does not: 12 x 6 in Open MPI, 9 x 8 in MPICH.
+  for (const auto& [rule, library] : {std::pair{DimsRule::Mpich, std::string("MPICH Version:      4.0.2")},
+                                      std::pair{DimsRule::OpenMpi, std::string("Open MPI v4.1.4, package: Debian")}}) {
+    const Fit fit = build_model(grid_series({4, 8, 16, 32}, rule, library), {});
+    EXPECT_EQ(fit.model.dims_rule, rule);
+    EXPECT_EQ(fit.model.mpi_library, library);
+    const ScopedDimsRule scope(fit.model.dims_rule);
+    const PredictedRank r0 = PhasePredictor(fit.model.phases.at(1), 72).rank(0);
+    EXPECT_EQ(r0.calls.at(1).actions.at(0).peer, dims_create(72, 2, rule)[1]) << dims_rule_name(rule);
+  }
+  // The rule travels with the model file.
+  const Fit fit = build_model(grid_series({4, 8, 16, 32}, DimsRule::Mpich, "MPICH Version: 4.0.2"), {});
+  const std::filesystem::path file = dir() / "mpich.model";
+  write_model(fit.model, file);
+  EXPECT_EQ(read_model(file).dims_rule, DimsRule::Mpich);
+  // Runs on two libraries whose grids differ are no series.
+  std::vector<std::filesystem::path> mixed = grid_series({4, 8}, DimsRule::Mpich, "MPICH Version: 4.0.2");
+  for (const auto& p : grid_series({16}, DimsRule::OpenMpi, "Open MPI v4.1.4")) mixed.push_back(p);
+  EXPECT_THROW((void)load_runs(mixed, 3), InputError);
 }
 
 TEST(Model, RefusesAnotherApplicationOrInput) {

@@ -150,6 +150,7 @@ struct Signature {
   std::string archive;      ///< absolute path of the analysed anchor file
   std::string recorded_by;  ///< the archive's creator / P3S::TOOL
   std::string command;      ///< P3S::COMMAND when known
+  std::string mpi_library;  ///< P3S::MPI_LIBRARY when known ("MPICH Version: 4.0.2"): whose MPI_Dims_create
   std::string date;         ///< when the analysis ran (UTC)
   std::int32_t processes = 0;
   std::uint32_t locations = 0;

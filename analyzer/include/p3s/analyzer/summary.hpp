@@ -48,6 +48,7 @@ struct Summary {
   std::string recorded_by;  ///< P3S::TOOL, else the OTF2 creator (e.g. "Score-P 8.4")
   std::int32_t processes = 0;
   std::string work_metric;  ///< P3S::WORK_METRIC, or "unknown"
+  std::string mpi_library;  ///< P3S::MPI_LIBRARY, or empty (archives of other tools)
   bool complete = false;    ///< P3S::COMPLETE; for other archives: every rank left MPI_Finalize
   std::uint64_t duration_ns = 0;
   std::vector<RankSummary> ranks;  ///< one per world rank, in rank order

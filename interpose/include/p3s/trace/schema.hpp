@@ -35,6 +35,8 @@ inline constexpr const char* kCommand = "P3S::COMMAND";
 inline constexpr const char* kDate = "P3S::DATE";
 /// MPI thread level provided: single, funneled, serialized or multiple.
 inline constexpr const char* kThreadLevel = "P3S::THREAD_LEVEL";
+/// The MPI library, the first line of MPI_Get_library_version ("Open MPI v4.1.4, ...", "MPICH Version: 4.0.2").
+inline constexpr const char* kMpiLibrary = "P3S::MPI_LIBRARY";
 }  // namespace property
 
 inline constexpr std::string_view kSchemaVersion = "1";

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "p3s/modeler/dims.hpp"
 #include "p3s/modeler/law.hpp"
 #include "p3s/modeler/pattern.hpp"
 #include "p3s/modeler/series.hpp"
@@ -256,6 +257,9 @@ struct Model {
   std::string date;
   std::string work_metric;
   std::string application;  ///< the command without launcher and process count, when known
+  std::string mpi_library;  ///< the runs' MPI library, as their signatures say (empty where none does)
+  /// Whose MPI_Dims_create the grids follow: the runs' library's (Open MPI's where they do not say).
+  DimsRule dims_rule = DimsRule::OpenMpi;
   struct Input {
     std::string path;
     std::int64_t n = 0;

@@ -31,6 +31,11 @@ struct Run {
 /// @throws p3s::InputError naming the offending file and what to do.
 [[nodiscard]] std::vector<Run> load_runs(std::span<const std::filesystem::path> inputs, std::size_t min_runs);
 
+/// The MPI library the runs of a series used: the one their signatures name (a signature that names none, such as
+/// one of a Score-P archive, agrees with any), or empty.
+/// @throws p3s::InputError when two runs name libraries whose MPI_Dims_create differ (Open MPI and MPICH).
+[[nodiscard]] std::string series_mpi_library(std::span<const Run> runs);
+
 /// The distinct MPI functions a phase calls, sorted, space-separated ("MPI_Irecv MPI_Isend MPI_Waitall").
 [[nodiscard]] std::string phase_calls(const analyzer::SigPhase& phase);
 
