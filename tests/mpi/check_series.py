@@ -442,7 +442,7 @@ def main():
     p.add_argument("--app-args", type=int, nargs="+", default=[],
                    help="the app's arguments after T and the problem size (a variant of the app)")
     p.add_argument("--work", required=True)
-    p.add_argument("--attempts", type=int, default=2, help="recordings per process count when a work split occurs")
+    p.add_argument("--attempts", type=int, default=3, help="recordings per process count when a work split occurs")
     a = p.parse_args()
     spec = APPS[a.name]
     app_args = list(spec["args"])
