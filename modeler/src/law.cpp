@@ -47,6 +47,9 @@ constexpr std::array kBases{
     Basis::Dims3Third,
     Basis::NLog2N,
     Basis::NSquared,
+    Basis::Dims3Face0,
+    Basis::Dims3Face1,
+    Basis::Dims3Face2,
 };
 
 // Largest integer a double represents exactly together with its neighbours: the integer paths below apply up to it.
@@ -140,6 +143,14 @@ double integer_basis_value(Basis basis, std::uint64_t n) {
       return d * integer_basis_value(Basis::Log2, n);
     case Basis::NSquared:
       return d * d;
+    case Basis::Dims3Face0:
+    case Basis::Dims3Face1:
+    case Basis::Dims3Face2: {
+      if (n > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) return kNaN;
+      const std::vector<int> dims = dims_create(static_cast<int>(n), 3);
+      const auto across = static_cast<std::size_t>(static_cast<int>(basis) - static_cast<int>(Basis::Dims3Face0));
+      return static_cast<double>(n) / dims[across];
+    }
   }
   return kNaN;
 }
@@ -182,6 +193,9 @@ double real_basis_value(Basis basis, double n) {
     case Basis::Dims3First:
     case Basis::Dims3Second:
     case Basis::Dims3Third:
+    case Basis::Dims3Face0:
+    case Basis::Dims3Face1:
+    case Basis::Dims3Face2:
       return kNaN;
     case Basis::NLog2N:
       return n * std::log2(n);
@@ -215,10 +229,10 @@ std::string as_factor(Basis basis) {
   return basis == Basis::NMinus1 ? "(" + name + ")" : name;
 }
 
-// The basis as a divisor: "c/(n*log2(n))", "c/(n-1)", "c/2^floor(log2(n)/2)".
+// The basis as a divisor: "c/(n*log2(n))", "c/(n-1)", "c/(dims3(n)[1]*dims3(n)[2])", "c/2^floor(log2(n)/2)".
 std::string as_divisor(Basis basis) {
   const std::string name(basis_name(basis));
-  return basis == Basis::NMinus1 || basis == Basis::NLog2N ? "(" + name + ")" : name;
+  return basis == Basis::NMinus1 || basis == Basis::NLog2N || sizes_only(basis) ? "(" + name + ")" : name;
 }
 
 // " + x" / " - x" for a trailing constant term; empty for 0.
@@ -299,6 +313,10 @@ bool basis_rounds_at(Basis basis, std::int64_t n) noexcept {
   }
 }
 
+bool sizes_only(Basis basis) noexcept {
+  return basis == Basis::Dims3Face0 || basis == Basis::Dims3Face1 || basis == Basis::Dims3Face2;
+}
+
 bool counts_only(Basis basis) noexcept { return basis == Basis::FloorHalfLog2 || basis == Basis::CeilHalfLog2; }
 
 std::string_view basis_name(Basis basis) noexcept {
@@ -347,6 +365,12 @@ std::string_view basis_name(Basis basis) noexcept {
       return "n*log2(n)";
     case Basis::NSquared:
       return "n^2";
+    case Basis::Dims3Face0:
+      return "dims3(n)[1]*dims3(n)[2]";
+    case Basis::Dims3Face1:
+      return "dims3(n)[0]*dims3(n)[2]";
+    case Basis::Dims3Face2:
+      return "dims3(n)[0]*dims3(n)[1]";
   }
   return "?";
 }

@@ -283,10 +283,11 @@ std::vector<Candidate> candidates(std::size_t distinct_n, const RegressionOption
   if (distinct_n < 2) {
     return out;  // one process count: only a constant can be claimed
   }
-  // Every basis but One and those of counts only, or the caller's choice.
+  // Every basis but One and those of counts or sizes only, or the caller's choice.
   std::vector<Basis> bases;
   const bool chosen = !options.bases.empty();
   for (const Basis b : chosen ? std::span<const Basis>(options.bases) : all_bases().subspan(1)) {
+    if (!chosen && sizes_only(b)) continue;
     if (b != Basis::One && options.allow_linear_inverse && (chosen || !counts_only(b))) bases.push_back(b);
   }
   for (const Basis b : bases) {
@@ -386,8 +387,8 @@ std::vector<ExactLaw> fit_exact_all(std::span<const Sample> samples) {
   std::vector<ExactLaw> laws;
   for (const std::int64_t max_den : {std::int64_t{1}, kMaxDenominator}) {
     for (const Basis basis : all_bases()) {
-      // One is the constant law; n-1 is an affine copy of n.
-      if (basis == Basis::One || basis == Basis::NMinus1) {
+      // One is the constant law; n-1 is an affine copy of n; the faces of a 3-D grid give sizes only.
+      if (basis == Basis::One || basis == Basis::NMinus1 || sizes_only(basis)) {
         continue;
       }
       const auto law = exact_candidate(basis, *points, max_den);

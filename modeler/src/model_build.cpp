@@ -61,23 +61,49 @@ std::optional<ExactLaw> count_law(const std::vector<RankData>& ranks, std::size_
 }
 
 /// Regression options for message sizes in a frame: a grid's own dimensions come first, since sizes on a
-/// process grid are the global size over a side (several bases agree on powers of two; they differ elsewhere).
-/// Likewise the sides of the 2^floor(k/2) x 2^ceil(k/2) grid for the frames of power-of-two codes (xor,
-/// transpose): at 4, 8, 16 a row's 2, 4, 4 columns are also floor(cbrt(n)) + ..., which 32 tells apart.
-RegressionOptions volume_fit(Frame frame) {
+/// process grid are the global size over a side (several bases agree on powers of two; they differ elsewhere),
+/// and on a 3-D grid over the processes of a face (a block's halo across x is 1 / (p_y p_z) of the global face);
+/// a step along one dimension (`axis`) tries the face it crosses before all (at 4, 8, 16 a halo across x is also
+/// c/dims3(n)[2], which 32 tells apart). Likewise the sides of the 2^floor(k/2) x 2^ceil(k/2) grid for the frames
+/// of power-of-two codes (xor, transpose): at 4, 8, 16 a row's 2, 4, 4 columns are also floor(cbrt(n)) + ....
+RegressionOptions volume_fit(Frame frame, std::optional<std::size_t> axis = std::nullopt) {
   RegressionOptions o;
   const int dims = frame_dims(frame);
   const bool pow2 = frame == Frame::Xor || frame == Frame::Transpose;
   if (dims == 1 && !pow2) return o;
-  const std::vector<Basis> first = pow2 ? std::vector<Basis>{Basis::Pow2CeilHalfLog2, Basis::Pow2FloorHalfLog2}
-                                   : dims == 2
-                                       ? std::vector<Basis>{Basis::Dims2Minor, Basis::Dims2Major}
-                                       : std::vector<Basis>{Basis::Dims3Third, Basis::Dims3Second, Basis::Dims3First};
+  std::vector<Basis> first = pow2        ? std::vector<Basis>{Basis::Pow2CeilHalfLog2, Basis::Pow2FloorHalfLog2}
+                             : dims == 2 ? std::vector<Basis>{Basis::Dims2Minor, Basis::Dims2Major}
+                                         : std::vector<Basis>{Basis::Dims3Third, Basis::Dims3Second, Basis::Dims3First,
+                                                              Basis::Dims3Face0, Basis::Dims3Face1,  Basis::Dims3Face2};
+  if (dims == 3 && axis && *axis < 3) {
+    const auto face = static_cast<Basis>(static_cast<int>(Basis::Dims3Face0) + static_cast<int>(*axis));
+    first.erase(std::find(first.begin(), first.end(), face));
+    first.insert(first.begin(), face);
+  }
   o.bases = first;
   for (const Basis b : all_bases()) {
-    if (!counts_only(b) && std::find(first.begin(), first.end(), b) == first.end()) o.bases.push_back(b);
+    if (!counts_only(b) && !sizes_only(b) && std::find(first.begin(), first.end(), b) == first.end()) {
+      o.bases.push_back(b);
+    }
   }
   return o;
+}
+
+/// The tolerance of a size law that reproduces the runs (RegressionOptions' default).
+constexpr double kSizeTolerance = RegressionOptions{}.tolerance;
+
+/// The one dimension a term's constant label steps along in slot s of a grid program, or nullopt.
+std::optional<std::size_t> crossed_axis(const Program& p, std::size_t term, std::size_t slot) {
+  if (frame_dims(p.frame) < 2 || term >= p.terms.size() || slot >= p.terms[term].slots.size()) return std::nullopt;
+  std::optional<std::size_t> axis;
+  const std::vector<IndexedLaw>& label = p.terms[term].slots[slot];
+  for (std::size_t d = 0; d < label.size(); ++d) {
+    if (label[d].step != 0 || !label[d].base.is_constant()) return std::nullopt;
+    if (label[d].base.b == Rational::make(0)) continue;
+    if (axis) return std::nullopt;
+    axis = d;
+  }
+  return axis;
 }
 
 /// Mean message size per (case, term, slot) and n, and the ratio between consecutive repetitions.
@@ -139,8 +165,24 @@ void fit_traits(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t 
         if (!row.empty()) first[n] = row[0];
       }
     }
-    tt.bytes[slot] =
-        fit_regression(samples_of(first), volume_fit(measured ? Frame::Offset : gm.pattern.cases[c].program.frame));
+    const std::optional<std::size_t> axis =
+        measured ? std::nullopt : crossed_axis(gm.pattern.cases[c].program, t, slot);
+    tt.bytes[slot] = fit_regression(samples_of(first),
+                                    volume_fit(measured ? Frame::Offset : gm.pattern.cases[c].program.frame, axis));
+    // On a coarse grid (a program with a grain) a block's face is grain / p points along each other side, but one
+    // plane where a side has more processes than points: sizes that are the same per point of that face at every
+    // n are that (16, 8, 8, 8 bytes at 4 to 32 ranks, not 16/dims3(n)[2], which gives 4 at 64).
+    if (axis && gm.pattern.cases[c].program.grain > 0) {
+      const Program& p = gm.pattern.cases[c].program;
+      std::map<std::int64_t, double> per_point;
+      for (const auto& [n, b] : first) per_point[n] = b / face_points(p.frame, p.grain, n, *axis);
+      RegressionLaw law =
+          fit_regression(samples_of(per_point), RegressionOptions{.allow_power = false, .allow_linear_inverse = false});
+      if (law.max_rel_error <= kSizeTolerance) {
+        tt.bytes[slot] = std::move(law);
+        tt.face_axis[slot] = static_cast<int>(*axis);
+      }
+    }
     const auto most = std::max_element(a.tags.begin(), a.tags.end(),
                                        [](const auto& x, const auto& y) { return x.second < y.second; });
     tt.tag[slot] = most->first;
@@ -493,6 +535,77 @@ void label_calls(RankData& d, Frame frame) {
   }
 }
 
+/// A point-to-point group's peers as a pattern, or why none reproduces them.
+struct LearntPeers {
+  std::optional<Pattern> pattern;
+  std::string why;
+};
+
+/// The peers of every point-to-point group of a shape, each group's in the frame the phase's other groups use most
+/// where another frame describes it no more briefly (at 4 to 32 ranks a 3-D grid's exchange along x is also a
+/// constant step on the 2-D grid, 2x2x1 .. 4x4x2 against 2x2 .. 8x4, but not at 64, 4x4x4 against 8x8), or where
+/// that frame has constant labels for it and the other only laws in n (its steps along z, which a side of 1
+/// leaves out at 2x2x1, are also a repetition counted in dims3(n)[2] on a 2-D grid).
+std::vector<LearntPeers> learn_phase_peers(const std::vector<RankData>& ranks, const detail::Shape& shape,
+                                           const SearchOptions& search, const WholeAt& whole) {
+  std::vector<LearntPeers> out(shape.groups.size());
+  std::vector<std::vector<ListObservation>> observed(shape.groups.size());
+  std::vector<int> slots(shape.groups.size(), 1);
+  std::set<Frame> used;  // the frames some group's pattern is in
+  for (std::size_t g = 0; g < shape.groups.size(); ++g) {
+    if (shape.groups[g].second != Role::PointToPoint) continue;
+    for (const RankData& d : ranks) {
+      ListObservation o{d.n, d.r, {}};
+      if (d.at[g] != nullptr) {
+        for (const Call& c : d.at[g]->calls) o.entries.push_back(c.peers);
+      }
+      observed[g].push_back(std::move(o));
+    }
+    slots[g] = detail::slot_kinds(first_call(ranks, g))[1] ? 2 : 1;
+    out[g].pattern = learn_pattern(observed[g], slots[g], &out[g].why, search, whole);
+    if (out[g].pattern && out[g].pattern->cases.size() == 1) used.insert(out[g].pattern->cases.front().program.frame);
+  }
+  const auto single = [&](std::size_t g) -> const Program* {
+    return out[g].pattern && out[g].pattern->cases.size() == 1 ? &out[g].pattern->cases.front().program : nullptr;
+  };
+  // The phase's frame: the used frame in which the most groups have labels constant in n (their own pattern, or
+  // one learnt there with constant labels); on a tie, the one that most patterns are in already.
+  std::optional<Frame> phase_frame;
+  std::pair<std::size_t, std::size_t> best{0, 0};
+  std::map<std::pair<Frame, std::size_t>, Pattern> constant_in;  // (frame, group) -> its constant pattern there
+  for (const Frame f : used) {
+    std::pair<std::size_t, std::size_t> score{0, 0};
+    for (std::size_t g = 0; g < shape.groups.size(); ++g) {
+      const Program* p = single(g);
+      if (p == nullptr) continue;
+      if (p->frame == f) {
+        ++score.second;
+        if (constant_in_n(*p)) ++score.first;
+        continue;
+      }
+      if (std::optional<Pattern> c = learn_constant_pattern(observed[g], slots[g], f, whole)) {
+        ++score.first;
+        constant_in.emplace(std::make_pair(f, g), std::move(*c));
+      }
+    }
+    if (!phase_frame || score > best) {
+      phase_frame = f;
+      best = score;
+    }
+  }
+  if (!phase_frame) return out;
+  for (std::size_t g = 0; g < shape.groups.size(); ++g) {
+    const Program* p = single(g);
+    if (p == nullptr || p->frame == *phase_frame) continue;
+    const auto c = constant_in.find({*phase_frame, g});
+    if (c == constant_in.end()) continue;
+    // Constant there and only a law in n here, or constant in both and no longer to write down.
+    const Program& there = c->second.cases.front().program;
+    if (!constant_in_n(*p) || description_length(there) <= description_length(*p)) out[g].pattern = c->second;
+  }
+  return out;
+}
+
 /// The phase's shape with the calls aligned as `alignment` says (on their labels in `frame` for
 /// Alignment::Label), each rank's loops folded first when `fold` is set (detail::fold_loops()).
 Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::Alignment alignment,
@@ -511,8 +624,12 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::A
     }
   }
   std::vector<const std::vector<RankGroup>*> seqs;
-  for (const RankData& d : ranks) seqs.push_back(&d.groups);
-  detail::Shape shape = detail::merge_shapes(seqs, alignment);
+  std::vector<std::int64_t> runs_of;
+  for (const RankData& d : ranks) {
+    seqs.push_back(&d.groups);
+    runs_of.push_back(d.n);
+  }
+  detail::Shape shape = detail::merge_shapes(seqs, alignment, runs_of);
   out.loops = std::move(shape.loops);
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     ranks[i].groups = std::move(shape.ranks[i]);
@@ -521,6 +638,7 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::A
       if (!ranks[i].groups[g].calls.empty()) ranks[i].at[g] = &ranks[i].groups[g];
     }
   }
+  const std::vector<LearntPeers> peers = learn_phase_peers(ranks, shape, options.search, whole);
   for (std::size_t g = 0; g < shape.groups.size(); ++g) {
     GroupModel gm;
     gm.function = shape.groups[g].first.function;
@@ -532,17 +650,9 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::A
       gm.slot_kinds = detail::slot_kinds(example);
       gm.slots = gm.slot_kinds[1] ? 2 : 1;
       gm.starts_requests = detail::starts_requests(example);
-      std::vector<ListObservation> obs;
-      for (const RankData& d : ranks) {
-        ListObservation o{d.n, d.r, {}};
-        if (d.at[g] != nullptr) {
-          for (const Call& c : d.at[g]->calls) o.entries.push_back(c.peers);
-        }
-        obs.push_back(std::move(o));
-      }
-      std::string why;
-      if (std::optional<Pattern> p = learn_pattern(obs, gm.slots, &why, options.search, whole)) {
-        gm.pattern = std::move(*p);
+      const std::string& why = peers[g].why;
+      if (peers[g].pattern) {
+        gm.pattern = *peers[g].pattern;
       } else {
         gm.measured = measure(ranks, g, true);
         out.notes.push_back(where + ": peers not modelled: " + why + "; " + kept_as_measured(gm.measured));
@@ -634,7 +744,7 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
            best->constant_offsets();
   };
   for (const detail::Alignment a :
-       {detail::Alignment::Function, detail::Alignment::Direction, detail::Alignment::Step}) {
+       {detail::Alignment::Function, detail::Alignment::Direction, detail::Alignment::Step, detail::Alignment::Tag}) {
     consider(a, Frame::Offset, false);
     if (perfect()) break;
   }

@@ -76,10 +76,12 @@ json group_json(const GroupModel& g) {
       for (const TermTraits& t : per_case) {
         json slots = json::array();
         for (std::size_t s = 0; s < static_cast<std::size_t>(g.slots); ++s) {
-          slots.push_back(json{{"bytes", to_json(t.bytes[s])},
-                               {"bytes_step_factor", t.bytes_step_factor[s]},
-                               {"tag", t.tag[s]},
-                               {"tag_varies", t.tag_varies[s]}});
+          json js{{"bytes", to_json(t.bytes[s])},
+                  {"bytes_step_factor", t.bytes_step_factor[s]},
+                  {"tag", t.tag[s]},
+                  {"tag_varies", t.tag_varies[s]}};
+          if (t.face_axis[s] >= 0) js["face_axis"] = t.face_axis[s];
+          slots.push_back(std::move(js));
         }
         terms.push_back(std::move(slots));
       }
@@ -143,6 +145,8 @@ GroupModel group_from(const json& j) {
           t.bytes_step_factor[s] = slots[s].at("bytes_step_factor").get<double>();
           t.tag[s] = slots[s].at("tag").get<std::int64_t>();
           t.tag_varies[s] = slots[s].at("tag_varies").get<bool>();
+          t.face_axis[s] = slots[s].value("face_axis", -1);
+          if (t.face_axis[s] < -1 || t.face_axis[s] > 2) throw InputError("a face axis outside 0..2 in a model");
         }
         terms.push_back(t);
       }

@@ -12,19 +12,21 @@
 namespace p3s::modeler::detail {
 namespace {
 
-/// One constant label of a single-term group: where it is and its components.
+/// One constant label of a group's term: where it is and its components.
 struct Step {
   std::size_t group = 0;
+  std::size_t term = 0;
   std::size_t slot = 0;
   Label label{0, 0, 0};
 };
 
-/// The constant label of slot s of a group that has one case, one term called once and a periodic frame.
-std::optional<Label> constant_label(const GroupModel& g, std::size_t s) {
+/// The constant label of slot s of term `term` of a group that has one case in a periodic frame, where that term
+/// is one call.
+std::optional<Label> constant_label(const GroupModel& g, std::size_t term, std::size_t s) {
   if (g.role != Role::PointToPoint || g.pattern.cases.size() != 1) return std::nullopt;
   const Program& p = g.pattern.cases.front().program;
-  if (!frame_periodic(p.frame) || p.terms.size() != 1) return std::nullopt;
-  const Term& t = p.terms.front();
+  if (!frame_periodic(p.frame) || term >= p.terms.size()) return std::nullopt;
+  const Term& t = p.terms[term];
   if (!t.count.is_constant() || t.count.b != Rational::make(1) || s >= t.slots.size() || t.slots[s].empty()) {
     return std::nullopt;
   }
@@ -35,6 +37,10 @@ std::optional<Label> constant_label(const GroupModel& g, std::size_t s) {
     l[d] = law.base.b.num;
   }
   return l;
+}
+
+std::size_t terms_of(const GroupModel& g) {
+  return g.pattern.cases.size() == 1 ? g.pattern.cases.front().program.terms.size() : 0;
 }
 
 /// The only non-zero component of a label, or nullopt (no step, or a step along several dimensions).
@@ -48,41 +54,45 @@ std::optional<std::size_t> axis_of(const Label& l) {
   return axis;
 }
 
-/// Whether some fitted run had the side along `axis` longer than twice the step (the two directions differ).
-bool seen_both_ways(Frame frame, std::size_t axis, std::int64_t step, std::span<const std::int64_t> fitted_n) {
+/// Whether some fitted run had the side along `axis` (its ranks holding data, with a grain) longer than twice the
+/// step (the two directions differ).
+bool seen_both_ways(Frame frame, std::int64_t grain, std::size_t axis, std::int64_t step,
+                    std::span<const std::int64_t> fitted_n) {
   for (const std::int64_t n : fitted_n) {
-    const std::int64_t side = frame == Frame::Ring ? n : dims_create(static_cast<int>(n), frame_dims(frame))[axis];
-    if (side > 2 * std::abs(step)) return true;
+    if (label_period(frame, n, axis, grain) > 2 * std::abs(step)) return true;
   }
   return false;
 }
 
-void set_label(GroupModel& g, std::size_t s, const Label& l) {
-  Term& t = g.pattern.cases.front().program.terms.front();
+void set_label(GroupModel& g, std::size_t term, std::size_t s, const Label& l) {
+  Term& t = g.pattern.cases.front().program.terms[term];
   for (std::size_t d = 0; d < t.slots[s].size(); ++d) t.slots[s][d] = IndexedLaw::constant(l[d]);
 }
 
 }  // namespace
 
 void orient_steps(std::vector<GroupModel>& groups, std::span<const std::int64_t> fitted_n) {
-  // Per (function, slot, frame, axis, distance), the steps in the order the phase makes them; consecutive ones pair.
-  using Key = std::tuple<std::string, std::size_t, Frame, std::size_t, std::int64_t>;
+  // Per (function, slot, frame, grain, axis, distance), the steps in the order the phase makes them; consecutive
+  // ones pair.
+  using Key = std::tuple<std::string, std::size_t, Frame, std::int64_t, std::size_t, std::int64_t>;
   std::map<Key, std::vector<Step>> runs;
   for (std::size_t g = 0; g < groups.size(); ++g) {
-    for (std::size_t s = 0; s < 2; ++s) {
-      const std::optional<Label> l = constant_label(groups[g], s);
-      if (!l) continue;
-      const std::optional<std::size_t> axis = axis_of(*l);
-      if (!axis) continue;
-      const Frame f = groups[g].pattern.cases.front().program.frame;
-      runs[{groups[g].call, s, f, *axis, std::abs((*l)[*axis])}].push_back({g, s, *l});
+    for (std::size_t term = 0; term < terms_of(groups[g]); ++term) {
+      for (std::size_t s = 0; s < 2; ++s) {
+        const std::optional<Label> l = constant_label(groups[g], term, s);
+        if (!l) continue;
+        const std::optional<std::size_t> axis = axis_of(*l);
+        if (!axis) continue;
+        const Program& p = groups[g].pattern.cases.front().program;
+        runs[{groups[g].call, s, p.frame, p.grain, *axis, std::abs((*l)[*axis])}].push_back({g, term, s, *l});
+      }
     }
   }
   // Votes per (function, slot): +1 for pairs seen to step forward first, -1 back first.
   std::map<std::pair<std::string, std::size_t>, int> votes;
   for (const auto& [key, steps] : runs) {
-    const auto& [call, slot, frame, axis, distance] = key;
-    if (!seen_both_ways(frame, axis, distance, fitted_n)) continue;
+    const auto& [call, slot, frame, grain, axis, distance] = key;
+    if (!seen_both_ways(frame, grain, axis, distance, fitted_n)) continue;
     for (std::size_t k = 0; k + 1 < steps.size(); k += 2) {
       const std::int64_t first = steps[k].label[axis];
       const std::int64_t second = steps[k + 1].label[axis];
@@ -90,17 +100,17 @@ void orient_steps(std::vector<GroupModel>& groups, std::span<const std::int64_t>
     }
   }
   for (const auto& [key, steps] : runs) {
-    const auto& [call, slot, frame, axis, distance] = key;
+    const auto& [call, slot, frame, grain, axis, distance] = key;
     const auto vote = votes.find({call, slot});
-    if (vote == votes.end() || vote->second == 0 || seen_both_ways(frame, axis, distance, fitted_n)) continue;
+    if (vote == votes.end() || vote->second == 0 || seen_both_ways(frame, grain, axis, distance, fitted_n)) continue;
     const std::int64_t forward_first = vote->second > 0 ? 1 : -1;
     for (std::size_t k = 0; k + 1 < steps.size(); k += 2) {
       Label a = steps[k].label;
       Label b = steps[k + 1].label;
       a[axis] = forward_first * distance;
       b[axis] = -forward_first * distance;
-      set_label(groups[steps[k].group], steps[k].slot, a);
-      set_label(groups[steps[k + 1].group], steps[k + 1].slot, b);
+      set_label(groups[steps[k].group], steps[k].term, steps[k].slot, a);
+      set_label(groups[steps[k + 1].group], steps[k + 1].term, steps[k + 1].slot, b);
     }
   }
 }

@@ -13,9 +13,10 @@ namespace p3s::modeler::detail {
 /// Exchanges along a periodic dimension come in pairs, one step each way, in an order the code keeps for every
 /// dimension (LAMMPS receives from +x, then from -x). Along a side that was 2 or 1 in every fitted run the order
 /// cannot be seen, and each group's label was fitted with either sign; this gives such pairs the order that the
-/// pairs along longer sides show, per MPI function and slot (most of them, when they differ). Only point-to-point
-/// groups of one case and one single term with constant labels in a periodic frame are touched; the fitted runs
-/// are reproduced as before, since on those sides both signs name the same rank.
+/// pairs along longer sides show, per MPI function and slot (most of them, when they differ). The steps are the
+/// terms called once with constant labels of point-to-point groups of one case in a periodic frame, in the order
+/// of the groups and of their terms (a group of two terms, the Sends of one exchange along z, is a pair); the
+/// fitted runs are reproduced as before, since on those sides both signs name the same rank.
 void orient_steps(std::vector<GroupModel>& groups, std::span<const std::int64_t> fitted_n);
 
 }  // namespace p3s::modeler::detail

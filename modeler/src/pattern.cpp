@@ -54,6 +54,27 @@ Label coords(Frame f, std::int64_t r, const std::vector<int>& dims) {
 
 std::int64_t modulo(std::int64_t a, std::int64_t m) { return ((a % m) + m) % m; }
 
+/// Along one dimension of p processes, the ranks holding data of a grid of `grain` points (0: every rank) and the
+/// stride between them.
+struct Holders {
+  std::int64_t count = 1;
+  std::int64_t stride = 1;
+};
+
+Holders holders(std::int64_t p, std::int64_t grain) {
+  if (grain <= 0 || grain >= p) return {p, 1};
+  return {grain, p / grain};
+}
+
+/// Whether coordinates c on the grid `dims` are those of a rank holding data (see holds_data()).
+bool holding(const Label& c, const std::vector<int>& dims, std::int64_t grain) {
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    const Holders h = holders(dims[d], grain);
+    if (c[d] % h.stride != 0 || c[d] / h.stride >= h.count) return false;
+  }
+  return true;
+}
+
 /// r's transposed position on the 2^floor(k/2) x 2^ceil(k/2) grid of n = 2^k ranks (Frame::Transpose): the low
 /// bit of r (when k is odd) stays, the two halves of the other bits swap; nullopt when n is no power of two.
 std::optional<std::int64_t> transposed(std::int64_t r, std::int64_t n) {
@@ -181,7 +202,7 @@ int frame_dims(Frame frame) noexcept {
   }
 }
 
-std::optional<Label> label_of(Frame frame, std::int64_t r, std::int64_t peer, std::int64_t n) {
+std::optional<Label> label_of(Frame frame, std::int64_t r, std::int64_t peer, std::int64_t n, std::int64_t grain) {
   switch (frame) {
     case Frame::Offset:
       return Label{peer - r, 0, 0};
@@ -203,13 +224,38 @@ std::optional<Label> label_of(Frame frame, std::int64_t r, std::int64_t peer, st
   const std::vector<int>& dims = grid_dims(n, frame_dims(frame));
   const Label a = coords(frame, r, dims);
   const Label b = coords(frame, peer, dims);
+  if (grain > 0 && (!holding(a, dims, grain) || !holding(b, dims, grain))) return std::nullopt;
   Label l{0, 0, 0};
-  for (std::size_t d = 0; d < dims.size(); ++d)
-    l[d] = frame_periodic(frame) ? modulo(b[d] - a[d], dims[d]) : b[d] - a[d];
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    const Holders h = holders(dims[d], grain);
+    const std::int64_t step = (b[d] - a[d]) / h.stride;
+    l[d] = frame_periodic(frame) ? modulo(step, h.count) : step;
+  }
   return l;
 }
 
-std::optional<std::int64_t> peer_of(Frame frame, std::int64_t r, const Label& label, std::int64_t n) {
+bool holds_data(Frame frame, std::int64_t r, std::int64_t n, std::int64_t grain) {
+  if (grain <= 0 || frame_dims(frame) < 2) return true;
+  const std::vector<int>& dims = grid_dims(n, frame_dims(frame));
+  return holding(coords(frame, r, dims), dims, grain);
+}
+
+double face_points(Frame frame, std::int64_t grain, std::int64_t n, std::size_t axis) {
+  const std::vector<int>& dims = grid_dims(n, frame_dims(frame));
+  double points = 1;
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    if (d != axis) points *= std::max(1.0, static_cast<double>(grain) / dims[d]);
+  }
+  return points;
+}
+
+std::int64_t label_period(Frame frame, std::int64_t n, std::size_t d, std::int64_t grain) {
+  if (frame == Frame::Ring) return n;
+  return holders(grid_dims(n, frame_dims(frame))[d], grain).count;
+}
+
+std::optional<std::int64_t> peer_of(Frame frame, std::int64_t r, const Label& label, std::int64_t n,
+                                    std::int64_t grain) {
   const auto in_range = [n](std::int64_t p) -> std::optional<std::int64_t> {
     if (p < 0 || p >= n) return std::nullopt;
     return p;
@@ -235,26 +281,27 @@ std::optional<std::int64_t> peer_of(Frame frame, std::int64_t r, const Label& la
   }
   const std::vector<int>& dims = grid_dims(n, frame_dims(frame));
   const Label c = coords(frame, r, dims);
+  if (grain > 0 && !holding(c, dims, grain)) return std::nullopt;
   std::int64_t peer = 0;
   for (std::size_t k = dims.size(); k-- > 0;) {  // the slowest-varying dimension first
     const std::size_t d = fastest(frame, k, dims.size());
-    std::int64_t x = c[d] + label[d];
+    const Holders h = holders(dims[d], grain);
+    std::int64_t x = c[d] / h.stride + label[d];
     if (frame_periodic(frame)) {
-      if (dims[d] == 1 && label[d] != 0) return std::nullopt;  // a side of 1: no neighbour along it
-      x = modulo(x, dims[d]);
-    } else if (x < 0 || x >= dims[d]) {
+      if (h.count == 1 && label[d] != 0) return std::nullopt;  // a side of 1: no neighbour along it
+      x = modulo(x, h.count);
+    } else if (x < 0 || x >= h.count) {
       return std::nullopt;
     }
-    peer = peer * dims[d] + x;
+    peer = peer * dims[d] + x * h.stride;
   }
   return peer;
 }
 
-Label stable_label(Frame frame, std::int64_t n, Label label, int repeat, bool back_first) {
+Label stable_label(Frame frame, std::int64_t n, Label label, int repeat, bool back_first, std::int64_t grain) {
   if (!frame_periodic(frame)) return label;
-  const std::vector<int>& dims = frame == Frame::Ring ? std::vector<int>{} : grid_dims(n, frame_dims(frame));
   for (std::size_t d = 0; d < static_cast<std::size_t>(frame_dims(frame)); ++d) {
-    const std::int64_t m = frame == Frame::Ring ? n : dims[d];
+    const std::int64_t m = label_period(frame, n, d, grain);
     std::int64_t& v = label[d];
     if (2 * v == m) {
       v = (repeat % 2 == 0) == back_first ? -v : v;
@@ -266,12 +313,13 @@ Label stable_label(Frame frame, std::int64_t n, Label label, int repeat, bool ba
 }
 
 std::vector<std::optional<Label>> stable_labels(Frame frame, std::int64_t r, std::int64_t n,
-                                                std::span<const std::int64_t> peers, bool back_first) {
+                                                std::span<const std::int64_t> peers, bool back_first,
+                                                std::int64_t grain) {
   std::map<Label, int> repeats;
   std::vector<std::optional<Label>> out;
   for (const std::int64_t peer : peers) {
-    std::optional<Label> l = peer < 0 ? std::nullopt : label_of(frame, r, peer, n);
-    if (l) l = stable_label(frame, n, *l, repeats[*l]++, back_first);
+    std::optional<Label> l = peer < 0 ? std::nullopt : label_of(frame, r, peer, n, grain);
+    if (l) l = stable_label(frame, n, *l, repeats[*l]++, back_first, grain);
     out.push_back(l);
   }
   return out;
@@ -320,7 +368,7 @@ int description_length(const IndexedLaw& l) {
 }
 
 int description_length(const Program& program) {
-  int total = 0;
+  int total = program.grain > 0 ? 2 + bits(Rational::make(program.grain)) : 0;
   for (const Term& t : program.terms) {
     total += 2 + bits(t.count);
     for (const auto& slot : t.slots) {
@@ -345,6 +393,7 @@ bool constant_in_n(const Program& p) {
 
 std::vector<Entry> Program::generate(std::int64_t r, std::int64_t n) const {
   std::vector<Entry> out;
+  if (!holds_data(frame, r, n, grain)) return out;  // a rank without data at this grain makes none of the calls
   for (std::uint32_t t = 0; t < terms.size(); ++t) {
     const Term& term = terms[t];
     const std::optional<std::int64_t> count = term.count.integer_at(n);
@@ -376,7 +425,7 @@ std::vector<Entry> Program::generate(std::int64_t r, std::int64_t n) const {
           }
           label[d] = *v;
         }
-        if (const std::optional<std::int64_t> p = peer_of(frame, r, label, n)) e.peers[s] = *p;
+        if (const std::optional<std::int64_t> p = peer_of(frame, r, label, n, grain)) e.peers[s] = *p;
       }
       if (keep_nulls || !e.null()) out.push_back(e);
     }
@@ -400,6 +449,12 @@ std::string Program::to_string() const {
     out += single ? slots_text : "[" + slots_text + " for i < " + t.count.to_string() + "]";
   }
   if (keep_nulls) out += " (null where absent)";
+  if (grain > 0) {
+    const std::string side = std::to_string(grain);
+    std::string cube = side;
+    for (int d = 1; d < frame_dims(frame); ++d) cube += "x" + side;
+    out += " (the ranks holding a " + cube + " grid, steps between them)";
+  }
   return out;
 }
 
@@ -497,11 +552,13 @@ void to_json(json& j, const Pattern& p) {
       }
       terms.push_back(std::move(jt));
     }
-    cases.push_back(json{{"when", rank_predicate_json(c.when)},
-                         {"frame", frame_name(c.program.frame)},
-                         {"keep_nulls", c.program.keep_nulls},
-                         {"slots", c.program.slots},
-                         {"terms", std::move(terms)}});
+    json jc{{"when", rank_predicate_json(c.when)},
+            {"frame", frame_name(c.program.frame)},
+            {"keep_nulls", c.program.keep_nulls},
+            {"slots", c.program.slots},
+            {"terms", std::move(terms)}};
+    if (c.program.grain > 0) jc["grain"] = c.program.grain;
+    cases.push_back(std::move(jc));
   }
   j = json{{"cases", std::move(cases)}, {"equation", p.to_string()}};
 }
@@ -518,6 +575,8 @@ Pattern pattern_from_json(const json& j) {
       c.program.frame = *f;
       c.program.keep_nulls = jc.at("keep_nulls").get<bool>();
       c.program.slots = jc.at("slots").get<int>();
+      c.program.grain = jc.value("grain", std::int64_t{0});
+      if (c.program.grain < 0) throw InputError("a negative grain in a model pattern");
       for (const json& jt : jc.at("terms")) {
         Term t;
         t.count = exact_law_from_json(jt.at("count"));

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <set>
 #include <tuple>
 
@@ -35,11 +36,14 @@ constexpr std::array<Frame, 13> kFrames = {
 /// A communication in a frame: per slot its label, or none for a null one.
 using Canon = std::array<std::optional<Label>, 2>;
 
+/// Where labels are read: a frame, and for grids the grain of the data its ranks hold (Program::grain).
+struct Space {
+  Frame frame = Frame::Offset;
+  std::int64_t grain = 0;
+};
+
 /// The period of label component d in a periodic frame at n.
-std::int64_t period(Frame f, std::int64_t n, std::size_t d) {
-  if (f == Frame::Ring) return n;
-  return dims_create(static_cast<int>(n), frame_dims(f))[d];
-}
+std::int64_t period(const Space& sp, std::int64_t n, std::size_t d) { return label_period(sp.frame, n, d, sp.grain); }
 
 /// How complex a law is: constants first, then by basis, then by the size of its coefficients.
 std::tuple<int, std::int64_t, std::int64_t> complexity(const ExactLaw& law) {
@@ -85,16 +89,16 @@ std::optional<ExactLaw> fit_choices(const std::map<std::int64_t, std::vector<std
 }
 
 /// The representatives of a label component: itself, and for periodic frames its other side.
-std::vector<std::int64_t> representatives(Frame f, std::int64_t n, std::size_t d, std::int64_t v) {
-  if (!frame_periodic(f) || v == 0) return {v};
-  const std::int64_t m = period(f, n, d);
+std::vector<std::int64_t> representatives(const Space& sp, std::int64_t n, std::size_t d, std::int64_t v) {
+  if (!frame_periodic(sp.frame) || v == 0) return {v};
+  const std::int64_t m = period(sp, n, d);
   return {v, v - m};
 }
 
 /// A periodic label written closest to zero (for progressions in a repetition).
-std::int64_t centred(Frame f, std::int64_t n, std::size_t d, std::int64_t v) {
-  if (!frame_periodic(f)) return v;
-  const std::int64_t m = period(f, n, d);
+std::int64_t centred(const Space& sp, std::int64_t n, std::size_t d, std::int64_t v) {
+  if (!frame_periodic(sp.frame)) return v;
+  const std::int64_t m = period(sp, n, d);
   return v > m / 2 ? v - m : v;
 }
 
@@ -234,9 +238,9 @@ std::optional<std::map<std::int64_t, std::vector<Canon>>> canonical(
 }
 
 /// A single term (one position of the canonical sequences).
-std::optional<Term> fit_single(Frame frame, int slots, const std::map<std::int64_t, std::vector<Canon>>& parts,
+std::optional<Term> fit_single(const Space& sp, int slots, const std::map<std::int64_t, std::vector<Canon>>& parts,
                                const WholeAt& whole) {
-  const int dims = frame_dims(frame);
+  const int dims = frame_dims(sp.frame);
   Term t;
   for (int s = 0; s < slots; ++s) {
     std::vector<IndexedLaw> slot;
@@ -246,7 +250,7 @@ std::optional<Term> fit_single(Frame frame, int slots, const std::map<std::int64
       for (int d = 0; d < dims; ++d) {
         std::map<std::int64_t, std::vector<std::int64_t>> choices;
         for (const auto& [n, seq] : parts) {
-          if (seq.front()[s]) choices[n] = representatives(frame, n, static_cast<std::size_t>(d), (*seq.front()[s])[d]);
+          if (seq.front()[s]) choices[n] = representatives(sp, n, static_cast<std::size_t>(d), (*seq.front()[s])[d]);
         }
         const std::optional<ExactLaw> law = fit_choices(choices, whole);
         if (!law) return std::nullopt;
@@ -264,9 +268,9 @@ bool is_logarithmic(Basis b) {
 }
 
 /// A counted repetition: its count an exact law in n, each label a progression in the repetition index.
-std::optional<Term> fit_repeated(Frame frame, int slots, const std::map<std::int64_t, std::vector<Canon>>& parts,
+std::optional<Term> fit_repeated(const Space& sp, int slots, const std::map<std::int64_t, std::vector<Canon>>& parts,
                                  const WholeAt& whole) {
-  const int dims = frame_dims(frame);
+  const int dims = frame_dims(sp.frame);
   Term t;
   std::vector<Sample> counts;
   for (const auto& [n, seq] : parts) counts.push_back({static_cast<double>(n), static_cast<double>(seq.size())});
@@ -291,11 +295,11 @@ std::optional<Term> fit_repeated(Frame frame, int slots, const std::map<std::int
         std::map<std::int64_t, std::vector<std::int64_t>> rows;
         for (const auto& [n, seq] : parts) {
           std::vector<std::int64_t>& row = rows[n];
-          for (const Canon& c : seq) row.push_back(centred(frame, n, static_cast<std::size_t>(d), (*c[s])[d]));
+          for (const Canon& c : seq) row.push_back(centred(sp, n, static_cast<std::size_t>(d), (*c[s])[d]));
         }
-        const Ties ties = [frame, d](std::int64_t n, std::int64_t v) {
-          if (!frame_periodic(frame)) return std::vector<std::int64_t>{v};
-          const std::int64_t m = period(frame, n, static_cast<std::size_t>(d));
+        const Ties ties = [sp, d](std::int64_t n, std::int64_t v) {
+          if (!frame_periodic(sp.frame)) return std::vector<std::int64_t>{v};
+          const std::int64_t m = period(sp, n, static_cast<std::size_t>(d));
           return 2 * v == m ? std::vector<std::int64_t>{v, -v} : std::vector<std::int64_t>{v};
         };
         const std::optional<IndexedLaw> law = fit_indexed(rows, whole, ties);
@@ -320,7 +324,7 @@ std::optional<Term> fit_repeated(Frame frame, int slots, const std::map<std::int
 
 /// Terms for a layout of the canonical sequences: single positions (false) and repetitions (true) in order;
 /// at each n the repetitions share what the single positions leave, equally.
-std::optional<std::vector<Term>> fit_layout(Frame frame, int slots,
+std::optional<std::vector<Term>> fit_layout(const Space& sp, int slots,
                                             const std::map<std::int64_t, std::vector<Canon>>& seqs,
                                             const std::vector<bool>& layout, const WholeAt& whole) {
   const auto singles = static_cast<std::size_t>(std::count(layout.begin(), layout.end(), false));
@@ -342,7 +346,7 @@ std::optional<std::vector<Term>> fit_layout(Frame frame, int slots,
   std::vector<Term> terms;
   for (std::size_t k = 0; k < layout.size(); ++k) {
     std::optional<Term> t =
-        layout[k] ? fit_repeated(frame, slots, parts[k], whole) : fit_single(frame, slots, parts[k], whole);
+        layout[k] ? fit_repeated(sp, slots, parts[k], whole) : fit_single(sp, slots, parts[k], whole);
     if (!t) return std::nullopt;
     terms.push_back(std::move(*t));
   }
@@ -389,27 +393,26 @@ bool reproduces(const Program& p, std::span<const ListObservation* const> obs) {
 }
 
 /// Whether a periodic grid has a side of 1 at n along which the label moves (no rank has that neighbour).
-bool along_unit_side(Frame frame, const Canon& c, std::int64_t n) {
-  if (!frame_periodic(frame)) return false;
-  const std::vector<int> dims = dims_create(static_cast<int>(n), frame_dims(frame));
+bool along_unit_side(const Space& sp, const Canon& c, std::int64_t n) {
+  if (!frame_periodic(sp.frame)) return false;
   for (const std::optional<Label>& l : c) {
     if (!l) continue;
-    for (std::size_t d = 0; d < dims.size(); ++d) {
-      if (dims[d] == 1 && (*l)[d] != 0) return true;
+    for (std::size_t d = 0; d < static_cast<std::size_t>(frame_dims(sp.frame)); ++d) {
+      if (period(sp, n, d) == 1 && (*l)[d] != 0) return true;
     }
   }
   return false;
 }
 
 /// A list's labels as stable_label() writes them (the same neighbour, the same label at every n).
-std::vector<Canon> centred_labels(Frame frame, std::int64_t n, const std::vector<Canon>& list, bool back_first) {
+std::vector<Canon> centred_labels(const Space& sp, std::int64_t n, const std::vector<Canon>& list, bool back_first) {
   std::map<Canon, int> repeats;
   std::vector<Canon> out;
   for (const Canon& raw : list) {
     const int k = repeats[raw]++;
     Canon c = raw;
     for (std::optional<Label>& l : c) {
-      if (l) l = stable_label(frame, n, *l, k, back_first);
+      if (l) l = stable_label(sp.frame, n, *l, k, back_first, sp.grain);
     }
     out.push_back(c);
   }
@@ -422,13 +425,13 @@ std::vector<Canon> centred_labels(Frame frame, std::int64_t n, const std::vector
 /// where it falls off the range), or moves along a periodic side of 1 there (a 3-D torus at 4 ranks is 2 x 2 x 1:
 /// no messages along z). A grid app that skips its boundary calls shows no rank both neighbours of a side at
 /// n = 4, so the order of the neighbours is only seen in the runs together.
-std::optional<Program> learn_constant(Frame frame, int slots, std::span<const ListObservation* const> obs,
+std::optional<Program> learn_constant(const Space& sp, int slots, std::span<const ListObservation* const> obs,
                                       const std::vector<std::pair<std::int64_t, std::vector<Canon>>>& lists,
                                       bool keep_nulls, bool aligned, bool back_first, const WholeAt& whole) {
   std::vector<std::pair<std::int64_t, std::vector<Canon>>> pooled;
   std::map<std::int64_t, std::set<Canon>> seen;
   for (const auto& [n, list] : lists) {
-    std::vector<Canon> centred_list = centred_labels(frame, n, list, back_first);
+    std::vector<Canon> centred_list = centred_labels(sp, n, list, back_first);
     seen[n].insert(centred_list.begin(), centred_list.end());
     pooled.emplace_back(0, std::move(centred_list));
   }
@@ -438,14 +441,15 @@ std::optional<Program> learn_constant(Frame frame, int slots, std::span<const Li
   std::map<std::int64_t, std::vector<Canon>> seqs;
   for (const auto& [n, labels] : seen) {
     for (const Canon& c : seq) {
-      if (!aligned && !labels.contains(c) && !along_unit_side(frame, c, n)) return std::nullopt;
+      if (!aligned && !labels.contains(c) && !along_unit_side(sp, c, n)) return std::nullopt;
     }
     seqs[n] = seq;
   }
-  std::optional<std::vector<Term>> terms = fit_layout(frame, slots, seqs, std::vector<bool>(seq.size(), false), whole);
+  std::optional<std::vector<Term>> terms = fit_layout(sp, slots, seqs, std::vector<bool>(seq.size(), false), whole);
   if (!terms) return std::nullopt;
   Program p;
-  p.frame = frame;
+  p.frame = sp.frame;
+  p.grain = sp.grain;
   p.slots = slots;
   p.keep_nulls = keep_nulls;
   p.terms = std::move(*terms);
@@ -453,17 +457,22 @@ std::optional<Program> learn_constant(Frame frame, int slots, std::span<const Li
   return p;
 }
 
-std::optional<Program> learn_in_frame(Frame frame, int slots, std::span<const ListObservation* const> obs,
+std::optional<Program> learn_in_frame(const Space& sp, int slots, std::span<const ListObservation* const> obs,
                                       const WholeAt& whole) {
+  const Frame frame = sp.frame;
   std::vector<std::pair<std::int64_t, std::vector<Canon>>> lists;
   bool nulls = false;
   for (const ListObservation* o : obs) {
+    if (!holds_data(frame, o->r, o->n, sp.grain)) {
+      if (!o->entries.empty()) return std::nullopt;  // a rank without data at this grain calls nothing
+      continue;
+    }
     std::vector<Canon> l;
     for (const auto& e : o->entries) {
       Canon c;
       for (std::size_t s = 0; s < 2; ++s) {
         if (e[s] < 0) continue;
-        c[s] = label_of(frame, o->r, e[s], o->n);
+        c[s] = label_of(frame, o->r, e[s], o->n, sp.grain);
         if (!c[s]) return std::nullopt;
       }
       nulls = nulls || (!c[0] && !c[1]);
@@ -477,7 +486,7 @@ std::optional<Program> learn_in_frame(Frame frame, int slots, std::span<const Li
     for (const bool back_first : {true, false}) {
       if (!frame_periodic(frame) && !back_first) continue;
       if (std::optional<Program> p =
-              learn_constant(frame, slots, obs, lists, aligned && nulls, aligned, back_first, whole)) {
+              learn_constant(sp, slots, obs, lists, aligned && nulls, aligned, back_first, whole)) {
         return p;
       }
     }
@@ -493,10 +502,11 @@ std::optional<Program> learn_in_frame(Frame frame, int slots, std::span<const Li
     }
     Program p;
     p.frame = frame;
+    p.grain = sp.grain;
     p.slots = slots;
     p.keep_nulls = aligned && nulls;
     for (const std::vector<bool>& layout : layouts(shortest, longest)) {
-      std::optional<std::vector<Term>> terms = fit_layout(frame, slots, *seqs, layout, whole);
+      std::optional<std::vector<Term>> terms = fit_layout(sp, slots, *seqs, layout, whole);
       if (!terms) continue;
       p.terms = std::move(*terms);
       if (reproduces(p, obs)) return p;
@@ -505,10 +515,39 @@ std::optional<Program> learn_in_frame(Frame frame, int slots, std::span<const Li
   return std::nullopt;
 }
 
+/// The grains (Program::grain) a grid frame's observations suggest: at a process count where only some ranks make
+/// the calls, those lying at multiples of a stride along a side of p processes hold the data of a grid of p / stride
+/// points along it (a multigrid code's coarse levels). Empty where every rank calls at every n.
+std::vector<std::int64_t> suggested_grains(Frame frame, std::span<const ListObservation* const> obs) {
+  if (frame_dims(frame) < 2) return {};
+  std::map<std::int64_t, std::vector<std::int64_t>> callers;  // n -> ranks with calls
+  std::map<std::int64_t, std::size_t> ranks;                  // n -> ranks observed
+  for (const ListObservation* o : obs) {
+    ++ranks[o->n];
+    if (!o->entries.empty()) callers[o->n].push_back(o->r);
+  }
+  std::set<std::int64_t> out;
+  for (const auto& [n, rs] : callers) {
+    if (rs.size() == ranks[n]) continue;
+    const std::vector<int> dims = dims_create(static_cast<int>(n), frame_dims(frame));
+    for (std::size_t d = 0; d < dims.size(); ++d) {
+      std::int64_t stride = dims[d];
+      for (const std::int64_t r : rs) {
+        // The coordinate along d, numbered as the frame numbers the grid (peer_of / label_of on the plain grid).
+        const std::optional<Label> c = label_of(frame, 0, r, n);
+        if (c) stride = std::gcd(stride, (*c)[d]);
+      }
+      if (stride > 1) out.insert(dims[d] / stride);
+    }
+  }
+  return {out.begin(), out.end()};
+}
+
 /// What the expression searches of one pattern may do, and whether one of them ran out of its budget.
 struct SearchBudget {
   const SearchOptions& options;
-  const WholeAt& whole;  ///< where the pattern's laws should be whole numbers
+  const WholeAt& whole;         ///< where the pattern's laws should be whole numbers
+  std::optional<Frame> prefer;  ///< the frame that wins a tie (the one the phase's other groups use)
   bool exhausted = false;
 };
 
@@ -552,22 +591,29 @@ std::optional<Program> learn_expressions(int slots, std::span<const ListObservat
   return p;
 }
 
-/// The program with the fewest terms over all frames (a ring is one periodic term, not an offset for most
-/// ranks plus one that only the last rank can use), then the shortest description (offsets constant in the
-/// app's own grid, not laws that happen to give them in another numbering); frames in order of simplicity break
-/// the remaining ties.
-std::optional<Program> learn_program(int slots, std::span<const ListObservation* const> obs, const WholeAt& whole) {
+/// The program with the fewest terms over all frames (a ring is one periodic term, not an offset for most ranks
+/// plus one that only the last rank can use; a recursive halving is one repetition, though at 4, 8 and 16 its 1,
+/// 2, 2 steps are also two constant steps on a 3-D torus), then the shortest description (offsets constant in the
+/// app's own grid, not laws that happen to give them in another numbering); `prefer` and then frames in order of
+/// simplicity break the remaining ties.
+std::optional<Program> learn_program(int slots, std::span<const ListObservation* const> obs, const WholeAt& whole,
+                                     std::optional<Frame> prefer) {
   std::optional<Program> best;
-  std::pair<std::size_t, int> best_key;
+  std::tuple<std::size_t, int, bool> best_key;
   for (const Frame f : kFrames) {
-    std::optional<Program> p = learn_in_frame(f, slots, obs, whole);
-    if (!p) continue;
-    const std::pair<std::size_t, int> key{p->terms.size(), description_length(*p)};
-    if (!best || key < best_key) {
-      best = std::move(p);
-      best_key = key;
+    std::vector<std::int64_t> grains{0};
+    for (const std::int64_t g : suggested_grains(f, obs)) grains.push_back(g);
+    for (const std::int64_t grain : grains) {
+      std::optional<Program> p = learn_in_frame(Space{f, grain}, slots, obs, whole);
+      if (!p) continue;
+      const std::tuple<std::size_t, int, bool> key{p->terms.size(), description_length(*p), prefer && f != *prefer};
+      if (!best || key < best_key) {
+        best = std::move(p);
+        best_key = key;
+      }
     }
-    if (best_key.first <= 1 && constant_in_n(*best)) break;  // one communication at a fixed offset: nothing simpler
+    // One communication at a fixed offset: nothing is simpler, unless the preferred frame may tie.
+    if (best && best->terms.size() <= 1 && constant_in_n(*best) && (!prefer || best->frame == *prefer)) break;
   }
   return best;
 }
@@ -594,7 +640,7 @@ namespace {
 
 std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const ListObservation* const> obs, int depth,
                                                       SearchBudget& budget) {
-  if (std::optional<Program> p = learn_program(slots, obs, budget.whole)) {
+  if (std::optional<Program> p = learn_program(slots, obs, budget.whole, budget.prefer)) {
     return std::vector<Pattern::Case>{{RankPredicate{}, std::move(*p)}};
   }
   if (depth == 0) {
@@ -608,7 +654,7 @@ std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const
     std::vector<const ListObservation*> out;
     for (const ListObservation* o : obs) (when.holds(o->r, o->n) ? in : out).push_back(o);
     if (in.empty() || out.empty()) continue;
-    std::optional<Program> first = learn_program(slots, in, budget.whole);
+    std::optional<Program> first = learn_program(slots, in, budget.whole, budget.prefer);
     if (!first) continue;
     std::optional<std::vector<Pattern::Case>> rest = learn_cases(slots, out, depth - 1, budget);
     if (!rest) continue;
@@ -620,15 +666,28 @@ std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const
 
 }  // namespace
 
+std::optional<Pattern> learn_constant_pattern(std::span<const ListObservation> observations, int slots, Frame frame,
+                                              const WholeAt& whole) {
+  std::vector<const ListObservation*> obs;
+  for (const ListObservation& o : observations) obs.push_back(&o);
+  std::vector<std::int64_t> grains{0};
+  for (const std::int64_t g : suggested_grains(frame, obs)) grains.push_back(g);
+  for (const std::int64_t grain : grains) {
+    std::optional<Program> p = learn_in_frame(Space{frame, grain}, slots, obs, whole);
+    if (p && constant_in_n(*p)) return Pattern{{{RankPredicate{}, std::move(*p)}}};
+  }
+  return std::nullopt;
+}
+
 std::optional<Pattern> learn_pattern(std::span<const ListObservation> observations, int slots, std::string* why,
-                                     const SearchOptions& search, const WholeAt& whole) {
+                                     const SearchOptions& search, const WholeAt& whole, std::optional<Frame> prefer) {
   if (slots < 1 || slots > 2) throw ModelError("a communication has one or two peers, not " + std::to_string(slots));
   std::vector<const ListObservation*> obs;
   for (const ListObservation& o : observations) obs.push_back(&o);
   // Up to three rank classes: two predicates; expressions last, for all ranks or for the last class.
   // One expression for every rank is preferred to rank classes (a mirror n - 1 - r rather than offsets with
   // two special ranks).
-  SearchBudget budget{search, whole};
+  SearchBudget budget{search, whole, prefer};
   std::optional<std::vector<Pattern::Case>> cases = learn_cases(slots, obs, 2, budget);
   if (!cases || cases->size() > 1) {
     if (std::optional<Program> p = learn_expressions(slots, obs, budget)) cases = {{RankPredicate{}, std::move(*p)}};

@@ -159,6 +159,10 @@ class RankBuilder {
           a.tag = static_cast<std::uint32_t>(t.tag[s]);
           a.bytes = std::max(0.0, t.bytes[s].value_at(static_cast<double>(n_)) *
                                       std::pow(t.bytes_step_factor[s], static_cast<double>(e.index)));
+          if (t.face_axis[s] >= 0) {
+            const Program& p = gm.pattern.cases[which].program;
+            a.bytes *= face_points(p.frame, p.grain, n_, static_cast<std::size_t>(t.face_axis[s]));
+          }
         }
         c.actions.push_back(std::move(a));
       }

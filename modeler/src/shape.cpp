@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -159,15 +160,21 @@ std::vector<RankGroup> fold_loops(std::vector<RankGroup> groups) {
   return out;
 }
 
-Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alignment alignment) {
+Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alignment alignment,
+                   std::span<const std::int64_t> runs) {
   // Progressive shortest common supersequence of the ranks' calls: each rank's calls are aligned with the shape
   // so far on a longest common subsequence of (function, role); its other calls are inserted where they occur,
   // and the positions of the ranks merged before are renumbered. The shape's groups are then its runs of one
   // function. Aligning calls rather than groups matters where boundary ranks skip calls: a corner rank's four
   // sends of two pipeline blocks are one run of its own, but two groups of the shape. Calls are aligned on their
   // function and direction (toward lower or higher ranks), so a sweep's receives are not taken for another's.
+  // Among alignments pairing as many calls, the one pairing most calls with the same message size as the call a rank
+  // of the same run placed there wins: where a rank skips some of several exchanges alike but for their sizes (a
+  // multigrid level only some ranks hold), the sizes of its run tell which it skipped.
   using Key = std::tuple<FunctionKey, Role, int, Label>;
+  constexpr std::uint64_t kPair = std::uint64_t{1} << 32;  // a pair outweighs any number of size matches
   std::vector<Key> shape;
+  std::vector<std::map<std::int64_t, double>> sizes_at;  // per shape position: run -> the size placed there first
   std::vector<std::vector<std::size_t>> positions(ranks.size());  // per rank, per call
   std::vector<std::vector<const Call*>> calls(ranks.size());
   std::vector<std::vector<std::pair<std::size_t, std::size_t>>> loops(ranks.size());  // per rank: its calls' ranges
@@ -183,7 +190,9 @@ Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alig
   std::vector<std::size_t> merged_ranks;
   for (const std::size_t r : order) {
     std::vector<Key> seq;
+    std::vector<double> seq_bytes;
     const std::vector<RankGroup>& mine_groups = *ranks[r];
+    const std::int64_t run = r < runs.size() ? runs[r] : 0;
     for (std::size_t gi = 0; gi < mine_groups.size(); ++gi) {
       const RankGroup& g = mine_groups[gi];
       if (g.loop > 0) {
@@ -194,22 +203,34 @@ Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alig
       }
       for (const Call& c : g.calls) {
         const int sign = c.offset > 0 ? 1 : c.offset < 0 ? -1 : 0;
+        const int tag = static_cast<int>(c.peers[0] >= 0 ? c.tags[0] : c.tags[1]);
         const int detail = alignment == Alignment::Direction ? sign
                            : alignment == Alignment::Step    ? sign * (std::abs(c.offset) == 1 ? 1 : 2)
+                           : alignment == Alignment::Tag     ? tag
                                                              : 0;
         seq.emplace_back(g.function, g.role, detail, alignment == Alignment::Label ? c.label : Label{0, 0, 0});
+        seq_bytes.push_back(c.peers[0] >= 0 ? c.bytes[0] : c.bytes[1]);
         calls[r].push_back(&c);
       }
     }
     std::vector<Key> merged;
+    std::vector<std::map<std::int64_t, double>> merged_sizes;
     std::vector<std::size_t> old_to_new(shape.size());
     std::vector<std::size_t> mine(seq.size());
-    for (const AlignStep& step :
-         align(shape.size(), seq.size(), [&](std::size_t i, std::size_t j) { return shape[i] == seq[j]; })) {
+    const auto weight = [&](std::size_t i, std::size_t j) -> std::uint64_t {
+      if (shape[i] != seq[j]) return 0;
+      const auto placed = sizes_at[i].find(run);
+      return kPair + (placed != sizes_at[i].end() && placed->second == seq_bytes[j] ? 1 : 0);
+    };
+    for (const AlignStep& step : align_weighted(shape.size(), seq.size(), weight)) {
       if (step.a != AlignStep::kNone) old_to_new[step.a] = merged.size();
       if (step.b != AlignStep::kNone) mine[step.b] = merged.size();
       merged.push_back(step.a != AlignStep::kNone ? shape[step.a] : seq[step.b]);
+      merged_sizes.push_back(step.a != AlignStep::kNone ? std::move(sizes_at[step.a])
+                                                        : std::map<std::int64_t, double>{});
+      if (step.b != AlignStep::kNone) merged_sizes.back().try_emplace(run, seq_bytes[step.b]);
     }
+    sizes_at = std::move(merged_sizes);
     for (const std::size_t done : merged_ranks) {
       for (std::size_t& x : positions[done]) x = old_to_new[x];
     }

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -77,10 +78,15 @@ enum class Alignment : std::uint8_t {
   Direction,  ///< and whether the peer is a lower or higher rank
   Step,       ///< and whether it is a neighbour (offset +-1) or farther
   Label,      ///< and the peer's label in a frame (Call::label): calls to the same neighbour of a grid at every n
+  Tag,        ///< and the message's tag: a code that tags each direction of its exchanges (a multigrid code's
+              ///< axes) makes the same exchange with the same tag however its process grid is cut
 };
 
 /// Merges the ranks' calls into their shortest common supersequence (progressively, rank by rank); the shape's
-/// groups are its runs of calls to one function.
-[[nodiscard]] Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alignment alignment);
+/// groups are its runs of calls to one function. `runs`, when given, names each rank's run (its n): of the
+/// alignments that pair as many calls, the one pairing most calls with the size a rank of the same run has there
+/// is taken.
+[[nodiscard]] Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alignment alignment,
+                                 std::span<const std::int64_t> runs = {});
 
 }  // namespace p3s::modeler::detail

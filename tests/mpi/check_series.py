@@ -221,6 +221,32 @@ def multipart_rank0(n, t, a):
     return calls
 
 
+def mg3d_rank0(n, t, a):
+    # Rank 0 is at (0, 0, 0) of the app's px x py x pz grid (sides doubled x, y, z in turn) and holds data at every
+    # level; the V-cycle visits the levels 1 .. L-1, L-1, L-2 .. 0, 0, then the residual norm's Allreduce.
+    ng, levels = a[1], a[2]
+    p = [1, 1, 1]
+    for d in range(log2(n)):
+        p[d % 3] *= 2
+    calls = []
+    for level in list(range(1, levels)) + [levels - 1] + list(range(levels - 2, -1, -1)) + [0]:
+        g = ng >> level
+        stride = [1 if g >= p[x] else p[x] // g for x in range(3)]
+        side = [g // p[x] if g >= p[x] else 1 for x in range(3)]
+        for axis in range(3):
+            if p[axis] // stride[axis] < 2:
+                continue  # one rank holds the data along this axis: no exchange
+            face = side[(axis + 1) % 3] * side[(axis + 2) % 3] * D
+            c_minus, c_plus = [0, 0, 0], [0, 0, 0]
+            c_minus[axis], c_plus[axis] = p[axis] - stride[axis], stride[axis] % p[axis]
+            minus = c_minus[0] + p[0] * (c_minus[1] + p[1] * c_minus[2])
+            plus = c_plus[0] + p[0] * (c_plus[1] + p[1] * c_plus[2])
+            calls += [("MPI_Irecv", [("irecv", minus, face)]), ("MPI_Irecv", [("irecv", plus, face)]),
+                      ("MPI_Send", [("send", plus, face)]), ("MPI_Send", [("send", minus, face)]),
+                      ("MPI_Wait", [("recv", minus, face)]), ("MPI_Wait", [("recv", plus, face)])]
+    return calls + [("MPI_Allreduce", [coll("ALLREDUCE", D, n)])]
+
+
 # Per app: default arguments (argument 0 is the iteration count T), which n it accepts, the expected phases in id
 # order as (what the phase is, weight law, rank 0's calls or None when not checked), and the expected order
 # skeleton (phase ids of the run-length-encoded order).
@@ -280,6 +306,15 @@ APPS = {
         phases=[("init and barrier", lambda n, t: 1, None),
                 ("face exchange, then x, y and z sweeps through the q cells", lambda n, t: t, multipart_rank0),
                 ("final Allreduce", lambda n, t: 1, None)],
+        order=lambda n, t: [0, 1, 2]),
+    # Arguments: T, NG, levels, sleep mode. A V-cycle on an NG^3 periodic grid over the app's own 3-D process grid;
+    # with NG = 64 and 6 levels the coarsest grid has 2^3 points: from 16 ranks on, only every other rank along a
+    # side of 4 holds data there, exchanging with the rank 2 away, and the others skip the level.
+    "mg3d": dict(
+        args=[10, 64, 6, 0], accepts=lambda n: pow2(n) and n >= 4,
+        phases=[("init and barrier", lambda n, t: 1, None),
+                ("V-cycle: ghost exchanges level by level, residual Allreduce", lambda n, t: t, mg3d_rank0),
+                ("finalize", lambda n, t: 1, None)],
         order=lambda n, t: [0, 1, 2]),
     "wavefront": dict(
         args=[6, 480, 8, 2], accepts=lambda n: min(dims_create(n)) >= 2,

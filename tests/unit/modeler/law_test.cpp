@@ -2,6 +2,7 @@
 // Scaling laws: bases, exact laws (fit, evaluation, printing, JSON) and regression laws, on synthetic samples at
 // the process-count series runs are made at (powers of two, squares, mixed).
 #include "p3s/modeler/law.hpp"
+#include "p3s/modeler/dims.hpp"
 
 #include "p3s/error.hpp"
 
@@ -122,11 +123,12 @@ TEST(Basis, IntegralBasesAreIntegers) {
 // ---------------------------------------------------------------------------------------------------------------
 // Exact laws
 
-// Bases an exact law may use (One is the constant, n-1 an affine copy of n).
+// Bases an exact law may use (One is the constant, n-1 an affine copy of n, the faces of a 3-D grid give sizes
+// only).
 std::vector<Basis> exact_bases() {
   std::vector<Basis> out;
   for (const Basis b : all_bases()) {
-    if (b != Basis::One && b != Basis::NMinus1) {
+    if (b != Basis::One && b != Basis::NMinus1 && !sizes_only(b)) {
       out.push_back(b);
     }
   }
@@ -368,7 +370,7 @@ void check_regression_recovery(const std::vector<double>& ns, bool distinguishab
                                   {RegressionForm::Linear, 700, 30},
                                   {RegressionForm::Inverse, 700, 1e5}};
   for (const Basis b : all_bases().subspan(1)) {
-    if (b == Basis::FloorHalfLog2 || b == Basis::CeilHalfLog2) continue;  // counts only, never a regression
+    if (counts_only(b) || sizes_only(b)) continue;  // never a regression over all bases
     for (const Shape& shape : shapes) {
       const RegressionLaw truth{shape.form, b, shape.offset, shape.coefficient};
       SCOPED_TRACE(truth.to_string());
@@ -417,6 +419,22 @@ TEST(RegressionFit, WorkedExamples) {
   EXPECT_EQ(fit_regression(linear).to_string(), "2.5*n + 100");
   const auto shifted = sample(kMixed, [](double n) { return 30 - 1200 / (n * std::log2(n)); });
   EXPECT_EQ(fit_regression(shifted).to_string(), "-1200/(n*log2(n)) + 30");
+}
+
+TEST(RegressionFit, AHaloFaceOfA3DBlockIsTheGlobalFaceOverTheProcessesOfTheFace) {
+  // A block of a 64^3 grid on MPI_Dims_create(n, 3) exchanges its face across x: 64^2 / (p_y p_z) doubles.
+  const auto face = sample(kPowersOfTwo, [](double n) {
+    const std::vector<int> d = dims_create(static_cast<int>(n), 3);
+    return 8.0 * 64 * 64 / (d[1] * d[2]);
+  });
+  // No basis of the defaults describes it; the faces are asked for by the sizes on a 3-D grid only.
+  EXPECT_GT(fit_regression(face).max_rel_error, 0.01);
+  const RegressionLaw law = fit_regression(face, {.bases = {Basis::Dims3Third, Basis::Dims3Face0}});
+  EXPECT_EQ(law.to_string(), "32768/(dims3(n)[1]*dims3(n)[2])");
+  EXPECT_EQ(law.max_rel_error, 0);
+  EXPECT_DOUBLE_EQ(law.value_at(512), 32768.0 / 64);  // 8 x 8 x 8
+  EXPECT_TRUE(sizes_only(Basis::Dims3Face2));
+  EXPECT_FALSE(sizes_only(Basis::Dims3First));
 }
 
 TEST(RegressionFit, PowerLaw) {

@@ -276,6 +276,34 @@ TEST(Pattern, ARepeatedStepBackAlongAPeriodicSideOf2IsTheSameStepAtEveryN) {
   EXPECT_EQ(p.to_string(), "[torus2(r) + (-1, 0) for i < sqrt(n) - 1]");
 }
 
+TEST(Pattern, OnlyTheRanksHoldingACoarseGridExchangeWithTheHoldersAStrideAway) {
+  // A multigrid's coarsest level, 2 x 2 x 2 points on the MPI_Dims_create(n, 3) grid numbered x fastest: along a
+  // side of p > 2 processes only every (p / 2)-th rank holds data; those exchange along x with the holder a stride
+  // away (both ways: a side of 2 holders), the others make no call. At 4 to 32 the stride along z is 1; at 64 it is
+  // 2, which only the grid's grain gives.
+  const Truth coarse = [](std::int64_t r, std::int64_t n) {
+    const std::vector<int> d = dims_create(static_cast<int>(n), 3);
+    const std::int64_t c[3] = {r % d[0], (r / d[0]) % d[1], r / (d[0] * d[1])};
+    std::int64_t stride[3];
+    for (int a = 0; a < 3; ++a) stride[a] = d[a] > 2 ? d[a] / 2 : 1;
+    for (int a = 0; a < 3; ++a) {
+      if (c[a] % stride[a] != 0) return std::vector<Peers>{};
+    }
+    if (d[0] / stride[0] < 2) return std::vector<Peers>{};
+    const std::int64_t x = (c[0] + stride[0]) % d[0];
+    const std::int64_t peer = x + d[0] * (c[1] + d[1] * c[2]);
+    return std::vector<Peers>{one(peer), one(peer)};
+  };
+  const Pattern p = learn_and_check(coarse, {4, 8, 16, 32}, {64, 128, 256});
+  ASSERT_EQ(p.cases.size(), 1U);
+  EXPECT_EQ(p.cases.front().program.grain, 2);
+  EXPECT_EQ(p.cases.front().program.frame, Frame::Torus3C);
+  EXPECT_TRUE(holds_data(Frame::Torus3C, 0, 64, 2));
+  EXPECT_FALSE(holds_data(Frame::Torus3C, 16, 64, 2));  // (0, 0, 1): z is odd on a side of 4
+  EXPECT_DOUBLE_EQ(face_points(Frame::Torus3C, 2, 4, 0), 2.0);  // 2 x 2 x 1 processes: a 1 x 2 face across x
+  EXPECT_DOUBLE_EQ(face_points(Frame::Torus3C, 2, 64, 0), 1.0);
+}
+
 TEST(Pattern, PipelineWithoutWrapAround) {
   // Send to the next rank; the last one does not send.
   const Truth pipe = [](std::int64_t r, std::int64_t n) {

@@ -72,5 +72,56 @@ TEST(MergeShapes, LoopsOfDifferentLengthsAreOneLoopOfTheShape) {
   EXPECT_EQ(shape.ranks[2][2].calls.size(), 1U);
 }
 
+/// One exchange of a V-cycle level: MPI_Send to `peer` of `bytes`, with the level's tag.
+RankGroup send(std::int64_t peer, double bytes, std::uint32_t tag) {
+  RankGroup g = group(mpi::Function::MPI_Send, Role::PointToPoint, peer, tag);
+  g.calls.front().bytes[0] = bytes;
+  g.calls.front().offset = peer;
+  return g;
+}
+
+TEST(MergeShapes, ARankThatSkipsALevelIsAlignedByTheSizesOfItsRun) {
+  // A V-cycle's levels 1, 2, 2, 1 (sizes 64, 16, 16, 64) on rank 0; rank 1 holds no data at level 2 and makes
+  // levels 1, 1 only. Its two calls are alike in everything but their sizes: they go with the sizes of level 1,
+  // not into the first two places a longest common subsequence would take.
+  std::vector<std::vector<RankGroup>> ranks(2);
+  for (const double b : {64.0, 16.0, 16.0, 64.0}) {
+    ranks[0].push_back(send(1, b, 10));
+    ranks[0].push_back(group(mpi::Function::MPI_Barrier, Role::Collective));
+  }
+  for (const double b : {64.0, 64.0}) {
+    ranks[1].push_back(send(0, b, 10));
+    ranks[1].push_back(group(mpi::Function::MPI_Barrier, Role::Collective));
+  }
+  const std::vector<const std::vector<RankGroup>*> seqs{&ranks[0], &ranks[1]};
+  const std::vector<std::int64_t> runs{4, 4};
+  const Shape shape = merge_shapes(seqs, Alignment::Function, runs);
+  ASSERT_EQ(shape.groups.size(), 8U);
+  EXPECT_EQ(shape.ranks[1][0].calls.size(), 1U);  // level 1 down
+  EXPECT_TRUE(shape.ranks[1][2].calls.empty());   // level 2: none
+  EXPECT_TRUE(shape.ranks[1][4].calls.empty());
+  EXPECT_EQ(shape.ranks[1][6].calls.size(), 1U);  // level 1 up
+  // Ranks of different runs pair regardless of their sizes: rank 1 at another n takes the first places.
+  const std::vector<std::int64_t> other{4, 8};
+  EXPECT_EQ(merge_shapes(seqs, Alignment::Function, other).ranks[1][2].calls.size(), 1U);
+}
+
+TEST(MergeShapes, TagsTellExchangesAlongDifferentAxesApart) {
+  // Two visits of a level. At one count the grid has no z side (2 x 2 x 1): its exchanges along x and y (tags 10,
+  // 12) must not take the places of those along z (tag 14) at another, where the functions alone pair them there.
+  std::vector<std::vector<RankGroup>> ranks(2);
+  for (int visit = 0; visit < 2; ++visit) {
+    for (const std::uint32_t tag : {10U, 12U, 14U}) step(ranks[0], 1, tag);
+    for (const std::uint32_t tag : {10U, 12U}) step(ranks[1], 1, tag);
+  }
+  const std::vector<const std::vector<RankGroup>*> seqs{&ranks[0], &ranks[1]};
+  const std::vector<std::int64_t> runs{8, 4};
+  const Shape by_tag = merge_shapes(seqs, Alignment::Tag, runs);
+  ASSERT_EQ(by_tag.groups.size(), 18U);
+  for (std::size_t g = 0; g < 18; ++g) EXPECT_EQ(by_tag.ranks[1][g].calls.size(), g % 9 < 6 ? 1U : 0U) << g;
+  const Shape by_function = merge_shapes(seqs, Alignment::Function, runs);
+  EXPECT_EQ(by_function.ranks[1][6].calls.size(), 1U);  // the second visit's x taken for the first's z
+}
+
 }  // namespace
 }  // namespace p3s::modeler::detail

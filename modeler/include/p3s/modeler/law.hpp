@@ -42,6 +42,9 @@ enum class Basis : std::uint8_t {
   NSquared,           ///< n^2
   FloorHalfLog2,      ///< floor(log2(n)/2), log2 of the shorter side of a 2^floor x 2^ceil grid
   CeilHalfLog2,       ///< ceil(log2(n)/2), log2 of its longer side (recursive halving along a row)
+  Dims3Face0,         ///< dims3(n)[1]*dims3(n)[2], the processes of a face across the first dimension of a 3-D grid
+  Dims3Face1,         ///< dims3(n)[0]*dims3(n)[2], across the second (a halo face of a block is 1 / this of the whole)
+  Dims3Face2,         ///< dims3(n)[0]*dims3(n)[1], across the third
 };
 
 /// Every basis, simplest first.
@@ -49,6 +52,10 @@ enum class Basis : std::uint8_t {
 /// Whether a basis describes counts only (floor/ceil(log2(n)/2): steps along a side of a power-of-two grid), never
 /// a trend of measured values such as sizes or work, which it would only stair-step.
 [[nodiscard]] bool counts_only(Basis basis) noexcept;
+/// Whether a basis describes message sizes only (the processes of a 3-D grid's face: a block's halo across a
+/// dimension), never a count, a label or a trend of work: exact laws and regressions over all bases leave it out,
+/// and only the sizes on a 3-D grid ask for it.
+[[nodiscard]] bool sizes_only(Basis basis) noexcept;
 
 /// The readable name of a basis as it appears in printed equations and in JSON ("sqrt(n)", "dims2(n)[1]").
 [[nodiscard]] std::string_view basis_name(Basis basis) noexcept;

@@ -78,7 +78,11 @@ struct CommModel {
 
 /// A p2p term's traits, per slot: message size and tag.
 struct TermTraits {
+  /// Bytes per message; with a face axis, per point of the face (bytes_at()).
   std::array<RegressionLaw, 2> bytes;
+  /// -1, or in a program with a grain (a coarse grid only some ranks hold), the dimension the step crosses: the
+  /// message is then the holder's block's face across it, `bytes` per point (face_points()).
+  std::array<int, 2> face_axis{-1, -1};
   /// Sizes within a repetition scale by this per step (1: all equal; 0.5: halving, as in recursive halving).
   std::array<double, 2> bytes_step_factor{1, 1};
   std::array<std::int64_t, 2> tag{0, 0};

@@ -54,12 +54,27 @@ enum class Frame : std::uint8_t {
 using Label = std::array<std::int64_t, 3>;
 
 /// The label of `peer` seen from rank r at n, or nullopt when the frame cannot express it (Xor never fails;
-/// grids always express a difference). Periodic frames give the representative in [0, size).
-[[nodiscard]] std::optional<Label> label_of(Frame frame, std::int64_t r, std::int64_t peer, std::int64_t n);
+/// grids always express a difference). Periodic frames give the representative in [0, size). With a grain
+/// (Program::grain), a grid label counts strides between the ranks that hold data, and a rank or peer that holds
+/// none has no label.
+[[nodiscard]] std::optional<Label> label_of(Frame frame, std::int64_t r, std::int64_t peer, std::int64_t n,
+                                            std::int64_t grain = 0);
 /// The peer a label designates from rank r at n; nullopt when there is none (off a non-periodic grid or range,
 /// or along a periodic dimension of side 1, where a code has no neighbour to talk to: a null communication,
-/// MPI_PROC_NULL in the program).
-[[nodiscard]] std::optional<std::int64_t> peer_of(Frame frame, std::int64_t r, const Label& label, std::int64_t n);
+/// MPI_PROC_NULL in the program; with a grain, also from a rank that holds no data).
+[[nodiscard]] std::optional<std::int64_t> peer_of(Frame frame, std::int64_t r, const Label& label, std::int64_t n,
+                                                  std::int64_t grain = 0);
+/// Whether rank r holds data of a grain^d global grid block-distributed over the frame's process grid at n:
+/// along a dimension of p processes, the ranks at multiples of the stride p / min(p, grain) do (every rank when
+/// grain is 0 or the frame is no grid).
+[[nodiscard]] bool holds_data(Frame frame, std::int64_t r, std::int64_t n, std::int64_t grain);
+/// The points of the face across dimension `axis` of a rank's block of a grain^d global grid block-distributed
+/// over the frame's process grid at n: the product over the other dimensions of grain / p (at least 1: a rank
+/// holds one plane where there are more processes than points).
+[[nodiscard]] double face_points(Frame frame, std::int64_t grain, std::int64_t n, std::size_t axis);
+/// The period of label component d in a periodic frame at n: the ring's n, a torus's side, or with a grain the
+/// ranks holding data along the side.
+[[nodiscard]] std::int64_t label_period(Frame frame, std::int64_t n, std::size_t d, std::int64_t grain = 0);
 
 /// The labels of a rank's successive peers (-1: none) such that the same neighbour has the same label at every n:
 /// periodic components written closest to zero (-1, not m - 1); on a side of 2, where a step either way reaches the
@@ -67,9 +82,10 @@ using Label = std::array<std::int64_t, 3>;
 /// gives a send), or forward first (its receive) when `back_first` is false. nullopt for no peer.
 [[nodiscard]] std::vector<std::optional<Label>> stable_labels(Frame frame, std::int64_t r, std::int64_t n,
                                                               std::span<const std::int64_t> peers,
-                                                              bool back_first = true);
+                                                              bool back_first = true, std::int64_t grain = 0);
 /// The same rule for one label, the `repeat`-th time (from 0) the list names it.
-[[nodiscard]] Label stable_label(Frame frame, std::int64_t n, Label label, int repeat, bool back_first = true);
+[[nodiscard]] Label stable_label(Frame frame, std::int64_t n, Label label, int repeat, bool back_first = true,
+                                 std::int64_t grain = 0);
 
 /// An integer that depends on n and, inside a repetition of `count` communications, on the index i:
 /// base(n) + step * p(j) with p(j) = j (linear) or 2^j (power of two), j = i, or count - 1 - i when descending.
@@ -114,6 +130,11 @@ struct Program {
   /// MPI_PROC_NULL) rather than being left out (the call is not made).
   bool keep_nulls = false;
   int slots = 1;
+  /// Grid frames: 0, or the side of a global grid (grain^d points) block-distributed over the process grid, of
+  /// which only the ranks holding data make the program's calls, a label counting strides between them (a
+  /// multigrid code's coarse levels: 2^3 points on 4 x 4 x 4 processes are held by every other rank along each
+  /// side, which exchange with the ranks 2 away).
+  std::int64_t grain = 0;
   std::vector<Term> terms;
 
   /// The entries of rank r at n. @throws p3s::ModelError when a law is not an integer at n.
@@ -126,7 +147,8 @@ struct Program {
 /// different frames (minimum description length). A rational costs nothing when 0, else a bit for its sign and
 /// the binary digits of its numerator and denominator; a law in n adds 6 bits for its basis to its coefficient
 /// and constant, so `dims2(n)[1]` (8) is briefer than `-2^floor(log2(n)/2) + 3` (12); a progression in the
-/// repetition index adds its step and 2 bits; an expression costs 4 bits per node; every term 2 bits.
+/// repetition index adds its step and 2 bits; an expression costs 4 bits per node; every term 2 bits; a grain its
+/// digits and 2 bits.
 [[nodiscard]] int description_length(const Program& program);
 
 /// The bits of one label law, as description_length() counts them.
@@ -193,10 +215,20 @@ struct ListObservation {
 /// counted repetition; when no single program fits, the ranks are split by a predicate and each side learnt.
 /// Returns nullopt when nothing fits; `why` then says what was tried. `search` bounds the expression search that
 /// is tried last. Counts and labels are laws that are whole numbers at `whole.n` and at the process counts the
-/// observations suggest whenever such laws reproduce them (fit_exact()).
+/// observations suggest whenever such laws reproduce them (fit_exact()). Of programs as brief, one in `prefer`
+/// wins (the frame a phase's other groups use: an exchange along x on a 2x2x1 .. 4x4x2 grid is also a constant
+/// step on the 2-D grid at those counts, but not at 4x4x4).
 [[nodiscard]] std::optional<Pattern> learn_pattern(std::span<const ListObservation> observations, int slots,
                                                    std::string* why = nullptr, const SearchOptions& search = {},
-                                                   const WholeAt& whole = {});
+                                                   const WholeAt& whole = {},
+                                                   std::optional<Frame> prefer = std::nullopt);
+
+/// The pattern of one case whose labels and counts are constant in n in `frame` (with the grain the observations
+/// suggest, if any), or nullopt: what a phase's other groups make likely where learn_pattern() found a law in n
+/// in another frame (a 3-D halo's steps along z, absent where the side is 1, are also a repetition counted in
+/// dims3(n)[2] on a 2-D grid).
+[[nodiscard]] std::optional<Pattern> learn_constant_pattern(std::span<const ListObservation> observations, int slots,
+                                                            Frame frame, const WholeAt& whole = {});
 
 [[nodiscard]] nlohmann::json rank_predicate_json(const RankPredicate& p);
 /// @throws p3s::InputError on an unknown predicate.
