@@ -462,16 +462,29 @@ void align_to(LocationOccurrences& loc, const CallSequence& calls, const Locatio
   loc = std::move(out);
 }
 
-/// Consecutive occurrences of phases that occur once (the set-up's pieces between its compute bursts or
-/// collectives, the run's end) are one occurrence: the stretch between the run's repeated phases, whose number of
-/// pieces would otherwise follow n and the machine's load.
+/// A phase of fewer occurrences than this, all in a row, is a piece of a stretch (the set-up), not an iteration.
+constexpr std::uint64_t kPieceWeight = 3;
+
+/// Consecutive occurrences of the stretches' pieces (phases that occur once, or twice in a row: the set-up's
+/// pieces between its compute bursts or collectives, a pair of broadcasts of the input, the run's end) are one
+/// occurrence: the stretch between the run's repeated phases, whose number of pieces would otherwise follow n and
+/// the machine's load (LAMMPS's set-up is one piece at 2-8 ranks, and MPI_Init, two MPI_Bcast and the rest at 16).
 void join_one_offs(RunPhases& rp) {
   const std::size_t count = rp.occurrence_phase.size();
   const std::vector<std::uint64_t> weight = phase_weights(rp);
-  std::vector<bool> keep(count, true);
-  for (std::size_t k = 1; k < count; ++k) {
-    keep[k] = weight[rp.occurrence_phase[k]] != 1 || weight[rp.occurrence_phase[k - 1]] != 1;
+  std::vector<std::size_t> first(rp.phase_count, SIZE_MAX);
+  std::vector<std::size_t> last(rp.phase_count, 0);
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::uint32_t p = rp.occurrence_phase[k];
+    first[p] = std::min(first[p], k);
+    last[p] = k;
   }
+  const auto piece = [&](std::size_t k) {
+    const std::uint32_t p = rp.occurrence_phase[k];
+    return weight[p] < kPieceWeight && last[p] - first[p] + 1 == weight[p];
+  };
+  std::vector<bool> keep(count, true);
+  for (std::size_t k = 1; k < count; ++k) keep[k] = !piece(k) || !piece(k - 1);
   std::vector<std::uint32_t> id(rp.phase_count, UINT32_MAX);
   std::vector<std::uint32_t> phases;
   std::uint32_t ids = 0;

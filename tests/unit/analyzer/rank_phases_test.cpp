@@ -175,6 +175,41 @@ TEST(RankPhases, OneOffStepsNextToEachOtherAreOneOccurrence) {
   EXPECT_EQ(rp->first_op[0].size(), rp->occurrence_phase.size());
 }
 
+TEST(RankPhases, APairOfLikeSetUpStepsIsPartOfTheSetUpStretch) {
+  // Init, then two like steps that each compute before a broadcast (a code reading its input twice), then the
+  // loop: the pair is a piece of the set-up (weight 2, in a row), not a phase of its own that splits it.
+  std::vector<CallSequence> steps;
+  for (std::int32_t rank = 0; rank < 2; ++rank) {
+    CallSequence s(rank, 1000000);
+    const auto call = [&](std::uint32_t region, std::int32_t peer, std::uint64_t burst) {
+      Op op;
+      op.header.region = region;
+      op.header.burst_ns = burst;
+      op.header.burst_work = burst;
+      Action a;
+      a.peer = peer;
+      op.actions.push_back(a);
+      s.add(op, s.ticks().size() + 1);
+    };
+    call(0, -1, 0);
+    for (int k = 0; k < 2; ++k) call(6, -1, 2000000);  // the two broadcasts, each after computation
+    for (int it = 0; it < 12; ++it) {
+      call(1, 1 - rank, 10);
+      call(2, -1, 2000000);
+    }
+    call(9, -1, 10);
+    steps.push_back(std::move(s));
+  }
+  std::string why;
+  const auto rp = phases_by_rank(steps, PhaseFinderOptions{}, why);
+  ASSERT_TRUE(rp.has_value()) << why;
+  const std::vector<std::uint64_t> weight = phase_weights(*rp);
+  EXPECT_EQ(weight[rp->occurrence_phase.front()], 1u);
+  EXPECT_EQ(std::count(weight.begin(), weight.end(), 2u), 0) << "the broadcasts are no phase of their own";
+  ASSERT_GE(rp->first_op[0].size(), 2u);
+  EXPECT_EQ(rp->first_op[0][1], 3u) << "Init and both broadcasts, then the loop";
+}
+
 TEST(RankPhases, NoCallsAnywhereIsRefusedWithTheReason) {
   std::vector<CallSequence> steps;
   steps.emplace_back(0, 1000);
