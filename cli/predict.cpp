@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "p3s/error.hpp"
+#include "p3s/modeler/dims.hpp"
 #include "p3s/modeler/fit.hpp"
 #include "p3s/modeler/model.hpp"
 #include "p3s/modeler/predict.hpp"
@@ -25,12 +26,14 @@ void add_predict(CLI::App& app) {
       ->check(CLI::ExistingPath);
   sub->callback([=] {
     const modeler::Model m = modeler::read_model(*model);
+    const modeler::ScopedDimsRule rule(m.dims_rule);  // every law in dims(n) follows the runs' MPI
     for (const modeler::PhaseModel& p : m.phases) {
       for (const std::uint32_t g : p.approximate_groups(*np)) {
         std::cout << "note: phase " << p.id << ", group " << g << " (" << p.groups[g].call
                   << "): no law reproduces it; the calls of the fitted run at n = "
                   << p.groups[g].measured.source(*np).n << " stand in (approximate, not extrapolated)\n";
       }
+      for (const std::string& caveat : p.caveats(*np)) std::cout << "note: phase " << p.id << ": " << caveat << '\n';
     }
     if (*logical) {
       if (output->empty()) throw InputError("--logical writes a directory: give it with -o DIR");

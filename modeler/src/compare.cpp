@@ -218,6 +218,8 @@ Validation compare_with(const Model& model, const Run& run) {
     const analyzer::SigPhase& actual = run.signature.phases[*rel[p]];
     c.weight_actual = static_cast<std::int64_t>(actual.weight);
     c.approximate_groups = pm.approximate_groups(v.n);
+    c.approximate_sizes = pm.approximate_sizes();
+    c.caveats = pm.caveats(v.n);
     try {
       compare_phase(pm, actual, v.n, c);
     } catch (const ModelError& e) {
@@ -263,6 +265,7 @@ std::string validation_report(const Validation& v) {
       for (const std::uint32_t g : c.approximate_groups) out << " group " << g;
       out << '\n';
     }
+    for (const std::string& caveat : c.caveats) out << "        caveat: " << caveat << '\n';
   }
   for (const std::string& u : v.unrelated) out << " note: " << u << '\n';
   return out.str();

@@ -29,7 +29,9 @@ json validation_json(const Validation& v) {
                           {"work_error_mean", c.work_error_mean},
                           {"work_error_max", c.work_error_max},
                           {"work_error_total", c.work_error_total},
-                          {"approximate_groups", c.approximate_groups}});
+                          {"approximate_groups", c.approximate_groups},
+                          {"approximate_sizes", c.approximate_sizes},
+                          {"caveats", c.caveats}});
   }
   return json{{"n", v.n},
               {"signature", v.signature},
@@ -59,6 +61,8 @@ Validation validation_from(const json& j) {
     p.work_error_max = c.at("work_error_max").get<double>();
     p.work_error_total = c.at("work_error_total").get<double>();
     p.approximate_groups = c.value("approximate_groups", std::vector<std::uint32_t>{});
+    p.approximate_sizes = c.value("approximate_sizes", std::vector<std::uint32_t>{});
+    p.caveats = c.value("caveats", std::vector<std::string>{});
     v.phases.push_back(p);
   }
   v.unrelated = j.at("unrelated").get<std::vector<std::string>>();

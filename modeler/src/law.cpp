@@ -313,6 +313,17 @@ bool basis_rounds_at(Basis basis, std::int64_t n) noexcept {
   }
 }
 
+double face_rim(Basis face, double n) {
+  if (!sizes_only(face) || !(n >= 1) || n != std::floor(n) || n > std::numeric_limits<int>::max()) return kNaN;
+  const std::vector<int> dims = dims_create(static_cast<int>(n), 3);
+  const auto across = static_cast<std::size_t>(static_cast<int>(face) - static_cast<int>(Basis::Dims3Face0));
+  double rim = 0;
+  for (std::size_t d = 0; d < 3; ++d) {
+    if (d != across) rim += 1.0 / dims[d];
+  }
+  return rim;
+}
+
 bool sizes_only(Basis basis) noexcept {
   return basis == Basis::Dims3Face0 || basis == Basis::Dims3Face1 || basis == Basis::Dims3Face2;
 }
@@ -534,6 +545,8 @@ std::string_view form_name(RegressionForm form) noexcept {
       return "inverse";
     case RegressionForm::Power:
       return "power";
+    case RegressionForm::Halo:
+      return "halo";
   }
   return "?";
 }
@@ -548,6 +561,8 @@ double RegressionLaw::value_at(double n) const {
       return offset + coefficient / basis_value(basis, n);
     case RegressionForm::Power:
       return n > 0 ? coefficient * std::pow(n, exponent) : kNaN;
+    case RegressionForm::Halo:
+      return offset + coefficient / basis_value(basis, n) + coefficient2 * face_rim(basis, n);
   }
   return kNaN;
 }
@@ -561,6 +576,8 @@ int RegressionLaw::parameters() const noexcept {
       return offset == 0 ? 1 : 2;
     case RegressionForm::Power:
       return 2;
+    case RegressionForm::Halo:
+      return 3;
   }
   return 0;
 }
@@ -585,6 +602,14 @@ std::string RegressionLaw::to_string() const {
     case RegressionForm::Power: {
       const std::string p = format_real(exponent);
       return format_real(coefficient) + "*n^" + (exponent < 0 ? "(" + p + ")" : p);
+    }
+    case RegressionForm::Halo: {
+      // "57600/(dims3(n)[1]*dims3(n)[2]) + 10080*(1/dims3(n)[1] + 1/dims3(n)[2]) + 1752"
+      const std::string name(basis_name(basis));
+      const std::string rim = "1/" + name.substr(0, name.find('*')) + " + 1/" + name.substr(name.find('*') + 1);
+      text = format_real(coefficient) + "/" + as_divisor(basis) +
+             signed_tail(coefficient2 < 0, format_real(std::abs(coefficient2)) + "*(" + rim + ")");
+      break;
     }
   }
   if (offset != 0) {
@@ -619,6 +644,7 @@ void to_json(nlohmann::json& j, const RegressionLaw& law) {
                      {"offset", law.offset},
                      {"coefficient", law.coefficient},
                      {"exponent", law.exponent},
+                     {"coefficient2", law.coefficient2},
                      {"max_rel_error", law.max_rel_error},
                      {"mean_rel_error", law.mean_rel_error},
                      {"equation", law.to_string()}};
@@ -630,17 +656,21 @@ void from_json(const nlohmann::json& j, RegressionLaw& law) {
   RegressionLaw out;
   const auto form = j.find("form");
   bool known = false;
-  for (const RegressionForm f :
-       {RegressionForm::Constant, RegressionForm::Linear, RegressionForm::Inverse, RegressionForm::Power}) {
+  for (const RegressionForm f : {RegressionForm::Constant, RegressionForm::Linear, RegressionForm::Inverse,
+                                 RegressionForm::Power, RegressionForm::Halo}) {
     if (form != j.end() && form->is_string() && form->get<std::string>() == form_name(f)) {
       out.form = f;
       known = true;
     }
   }
   if (!known) {
-    bad_field("regression law", "form", j, "one of \"constant\", \"linear\", \"inverse\", \"power\"");
+    bad_field("regression law", "form", j, "one of \"constant\", \"linear\", \"inverse\", \"power\", \"halo\"");
   }
   out.basis = basis_field(j, "regression law");
+  if (out.form == RegressionForm::Halo && !sizes_only(out.basis)) {
+    bad_field("regression law", "basis", j, "a face of a 3-D grid for a halo law");
+  }
+  out.coefficient2 = j.contains("coefficient2") ? real_field(j, "coefficient2") : 0.0;
   out.offset = real_field(j, "offset");
   out.coefficient = real_field(j, "coefficient");
   out.exponent = real_field(j, "exponent");

@@ -18,6 +18,7 @@
 #include "p3s/error.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -203,13 +204,58 @@ double median_of(std::span<const Sample> samples) {
   return v.size() % 2 == 1 ? v[k] : (v[k - 1] + v[k]) / 2;
 }
 
+// Weighted least squares of v ~ x0 + c1*h1 + c2*h2 (three unknowns, Gaussian elimination with partial pivoting).
+// Returns false when the samples do not determine them.
+bool weighted_fit3(std::span<const double> h1, std::span<const double> h2, std::span<const Sample> samples,
+                   std::span<const double> w, std::array<double, 3>& x) {
+  std::array<std::array<double, 4>, 3> m{};  // the normal equations, augmented
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const std::array<double, 3> f{1.0, h1[i], h2[i]};
+    for (std::size_t r = 0; r < 3; ++r) {
+      for (std::size_t c = 0; c < 3; ++c) m[r][c] += w[i] * f[r] * f[c];
+      m[r][3] += w[i] * f[r] * samples[i].value;
+    }
+  }
+  double largest = 0;
+  for (std::size_t r = 0; r < 3; ++r) largest = std::max(largest, std::abs(m[r][r]));
+  for (std::size_t col = 0; col < 3; ++col) {
+    std::size_t pivot = col;
+    for (std::size_t r = col + 1; r < 3; ++r) {
+      if (std::abs(m[r][col]) > std::abs(m[pivot][col])) pivot = r;
+    }
+    if (!(std::abs(m[pivot][col]) > 1e-12 * largest)) return false;  // the features are not independent here
+    std::swap(m[col], m[pivot]);
+    for (std::size_t r = 0; r < 3; ++r) {
+      if (r == col) continue;
+      const double k = m[r][col] / m[col][col];
+      for (std::size_t c = col; c < 4; ++c) m[r][c] -= k * m[col][c];
+    }
+  }
+  for (std::size_t r = 0; r < 3; ++r) x[r] = m[r][3] / m[r][r];
+  return std::all_of(x.begin(), x.end(), [](double v) { return std::isfinite(v); });
+}
+
 // Fits one candidate form; nullopt when it does not apply to these samples.
 std::optional<RegressionLaw> fit_candidate(const Candidate& cand, std::span<const Sample> samples,
                                            std::span<const double> w, double scale, bool median) {
   RegressionLaw law;
   law.form = cand.form;
   law.basis = cand.basis;
-  if (cand.form == RegressionForm::Power) {
+  if (cand.form == RegressionForm::Halo) {
+    std::vector<double> h1(samples.size());
+    std::vector<double> h2(samples.size());
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      h1[i] = 1.0 / basis_value(cand.basis, samples[i].n);
+      h2[i] = face_rim(cand.basis, samples[i].n);
+      if (!std::isfinite(h1[i]) || !std::isfinite(h2[i])) return std::nullopt;
+    }
+    std::array<double, 3> x{};
+    if (!weighted_fit3(h1, h2, samples, w, x)) return std::nullopt;
+    law.offset = std::abs(x[0]) <= kSnapTolerance * scale ? 0.0 : snap(x[0]);
+    law.coefficient = snap(x[1]);
+    law.coefficient2 = snap(x[2]);
+    if (law.coefficient == 0 || law.coefficient2 == 0) return std::nullopt;  // a simpler form, tried before
+  } else if (cand.form == RegressionForm::Power) {
     // log|v| = log|c| + p*log(n): needs values of one sign, none zero, and n > 0.
     const double sign = samples[0].value < 0 ? -1.0 : 1.0;
     double sx = 0;
@@ -302,6 +348,11 @@ std::vector<Candidate> candidates(std::size_t distinct_n, const RegressionOption
       out.push_back({RegressionForm::Linear, b, true});
     }
     out.push_back({RegressionForm::Inverse, b, true});
+  }
+  // A halo with a margin, only where the caller asks for the faces of a 3-D grid (sizes of a step across one), even
+  // without the linear and inverse forms.
+  for (const Basis b : options.bases) {
+    if (sizes_only(b)) out.push_back({RegressionForm::Halo, b, true});
   }
   return out;
 }

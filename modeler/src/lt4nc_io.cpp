@@ -153,7 +153,8 @@ void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path
                            {"calls", pm.calls},
                            {"relevant", pm.relevant},
                            {"weight", phases[p].weight()},
-                           {"approximate_groups", approximate_json(pm, n)}});
+                           {"approximate_groups", approximate_json(pm, n)},
+                           {"caveats", pm.caveats(n)}});
   }
   json inputs = json::array();
   for (const Model::Input& in : model.inputs) inputs.push_back(json{{"path", in.path}, {"n", in.n}});

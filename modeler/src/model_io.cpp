@@ -81,6 +81,7 @@ json group_json(const GroupModel& g) {
                   {"tag", t.tag[s]},
                   {"tag_varies", t.tag_varies[s]}};
           if (t.face_axis[s] >= 0) js["face_axis"] = t.face_axis[s];
+          if (t.rank_spread[s] > 0) js["rank_spread"] = t.rank_spread[s];
           slots.push_back(std::move(js));
         }
         terms.push_back(std::move(slots));
@@ -146,6 +147,7 @@ GroupModel group_from(const json& j) {
           t.tag[s] = slots[s].at("tag").get<std::int64_t>();
           t.tag_varies[s] = slots[s].at("tag_varies").get<bool>();
           t.face_axis[s] = slots[s].value("face_axis", -1);
+          t.rank_spread[s] = slots[s].value("rank_spread", 0.0);
           if (t.face_axis[s] < -1 || t.face_axis[s] > 2) throw InputError("a face axis outside 0..2 in a model");
         }
         terms.push_back(t);
@@ -220,6 +222,11 @@ json phase_json(const PhaseModel& p) {
          {"groups", std::move(groups)},
          {"work", std::move(work)}};
   j["weight"] = p.weight_exact ? to_json(p.weight) : to_json(p.weight_fit);
+  if (p.grid_seen) {
+    const GridSeen& s = *p.grid_seen;
+    j["grid_seen"] = {
+        {"frame", frame_name(s.frame)}, {"longest", s.longest}, {"longer_adds_calls", s.longer_adds_calls}};
+  }
   if (!p.loops.empty()) {
     json loops = json::array();
     for (const PhaseLoop& l : p.loops) loops.push_back({{"first", l.first}, {"groups", l.groups}});
@@ -241,6 +248,18 @@ PhaseModel phase_from(const json& j) {
   }
   for (const json& g : j.at("groups")) p.groups.push_back(group_from(g));
   for (const json& w : j.at("work")) p.work.push_back(work_from(w));
+  if (j.contains("grid_seen")) {
+    const json& s = j.at("grid_seen");
+    GridSeen seen;
+    const std::string frame = s.at("frame").get<std::string>();
+    const std::optional<Frame> f = frame_from_name(frame);
+    if (!f || frame_dims(*f) < 2)
+      throw InputError("phase " + std::to_string(p.id) + ": grid_seen in a frame '" + frame + "' that is no grid");
+    seen.frame = *f;
+    seen.longest = s.at("longest").get<std::array<std::int64_t, 3>>();
+    seen.longer_adds_calls = s.at("longer_adds_calls").get<std::array<bool, 3>>();
+    p.grid_seen = seen;
+  }
   std::uint32_t next = 0;  // loops in group order, disjoint, inside the phase
   for (const json& l : j.value("loops", json::array())) {
     const PhaseLoop loop{l.at("first").get<std::uint32_t>(), l.at("groups").get<std::uint32_t>()};

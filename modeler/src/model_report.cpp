@@ -202,6 +202,7 @@ std::vector<LawFit> law_fits(const PhaseModel& p) {
 }
 
 std::string model_report(const Model& m, const FitReport& report) {
+  const ScopedDimsRule rule(m.dims_rule);  // the predicted rows evaluate laws in dims(n)
   std::ostringstream out;
   out << "application  " << (m.application.empty() ? "(command not recorded)" : m.application) << '\n';
   out << "work metric  " << m.work_metric << '\n';

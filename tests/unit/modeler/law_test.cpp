@@ -437,6 +437,27 @@ TEST(RegressionFit, AHaloFaceOfA3DBlockIsTheGlobalFaceOverTheProcessesOfTheFace)
   EXPECT_FALSE(sizes_only(Basis::Dims3First));
 }
 
+TEST(RegressionFit, AHaloWithAMarginIsTheFaceItsSidesAndTheMarginAround) {
+  // Ghost atoms across x of a block of an L^3 box on p = MPI_Dims_create(n, 3): (L/p_y + m)(L/p_z + m) per unit,
+  // L = 20, m = 3: L^2/(p_y p_z) + L m (1/p_y + 1/p_z) + m^2. At 2, 4, 8 and 16 ranks, then 32 and 64 unseen.
+  const auto halo = [](double n) {
+    const std::vector<int> d = dims_create(static_cast<int>(n), 3);
+    return 10.0 * (20.0 / d[1] + 3) * (20.0 / d[2] + 3);
+  };
+  const auto samples = sample({2, 4, 8, 16}, halo);
+  // No law over the default bases reproduces it; asked for the face of x, the halo does.
+  EXPECT_GT(fit_regression(samples).max_rel_error, 0.005);
+  const RegressionLaw law = fit_regression(samples, {.allow_power = false, .bases = {Basis::Dims3Face0}});
+  ASSERT_EQ(law.form, RegressionForm::Halo) << law.to_string();
+  EXPECT_LT(law.max_rel_error, 1e-9);
+  EXPECT_EQ(law.parameters(), 3);
+  for (const double n : {32.0, 64.0, 128.0}) EXPECT_NEAR(law.value_at(n), halo(n), 1e-6 * halo(n)) << n;
+  EXPECT_EQ(law.to_string(), "4000/(dims3(n)[1]*dims3(n)[2]) + 600*(1/dims3(n)[1] + 1/dims3(n)[2]) + 90");
+  // It reads back from its JSON.
+  const RegressionLaw again = regression_law_from_json(to_json(law));
+  EXPECT_DOUBLE_EQ(again.value_at(32), law.value_at(32));
+}
+
 TEST(RegressionFit, PowerLaw) {
   const auto samples = sample(kMixed, [](double n) { return 1000 * std::pow(n, -0.75); });
   const RegressionLaw law = fit_regression(samples);

@@ -68,6 +68,10 @@ struct PhaseCheck {
   double work_error_total = 0;  ///< of the phase's work per instance summed over all ranks
   /// Groups the model could only approximate at this n (kept as measured at other n).
   std::vector<std::uint32_t> approximate_groups;
+  /// Groups whose message sizes follow their law only approximately (PhaseModel::approximate_sizes()).
+  std::vector<std::uint32_t> approximate_sizes;
+  /// What the prediction at this n could not know (PhaseModel::caveats()).
+  std::vector<std::string> caveats;
 };
 
 /// A model's prediction at a real run's n against that run.

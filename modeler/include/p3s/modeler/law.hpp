@@ -52,6 +52,9 @@ enum class Basis : std::uint8_t {
 /// Whether a basis describes counts only (floor/ceil(log2(n)/2): steps along a side of a power-of-two grid), never
 /// a trend of measured values such as sizes or work, which it would only stair-step.
 [[nodiscard]] bool counts_only(Basis basis) noexcept;
+/// For a face basis (Dims3Face0..2, the product p_b p_c of two sides of MPI_Dims_create(n, 3)): 1/p_b + 1/p_c, the
+/// rim of that face; NaN for other bases.
+[[nodiscard]] double face_rim(Basis face, double n);
 /// Whether a basis describes message sizes only (the processes of a 3-D grid's face: a block's halo across a
 /// dimension), never a count, a label or a trend of work: exact laws and regressions over all bases leave it out,
 /// and only the sizes on a 3-D grid ask for it.
@@ -186,9 +189,12 @@ enum class RegressionForm : std::uint8_t {
   Linear,    ///< offset + coefficient*g(n)   (offset 0 for the one-parameter form c*g(n))
   Inverse,   ///< offset + coefficient/g(n)   (offset 0 for the one-parameter form c/g(n))
   Power,     ///< coefficient*n^exponent
+  /// offset + coefficient/g(n) + coefficient2*(1/p_b + 1/p_c), g a face of a 3-D grid (Dims3Face0..2, = p_b p_c):
+  /// a block's halo across one axis with a margin, (L_b/p_b + m)(L_c/p_c + m) expanded (LAMMPS's ghost atoms)
+  Halo,
 };
 
-/// The readable name of a form ("constant", "linear", "inverse", "power"), as in JSON.
+/// The readable name of a form ("constant", "linear", "inverse", "power", "halo"), as in JSON.
 [[nodiscard]] std::string_view form_name(RegressionForm form) noexcept;
 
 /// A real-valued law fitted by regression, with the relative errors of the fit on its samples.
@@ -198,6 +204,7 @@ struct RegressionLaw {
   double offset = 0;                               ///< the constant term (the whole law for Constant; 0 for Power)
   double coefficient = 0;                          ///< c of c*g(n), c/g(n), c*n^p
   double exponent = 0;                             ///< p of the power law (Power only)
+  double coefficient2 = 0;                         ///< the margin's coefficient (Halo only)
   double max_rel_error = 0;                        ///< max over the samples of |law(n) - value| / |value|
   double mean_rel_error = 0;                       ///< mean of the same
   /// The law's uncertainty beyond its samples: the mean relative error of predicting each sample from the same
@@ -206,7 +213,7 @@ struct RegressionLaw {
 
   /// The law at n (NaN where g is undefined; +-inf where an inverse basis is 0).
   [[nodiscard]] double value_at(double n) const;
-  /// Number of fitted parameters (1 for a constant or c*g(n), 2 for two-parameter forms).
+  /// Number of fitted parameters (1 for a constant or c*g(n), 2 for two-parameter forms, 3 for a halo).
   [[nodiscard]] int parameters() const noexcept;
   /// Readable equation: "4096/2^floor(log2(n)/2)", "2.5*n + 12", "1000*n^(-0.75)".
   [[nodiscard]] std::string to_string() const;

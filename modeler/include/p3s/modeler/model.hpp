@@ -83,6 +83,9 @@ struct TermTraits {
   /// -1, or in a program with a grain (a coarse grid only some ranks hold), the dimension the step crosses: the
   /// message is then the holder's block's face across it, `bytes` per point (face_points()).
   std::array<int, 2> face_axis{-1, -1};
+  /// How far the sizes of one fitted run spread from rank to rank: the largest (max - min) / mean over the runs (0:
+  /// every rank sends the same; LAMMPS's ghost atoms differ by a few percent). A law in n cannot follow it.
+  std::array<double, 2> rank_spread{0, 0};
   /// Sizes within a repetition scale by this per step (1: all equal; 0.5: halving, as in recursive halving).
   std::array<double, 2> bytes_step_factor{1, 1};
   std::array<std::int64_t, 2> tag{0, 0};
@@ -209,6 +212,20 @@ struct PhaseLoop {
 };
 
 /// One phase's laws: its weight, its groups of calls and the work of its bursts, as functions of n.
+/// What the fitted runs showed of the process grid a phase's exchanges step along (the frame of its groups whose
+/// peers step along one dimension): the longest side along each dimension, and along which a side longer than 2
+/// made some rank call more in those groups than the sides of 2 did (LAMMPS's atom migration: a second exchange
+/// each way).
+struct GridSeen {
+  Frame frame = Frame::Torus3;
+  std::array<std::int64_t, 3> longest{0, 0, 0};
+  std::array<bool, 3> longer_adds_calls{false, false, false};
+};
+
+/// The dimension a group's peers step along in its pattern's grid frame: the only dimension with a label law
+/// other than 0 in every term and slot; nullopt for other groups.
+[[nodiscard]] std::optional<std::size_t> step_axis(const GroupModel& g);
+
 struct PhaseModel {
   std::uint32_t id = 0;
   std::string calls;         ///< the MPI functions it calls ("MPI_Irecv MPI_Isend ...")
@@ -219,6 +236,7 @@ struct PhaseModel {
   std::vector<GroupModel> groups;
   std::vector<PhaseLoop> loops;  ///< in group order, disjoint
   std::vector<WorkClass> work;
+  std::optional<GridSeen> grid_seen;  ///< the grid its exchanges step along, as the fitted runs showed it
 
   /// Instances at n (rounded when the weight law is a regression).
   [[nodiscard]] std::int64_t weight_at(std::int64_t n) const;
@@ -226,6 +244,12 @@ struct PhaseModel {
   [[nodiscard]] bool in_loop(std::size_t g) const;
   /// The groups that are approximate at n (GroupModel::approximate_at).
   [[nodiscard]] std::vector<std::uint32_t> approximate_groups(std::int64_t n) const;
+  /// The point-to-point groups whose message sizes follow their law only approximately: it misses some fitted run
+  /// by more than 0.5 % (sizes that vary from rank to rank or step to step, or depend on more than n).
+  [[nodiscard]] std::vector<std::uint32_t> approximate_sizes() const;
+  /// What the prediction at n cannot know, one sentence each: a dimension longer at n than in every fitted run,
+  /// where along another dimension a side longer than 2 added calls (naming the groups stepping along it).
+  [[nodiscard]] std::vector<std::string> caveats(std::int64_t n) const;
 };
 
 /// What shaped a fit besides its inputs; recorded in the model so that the fit can be reproduced.

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "grid_seen.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "p3s/modeler/dims.hpp"
+#include "p3s/modeler/law.hpp"
+
+namespace p3s::modeler {
+
+namespace {
+
+/// Whether a label law is 0 for every n and repetition.
+bool zero(const IndexedLaw& l) { return l.step == 0 && l.base.is_constant() && l.base.b == Rational::make(0); }
+
+/// The tolerance of a size law that reproduces the runs (RegressionOptions' default).
+constexpr double kSizeTolerance = RegressionOptions{}.tolerance;
+
+}  // namespace
+
+std::optional<std::size_t> step_axis(const GroupModel& g) {
+  if (g.role != Role::PointToPoint || g.pattern.cases.size() != 1) return std::nullopt;
+  const Program& p = g.pattern.cases.front().program;
+  if (frame_dims(p.frame) < 2) return std::nullopt;
+  std::optional<std::size_t> axis;
+  for (const Term& t : p.terms) {
+    for (const std::vector<IndexedLaw>& slot : t.slots) {
+      for (std::size_t d = 0; d < slot.size(); ++d) {
+        if (zero(slot[d])) continue;
+        if (axis && *axis != d) return std::nullopt;
+        axis = d;
+      }
+    }
+  }
+  return axis;
+}
+
+std::vector<std::uint32_t> PhaseModel::approximate_sizes() const {
+  std::vector<std::uint32_t> out;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    bool approximate = false;
+    for (const std::vector<TermTraits>& per_case : groups[g].traits) {
+      for (const TermTraits& t : per_case) {
+        for (int s = 0; s < groups[g].slots; ++s) {
+          approximate = approximate || t.bytes[static_cast<std::size_t>(s)].max_rel_error > kSizeTolerance;
+        }
+      }
+    }
+    if (groups[g].role == Role::PointToPoint && approximate) out.push_back(static_cast<std::uint32_t>(g));
+  }
+  return out;
+}
+
+std::vector<std::string> PhaseModel::caveats(std::int64_t n) const {
+  std::vector<std::string> out;
+  const std::vector<std::uint32_t> sizes = approximate_sizes();
+  if (!sizes.empty()) {
+    double miss = 0;
+    double spread = 0;
+    std::string names;
+    for (const std::uint32_t g : sizes) {
+      names += (names.empty() ? "" : ", ") + ("[" + std::to_string(g) + "] " + groups[g].call);
+      for (const std::vector<TermTraits>& per_case : groups[g].traits) {
+        for (const TermTraits& t : per_case) {
+          for (std::size_t s = 0; s < 2; ++s) {
+            miss = std::max(miss, t.bytes[s].max_rel_error);
+            spread = std::max(spread, t.rank_spread[s]);
+          }
+        }
+      }
+    }
+    char text[160];
+    std::snprintf(text, sizeof text,
+                  "the best misses a fitted run by up to %.1f %%, and within one run the sizes differ "
+                  "from rank to rank by up to %.1f %%",
+                  100 * miss, 100 * spread);
+    out.push_back("the message sizes of " + names + " follow no law in n within 0.5 % of every fitted run (" + text +
+                  (spread > kSizeTolerance ? ": they depend on each rank's data, not on n alone)" : ")"));
+  }
+  if (!grid_seen || n < 1) return out;
+  const GridSeen& seen = *grid_seen;
+  const auto dims = static_cast<std::size_t>(frame_dims(seen.frame));
+  const std::vector<int> sides = dims_create(static_cast<int>(n), static_cast<int>(dims));
+  std::optional<std::size_t> adding;  // a dimension along which longer sides added calls
+  for (std::size_t d = 0; d < dims; ++d) {
+    if (seen.longer_adds_calls[d]) adding = adding.value_or(d);
+  }
+  if (!adding) return out;
+  for (std::size_t d = 0; d < dims; ++d) {
+    if (sides[d] <= 2 || seen.longest[d] > 2 || d == *adding) continue;
+    std::string names;
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      const GroupModel& gm = groups[g];
+      if (step_axis(gm) != d || gm.pattern.cases.front().program.frame != seen.frame) continue;
+      names += (names.empty() ? "" : ", ") + ("[" + std::to_string(g) + "] " + gm.call);
+    }
+    if (names.empty()) continue;
+    out.push_back("along dimension " + std::to_string(d) + " of the " + std::string(frame_name(seen.frame)) +
+                  " grid the side is " + std::to_string(sides[d]) + " at n = " + std::to_string(n) + ", but at most " +
+                  std::to_string(seen.longest[d]) + " in the fitted runs; along dimension " + std::to_string(*adding) +
+                  " a side longer than 2 made more calls than a side of 2, so the groups stepping along dimension " +
+                  std::to_string(d) + " (" + names + ") may make calls the model does not predict");
+  }
+  return out;
+}
+
+namespace detail {
+
+std::optional<GridSeen> grid_seen(const std::vector<GroupModel>& groups, const std::vector<RankCalls>& ranks,
+                                  const std::vector<std::int64_t>& fitted_n) {
+  // The frame most stepping groups use.
+  std::map<Frame, std::size_t> frames;
+  for (const GroupModel& g : groups) {
+    if (step_axis(g)) ++frames[g.pattern.cases.front().program.frame];
+  }
+  if (frames.empty()) return std::nullopt;
+  GridSeen seen;
+  seen.frame = std::max_element(frames.begin(), frames.end(), [](const auto& a, const auto& b) {
+                 return a.second < b.second;
+               })->first;
+  const auto dims = static_cast<std::size_t>(frame_dims(seen.frame));
+  for (const std::int64_t n : fitted_n) {
+    const std::vector<int> sides = dims_create(static_cast<int>(n), static_cast<int>(dims));
+    for (std::size_t d = 0; d < dims; ++d) seen.longest[d] = std::max<std::int64_t>(seen.longest[d], sides[d]);
+  }
+  // Per dimension, the most calls a rank made stepping along it where its side was 2, and where it was longer.
+  std::array<std::size_t, 3> at_two{0, 0, 0};
+  std::array<std::size_t, 3> longer{0, 0, 0};
+  for (const RankCalls& r : ranks) {
+    const std::vector<int> sides = dims_create(static_cast<int>(r.n), static_cast<int>(dims));
+    std::array<std::size_t, 3> calls{0, 0, 0};
+    for (std::size_t g = 0; g < groups.size() && g < r.calls.size(); ++g) {
+      const std::optional<std::size_t> axis = step_axis(groups[g]);
+      if (axis && groups[g].pattern.cases.front().program.frame == seen.frame) calls[*axis] += r.calls[g];
+    }
+    for (std::size_t d = 0; d < dims; ++d) {
+      if (sides[d] == 2) at_two[d] = std::max(at_two[d], calls[d]);
+      if (sides[d] > 2) longer[d] = std::max(longer[d], calls[d]);
+    }
+  }
+  for (std::size_t d = 0; d < dims; ++d) seen.longer_adds_calls[d] = at_two[d] > 0 && longer[d] > at_two[d];
+  return seen;
+}
+
+}  // namespace detail
+}  // namespace p3s::modeler

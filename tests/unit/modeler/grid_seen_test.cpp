@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// What a model cannot know and says so: a dimension longer at n than in every fitted run, where another dimension
+// took more calls once it was longer than 2 (LAMMPS's atom migration), and sizes no law in n reproduces.
+#include "grid_seen.hpp"
+
+#include <gtest/gtest.h>
+
+namespace p3s::modeler::detail {
+namespace {
+
+/// A point-to-point group of MPI_Sendrecv stepping along `axis` of the 3-D torus numbered x fastest.
+GroupModel stepping(std::size_t axis, double size_error = 0) {
+  GroupModel g;
+  g.call = "MPI_Sendrecv";
+  g.role = Role::PointToPoint;
+  g.slots = 1;
+  Program p;
+  p.frame = Frame::Torus3C;
+  Term t;
+  std::vector<IndexedLaw> label(3, IndexedLaw::constant(0));
+  label[axis] = IndexedLaw::constant(1);
+  t.slots.push_back(label);
+  p.terms.push_back(t);
+  g.pattern.cases.push_back({RankPredicate{}, p});
+  TermTraits tt;
+  tt.bytes[0].offset = 100;
+  tt.bytes[0].max_rel_error = size_error;
+  tt.rank_spread[0] = size_error * 2;
+  g.traits = {{tt}};
+  return g;
+}
+
+TEST(GridSeen, ADimensionLongerThanEverFittedWhereAnotherAddedCallsIsACaveat) {
+  PhaseModel phase;
+  phase.groups = {stepping(0), stepping(1), stepping(2)};
+  // MPI_Dims_create(n, 3): 2 -> 2x1x1, 4 -> 2x2x1, 8 -> 2x2x2, 16 -> 4x2x2; along x a side of 4 makes two calls.
+  std::vector<RankCalls> ranks;
+  for (const std::int64_t n : {2, 4, 8, 16}) {
+    const std::size_t x = n == 16 ? 2 : 1;
+    const std::size_t y = n >= 4 ? 1 : 0;
+    const std::size_t z = n >= 8 ? 1 : 0;
+    ranks.push_back({n, {x, y, z}});
+  }
+  phase.grid_seen = grid_seen(phase.groups, ranks, {2, 4, 8, 16});
+  ASSERT_TRUE(phase.grid_seen.has_value());
+  EXPECT_EQ(phase.grid_seen->frame, Frame::Torus3C);
+  EXPECT_EQ(phase.grid_seen->longest, (std::array<std::int64_t, 3>{4, 2, 2}));
+  EXPECT_EQ(phase.grid_seen->longer_adds_calls, (std::array<bool, 3>{true, false, false}));
+  EXPECT_TRUE(phase.caveats(16).empty());
+  // At 32 (4x4x2) y is 4 long, never more than 2 before: its group may make calls the model does not know.
+  const std::vector<std::string> at32 = phase.caveats(32);
+  ASSERT_EQ(at32.size(), 1U);
+  EXPECT_NE(at32[0].find("along dimension 1"), std::string::npos) << at32[0];
+  EXPECT_NE(at32[0].find("[1] MPI_Sendrecv"), std::string::npos) << at32[0];
+  EXPECT_EQ(at32[0].find("[0] MPI_Sendrecv"), std::string::npos) << at32[0];
+  // At 64 (4x4x4) z too.
+  EXPECT_EQ(phase.caveats(64).size(), 2U);
+  // Where no dimension added calls as it grew (a halo of the same calls at every side), nothing is unknown.
+  for (RankCalls& r : ranks) r.calls[0] = 1;
+  phase.grid_seen = grid_seen(phase.groups, ranks, {2, 4, 8, 16});
+  EXPECT_TRUE(phase.caveats(64).empty());
+}
+
+TEST(GridSeen, SizesNoLawReproducesAreNamedWithTheirSpread) {
+  PhaseModel phase;
+  phase.groups = {stepping(0), stepping(1, 0.04)};
+  EXPECT_EQ(phase.approximate_sizes(), (std::vector<std::uint32_t>{1}));
+  const std::vector<std::string> caveats = phase.caveats(8);
+  ASSERT_EQ(caveats.size(), 1U);
+  EXPECT_NE(caveats[0].find("[1] MPI_Sendrecv"), std::string::npos) << caveats[0];
+  EXPECT_NE(caveats[0].find("4.0 %"), std::string::npos) << caveats[0];
+  EXPECT_NE(caveats[0].find("each rank's data"), std::string::npos) << caveats[0];
+}
+
+}  // namespace
+}  // namespace p3s::modeler::detail
