@@ -45,19 +45,23 @@ void cut_at_program_points(RunPhases& phases, const std::vector<LocationFiles>& 
     OpReader ops(locations[l].ops);
     TickReader ticks(locations[l].ticks);
     std::size_t next = 1;  // the occurrence whose cut is looked for; occurrence 0 starts at operation 0
-    bool moving = false;   // the cut of occurrence next - 1 still moves past completions
+    bool moving = false;   // the cuts from `moving_from` to next - 1 (one place) still move past completions
+    std::size_t moving_from = 0;
     std::uint64_t i = 0;
     for (; ops.next(op); ++i) {
       ticks.next(op.actions.size(), op_tick, action_ticks);
-      // Ticks never go back on a location: the cuts it passes now are all at this operation.
-      while (next < count && phases.first_tick[next] <= op_tick) {
-        first[next++] = i;
+      // Ticks never go back on a location: the cuts it passes now are all at this operation (the occurrences
+      // between them have no operation here).
+      if (next < count && phases.first_tick[next] <= op_tick) {
+        if (!moving) moving_from = next;
         moving = true;
+        while (next < count && phases.first_tick[next] <= op_tick) first[next++] = i;
       }
-      if (moving && completes_earlier_requests(op, started, first[next - 1]))
-        first[next - 1] = i + 1;
-      else
+      if (moving && completes_earlier_requests(op, started, first[next - 1])) {
+        for (std::size_t k = moving_from; k < next; ++k) first[k] = i + 1;
+      } else {
         moving = false;
+      }
       for (const Action& a : op.actions) {
         if (starts_request(a)) started[a.request] = i;
       }

@@ -465,10 +465,11 @@ void align_to(LocationOccurrences& loc, const CallSequence& calls, const Locatio
 /// A phase of fewer occurrences than this, all in a row, is a piece of a stretch (the set-up), not an iteration.
 constexpr std::uint64_t kPieceWeight = 3;
 
-/// Consecutive occurrences of the stretches' pieces (phases that occur once, or twice in a row: the set-up's
-/// pieces between its compute bursts or collectives, a pair of broadcasts of the input, the run's end) are one
-/// occurrence: the stretch between the run's repeated phases, whose number of pieces would otherwise follow n and
-/// the machine's load (LAMMPS's set-up is one piece at 2-8 ranks, and MPI_Init, two MPI_Bcast and the rest at 16).
+/// Consecutive occurrences of the stretches' pieces (phases that occur once, or twice in a row with one call on
+/// every location: the set-up's pieces between its compute bursts or collectives, a pair of broadcasts of the
+/// input, the run's end) are one occurrence: the stretch between the run's repeated phases, whose number of pieces
+/// would otherwise follow n and the machine's load (LAMMPS's set-up is one piece at 2-8 ranks, and MPI_Init, two
+/// MPI_Bcast and the rest at 16). A main loop of two iterations of more than one call each stays a phase.
 void join_one_offs(RunPhases& rp) {
   const std::size_t count = rp.occurrence_phase.size();
   const std::vector<std::uint64_t> weight = phase_weights(rp);
@@ -479,9 +480,17 @@ void join_one_offs(RunPhases& rp) {
     first[p] = std::min(first[p], k);
     last[p] = k;
   }
+  // Whether occurrence k holds at most one call on every location (its end known: another occurrence follows).
+  const auto lone = [&](std::size_t k) {
+    if (k + 1 >= count) return false;
+    return std::all_of(rp.first_op.begin(), rp.first_op.end(), [k](const std::vector<std::uint64_t>& ops) {
+      return ops.size() <= k + 1 || ops[k + 1] - ops[k] <= 1;
+    });
+  };
   const auto piece = [&](std::size_t k) {
     const std::uint32_t p = rp.occurrence_phase[k];
-    return weight[p] < kPieceWeight && last[p] - first[p] + 1 == weight[p];
+    if (weight[p] == 1) return true;
+    return weight[p] < kPieceWeight && last[p] - first[p] + 1 == weight[p] && lone(first[p]) && lone(last[p]);
   };
   std::vector<bool> keep(count, true);
   for (std::size_t k = 1; k < count; ++k) keep[k] = !piece(k) || !piece(k - 1);

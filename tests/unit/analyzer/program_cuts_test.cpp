@@ -113,5 +113,24 @@ TEST(ProgramCuts, ACompletionOfARequestStartedInTheSameIterationIsNotMoved) {
   EXPECT_EQ(rp.first_op[0], (std::vector<std::uint64_t>{0, 0, 2}));
 }
 
+TEST(ProgramCuts, ACompletionPastSeveralCutsAtOnceStaysWithItsRequest) {
+  using K = mpi::ActionKind;
+  // A rank whose clock jumps past two occurrences at once (it has no operation in the middle one): its Wait on the
+  // Isend of occurrence 0 still belongs to occurrence 0, and both cuts move past it.
+  Location jump("jump");
+  jump.add(2, K::Send, 31);
+  jump.add(25, K::IsendComplete, 31);
+  jump.add(26, K::Recv, 0);
+  RunPhases rp;
+  rp.method = PhaseMethod::GlobalTicks;
+  rp.level = PhaseLevel::Outermost;
+  rp.phase_count = 1;
+  rp.occurrence_phase = {0, 0, 0};
+  rp.first_tick = {1, 10, 20};
+  rp.occurrence_ticks = {9, 10, 10};
+  cut_at_program_points(rp, {jump.files()});
+  EXPECT_EQ(rp.first_op[0], (std::vector<std::uint64_t>{0, 2, 2}));
+}
+
 }  // namespace
 }  // namespace p3s::analyzer

@@ -77,11 +77,12 @@ TEST(BurstClasses, NestedLoopsThatEachComputeAllCount) {
   EXPECT_LE(t, 15000u);
 }
 
-/// A location whose program is: Init, `iters` x (calls to `peers`, compute, allreduce), a reduction, Finalize.
-/// In iteration `odd` (if any) the first call goes to another peer; in iteration `extra` (if any) the location
-/// computes once more and sends to its first peer before its calls (a step whose calls depend on the data).
+/// A location whose program is: Init, `broadcasts` broadcasts each after computation, `iters` x (calls to
+/// `peers`, compute, allreduce), a reduction, Finalize. In iteration `odd` (if any) the first call goes to another
+/// peer; in iteration `extra` (if any) the location computes once more and sends to its first peer before its calls
+/// (a step whose calls depend on the data).
 CallSequence location(std::int32_t rank, int iters, const std::vector<std::int32_t>& peers, int start_shift,
-                      int odd = -1, int extra = -1) {
+                      int odd = -1, int extra = -1, int broadcasts = 0) {
   CallSequence s(rank, 1000000);
   const auto call = [&](std::uint32_t region, std::int32_t peer, std::uint64_t burst) {
     Op op;
@@ -95,6 +96,7 @@ CallSequence location(std::int32_t rank, int iters, const std::vector<std::int32
   };
   call(0, -1, 0);                                         // Init
   for (int i = 0; i < start_shift; ++i) call(5, -1, 10);  // set-up calls that some ranks make and others do not
+  for (int i = 0; i < broadcasts; ++i) call(6, -1, 2000000);
   for (int it = 0; it < iters; ++it) {
     if (it == extra) call(4, peers[0], 2000000);
     for (std::size_t p = 0; p < peers.size(); ++p) call(1, peers[p] + (it == odd && p == 0 ? 1 : 0), 10);
@@ -179,27 +181,7 @@ TEST(RankPhases, APairOfLikeSetUpStepsIsPartOfTheSetUpStretch) {
   // Init, then two like steps that each compute before a broadcast (a code reading its input twice), then the
   // loop: the pair is a piece of the set-up (weight 2, in a row), not a phase of its own that splits it.
   std::vector<CallSequence> steps;
-  for (std::int32_t rank = 0; rank < 2; ++rank) {
-    CallSequence s(rank, 1000000);
-    const auto call = [&](std::uint32_t region, std::int32_t peer, std::uint64_t burst) {
-      Op op;
-      op.header.region = region;
-      op.header.burst_ns = burst;
-      op.header.burst_work = burst;
-      Action a;
-      a.peer = peer;
-      op.actions.push_back(a);
-      s.add(op, s.ticks().size() + 1);
-    };
-    call(0, -1, 0);
-    for (int k = 0; k < 2; ++k) call(6, -1, 2000000);  // the two broadcasts, each after computation
-    for (int it = 0; it < 12; ++it) {
-      call(1, 1 - rank, 10);
-      call(2, -1, 2000000);
-    }
-    call(9, -1, 10);
-    steps.push_back(std::move(s));
-  }
+  for (std::int32_t rank = 0; rank < 2; ++rank) steps.push_back(location(rank, 12, {1 - rank}, 0, -1, -1, 2));
   std::string why;
   const auto rp = phases_by_rank(steps, PhaseFinderOptions{}, why);
   ASSERT_TRUE(rp.has_value()) << why;
@@ -208,6 +190,19 @@ TEST(RankPhases, APairOfLikeSetUpStepsIsPartOfTheSetUpStretch) {
   EXPECT_EQ(std::count(weight.begin(), weight.end(), 2u), 0) << "the broadcasts are no phase of their own";
   ASSERT_GE(rp->first_op[0].size(), 2u);
   EXPECT_EQ(rp->first_op[0][1], 3u) << "Init and both broadcasts, then the loop";
+}
+
+TEST(RankPhases, AMainLoopOfTwoIterationsStaysAPhase) {
+  // Init, two iterations of (a message, compute, an allreduce), the end: the pair of iterations has more than one
+  // call each, so it is the run's loop, not a piece of a stretch.
+  std::vector<CallSequence> steps;
+  steps.push_back(location(0, 2, {1}, 0));
+  steps.push_back(location(1, 2, {0}, 0));
+  std::string why;
+  const auto rp = phases_by_rank(steps, PhaseFinderOptions{}, why);
+  ASSERT_TRUE(rp.has_value()) << why;
+  const std::vector<std::uint64_t> weight = phase_weights(*rp);
+  EXPECT_EQ(std::count(weight.begin(), weight.end(), 2u), 1) << "the loop's phase";
 }
 
 TEST(RankPhases, NoCallsAnywhereIsRefusedWithTheReason) {
