@@ -17,33 +17,6 @@ struct AlignStep {
   std::size_t b = kNone;
 };
 
-/// Aligns sequences of lengths `a` and `b` whose elements `equal(i, j)` compares: the steps of their shortest
-/// common supersequence in order, pairing the elements of a longest common subsequence. Ties take a's element
-/// first. O(a·b) time and memory.
-template <typename Equal>
-[[nodiscard]] std::vector<AlignStep> align(std::size_t a, std::size_t b, Equal equal) {
-  // lcs[i][j]: length of the longest common subsequence of a[i..] and b[j..].
-  std::vector<std::vector<std::uint32_t>> lcs(a + 1, std::vector<std::uint32_t>(b + 1, 0));
-  for (std::size_t i = a; i-- > 0;) {
-    for (std::size_t j = b; j-- > 0;) {
-      lcs[i][j] = equal(i, j) ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
-    }
-  }
-  std::vector<AlignStep> steps;
-  std::size_t i = 0;
-  std::size_t j = 0;
-  while (i < a || j < b) {
-    if (i < a && j < b && equal(i, j) && lcs[i][j] == lcs[i + 1][j + 1] + 1) {
-      steps.push_back({i++, j++});
-    } else if (i < a && (j == b || lcs[i + 1][j] >= lcs[i][j + 1])) {
-      steps.push_back({i++, AlignStep::kNone});
-    } else {
-      steps.push_back({AlignStep::kNone, j++});
-    }
-  }
-  return steps;
-}
-
 /// The same where pairs weigh differently: `weight(i, j)` is 0 where the elements do not pair, else how much the
 /// pair counts; the steps pair elements of a common subsequence of the greatest total weight. Ties take a's
 /// element first. O(a·b) time and memory.
@@ -71,6 +44,14 @@ template <typename Weight>
     }
   }
   return steps;
+}
+
+/// Aligns sequences of lengths `a` and `b` whose elements `equal(i, j)` compares: the steps of their shortest
+/// common supersequence in order, pairing the elements of a longest common subsequence. Ties take a's element
+/// first. O(a·b) time and memory.
+template <typename Equal>
+[[nodiscard]] std::vector<AlignStep> align(std::size_t a, std::size_t b, Equal equal) {
+  return align_weighted(a, b, [&equal](std::size_t i, std::size_t j) -> std::uint64_t { return equal(i, j) ? 1 : 0; });
 }
 
 }  // namespace p3s::modeler::detail

@@ -198,6 +198,12 @@ void compare_phase(const PhaseModel& pm, const analyzer::SigPhase& actual, std::
 
 Validation compare_with(const Model& model, const Run& run) {
   const ScopedDimsRule rule(model.dims_rule);
+  if (!run.signature.mpi_library.empty() &&
+      dims_rule_of_library(run.signature.mpi_library).value_or(DimsRule::OpenMpi) != model.dims_rule) {
+    throw InputError("signature '" + run.path.string() + "' is a run on " + run.signature.mpi_library +
+                     ", whose process grids differ from those of the model's runs (" +
+                     std::string(dims_rule_name(model.dims_rule)) + "); compare with a run on the same MPI");
+  }
   Validation v;
   v.n = run.n();
   v.signature = run.path.string();

@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include "p3s/error.hpp"
 #include "p3s/stable_name.hpp"
@@ -55,9 +56,13 @@ std::vector<int> greedy(int n, int ndims) {
 class Balanced {
  public:
   Balanced(int n, int ndims) : dims_(static_cast<std::size_t>(ndims), 1) {
-    for (int d = 1; d <= n; ++d) {
-      if (n % d == 0) divisors_.push_back(d);
+    std::vector<int> large;
+    for (int d = 1; static_cast<long long>(d) * d <= n; ++d) {
+      if (n % d != 0) continue;
+      divisors_.push_back(d);
+      if (d != n / d) large.push_back(n / d);
     }
+    divisors_.insert(divisors_.end(), large.rbegin(), large.rend());
     place(0, n, n);
   }
   [[nodiscard]] std::vector<int> best() const { return best_; }
@@ -121,14 +126,31 @@ std::vector<int> dims_create(int n, int ndims, DimsRule rule) {
                      "): the process count and the number of dimensions must both be at least 1");
   }
   if (rule == DimsRule::OpenMpi) return greedy(n, ndims);
+  if (ndims > 3) {
+    throw InputError("dims_create(" + std::to_string(n) + ", " + std::to_string(ndims) +
+                     "): MPICH's grids are known for 2 and 3 dimensions only");
+  }
   // The search visits the factorisations, which the dims bases ask for at the same few n again and again.
   thread_local std::map<std::pair<int, int>, std::vector<int>> cache;
-  const auto [it, added] = cache.try_emplace({n, ndims});
-  if (added) it->second = Balanced(n, ndims).best();
-  return it->second;
+  const auto found = cache.find({n, ndims});
+  if (found != cache.end()) return found->second;
+  std::vector<int> dims = Balanced(n, ndims).best();
+  cache.emplace(std::make_pair(n, ndims), dims);
+  return dims;
 }
 
 std::vector<int> dims_create(int n, int ndims) { return dims_create(n, ndims, g_rule); }
+
+int dims_side(int n, int ndims, std::size_t index) {
+  thread_local std::map<std::tuple<int, int, DimsRule>, std::vector<int>> cache;
+  auto it = cache.find({n, ndims, g_rule});
+  if (it == cache.end()) it = cache.emplace(std::make_tuple(n, ndims, g_rule), dims_create(n, ndims)).first;
+  if (index >= it->second.size()) {
+    throw InputError("dims_create(" + std::to_string(n) + ", " + std::to_string(ndims) + ") has no side " +
+                     std::to_string(index));
+  }
+  return it->second[index];
+}
 
 DimsRule current_dims_rule() noexcept { return g_rule; }
 

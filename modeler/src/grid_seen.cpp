@@ -11,31 +11,11 @@
 
 namespace p3s::modeler {
 
-namespace {
-
-/// Whether a label law is 0 for every n and repetition.
-bool zero(const IndexedLaw& l) { return l.step == 0 && l.base.is_constant() && l.base.b == Rational::make(0); }
-
-/// The tolerance of a size law that reproduces the runs (RegressionOptions' default).
-constexpr double kSizeTolerance = RegressionOptions{}.tolerance;
-
-}  // namespace
+namespace {}  // namespace
 
 std::optional<std::size_t> step_axis(const GroupModel& g) {
   if (g.role != Role::PointToPoint || g.pattern.cases.size() != 1) return std::nullopt;
-  const Program& p = g.pattern.cases.front().program;
-  if (frame_dims(p.frame) < 2) return std::nullopt;
-  std::optional<std::size_t> axis;
-  for (const Term& t : p.terms) {
-    for (const std::vector<IndexedLaw>& slot : t.slots) {
-      for (std::size_t d = 0; d < slot.size(); ++d) {
-        if (zero(slot[d])) continue;
-        if (axis && *axis != d) return std::nullopt;
-        axis = d;
-      }
-    }
-  }
-  return axis;
+  return step_axis(g.pattern.cases.front().program);
 }
 
 std::vector<std::uint32_t> PhaseModel::approximate_sizes() const {
@@ -83,7 +63,7 @@ std::vector<std::string> PhaseModel::caveats(std::int64_t n) const {
   if (!grid_seen || n < 1) return out;
   const GridSeen& seen = *grid_seen;
   const auto dims = static_cast<std::size_t>(frame_dims(seen.frame));
-  const std::vector<int> sides = dims_create(static_cast<int>(n), static_cast<int>(dims));
+  const std::vector<int> sides = grid_sides(seen.frame, n, GridLayout{0, seen.box});
   std::optional<std::size_t> adding;  // a dimension along which longer sides added calls
   for (std::size_t d = 0; d < dims; ++d) {
     if (seen.longer_adds_calls[d]) adding = adding.value_or(d);
@@ -94,7 +74,10 @@ std::vector<std::string> PhaseModel::caveats(std::int64_t n) const {
     std::string names;
     for (std::size_t g = 0; g < groups.size(); ++g) {
       const GroupModel& gm = groups[g];
-      if (step_axis(gm) != d || gm.pattern.cases.front().program.frame != seen.frame) continue;
+      if (step_axis(gm) != d || gm.pattern.cases.front().program.frame != seen.frame ||
+          gm.pattern.cases.front().program.layout.box != seen.box) {
+        continue;
+      }
       names += (names.empty() ? "" : ", ") + ("[" + std::to_string(g) + "] " + gm.call);
     }
     if (names.empty()) continue;
@@ -111,30 +94,35 @@ namespace detail {
 
 std::optional<GridSeen> grid_seen(const std::vector<GroupModel>& groups, const std::vector<RankCalls>& ranks,
                                   const std::vector<std::int64_t>& fitted_n) {
-  // The frame most stepping groups use.
-  std::map<Frame, std::size_t> frames;
+  // The frame (and the box that cuts its grid) most stepping groups use.
+  std::map<std::pair<Frame, std::array<std::int64_t, 3>>, std::size_t> frames;
   for (const GroupModel& g : groups) {
-    if (step_axis(g)) ++frames[g.pattern.cases.front().program.frame];
+    if (!step_axis(g)) continue;
+    const Program& p = g.pattern.cases.front().program;
+    ++frames[{p.frame, p.layout.box}];
   }
   if (frames.empty()) return std::nullopt;
   GridSeen seen;
-  seen.frame = std::max_element(frames.begin(), frames.end(), [](const auto& a, const auto& b) {
-                 return a.second < b.second;
-               })->first;
+  const auto most =
+      std::max_element(frames.begin(), frames.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  seen.frame = most->first.first;
+  seen.box = most->first.second;
+  const GridLayout layout{0, seen.box};
   const auto dims = static_cast<std::size_t>(frame_dims(seen.frame));
   for (const std::int64_t n : fitted_n) {
-    const std::vector<int> sides = dims_create(static_cast<int>(n), static_cast<int>(dims));
+    const std::vector<int> sides = grid_sides(seen.frame, n, layout);
     for (std::size_t d = 0; d < dims; ++d) seen.longest[d] = std::max<std::int64_t>(seen.longest[d], sides[d]);
   }
   // Per dimension, the most calls a rank made stepping along it where its side was 2, and where it was longer.
   std::array<std::size_t, 3> at_two{0, 0, 0};
   std::array<std::size_t, 3> longer{0, 0, 0};
   for (const RankCalls& r : ranks) {
-    const std::vector<int> sides = dims_create(static_cast<int>(r.n), static_cast<int>(dims));
+    const std::vector<int> sides = grid_sides(seen.frame, r.n, layout);
     std::array<std::size_t, 3> calls{0, 0, 0};
     for (std::size_t g = 0; g < groups.size() && g < r.calls.size(); ++g) {
       const std::optional<std::size_t> axis = step_axis(groups[g]);
-      if (axis && groups[g].pattern.cases.front().program.frame == seen.frame) calls[*axis] += r.calls[g];
+      const Program* p = axis ? &groups[g].pattern.cases.front().program : nullptr;
+      if (p != nullptr && p->frame == seen.frame && p->layout.box == seen.box) calls[*axis] += r.calls[g];
     }
     for (std::size_t d = 0; d < dims; ++d) {
       if (sides[d] == 2) at_two[d] = std::max(at_two[d], calls[d]);

@@ -134,10 +134,9 @@ double integer_basis_value(Basis basis, std::uint64_t n) {
         return kNaN;
       }
       const bool two = basis == Basis::Dims2Major || basis == Basis::Dims2Minor;
-      const std::vector<int> dims = dims_create(static_cast<int>(n), two ? 2 : 3);
       const auto index = static_cast<std::size_t>(two ? static_cast<int>(basis) - static_cast<int>(Basis::Dims2Major)
                                                       : static_cast<int>(basis) - static_cast<int>(Basis::Dims3First));
-      return dims[index];
+      return dims_side(static_cast<int>(n), two ? 2 : 3, index);
     }
     case Basis::NLog2N:
       return d * integer_basis_value(Basis::Log2, n);
@@ -147,9 +146,7 @@ double integer_basis_value(Basis basis, std::uint64_t n) {
     case Basis::Dims3Face1:
     case Basis::Dims3Face2: {
       if (n > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) return kNaN;
-      const std::vector<int> dims = dims_create(static_cast<int>(n), 3);
-      const auto across = static_cast<std::size_t>(static_cast<int>(basis) - static_cast<int>(Basis::Dims3Face0));
-      return static_cast<double>(n) / dims[across];
+      return static_cast<double>(n) / dims_side(static_cast<int>(n), 3, *face_axis_of(basis));
     }
   }
   return kNaN;
@@ -313,10 +310,20 @@ bool basis_rounds_at(Basis basis, std::int64_t n) noexcept {
   }
 }
 
+Basis face_basis(std::size_t axis) {
+  if (axis > 2) throw ModelError("a 3-D grid has no dimension " + std::to_string(axis));
+  return static_cast<Basis>(static_cast<int>(Basis::Dims3Face0) + static_cast<int>(axis));
+}
+
+std::optional<std::size_t> face_axis_of(Basis basis) noexcept {
+  if (!sizes_only(basis)) return std::nullopt;
+  return static_cast<std::size_t>(static_cast<int>(basis) - static_cast<int>(Basis::Dims3Face0));
+}
+
 double face_rim(Basis face, double n) {
   if (!sizes_only(face) || !(n >= 1) || n != std::floor(n) || n > std::numeric_limits<int>::max()) return kNaN;
   const std::vector<int> dims = dims_create(static_cast<int>(n), 3);
-  const auto across = static_cast<std::size_t>(static_cast<int>(face) - static_cast<int>(Basis::Dims3Face0));
+  const std::size_t across = *face_axis_of(face);
   double rim = 0;
   for (std::size_t d = 0; d < 3; ++d) {
     if (d != across) rim += 1.0 / dims[d];

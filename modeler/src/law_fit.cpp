@@ -21,6 +21,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <string>
 
 namespace p3s::modeler {
@@ -249,6 +250,10 @@ std::optional<RegressionLaw> fit_candidate(const Candidate& cand, std::span<cons
       h2[i] = face_rim(cand.basis, samples[i].n);
       if (!std::isfinite(h1[i]) || !std::isfinite(h2[i])) return std::nullopt;
     }
+    // Three parameters fit any three faces exactly: the halo is claimed only from four or more.
+    std::set<std::pair<double, double>> faces;
+    for (std::size_t i = 0; i < samples.size(); ++i) faces.insert({h1[i], h2[i]});
+    if (faces.size() < 4) return std::nullopt;
     std::array<double, 3> x{};
     if (!weighted_fit3(h1, h2, samples, w, x)) return std::nullopt;
     law.offset = std::abs(x[0]) <= kSnapTolerance * scale ? 0.0 : snap(x[0]);
@@ -349,11 +354,9 @@ std::vector<Candidate> candidates(std::size_t distinct_n, const RegressionOption
     }
     out.push_back({RegressionForm::Inverse, b, true});
   }
-  // A halo with a margin, only where the caller asks for the faces of a 3-D grid (sizes of a step across one), even
+  // A halo with a margin, only where the caller asks for it (sizes of a step across one face of a 3-D grid), even
   // without the linear and inverse forms.
-  for (const Basis b : options.bases) {
-    if (sizes_only(b)) out.push_back({RegressionForm::Halo, b, true});
-  }
+  if (options.halo && sizes_only(*options.halo)) out.push_back({RegressionForm::Halo, *options.halo, true});
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include "grid_seen.hpp"
 #include "orient.hpp"
 #include "p3s/error.hpp"
+#include "p3s/hash.hpp"
 #include "p3s/modeler/fit.hpp"
 #include "p3s/modeler/model.hpp"
 #include "p3s/utc_date.hpp"
@@ -77,9 +78,10 @@ RegressionOptions volume_fit(Frame frame, std::optional<std::size_t> axis = std:
                                          : std::vector<Basis>{Basis::Dims3Third, Basis::Dims3Second, Basis::Dims3First,
                                                               Basis::Dims3Face0, Basis::Dims3Face1,  Basis::Dims3Face2};
   if (dims == 3 && axis && *axis < 3) {
-    const auto face = static_cast<Basis>(static_cast<int>(Basis::Dims3Face0) + static_cast<int>(*axis));
+    const Basis face = face_basis(*axis);
     first.erase(std::find(first.begin(), first.end(), face));
     first.insert(first.begin(), face);
+    o.halo = face;
   }
   o.bases = first;
   for (const Basis b : all_bases()) {
@@ -90,21 +92,15 @@ RegressionOptions volume_fit(Frame frame, std::optional<std::size_t> axis = std:
   return o;
 }
 
-/// The tolerance of a size law that reproduces the runs (RegressionOptions' default).
-constexpr double kSizeTolerance = RegressionOptions{}.tolerance;
-
 /// The one dimension a term's constant label steps along in slot s of a grid program, or nullopt.
 std::optional<std::size_t> crossed_axis(const Program& p, std::size_t term, std::size_t slot) {
   if (frame_dims(p.frame) < 2 || term >= p.terms.size() || slot >= p.terms[term].slots.size()) return std::nullopt;
-  std::optional<std::size_t> axis;
   const std::vector<IndexedLaw>& label = p.terms[term].slots[slot];
-  for (std::size_t d = 0; d < label.size(); ++d) {
-    if (label[d].step != 0 || !label[d].base.is_constant()) return std::nullopt;
-    if (label[d].base.b == Rational::make(0)) continue;
-    if (axis) return std::nullopt;
-    axis = d;
+  if (!std::all_of(label.begin(), label.end(),
+                   [](const IndexedLaw& l) { return l.step == 0 && l.base.is_constant(); })) {
+    return std::nullopt;
   }
-  return axis;
+  return label_axis(label);
 }
 
 /// Mean message size per (case, term, slot) and n, and the ratio between consecutive repetitions.
@@ -185,18 +181,20 @@ void fit_traits(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t 
     // 79512, 45672, 26232, 26232 bytes at 2-16 ranks, and 16512 at 32).
     if (axis && *axis < 3 && frame_dims(gm.pattern.cases[c].program.frame) == 3 &&
         tt.bytes[slot].max_rel_error > kSizeTolerance) {
-      const auto face = static_cast<Basis>(static_cast<int>(Basis::Dims3Face0) + static_cast<int>(*axis));
+      const Basis face = face_basis(*axis);
       RegressionLaw halo = fit_regression(
-          samples_of(first), RegressionOptions{.allow_power = false, .bases = {face}, .allow_linear_inverse = false});
+          samples_of(first),
+          RegressionOptions{.allow_power = false, .bases = {face}, .allow_linear_inverse = false, .halo = face});
       if (halo.form == RegressionForm::Halo && halo.max_rel_error <= kSizeTolerance) tt.bytes[slot] = std::move(halo);
     }
-    // On a coarse grid (a program with a grain) a block's face is grain / p points along each other side, but one
-    // plane where a side has more processes than points: sizes that are the same per point of that face at every
-    // n are that (16, 8, 8, 8 bytes at 4 to 32 ranks, not 16/dims3(n)[2], which gives 4 at 64).
-    if (axis && gm.pattern.cases[c].program.grain > 0) {
+    // On a grid of the program's own layout, sizes that are the same per point of the block's face at every n are
+    // that: on a coarse grid (a grain) a face is grain / p points along each other side but one plane where a side
+    // has more processes than points (16, 8, 8, 8 bytes at 4 to 32 ranks, not 16/dims3(n)[2], which gives 4 at 64);
+    // on the grid an application cuts for its box, the global face over the processes of the face.
+    if (axis && (gm.pattern.cases[c].program.layout.grain > 0 || gm.pattern.cases[c].program.layout.boxed())) {
       const Program& p = gm.pattern.cases[c].program;
       std::map<std::int64_t, double> per_point;
-      for (const auto& [n, b] : first) per_point[n] = b / face_points(p.frame, p.grain, n, *axis);
+      for (const auto& [n, b] : first) per_point[n] = b / face_points(p.frame, p.layout, n, *axis);
       RegressionLaw law =
           fit_regression(samples_of(per_point), RegressionOptions{.allow_power = false, .allow_linear_inverse = false});
       if (law.max_rel_error <= kSizeTolerance) {
@@ -253,20 +251,26 @@ std::size_t most_calls(const std::vector<RankData>& ranks, std::size_t g) {
   return most;
 }
 
-/// Whether every rank of every run makes one call of completion group g per request that the terms it completes
-/// started (their entries with a peer, in the groups that start requests).
-bool one_per_request(const GroupModel& gm, const std::vector<RankData>& ranks, std::size_t g,
-                     const std::vector<GroupModel>& groups) {
+/// How completion group g's calls follow the requests that the terms it completes started (their entries with a
+/// peer, in the groups that start requests): one call per request at every rank of every run (an MPI_Wait after
+/// each MPI_Irecv), or one call wherever some were started and none elsewhere (an MPI_Waitall after the exchange
+/// along a side that is 1 at some n); neither when some rank calls otherwise.
+enum class FollowsRequests : std::uint8_t { No, PerRequest, PerBatch };
+
+FollowsRequests follows_requests(const GroupModel& gm, const std::vector<RankData>& ranks, std::size_t g,
+                                 const std::vector<GroupModel>& groups) {
   std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> refs;
   for (const auto& call : gm.completes) {
     for (const RequestRef& r : call) refs.insert({r.group, r.pattern_case, r.term});
   }
-  if (refs.empty()) return false;
+  if (refs.empty()) return FollowsRequests::No;
+  bool per_request = true;
+  bool per_batch = true;
   for (const RankData& d : ranks) {
     std::size_t requests = 0;
     std::map<std::uint32_t, std::pair<std::size_t, std::vector<Entry>>> generated;
     for (const auto& [sg, c, t] : refs) {
-      if (!groups[sg].starts_requests) return false;
+      if (!groups[sg].starts_requests) return FollowsRequests::No;
       auto it = generated.find(sg);
       if (it == generated.end()) {
         std::size_t which = 0;
@@ -277,9 +281,10 @@ bool one_per_request(const GroupModel& gm, const std::vector<RankData>& ranks, s
       for (const Entry& e : it->second.second) requests += e.term == t && !e.null() ? 1 : 0;
     }
     const std::size_t calls = d.at[g] == nullptr ? 0 : d.at[g]->calls.size();
-    if (calls != requests) return false;
+    per_request = per_request && calls == requests;
+    per_batch = per_batch && calls == (requests > 0 ? 1 : 0);
   }
-  return true;
+  return per_request ? FollowsRequests::PerRequest : per_batch ? FollowsRequests::PerBatch : FollowsRequests::No;
 }
 
 void fit_completions(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t g,
@@ -314,8 +319,11 @@ void fit_completions(GroupModel& gm, const std::vector<RankData>& ranks, std::si
     for (const auto& [sg, c, t] : set) out.push_back({sg, c, t, -1});
     gm.completes.push_back(std::move(out));
   }
-  gm.per_request = one_per_request(gm, ranks, g, groups);
-  if (gm.per_request) gm.measured = {};
+  const FollowsRequests follows = follows_requests(gm, ranks, g, groups);
+  gm.per_request = follows == FollowsRequests::PerRequest;
+  // One call per batch where the count is no constant: where it is one at every rank, the law says as much.
+  gm.per_batch = follows == FollowsRequests::PerBatch && !(gm.measured.empty() && gm.count.is_constant());
+  if (gm.per_request || gm.per_batch) gm.measured = {};
 }
 
 /// The communicator of a point-to-point group's messages: learnt from the communicator each rank's calls use
@@ -556,6 +564,69 @@ void label_calls(RankData& d, Frame frame) {
   }
 }
 
+/// The tolerance within which the sizes of a phase's halos must give its box's proportions.
+constexpr double kBoxTolerance = 0.02;
+
+/// Whether the halos of the groups stepping along one axis each (`axis_of[g]`, their mean sizes per run in
+/// `sizes[g]`) fit a grid cut for `box`: a halo across x is the block's face, (L_y/p_y)(L_z/p_z), so the sizes
+/// across two axes a, b at one n give L_a / L_b = (p_a / p_b)(size_b / size_a). Several boxes cut the fitted counts
+/// alike (at 4, 8 and 16 ranks a 4:2:1 box and simpler ones); the block's faces tell them apart.
+bool sizes_fit_box(Frame frame, const std::array<std::int64_t, 3>& box,
+                   const std::vector<std::optional<std::size_t>>& axis_of,
+                   const std::vector<std::map<std::int64_t, double>>& sizes) {
+  std::map<std::int64_t, std::map<std::size_t, double>> per_n;  // n -> axis -> a halo's size
+  for (std::size_t g = 0; g < axis_of.size(); ++g) {
+    if (!axis_of[g]) continue;
+    for (const auto& [n, s] : sizes[g]) {
+      if (s > 0) per_n[n].try_emplace(*axis_of[g], s);
+    }
+  }
+  for (const auto& [n, across] : per_n) {
+    const std::vector<int> p = grid_sides(frame, n, GridLayout{0, box});
+    for (const auto& [a, sa] : across) {
+      for (const auto& [b, sb] : across) {
+        if (a >= b) continue;
+        const double seen = static_cast<double>(p[a]) / p[b] * (sb / sa);
+        const double cut = static_cast<double>(box[a]) / static_cast<double>(box[b]);
+        if (std::abs(seen - cut) > kBoxTolerance * cut) return false;
+      }
+    }
+  }
+  return true;
+}
+
+/// A grid frame and the box that cuts its grid (all 0: MPI_Dims_create's).
+using PhaseBox = std::pair<Frame, std::array<std::int64_t, 3>>;
+
+/// The grids an application may cut for a box, as the peers of all a phase's point-to-point calls show them rank by
+/// rank at each n (one group's alone leave the grid open: steps along z at 16 and 32 ranks only); the same for every
+/// alignment of the phase's calls, so found once per phase.
+std::vector<PhaseBox> phase_boxes(std::span<const Run> runs, const RelatedPhase& rel) {
+  std::vector<ListObservation> all;
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    for (const analyzer::SigRank& r : runs[k].signature.phases[rel.ids[k]].ranks) {
+      if (r.thread != 0) continue;
+      ListObservation o{runs[k].n(), r.rank, {}};
+      for (const RankGroup& g : detail::rank_groups(r)) {
+        if (g.role != Role::PointToPoint) continue;
+        for (const Call& c : g.calls) {
+          o.entries.push_back(c.peers);
+          // An exchange is its function and tags, the same at every n.
+          o.keys.push_back(
+              mix64(static_cast<std::uint64_t>(g.function.function) ^ mix64(c.tags[0]) ^ mix64(c.tags[1] + 1)));
+        }
+      }
+      all.push_back(std::move(o));
+    }
+  }
+  std::vector<PhaseBox> out;
+  for (const Frame f : {Frame::Torus3, Frame::Torus3C, Frame::Grid3, Frame::Grid3C, Frame::Torus2, Frame::Torus2C,
+                        Frame::Grid2, Frame::Grid2C}) {
+    for (const std::array<std::int64_t, 3>& box : suggested_boxes(f, all)) out.emplace_back(f, box);
+  }
+  return out;
+}
+
 /// A point-to-point group's peers as a pattern, or why none reproduces them.
 struct LearntPeers {
   std::optional<Pattern> pattern;
@@ -568,11 +639,13 @@ struct LearntPeers {
 /// that frame has constant labels for it and the other only laws in n (its steps along z, which a side of 1
 /// leaves out at 2x2x1, are also a repetition counted in dims3(n)[2] on a 2-D grid).
 std::vector<LearntPeers> learn_phase_peers(const std::vector<RankData>& ranks, const detail::Shape& shape,
-                                           const SearchOptions& search, const WholeAt& whole) {
+                                           std::span<const PhaseBox> boxes, const SearchOptions& search,
+                                           const WholeAt& whole) {
   std::vector<LearntPeers> out(shape.groups.size());
   std::vector<std::vector<ListObservation>> observed(shape.groups.size());
   std::vector<int> slots(shape.groups.size(), 1);
-  std::set<Frame> used;  // the frames some group's pattern is in
+  using Grid = std::pair<Frame, std::array<std::int64_t, 3>>;  // a frame and the box that cuts its grid
+  std::set<Grid> used;                                         // those some group's pattern is in
   for (std::size_t g = 0; g < shape.groups.size(); ++g) {
     if (shape.groups[g].second != Role::PointToPoint) continue;
     for (const RankData& d : ranks) {
@@ -584,53 +657,97 @@ std::vector<LearntPeers> learn_phase_peers(const std::vector<RankData>& ranks, c
     }
     slots[g] = detail::slot_kinds(first_call(ranks, g))[1] ? 2 : 1;
     out[g].pattern = learn_pattern(observed[g], slots[g], &out[g].why, search, whole);
-    if (out[g].pattern && out[g].pattern->cases.size() == 1) used.insert(out[g].pattern->cases.front().program.frame);
+    if (out[g].pattern && out[g].pattern->cases.size() == 1) {
+      const Program& p = out[g].pattern->cases.front().program;
+      used.insert({p.frame, p.layout.box});
+    }
   }
   const auto single = [&](std::size_t g) -> const Program* {
     return out[g].pattern && out[g].pattern->cases.size() == 1 ? &out[g].pattern->cases.front().program : nullptr;
   };
-  // The phase's frame: the used frame in which the most groups have labels constant in n (their own pattern, or
-  // one learnt there with constant labels); on a tie, the one that most patterns are in already.
-  std::optional<Frame> phase_frame;
+  // The grids applications cut for a box (phase_boxes()), where some group's steps are not constant in n on
+  // MPI_Dims_create's grid. Candidates in order of simplicity; the groups choose below.
+  std::vector<Grid> candidates(used.begin(), used.end());
+  bool all_constant = true;
+  for (std::size_t g = 0; g < shape.groups.size(); ++g) {
+    const Program* p = single(g);
+    if (shape.groups[g].second == Role::PointToPoint && (p == nullptr || !constant_in_n(*p))) all_constant = false;
+  }
+  if (!all_constant) candidates.insert(candidates.end(), boxes.begin(), boxes.end());
+  // The phase's grid: the frame and box in which the most groups have labels constant in n (their own pattern, or
+  // one learnt there with constant labels); on a tie, the one that most patterns are in already. A box the steps
+  // of one group reveal (x: 4 x 2 x 1 at 8 ranks) also places the groups that step where only that box has a side
+  // (z: none at 8, a side of 2 at 16).
+  std::optional<Grid> phase_grid;
   std::pair<std::size_t, std::size_t> best{0, 0};
-  std::map<std::pair<Frame, std::size_t>, Pattern> constant_in;  // (frame, group) -> its constant pattern there
-  for (const Frame f : used) {
-    std::pair<std::size_t, std::size_t> score{0, 0};
-    for (std::size_t g = 0; g < shape.groups.size(); ++g) {
-      const Program* p = single(g);
-      if (p == nullptr) continue;
-      if (p->frame == f) {
-        ++score.second;
-        if (constant_in_n(*p)) ++score.first;
-        continue;
-      }
-      if (std::optional<Pattern> c = learn_constant_pattern(observed[g], slots[g], f, whole)) {
-        ++score.first;
-        constant_in.emplace(std::make_pair(f, g), std::move(*c));
+  std::map<std::pair<Grid, std::size_t>, Pattern> constant_in;  // (grid, group) -> its constant pattern there
+  // Each group's mean message size per run, for the boxes' proportions.
+  std::vector<std::map<std::int64_t, double>> sizes(shape.groups.size());
+  for (std::size_t g = 0; g < shape.groups.size(); ++g) {
+    std::map<std::int64_t, std::pair<double, std::size_t>> sum;
+    for (const RankData& d : ranks) {
+      if (d.at[g] == nullptr) continue;
+      for (const Call& c : d.at[g]->calls) {
+        auto& [total, count] = sum[d.n];
+        total += c.peers[0] >= 0 ? c.bytes[0] : c.bytes[1];
+        ++count;
       }
     }
-    if (!phase_frame || score > best) {
-      phase_frame = f;
+    for (const auto& [n, tc] : sum) sizes[g][n] = tc.first / static_cast<double>(tc.second);
+  }
+  for (const Grid& grid : candidates) {
+    std::pair<std::size_t, std::size_t> score{0, 0};
+    std::vector<std::optional<std::size_t>> axis_of(shape.groups.size());
+    for (std::size_t g = 0; g < shape.groups.size(); ++g) {
+      if (shape.groups[g].second != Role::PointToPoint) continue;
+      const Program* p = single(g);
+      if (p != nullptr && p->frame == grid.first && p->layout.box == grid.second) {
+        ++score.second;
+        if (constant_in_n(*p)) ++score.first;
+        if (constant_in_n(*p)) axis_of[g] = step_axis(*p);
+        continue;
+      }
+      if (std::optional<Pattern> c = learn_constant_pattern(observed[g], slots[g], grid.first, grid.second, whole)) {
+        ++score.first;
+        axis_of[g] = step_axis(c->cases.front().program);
+        constant_in.emplace(std::make_pair(grid, g), std::move(*c));
+      }
+    }
+    if (grid.second[0] > 0 && !sizes_fit_box(grid.first, grid.second, axis_of, sizes)) continue;
+    if (!phase_grid || score > best) {
+      phase_grid = grid;
       best = score;
     }
   }
-  if (!phase_frame) return out;
+  if (!phase_grid) return out;
   for (std::size_t g = 0; g < shape.groups.size(); ++g) {
+    if (shape.groups[g].second != Role::PointToPoint) continue;
     const Program* p = single(g);
-    if (p == nullptr || p->frame == *phase_frame) continue;
-    const auto c = constant_in.find({*phase_frame, g});
+    if (p != nullptr && p->frame == phase_grid->first && p->layout.box == phase_grid->second) continue;
+    const auto c = constant_in.find({*phase_grid, g});
     if (c == constant_in.end()) continue;
-    // Constant there and only a law in n here, or constant in both and no longer to write down.
+    // Constant there and no pattern or several cases here; constant in both and no longer to write down but for the
+    // layout, which the phase's grid says once for all its groups; or a law in n here, longer than the constant
+    // steps there with the group's share of the layout (two steps along z of a box's grid, absent at 8 ranks, are
+    // no description of a halving along a row whose steps grow as log2(n) / 2, which a box fits at 4, 8 and 16).
+    const auto bare = [](Program q) {
+      q.layout = {};
+      return description_length(q);
+    };
     const Program& there = c->second.cases.front().program;
-    if (!constant_in_n(*p) || description_length(there) <= description_length(*p)) out[g].pattern = c->second;
+    const double share = static_cast<double>(description_length(there) - bare(there)) /
+                         static_cast<double>(std::max<std::size_t>(best.first, 1));
+    const bool take = p == nullptr || (constant_in_n(*p) ? bare(there) <= bare(*p)
+                                                         : static_cast<double>(bare(there)) + share <= bare(*p));
+    if (take) out[g].pattern = c->second;
   }
   return out;
 }
 
 /// The phase's shape with the calls aligned as `alignment` says (on their labels in `frame` for
 /// Alignment::Label), each rank's loops folded first when `fold` is set (detail::fold_loops()).
-Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::Alignment alignment,
-                   const FitOptions& options, Frame frame, bool fold) {
+Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, std::span<const PhaseBox> boxes,
+                   detail::Alignment alignment, const FitOptions& options, Frame frame, bool fold) {
   Shaped out;
   const WholeAt whole{options.evaluate_at};
   std::vector<RankData>& ranks = out.ranks;
@@ -659,7 +776,7 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, detail::A
       if (!ranks[i].groups[g].calls.empty()) ranks[i].at[g] = &ranks[i].groups[g];
     }
   }
-  const std::vector<LearntPeers> peers = learn_phase_peers(ranks, shape, options.search, whole);
+  const std::vector<LearntPeers> peers = learn_phase_peers(ranks, shape, boxes, options.search, whole);
   for (std::size_t g = 0; g < shape.groups.size(); ++g) {
     GroupModel gm;
     gm.function = shape.groups[g].first.function;
@@ -756,8 +873,9 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   // cheaper shape wins (at 4, 8, 16 a row's 1, 2, 2 halving steps are also a torus's constant neighbours, two
   // pattern cases where the loop needs one).
   std::optional<Shaped> best;
+  const std::vector<PhaseBox> boxes = phase_boxes(runs, rel);
   const auto consider = [&](detail::Alignment a, Frame f, bool fold) {
-    Shaped s = shape_phase(runs, rel, a, options, f, fold);
+    Shaped s = shape_phase(runs, rel, boxes, a, options, f, fold);
     if (!best || s.cost() < best->cost()) best = std::move(s);
   };
   const auto perfect = [&best] {

@@ -93,6 +93,7 @@ json group_json(const GroupModel& g) {
   }
   j["count"] = to_json(g.count);
   if (g.per_request) j["per_request"] = true;
+  if (g.per_batch) j["per_batch"] = true;
   if (g.role == Role::Completion) {
     json calls = json::array();
     for (const auto& refs : g.completes) {
@@ -148,7 +149,12 @@ GroupModel group_from(const json& j) {
           t.tag_varies[s] = slots[s].at("tag_varies").get<bool>();
           t.face_axis[s] = slots[s].value("face_axis", -1);
           t.rank_spread[s] = slots[s].value("rank_spread", 0.0);
-          if (t.face_axis[s] < -1 || t.face_axis[s] > 2) throw InputError("a face axis outside 0..2 in a model");
+          // Sizes per point of a face need the grid of the pattern case they belong to.
+          const std::size_t c = g.traits.size();
+          if (t.face_axis[s] != -1 && (t.face_axis[s] < 0 || !g.measured.empty() || c >= g.pattern.cases.size() ||
+                                       t.face_axis[s] >= frame_dims(g.pattern.cases[c].program.frame))) {
+            throw InputError("a face axis that is no dimension of its pattern's grid in a model");
+          }
         }
         terms.push_back(t);
       }
@@ -158,6 +164,7 @@ GroupModel group_from(const json& j) {
   }
   g.count = exact_law_from_json(j.at("count"));
   g.per_request = j.value("per_request", false);
+  g.per_batch = j.value("per_batch", false);
   for (const json& refs : j.value("completes", json::array())) {
     std::vector<RequestRef> out;
     for (const json& r : refs) {
@@ -226,6 +233,7 @@ json phase_json(const PhaseModel& p) {
     const GridSeen& s = *p.grid_seen;
     j["grid_seen"] = {
         {"frame", frame_name(s.frame)}, {"longest", s.longest}, {"longer_adds_calls", s.longer_adds_calls}};
+    if (s.box[0] > 0) j["grid_seen"]["box"] = s.box;
   }
   if (!p.loops.empty()) {
     json loops = json::array();
@@ -253,11 +261,13 @@ PhaseModel phase_from(const json& j) {
     GridSeen seen;
     const std::string frame = s.at("frame").get<std::string>();
     const std::optional<Frame> f = frame_from_name(frame);
-    if (!f || frame_dims(*f) < 2)
+    if (!f || frame_dims(*f) < 2) {
       throw InputError("phase " + std::to_string(p.id) + ": grid_seen in a frame '" + frame + "' that is no grid");
+    }
     seen.frame = *f;
     seen.longest = s.at("longest").get<std::array<std::int64_t, 3>>();
     seen.longer_adds_calls = s.at("longer_adds_calls").get<std::array<bool, 3>>();
+    seen.box = s.value("box", std::array<std::int64_t, 3>{0, 0, 0});
     p.grid_seen = seen;
   }
   std::uint32_t next = 0;  // loops in group order, disjoint, inside the phase

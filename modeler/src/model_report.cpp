@@ -60,7 +60,11 @@ void group_lines(std::ostringstream& out, const PhaseModel& p, std::size_t g) {
       break;
     }
     case Role::Completion: {
-      out << " x " << (gm.per_request ? "one per request" : count_text(gm)) << ": completes";
+      out << " x "
+          << (gm.per_request ? "one per request"
+              : gm.per_batch ? "one where they were started"
+                             : count_text(gm))
+          << ": completes";
       std::set<std::uint32_t> groups;
       for (const auto& refs : gm.completes) {
         for (const RequestRef& r : refs) groups.insert(r.group);
@@ -186,8 +190,10 @@ std::vector<LawFit> law_fits(const PhaseModel& p) {
     for (std::size_t c = 0; c < gm.traits.size(); ++c) {
       for (std::size_t t = 0; t < gm.traits[c].size(); ++t) {
         for (std::size_t s = 0; s < static_cast<std::size_t>(gm.slots); ++s) {
-          out.push_back(law_fit("bytes of [" + std::to_string(g) + "] " + short_call(gm) + " case " +
-                                    std::to_string(c) + " term " + std::to_string(t) + " slot " + std::to_string(s),
+          const bool per_point = gm.traits[c][t].face_axis[s] >= 0;
+          out.push_back(law_fit(std::string(per_point ? "bytes per face point of [" : "bytes of [") +
+                                    std::to_string(g) + "] " + short_call(gm) + " case " + std::to_string(c) +
+                                    " term " + std::to_string(t) + " slot " + std::to_string(s),
                                 gm.traits[c][t].bytes[s]));
         }
       }
@@ -208,7 +214,10 @@ std::string model_report(const Model& m, const FitReport& report) {
   out << "work metric  " << m.work_metric << '\n';
   out << "grids        MPI_Dims_create as " << (m.dims_rule == DimsRule::Mpich ? "MPICH" : "Open MPI")
       << " computes it ("
-      << (m.mpi_library.empty() ? "the runs do not say which MPI they used" : "the runs used " + m.mpi_library)
+      << (m.mpi_library.empty() ? "the runs do not say which MPI they used"
+          : dims_rule_of_library(m.mpi_library)
+              ? "the runs used " + m.mpi_library
+              : "the runs used " + m.mpi_library + ", whose rule p3s does not know: Open MPI's is assumed")
       << ")\n";
   out << "fitted on    n =";
   for (const Model::Input& in : m.inputs) out << ' ' << in.n;

@@ -19,16 +19,18 @@ constexpr std::array<std::string_view, 14> kFrameNames = {"offset",  "ring",   "
                                                           "torus3",  "xor",    "absolute", "expression", "grid2c",
                                                           "torus2c", "grid3c", "torus3c",  "transpose"};
 
-/// MPI_Dims_create(n, d) under the current rule, remembered for the last n asked (generation asks for the same n
-/// many times).
-const std::vector<int>& grid_dims(std::int64_t n, int d) {
+/// The process grid of d dimensions at n: MPI_Dims_create's under the current rule, or a box's (box_grid()),
+/// remembered for the last n and layout asked (generation asks for the same n many times).
+const std::vector<int>& grid_dims(std::int64_t n, int d, const std::array<std::int64_t, 3>& box = {0, 0, 0}) {
   thread_local std::int64_t cached_n[4] = {0, 0, 0, 0};
   thread_local DimsRule cached_rule[4] = {};
+  thread_local std::array<std::int64_t, 3> cached_box[4] = {};
   thread_local std::vector<int> cached[4];
-  if (cached_n[d] != n || cached_rule[d] != current_dims_rule()) {
-    cached[d] = dims_create(static_cast<int>(n), d);
+  if (cached_n[d] != n || cached_rule[d] != current_dims_rule() || cached_box[d] != box) {
+    cached[d] = box[0] > 0 ? box_grid(n, d, box) : dims_create(static_cast<int>(n), d);
     cached_n[d] = n;
     cached_rule[d] = current_dims_rule();
+    cached_box[d] = box;
   }
   return cached[d];
 }
@@ -42,7 +44,7 @@ std::size_t fastest(Frame f, std::size_t k, std::size_t dims) { return column_ma
 
 /// Coordinates of r on the grid: row-major (the last dimension varies fastest, as MPI_Cart_create numbers ranks)
 /// or column-major (the first varies fastest).
-Label coords(Frame f, std::int64_t r, const std::vector<int>& dims) {
+Label coords(Frame f, std::int64_t r, std::span<const int> dims) {
   Label c{0, 0, 0};
   for (std::size_t k = 0; k < dims.size(); ++k) {
     const std::size_t i = fastest(f, k, dims.size());
@@ -202,7 +204,9 @@ int frame_dims(Frame frame) noexcept {
   }
 }
 
-std::optional<Label> label_of(Frame frame, std::int64_t r, std::int64_t peer, std::int64_t n, std::int64_t grain) {
+std::optional<Label> label_of(Frame frame, std::int64_t r, std::int64_t peer, std::int64_t n,
+                              const GridLayout& layout) {
+  const std::int64_t grain = layout.grain;
   switch (frame) {
     case Frame::Offset:
       return Label{peer - r, 0, 0};
@@ -221,7 +225,7 @@ std::optional<Label> label_of(Frame frame, std::int64_t r, std::int64_t peer, st
     default:
       break;
   }
-  const std::vector<int>& dims = grid_dims(n, frame_dims(frame));
+  const std::vector<int>& dims = grid_dims(n, frame_dims(frame), layout.box);
   const Label a = coords(frame, r, dims);
   const Label b = coords(frame, peer, dims);
   if (grain > 0 && (!holding(a, dims, grain) || !holding(b, dims, grain))) return std::nullopt;
@@ -234,28 +238,85 @@ std::optional<Label> label_of(Frame frame, std::int64_t r, std::int64_t peer, st
   return l;
 }
 
-bool holds_data(Frame frame, std::int64_t r, std::int64_t n, std::int64_t grain) {
-  if (grain <= 0 || frame_dims(frame) < 2) return true;
-  const std::vector<int>& dims = grid_dims(n, frame_dims(frame));
-  return holding(coords(frame, r, dims), dims, grain);
+bool holds_data(Frame frame, std::int64_t r, std::int64_t n, const GridLayout& layout) {
+  if (layout.grain <= 0 || frame_dims(frame) < 2) return true;
+  const std::vector<int>& dims = grid_dims(n, frame_dims(frame), layout.box);
+  return holding(coords(frame, r, dims), dims, layout.grain);
 }
 
-double face_points(Frame frame, std::int64_t grain, std::int64_t n, std::size_t axis) {
-  const std::vector<int>& dims = grid_dims(n, frame_dims(frame));
+double face_points(Frame frame, const GridLayout& layout, std::int64_t n, std::size_t axis) {
+  const std::vector<int>& dims = grid_dims(n, frame_dims(frame), layout.box);
   double points = 1;
   for (std::size_t d = 0; d < dims.size(); ++d) {
-    if (d != axis) points *= std::max(1.0, static_cast<double>(grain) / dims[d]);
+    if (d == axis) continue;
+    points *= layout.grain > 0 ? std::max(1.0, static_cast<double>(layout.grain) / dims[d]) : 1.0 / dims[d];
   }
   return points;
 }
 
-std::int64_t label_period(Frame frame, std::int64_t n, std::size_t d, std::int64_t grain) {
+std::int64_t label_period(Frame frame, std::int64_t n, std::size_t d, const GridLayout& layout) {
   if (frame == Frame::Ring) return n;
-  return holders(grid_dims(n, frame_dims(frame))[d], grain).count;
+  return holders(grid_dims(n, frame_dims(frame), layout.box)[d], layout.grain).count;
+}
+
+std::vector<int> grid_sides(Frame frame, std::int64_t n, const GridLayout& layout) {
+  return grid_dims(n, frame_dims(frame), layout.box);
+}
+
+Label grid_coords(Frame frame, std::int64_t r, std::span<const int> sides) { return coords(frame, r, sides); }
+
+namespace {
+
+/// The least-surface cut of n for a box: the first in order (box_grid()).
+struct BoxCut {
+  std::vector<int> sides;
+};
+
+BoxCut cut_box(std::int64_t n, int dims, const std::array<std::int64_t, 3>& box) {
+  if (n < 1 || dims < 2 || dims > 3) throw ModelError("a box grid has 2 or 3 dimensions and n >= 1");
+  // Asked for the same few n and boxes again and again while a pattern's box is searched.
+  thread_local std::map<std::tuple<std::int64_t, int, std::array<std::int64_t, 3>>, BoxCut> cache;
+  const auto [it, added] = cache.try_emplace({n, dims, box});
+  if (!added) return it->second;
+  BoxCut& out = it->second;
+  double least = 0;
+  const auto consider = [&](std::vector<int> sides) {
+    double surface = 0;
+    if (dims == 2) {
+      surface = static_cast<double>(box[0]) / sides[0] + static_cast<double>(box[1]) / sides[1];
+    } else {
+      const double a = static_cast<double>(box[0]) / sides[0];
+      const double b = static_cast<double>(box[1]) / sides[1];
+      const double c = static_cast<double>(box[2]) / sides[2];
+      surface = a * b + b * c + a * c;
+    }
+    if (out.sides.empty() || surface < least * (1 - 1e-12)) {
+      out.sides = std::move(sides);
+      least = surface;
+    }
+  };
+  for (std::int64_t p0 = 1; p0 <= n; ++p0) {
+    if (n % p0 != 0) continue;
+    if (dims == 2) {
+      consider({static_cast<int>(p0), static_cast<int>(n / p0)});
+      continue;
+    }
+    for (std::int64_t p1 = 1; p1 <= n / p0; ++p1) {
+      if ((n / p0) % p1 == 0) consider({static_cast<int>(p0), static_cast<int>(p1), static_cast<int>(n / p0 / p1)});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<int> box_grid(std::int64_t n, int dims, const std::array<std::int64_t, 3>& box) {
+  return cut_box(n, dims, box).sides;
 }
 
 std::optional<std::int64_t> peer_of(Frame frame, std::int64_t r, const Label& label, std::int64_t n,
-                                    std::int64_t grain) {
+                                    const GridLayout& layout) {
+  const std::int64_t grain = layout.grain;
   const auto in_range = [n](std::int64_t p) -> std::optional<std::int64_t> {
     if (p < 0 || p >= n) return std::nullopt;
     return p;
@@ -279,7 +340,7 @@ std::optional<std::int64_t> peer_of(Frame frame, std::int64_t r, const Label& la
     default:
       break;
   }
-  const std::vector<int>& dims = grid_dims(n, frame_dims(frame));
+  const std::vector<int>& dims = grid_dims(n, frame_dims(frame), layout.box);
   const Label c = coords(frame, r, dims);
   if (grain > 0 && !holding(c, dims, grain)) return std::nullopt;
   std::int64_t peer = 0;
@@ -298,10 +359,10 @@ std::optional<std::int64_t> peer_of(Frame frame, std::int64_t r, const Label& la
   return peer;
 }
 
-Label stable_label(Frame frame, std::int64_t n, Label label, int repeat, bool back_first, std::int64_t grain) {
+Label stable_label(Frame frame, std::int64_t n, Label label, int repeat, bool back_first, const GridLayout& layout) {
   if (!frame_periodic(frame)) return label;
   for (std::size_t d = 0; d < static_cast<std::size_t>(frame_dims(frame)); ++d) {
-    const std::int64_t m = label_period(frame, n, d, grain);
+    const std::int64_t m = label_period(frame, n, d, layout);
     std::int64_t& v = label[d];
     if (2 * v == m) {
       v = (repeat % 2 == 0) == back_first ? -v : v;
@@ -314,12 +375,12 @@ Label stable_label(Frame frame, std::int64_t n, Label label, int repeat, bool ba
 
 std::vector<std::optional<Label>> stable_labels(Frame frame, std::int64_t r, std::int64_t n,
                                                 std::span<const std::int64_t> peers, bool back_first,
-                                                std::int64_t grain) {
+                                                const GridLayout& layout) {
   std::map<Label, int> repeats;
   std::vector<std::optional<Label>> out;
   for (const std::int64_t peer : peers) {
-    std::optional<Label> l = peer < 0 ? std::nullopt : label_of(frame, r, peer, n, grain);
-    if (l) l = stable_label(frame, n, *l, repeats[*l]++, back_first, grain);
+    std::optional<Label> l = peer < 0 ? std::nullopt : label_of(frame, r, peer, n, layout);
+    if (l) l = stable_label(frame, n, *l, repeats[*l]++, back_first, layout);
     out.push_back(l);
   }
   return out;
@@ -368,7 +429,10 @@ int description_length(const IndexedLaw& l) {
 }
 
 int description_length(const Program& program) {
-  int total = program.grain > 0 ? 2 + bits(Rational::make(program.grain)) : 0;
+  int total = program.layout.grain > 0 ? 2 + bits(Rational::make(program.layout.grain)) : 0;
+  if (program.layout.boxed()) {
+    for (const std::int64_t side : program.layout.box) total += side > 0 ? 2 + bits(Rational::make(side)) : 0;
+  }
   for (const Term& t : program.terms) {
     total += 2 + bits(t.count);
     for (const auto& slot : t.slots) {
@@ -377,6 +441,31 @@ int description_length(const Program& program) {
     for (const auto& peer : t.peers) total += peer ? 4 * static_cast<int>(peer->size()) : 0;
   }
   return total;
+}
+
+std::optional<std::size_t> label_axis(std::span<const IndexedLaw> label) {
+  std::optional<std::size_t> axis;
+  for (std::size_t d = 0; d < label.size(); ++d) {
+    const IndexedLaw& l = label[d];
+    if (l.step == 0 && l.base.is_constant() && l.base.b == Rational::make(0)) continue;
+    if (axis) return std::nullopt;
+    axis = d;
+  }
+  return axis;
+}
+
+std::optional<std::size_t> step_axis(const Program& program) {
+  if (frame_dims(program.frame) < 2) return std::nullopt;
+  std::optional<std::size_t> axis;
+  for (const Term& t : program.terms) {
+    for (const std::vector<IndexedLaw>& slot : t.slots) {
+      if (slot.empty()) continue;
+      const std::optional<std::size_t> a = label_axis(slot);
+      if (!a || (axis && *axis != *a)) return std::nullopt;
+      axis = a;
+    }
+  }
+  return axis;
 }
 
 bool constant_in_n(const Program& p) {
@@ -393,7 +482,7 @@ bool constant_in_n(const Program& p) {
 
 std::vector<Entry> Program::generate(std::int64_t r, std::int64_t n) const {
   std::vector<Entry> out;
-  if (!holds_data(frame, r, n, grain)) return out;  // a rank without data at this grain makes none of the calls
+  if (!holds_data(frame, r, n, layout)) return out;  // a rank without data at this grain makes none of the calls
   for (std::uint32_t t = 0; t < terms.size(); ++t) {
     const Term& term = terms[t];
     const std::optional<std::int64_t> count = term.count.integer_at(n);
@@ -425,7 +514,7 @@ std::vector<Entry> Program::generate(std::int64_t r, std::int64_t n) const {
           }
           label[d] = *v;
         }
-        if (const std::optional<std::int64_t> p = peer_of(frame, r, label, n, grain)) e.peers[s] = *p;
+        if (const std::optional<std::int64_t> p = peer_of(frame, r, label, n, layout)) e.peers[s] = *p;
       }
       if (keep_nulls || !e.null()) out.push_back(e);
     }
@@ -449,8 +538,14 @@ std::string Program::to_string() const {
     out += single ? slots_text : "[" + slots_text + " for i < " + t.count.to_string() + "]";
   }
   if (keep_nulls) out += " (null where absent)";
-  if (grain > 0) {
-    const std::string side = std::to_string(grain);
+  if (layout.boxed()) {
+    std::string box;
+    for (int d = 0; d < frame_dims(frame); ++d)
+      box += (d ? ":" : "") + std::to_string(layout.box[static_cast<std::size_t>(d)]);
+    out += " (the grid cut for a " + box + " box)";
+  }
+  if (layout.grain > 0) {
+    const std::string side = std::to_string(layout.grain);
     std::string cube = side;
     for (int d = 1; d < frame_dims(frame); ++d) cube += "x" + side;
     out += " (the ranks holding a " + cube + " grid, steps between them)";
@@ -557,7 +652,8 @@ void to_json(json& j, const Pattern& p) {
             {"keep_nulls", c.program.keep_nulls},
             {"slots", c.program.slots},
             {"terms", std::move(terms)}};
-    if (c.program.grain > 0) jc["grain"] = c.program.grain;
+    if (c.program.layout.grain > 0) jc["grain"] = c.program.layout.grain;
+    if (c.program.layout.boxed()) jc["box"] = c.program.layout.box;
     cases.push_back(std::move(jc));
   }
   j = json{{"cases", std::move(cases)}, {"equation", p.to_string()}};
@@ -575,8 +671,16 @@ Pattern pattern_from_json(const json& j) {
       c.program.frame = *f;
       c.program.keep_nulls = jc.at("keep_nulls").get<bool>();
       c.program.slots = jc.at("slots").get<int>();
-      c.program.grain = jc.value("grain", std::int64_t{0});
-      if (c.program.grain < 0) throw InputError("a negative grain in a model pattern");
+      c.program.layout.grain = jc.value("grain", std::int64_t{0});
+      if (c.program.layout.grain < 0) throw InputError("a negative grain in a model pattern");
+      if (jc.contains("box")) {
+        c.program.layout.box = jc.at("box").get<std::array<std::int64_t, 3>>();
+        const auto& b = c.program.layout.box;
+        const int dims = frame_dims(c.program.frame);
+        if (dims < 2 || b[0] < 1 || b[1] < 1 || (dims == 3 ? b[2] < 1 : b[2] != 0)) {
+          throw InputError("a box in a model pattern needs a side of at least 1 per dimension of a grid frame");
+        }
+      }
       for (const json& jt : jc.at("terms")) {
         Term t;
         t.count = exact_law_from_json(jt.at("count"));

@@ -36,14 +36,14 @@ constexpr std::array<Frame, 13> kFrames = {
 /// A communication in a frame: per slot its label, or none for a null one.
 using Canon = std::array<std::optional<Label>, 2>;
 
-/// Where labels are read: a frame, and for grids the grain of the data its ranks hold (Program::grain).
+/// Where labels are read: a frame, and for grids its layout (Program::layout).
 struct Space {
   Frame frame = Frame::Offset;
-  std::int64_t grain = 0;
+  GridLayout layout;
 };
 
 /// The period of label component d in a periodic frame at n.
-std::int64_t period(const Space& sp, std::int64_t n, std::size_t d) { return label_period(sp.frame, n, d, sp.grain); }
+std::int64_t period(const Space& sp, std::int64_t n, std::size_t d) { return label_period(sp.frame, n, d, sp.layout); }
 
 /// How complex a law is: constants first, then by basis, then by the size of its coefficients.
 std::tuple<int, std::int64_t, std::int64_t> complexity(const ExactLaw& law) {
@@ -412,7 +412,7 @@ std::vector<Canon> centred_labels(const Space& sp, std::int64_t n, const std::ve
     const int k = repeats[raw]++;
     Canon c = raw;
     for (std::optional<Label>& l : c) {
-      if (l) l = stable_label(sp.frame, n, *l, k, back_first, sp.grain);
+      if (l) l = stable_label(sp.frame, n, *l, k, back_first, sp.layout);
     }
     out.push_back(c);
   }
@@ -449,7 +449,7 @@ std::optional<Program> learn_constant(const Space& sp, int slots, std::span<cons
   if (!terms) return std::nullopt;
   Program p;
   p.frame = sp.frame;
-  p.grain = sp.grain;
+  p.layout = sp.layout;
   p.slots = slots;
   p.keep_nulls = keep_nulls;
   p.terms = std::move(*terms);
@@ -463,7 +463,7 @@ std::optional<Program> learn_in_frame(const Space& sp, int slots, std::span<cons
   std::vector<std::pair<std::int64_t, std::vector<Canon>>> lists;
   bool nulls = false;
   for (const ListObservation* o : obs) {
-    if (!holds_data(frame, o->r, o->n, sp.grain)) {
+    if (!holds_data(frame, o->r, o->n, sp.layout)) {
       if (!o->entries.empty()) return std::nullopt;  // a rank without data at this grain calls nothing
       continue;
     }
@@ -472,7 +472,7 @@ std::optional<Program> learn_in_frame(const Space& sp, int slots, std::span<cons
       Canon c;
       for (std::size_t s = 0; s < 2; ++s) {
         if (e[s] < 0) continue;
-        c[s] = label_of(frame, o->r, e[s], o->n, sp.grain);
+        c[s] = label_of(frame, o->r, e[s], o->n, sp.layout);
         if (!c[s]) return std::nullopt;
       }
       nulls = nulls || (!c[0] && !c[1]);
@@ -502,7 +502,7 @@ std::optional<Program> learn_in_frame(const Space& sp, int slots, std::span<cons
     }
     Program p;
     p.frame = frame;
-    p.grain = sp.grain;
+    p.layout = sp.layout;
     p.slots = slots;
     p.keep_nulls = aligned && nulls;
     for (const std::vector<bool>& layout : layouts(shortest, longest)) {
@@ -515,10 +515,11 @@ std::optional<Program> learn_in_frame(const Space& sp, int slots, std::span<cons
   return std::nullopt;
 }
 
-/// The grains (Program::grain) a grid frame's observations suggest: at a process count where only some ranks make
-/// the calls, those lying at multiples of a stride along a side of p processes hold the data of a grid of p / stride
-/// points along it (a multigrid code's coarse levels). Empty where every rank calls at every n.
-std::vector<std::int64_t> suggested_grains(Frame frame, std::span<const ListObservation* const> obs) {
+/// The grains (GridLayout::grain) a grid frame's observations suggest on the grid of `plain`: at a process count where
+/// only some ranks make the calls, those lying at multiples of a stride along a side of p processes hold the data of a
+/// grid of p / stride points along it (a multigrid code's coarse levels). Empty where every rank calls at every n.
+std::vector<std::int64_t> suggested_grains(Frame frame, std::span<const ListObservation* const> obs,
+                                           const GridLayout& plain) {
   if (frame_dims(frame) < 2) return {};
   std::map<std::int64_t, std::vector<std::int64_t>> callers;  // n -> ranks with calls
   std::map<std::int64_t, std::size_t> ranks;                  // n -> ranks observed
@@ -529,25 +530,134 @@ std::vector<std::int64_t> suggested_grains(Frame frame, std::span<const ListObse
   std::set<std::int64_t> out;
   for (const auto& [n, rs] : callers) {
     if (rs.size() == ranks[n]) continue;
-    const std::vector<int> dims = dims_create(static_cast<int>(n), frame_dims(frame));
+    const std::vector<int> dims = grid_sides(frame, n, plain);
     for (std::size_t d = 0; d < dims.size(); ++d) {
       std::int64_t stride = dims[d];
-      for (const std::int64_t r : rs) {
-        // The coordinate along d, numbered as the frame numbers the grid (peer_of / label_of on the plain grid).
-        const std::optional<Label> c = label_of(frame, 0, r, n);
-        if (c) stride = std::gcd(stride, (*c)[d]);
-      }
+      for (const std::int64_t r : rs) stride = std::gcd(stride, grid_coords(frame, r, dims)[d]);
       if (stride > 1) out.insert(dims[d] / stride);
     }
   }
   return {out.begin(), out.end()};
 }
 
+/// The most proportion a box side may have to the shortest (a box of 1 x 1 x 8 is tried, not 1 x 1 x 9).
+constexpr std::int64_t kMaxBoxSide = 8;
+
+/// Whether every observed peer is a step of one along one side of the grid `sides` (periodic or not, as the frame
+/// is): the neighbour relations of a halo exchange on that grid.
+bool steps_on(Frame frame, std::span<const int> sides, const ListObservation& o,
+              std::map<std::uint64_t, std::size_t>* axes = nullptr) {
+  const Label c = grid_coords(frame, o.r, sides);
+  for (std::size_t k = 0; k < o.entries.size(); ++k) {
+    for (const std::int64_t peer : o.entries[k]) {
+      if (peer < 0) continue;
+      if (peer >= o.n) return false;
+      const Label p = grid_coords(frame, peer, sides);
+      std::optional<std::size_t> axis;
+      for (std::size_t d = 0; d < sides.size(); ++d) {
+        std::int64_t step = p[d] - c[d];
+        if (frame_periodic(frame)) step = ((step % sides[d]) + sides[d]) % sides[d];
+        const bool one = step == 1 || (frame_periodic(frame) ? step == sides[d] - 1 : step == -1);
+        if (step != 0 && !one) return false;
+        if (step == 0) continue;
+        if (axis) return false;
+        axis = d;
+      }
+      // The same exchange (its key) steps along the same dimension wherever it steps.
+      if (axes != nullptr && axis && k < o.keys.size()) {
+        const auto [it, added] = axes->try_emplace(o.keys[k], *axis);
+        if (!added && it->second != *axis) return false;
+      }
+    }
+  }
+  return true;
+}
+
+/// The most boxes suggested for one frame.
+constexpr std::size_t kMaxBoxes = 8;
+
+/// The proportions of boxes whose surface-minimising grid (box_grid()) is, at every observed n, a grid on which
+/// every observed peer is a step of one along one side, each exchange (ListObservation::keys) along the same side
+/// at every n, simplest first (smallest largest side, then sum); none where MPI_Dims_create's grids are such.
+std::vector<std::array<std::int64_t, 3>> boxes_of(Frame frame, std::span<const ListObservation* const> obs) {
+  const int dims = frame_dims(frame);
+  if (dims < 2) return {};
+  std::map<std::int64_t, std::vector<const ListObservation*>> by_n;
+  bool any = false;
+  for (const ListObservation* o : obs) {
+    by_n[o->n].push_back(o);
+    any = any || !o->entries.empty();
+  }
+  if (!any) return {};
+  // Whether the grids at each n (grid(n)) make every peer a step of one, each exchange along one side throughout.
+  const auto fits = [&](const auto& grid) {
+    std::map<std::uint64_t, std::size_t> axes;
+    for (const auto& [n, os] : by_n) {
+      const std::vector<int> sides = grid(n);
+      for (const ListObservation* o : os) {
+        if (!steps_on(frame, sides, *o, &axes)) return false;
+      }
+    }
+    return true;
+  };
+  if (fits([dims](std::int64_t n) { return dims_create(static_cast<int>(n), dims); })) return {};
+  // Per n, the grids (in dimension order) on which the observations alone are steps of one: what a box must cut.
+  std::map<std::int64_t, std::set<std::vector<int>>> grids;
+  for (const auto& [n, os] : by_n) {
+    std::set<std::vector<int>>& g = grids[n];
+    for (std::int64_t p0 = 1; p0 <= n; ++p0) {
+      if (n % p0 != 0) continue;
+      for (std::int64_t p1 = 1; p1 <= n / p0; ++p1) {
+        if ((n / p0) % p1 != 0 || (dims == 2 && p0 * p1 != n)) continue;
+        std::vector<int> sides{static_cast<int>(p0), static_cast<int>(p1)};
+        if (dims == 3) sides.push_back(static_cast<int>(n / p0 / p1));
+        if (std::all_of(os.begin(), os.end(), [&](const ListObservation* o) { return steps_on(frame, sides, *o); })) {
+          g.insert(std::move(sides));
+        }
+      }
+    }
+    if (g.empty()) return {};  // the peers are no steps of one on any grid of n
+  }
+  // Cuts of as little surface are told apart by order, as the application does (a cube's box ties everywhere).
+  using Key = std::tuple<std::int64_t, std::int64_t, std::array<std::int64_t, 3>>;
+  std::vector<Key> found;
+  for (std::int64_t a = 1; a <= kMaxBoxSide; ++a) {
+    for (std::int64_t b = 1; b <= kMaxBoxSide; ++b) {
+      for (std::int64_t c = dims == 3 ? 1 : 0; c <= (dims == 3 ? kMaxBoxSide : 0); ++c) {
+        if (std::gcd(std::gcd(a, b), c) != 1) continue;  // proportions, once
+        const std::array<std::int64_t, 3> box{a, b, c};
+        if (!std::all_of(grids.begin(), grids.end(),
+                         [&](const auto& g) { return g.second.contains(box_grid(g.first, dims, box)); })) {
+          continue;
+        }
+        if (fits([&](std::int64_t n) { return box_grid(n, dims, box); })) {
+          found.emplace_back(std::max({a, b, c}), a + b + c, box);
+        }
+      }
+    }
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::array<std::int64_t, 3>> out;
+  for (const Key& k : found) {
+    if (out.size() == kMaxBoxes) break;
+    out.push_back(std::get<2>(k));
+  }
+  return out;
+}
+
+/// The layouts to try for a grid frame: MPI_Dims_create's grid, and on it the grains the observations suggest (a
+/// box's grid is found for a whole phase: suggested_box()).
+std::vector<GridLayout> suggested_layouts(Frame frame, std::span<const ListObservation* const> obs) {
+  std::vector<GridLayout> out{GridLayout{}};
+  if (frame_dims(frame) < 2) return out;
+  for (const std::int64_t g : suggested_grains(frame, obs, out.front())) out.push_back(GridLayout{g});
+  return out;
+}
+
 /// What the expression searches of one pattern may do, and whether one of them ran out of its budget.
 struct SearchBudget {
   const SearchOptions& options;
-  const WholeAt& whole;         ///< where the pattern's laws should be whole numbers
-  std::optional<Frame> prefer;  ///< the frame that wins a tie (the one the phase's other groups use)
+  const WholeAt& whole;  ///< where the pattern's laws should be whole numbers
   bool exhausted = false;
 };
 
@@ -594,26 +704,22 @@ std::optional<Program> learn_expressions(int slots, std::span<const ListObservat
 /// The program with the fewest terms over all frames (a ring is one periodic term, not an offset for most ranks
 /// plus one that only the last rank can use; a recursive halving is one repetition, though at 4, 8 and 16 its 1,
 /// 2, 2 steps are also two constant steps on a 3-D torus), then the shortest description (offsets constant in the
-/// app's own grid, not laws that happen to give them in another numbering); `prefer` and then frames in order of
-/// simplicity break the remaining ties.
-std::optional<Program> learn_program(int slots, std::span<const ListObservation* const> obs, const WholeAt& whole,
-                                     std::optional<Frame> prefer) {
+/// app's own grid, not laws that happen to give them in another numbering); frames in order of simplicity break the
+/// remaining ties (a phase's groups are then moved to the phase's grid: learn_constant_pattern()).
+std::optional<Program> learn_program(int slots, std::span<const ListObservation* const> obs, const WholeAt& whole) {
   std::optional<Program> best;
-  std::tuple<std::size_t, int, bool> best_key;
+  std::pair<std::size_t, int> best_key;
   for (const Frame f : kFrames) {
-    std::vector<std::int64_t> grains{0};
-    for (const std::int64_t g : suggested_grains(f, obs)) grains.push_back(g);
-    for (const std::int64_t grain : grains) {
-      std::optional<Program> p = learn_in_frame(Space{f, grain}, slots, obs, whole);
+    for (const GridLayout& layout : suggested_layouts(f, obs)) {
+      std::optional<Program> p = learn_in_frame(Space{f, layout}, slots, obs, whole);
       if (!p) continue;
-      const std::tuple<std::size_t, int, bool> key{p->terms.size(), description_length(*p), prefer && f != *prefer};
+      const std::pair<std::size_t, int> key{p->terms.size(), description_length(*p)};
       if (!best || key < best_key) {
         best = std::move(p);
         best_key = key;
       }
     }
-    // One communication at a fixed offset: nothing is simpler, unless the preferred frame may tie.
-    if (best && best->terms.size() <= 1 && constant_in_n(*best) && (!prefer || best->frame == *prefer)) break;
+    if (best && best->terms.size() <= 1 && constant_in_n(*best)) break;  // one step at a fixed offset: nothing simpler
   }
   return best;
 }
@@ -640,7 +746,7 @@ namespace {
 
 std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const ListObservation* const> obs, int depth,
                                                       SearchBudget& budget) {
-  if (std::optional<Program> p = learn_program(slots, obs, budget.whole, budget.prefer)) {
+  if (std::optional<Program> p = learn_program(slots, obs, budget.whole)) {
     return std::vector<Pattern::Case>{{RankPredicate{}, std::move(*p)}};
   }
   if (depth == 0) {
@@ -654,7 +760,7 @@ std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const
     std::vector<const ListObservation*> out;
     for (const ListObservation* o : obs) (when.holds(o->r, o->n) ? in : out).push_back(o);
     if (in.empty() || out.empty()) continue;
-    std::optional<Program> first = learn_program(slots, in, budget.whole, budget.prefer);
+    std::optional<Program> first = learn_program(slots, in, budget.whole);
     if (!first) continue;
     std::optional<std::vector<Pattern::Case>> rest = learn_cases(slots, out, depth - 1, budget);
     if (!rest) continue;
@@ -666,28 +772,36 @@ std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const
 
 }  // namespace
 
-std::optional<Pattern> learn_constant_pattern(std::span<const ListObservation> observations, int slots, Frame frame,
-                                              const WholeAt& whole) {
+std::vector<std::array<std::int64_t, 3>> suggested_boxes(Frame frame, std::span<const ListObservation> observations) {
   std::vector<const ListObservation*> obs;
   for (const ListObservation& o : observations) obs.push_back(&o);
-  std::vector<std::int64_t> grains{0};
-  for (const std::int64_t g : suggested_grains(frame, obs)) grains.push_back(g);
-  for (const std::int64_t grain : grains) {
-    std::optional<Program> p = learn_in_frame(Space{frame, grain}, slots, obs, whole);
+  return boxes_of(frame, obs);
+}
+
+std::optional<Pattern> learn_constant_pattern(std::span<const ListObservation> observations, int slots, Frame frame,
+                                              const std::array<std::int64_t, 3>& box, const WholeAt& whole) {
+  std::vector<const ListObservation*> obs;
+  for (const ListObservation& o : observations) obs.push_back(&o);
+  std::vector<GridLayout> layouts{GridLayout{0, box}};
+  if (frame_dims(frame) >= 2) {
+    for (const std::int64_t g : suggested_grains(frame, obs, layouts.front())) layouts.push_back(GridLayout{g, box});
+  }
+  for (const GridLayout& layout : layouts) {
+    std::optional<Program> p = learn_in_frame(Space{frame, layout}, slots, obs, whole);
     if (p && constant_in_n(*p)) return Pattern{{{RankPredicate{}, std::move(*p)}}};
   }
   return std::nullopt;
 }
 
 std::optional<Pattern> learn_pattern(std::span<const ListObservation> observations, int slots, std::string* why,
-                                     const SearchOptions& search, const WholeAt& whole, std::optional<Frame> prefer) {
+                                     const SearchOptions& search, const WholeAt& whole) {
   if (slots < 1 || slots > 2) throw ModelError("a communication has one or two peers, not " + std::to_string(slots));
   std::vector<const ListObservation*> obs;
   for (const ListObservation& o : observations) obs.push_back(&o);
   // Up to three rank classes: two predicates; expressions last, for all ranks or for the last class.
   // One expression for every rank is preferred to rank classes (a mirror n - 1 - r rather than offsets with
   // two special ranks).
-  SearchBudget budget{search, whole, prefer};
+  SearchBudget budget{search, whole};
   std::optional<std::vector<Pattern::Case>> cases = learn_cases(slots, obs, 2, budget);
   if (!cases || cases->size() > 1) {
     if (std::optional<Program> p = learn_expressions(slots, obs, budget)) cases = {{RankPredicate{}, std::move(*p)}};

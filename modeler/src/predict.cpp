@@ -159,9 +159,9 @@ class RankBuilder {
           a.tag = static_cast<std::uint32_t>(t.tag[s]);
           a.bytes = std::max(0.0, t.bytes[s].value_at(static_cast<double>(n_)) *
                                       std::pow(t.bytes_step_factor[s], static_cast<double>(e.index)));
-          if (t.face_axis[s] >= 0) {
+          if (t.face_axis[s] >= 0 && which < gm.pattern.cases.size()) {
             const Program& p = gm.pattern.cases[which].program;
-            a.bytes *= face_points(p.frame, p.grain, n_, static_cast<std::size_t>(t.face_axis[s]));
+            a.bytes *= face_points(p.frame, p.layout, n_, static_cast<std::size_t>(t.face_axis[s]));
           }
         }
         c.actions.push_back(std::move(a));
@@ -175,6 +175,10 @@ class RankBuilder {
     const GroupModel& gm = phase_.groups[g];
     if (gm.per_request) {
       per_request(g);
+      return;
+    }
+    if (gm.per_batch) {
+      per_batch(g);
       return;
     }
     const std::int64_t count = gm.count_at(r_, n_);
@@ -202,6 +206,28 @@ class RankBuilder {
         const Entry& en = entries_[sg][e];
         if (en.term != term || completed_[sg][e] || en.null()) continue;
         complete_entry(sg, e, add_call(gm, {static_cast<std::int32_t>(g), 0, call_place(g, k++)}));
+      }
+    }
+  }
+
+  /// One call completing every pending request of the terms the group completes, where there is one.
+  void per_batch(std::size_t g) {
+    const GroupModel& gm = phase_.groups[g];
+    bool pending = false;
+    for (const auto& call : gm.completes) {
+      for (const RequestRef& ref : call) {
+        if (ref.group >= g || cases_[ref.group] != ref.pattern_case) continue;
+        for (std::size_t e = 0; e < entries_[ref.group].size(); ++e) {
+          const Entry& en = entries_[ref.group][e];
+          pending = pending || (en.term == ref.term && !completed_[ref.group][e] && !en.null());
+        }
+      }
+    }
+    if (!pending) return;
+    PredictedCall& c = add_call(gm, {static_cast<std::int32_t>(g), 0, call_place(g, 0)});
+    for (const auto& call : gm.completes) {
+      for (const RequestRef& ref : call) {
+        if (ref.group < g && cases_[ref.group] == ref.pattern_case) complete_term(ref, c);
       }
     }
   }

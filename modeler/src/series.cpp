@@ -114,7 +114,11 @@ std::string series_mpi_library(std::span<const Run> runs) {
       named = &r;
       continue;
     }
-    if (dims_rule_of_library(r.signature.mpi_library) != dims_rule_of_library(named->signature.mpi_library)) {
+    // A library of unknown rule is modelled with Open MPI's grids, so only the rules the model would use matter.
+    const auto rule = [](const Run& x) {
+      return dims_rule_of_library(x.signature.mpi_library).value_or(DimsRule::OpenMpi);
+    };
+    if (rule(r) != rule(*named)) {
       throw InputError("signature '" + r.path.string() + "' is a run on " + r.signature.mpi_library + " but '" +
                        named->path.string() + "' on " + named->signature.mpi_library +
                        ", whose process grids differ; record every run of a series with the same MPI");

@@ -247,6 +247,42 @@ def mg3d_rank0(n, t, a):
     return calls + [("MPI_Allreduce", [coll("ALLREDUCE", D, n)])]
 
 
+def box_cut(n, length):
+    """boxgrid's process grid: of the factorisations of n, the least surface per rank, the first in order."""
+    best = None
+    for px in range(1, n + 1):
+        if n % px:
+            continue
+        for py in range(1, n // px + 1):
+            if (n // px) % py:
+                continue
+            pz = n // px // py
+            a, b, c = length[0] / px, length[1] / py, length[2] / pz
+            surface = a * b + b * c + a * c
+            if best is None or surface < best[0] * (1 - 1e-12):
+                best = (surface, (px, py, pz))
+    return best[1]
+
+
+def boxgrid_rank0(n, t, a):
+    # Rank 0 is at (0, 0, 0): per axis of side > 1, receives from the - and + neighbours, sends to the + and -.
+    length = a[1:4]
+    p = box_cut(n, length)
+    side = [block(length[x], p[x], 0) for x in range(3)]
+    calls = []
+    for axis in range(3):
+        if p[axis] < 2:
+            continue
+        face = side[(axis + 1) % 3] * side[(axis + 2) % 3] * D
+        step = [1, p[0], p[0] * p[1]][axis]
+        minus, plus = (p[axis] - 1) * step, step
+        calls += [("MPI_Irecv", [("irecv", minus, face)]), ("MPI_Irecv", [("irecv", plus, face)]),
+                  ("MPI_Isend", [("send", plus, face)]), ("MPI_Isend", [("send", minus, face)]),
+                  ("MPI_Waitall", [("recv", minus, face), ("recv", plus, face), ("isend_complete",),
+                                   ("isend_complete",)])]
+    return calls + [("MPI_Allreduce", [coll("ALLREDUCE", D, n)])]
+
+
 # Per app: default arguments (argument 0 is the iteration count T), which n it accepts, the expected phases in id
 # order as (what the phase is, weight law, rank 0's calls or None when not checked), and the expected order
 # skeleton (phase ids of the run-length-encoded order).
@@ -315,6 +351,14 @@ APPS = {
         phases=[("init and barrier", lambda n, t: 1, None),
                 ("V-cycle: ghost exchanges level by level, residual Allreduce", lambda n, t: t, mg3d_rank0),
                 ("finalize", lambda n, t: 1, None)],
+        order=lambda n, t: [0, 1, 2]),
+    # Arguments: T, NX, NY, NZ, sleep mode. A halo exchange on a 4:2:1 box over the grid the app cuts to the least
+    # surface per rank (8 -> 4x2x1, 48 -> 6x4x2, 64 -> 8x4x2), not MPI_Dims_create's.
+    "boxgrid": dict(
+        args=[20, 192, 96, 48, 0], accepts=lambda n: n >= 2,
+        phases=[("init and barrier", lambda n, t: 1, None),
+                ("halo exchange along the sides longer than 1, stencil, Allreduce", lambda n, t: t, boxgrid_rank0),
+                ("final reduce", lambda n, t: 1, None)],
         order=lambda n, t: [0, 1, 2]),
     "wavefront": dict(
         args=[6, 480, 8, 2], accepts=lambda n: min(dims_create(n)) >= 2,

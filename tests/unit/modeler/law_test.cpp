@@ -447,7 +447,14 @@ TEST(RegressionFit, AHaloWithAMarginIsTheFaceItsSidesAndTheMarginAround) {
   const auto samples = sample({2, 4, 8, 16}, halo);
   // No law over the default bases reproduces it; asked for the face of x, the halo does.
   EXPECT_GT(fit_regression(samples).max_rel_error, 0.005);
-  const RegressionLaw law = fit_regression(samples, {.allow_power = false, .bases = {Basis::Dims3Face0}});
+  // 8 and 16 ranks cut the same face across x (2 x 2): three faces do not earn the halo's three parameters;
+  // with 32 (4 x 2) instead of 16, four do.
+  EXPECT_NE(
+      fit_regression(samples, {.allow_power = false, .bases = {Basis::Dims3Face0}, .halo = Basis::Dims3Face0}).form,
+      RegressionForm::Halo);
+  const auto more = sample({2, 4, 8, 32}, halo);
+  const RegressionLaw law =
+      fit_regression(more, {.allow_power = false, .bases = {Basis::Dims3Face0}, .halo = Basis::Dims3Face0});
   ASSERT_EQ(law.form, RegressionForm::Halo) << law.to_string();
   EXPECT_LT(law.max_rel_error, 1e-9);
   EXPECT_EQ(law.parameters(), 3);

@@ -296,12 +296,13 @@ TEST(Pattern, OnlyTheRanksHoldingACoarseGridExchangeWithTheHoldersAStrideAway) {
   };
   const Pattern p = learn_and_check(coarse, {4, 8, 16, 32}, {64, 128, 256});
   ASSERT_EQ(p.cases.size(), 1U);
-  EXPECT_EQ(p.cases.front().program.grain, 2);
+  EXPECT_EQ(p.cases.front().program.layout.grain, 2);
   EXPECT_EQ(p.cases.front().program.frame, Frame::Torus3C);
-  EXPECT_TRUE(holds_data(Frame::Torus3C, 0, 64, 2));
-  EXPECT_FALSE(holds_data(Frame::Torus3C, 16, 64, 2));          // (0, 0, 1): z is odd on a side of 4
-  EXPECT_DOUBLE_EQ(face_points(Frame::Torus3C, 2, 4, 0), 2.0);  // 2 x 2 x 1 processes: a 1 x 2 face across x
-  EXPECT_DOUBLE_EQ(face_points(Frame::Torus3C, 2, 64, 0), 1.0);
+  EXPECT_TRUE(holds_data(Frame::Torus3C, 0, 64, GridLayout{2}));
+  EXPECT_FALSE(holds_data(Frame::Torus3C, 16, 64, GridLayout{2}));  // (0, 0, 1): z is odd on a side of 4
+  EXPECT_DOUBLE_EQ(face_points(Frame::Torus3C, GridLayout{2}, 4, 0),
+                   2.0);  // 2 x 2 x 1 processes: a 1 x 2 face across x
+  EXPECT_DOUBLE_EQ(face_points(Frame::Torus3C, GridLayout{2}, 64, 0), 1.0);
 }
 
 TEST(Pattern, PipelineWithoutWrapAround) {

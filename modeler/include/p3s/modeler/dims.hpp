@@ -25,12 +25,18 @@ enum class DimsRule : std::uint8_t {
 /// What MPI_Dims_create(n, ndims, dims) returns under `rule` with every dims[i] = 0 (all dimensions free): ndims
 /// factors of n in non-increasing order (dims_create(12, 2, any) = {4, 3}; dims_create(72, 2, OpenMpi) = {12, 6},
 /// dims_create(72, 2, Mpich) = {9, 8}).
-/// @throws p3s::InputError when n < 1 or ndims < 1.
+/// @throws p3s::InputError when n < 1 or ndims < 1, or ndims > 3 under MPICH's rule (checked against MPICH for 2
+/// and 3 dimensions only).
 [[nodiscard]] std::vector<int> dims_create(int n, int ndims, DimsRule rule);
 
 /// The same under this thread's current rule (current_dims_rule()): what the dims bases, grid frames and
 /// expressions evaluate.
 [[nodiscard]] std::vector<int> dims_create(int n, int ndims);
+
+/// Side `index` of dims_create(n, ndims) under this thread's rule, remembered (the laws in dims(n) ask for the same
+/// few n again and again while they are fitted). @throws p3s::InputError as dims_create() does, or for an index
+/// out of range.
+[[nodiscard]] int dims_side(int n, int ndims, std::size_t index);
 
 /// The rule dims_create(n, ndims) follows in this thread: Open MPI's, unless a ScopedDimsRule is alive. A model
 /// is fitted and evaluated under the rule of the library its runs used (Model::dims_rule).

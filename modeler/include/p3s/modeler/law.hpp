@@ -232,7 +232,18 @@ struct RegressionOptions {
   /// The constant is the median of the values rather than their least-squares mean (robust to one disturbed
   /// run, as work measured on a loaded machine has).
   bool median_constant = false;
+  /// A face of a 3-D grid (Dims3Face0..2) whose halo with a margin is tried too (RegressionForm::Halo): the sizes
+  /// of a step across that face. The halo's three parameters are claimed only from four or more distinct faces.
+  std::optional<Basis> halo = std::nullopt;
 };
+
+/// The tolerance within which a size law reproduces its runs (RegressionOptions' default): a law that misses some
+/// run by more is approximate.
+inline constexpr double kSizeTolerance = RegressionOptions{}.tolerance;
+
+/// The face basis across dimension `axis` of a 3-D grid (Dims3Face0 + axis), and back; nullopt for other bases.
+[[nodiscard]] Basis face_basis(std::size_t axis);
+[[nodiscard]] std::optional<std::size_t> face_axis_of(Basis basis) noexcept;
 
 /// Fits a real-valued law: the simplest form whose max relative error is within options.tolerance. When none is,
 /// the candidates are weighed by their leave-one-out error with a penalty for parameters: a form with more

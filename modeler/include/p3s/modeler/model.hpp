@@ -78,13 +78,14 @@ struct CommModel {
 
 /// A p2p term's traits, per slot: message size and tag.
 struct TermTraits {
-  /// Bytes per message; with a face axis, per point of the face (bytes_at()).
+  /// Bytes per message; with a face axis, per point of the face (face_points(), which prediction multiplies in).
   std::array<RegressionLaw, 2> bytes;
   /// -1, or in a program with a grain (a coarse grid only some ranks hold), the dimension the step crosses: the
   /// message is then the holder's block's face across it, `bytes` per point (face_points()).
   std::array<int, 2> face_axis{-1, -1};
-  /// How far the sizes of one fitted run spread from rank to rank: the largest (max - min) / mean over the runs (0:
-  /// every rank sends the same; LAMMPS's ghost atoms differ by a few percent). A law in n cannot follow it.
+  /// How far the sizes of one fitted run spread over its ranks (and repetitions, where they are all of one size):
+  /// the largest (max - min) / mean over the runs (0: every rank sends the same; LAMMPS's ghost atoms differ by up
+  /// to 30 %). A law in n cannot follow it.
   std::array<double, 2> rank_spread{0, 0};
   /// Sizes within a repetition scale by this per step (1: all equal; 0.5: halving, as in recursive halving).
   std::array<double, 2> bytes_step_factor{1, 1};
@@ -160,6 +161,10 @@ struct GroupModel {
   /// MPI_Irecv), so the number of calls follows the patterns rather than `count`: a rank with no neighbour along a
   /// side of 1 posts no receive and waits for none.
   bool per_request = false;
+  /// Completion groups: one call wherever the terms it completes started requests at the rank, completing them
+  /// all, and none elsewhere, whatever `count` says (an MPI_Waitall after an exchange along a side that is 1 at
+  /// some n).
+  bool per_batch = false;
   std::vector<CollectiveEntry> collectives;  ///< Collective: per call
   /// Not empty when no law reproduces the peers (PointToPoint: `pattern` has no case) or the number of calls
   /// (other roles: `count` is unused): what the group did in each fitted run, used instead.
@@ -211,13 +216,13 @@ struct PhaseLoop {
   friend bool operator==(const PhaseLoop&, const PhaseLoop&) = default;
 };
 
-/// One phase's laws: its weight, its groups of calls and the work of its bursts, as functions of n.
 /// What the fitted runs showed of the process grid a phase's exchanges step along (the frame of its groups whose
 /// peers step along one dimension): the longest side along each dimension, and along which a side longer than 2
 /// made some rank call more in those groups than the sides of 2 did (LAMMPS's atom migration: a second exchange
 /// each way).
 struct GridSeen {
   Frame frame = Frame::Torus3;
+  std::array<std::int64_t, 3> box{0, 0, 0};  ///< the box that cuts the grid (GridLayout::box), all 0 for MPI's
   std::array<std::int64_t, 3> longest{0, 0, 0};
   std::array<bool, 3> longer_adds_calls{false, false, false};
 };
@@ -226,6 +231,7 @@ struct GridSeen {
 /// other than 0 in every term and slot; nullopt for other groups.
 [[nodiscard]] std::optional<std::size_t> step_axis(const GroupModel& g);
 
+/// One phase's laws: its weight, its groups of calls and the work of its bursts, as functions of n.
 struct PhaseModel {
   std::uint32_t id = 0;
   std::string calls;         ///< the MPI functions it calls ("MPI_Irecv MPI_Isend ...")

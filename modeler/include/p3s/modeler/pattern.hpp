@@ -53,28 +53,49 @@ enum class Frame : std::uint8_t {
 /// A label: frame_dims(frame) integers.
 using Label = std::array<std::int64_t, 3>;
 
+/// How a grid frame's process grid is laid out at n, and which of its ranks take part (a Program's):
+/// - `box`: all 0 for MPI_Dims_create(n, d) (the library's rule: dims.hpp); else the application's own
+///   factorisation of n for a box of these proportions, the one with the least surface per rank (as LAMMPS and
+///   codes like it cut their domain: box_grid());
+/// - `grain`: 0 for every rank; else the side of a global grid (grain^d points) block-distributed over the process
+///   grid, of which only the ranks holding data take part, a label counting strides between them (a multigrid
+///   code's coarse levels: 2^3 points on 4 x 4 x 4 processes are held by every other rank along each side).
+struct GridLayout {
+  std::int64_t grain = 0;
+  std::array<std::int64_t, 3> box{0, 0, 0};
+  [[nodiscard]] bool boxed() const noexcept { return box[0] > 0; }
+  friend bool operator==(const GridLayout&, const GridLayout&) = default;
+};
+
+/// The factorisation of n into `dims` (2 or 3) sides with the least surface per rank for a box of proportions
+/// `box`: the sum over the pairs of dimensions of (box_a / p_a)(box_b / p_b) in 3-D, of box_a / p_a in 2-D; the
+/// first such in order of p_0, then p_1 ascending (LAMMPS's rule for its processor grid). Sides in dimension order.
+[[nodiscard]] std::vector<int> box_grid(std::int64_t n, int dims, const std::array<std::int64_t, 3>& box);
+/// The process grid of a grid frame at n under a layout: MPI_Dims_create's, or the box's.
+[[nodiscard]] std::vector<int> grid_sides(Frame frame, std::int64_t n, const GridLayout& layout = {});
+/// The coordinates of rank r on a grid of these sides, numbered as the frame numbers it.
+[[nodiscard]] Label grid_coords(Frame frame, std::int64_t r, std::span<const int> sides);
+
 /// The label of `peer` seen from rank r at n, or nullopt when the frame cannot express it (Xor never fails;
-/// grids always express a difference). Periodic frames give the representative in [0, size). With a grain
-/// (Program::grain), a grid label counts strides between the ranks that hold data, and a rank or peer that holds
-/// none has no label.
+/// grids always express a difference). Periodic frames give the representative in [0, size). With a grain, a grid
+/// label counts strides between the ranks that hold data, and a rank or peer that holds none has no label.
 [[nodiscard]] std::optional<Label> label_of(Frame frame, std::int64_t r, std::int64_t peer, std::int64_t n,
-                                            std::int64_t grain = 0);
+                                            const GridLayout& layout = {});
 /// The peer a label designates from rank r at n; nullopt when there is none (off a non-periodic grid or range,
 /// or along a periodic dimension of side 1, where a code has no neighbour to talk to: a null communication,
 /// MPI_PROC_NULL in the program; with a grain, also from a rank that holds no data).
 [[nodiscard]] std::optional<std::int64_t> peer_of(Frame frame, std::int64_t r, const Label& label, std::int64_t n,
-                                                  std::int64_t grain = 0);
-/// Whether rank r holds data of a grain^d global grid block-distributed over the frame's process grid at n:
-/// along a dimension of p processes, the ranks at multiples of the stride p / min(p, grain) do (every rank when
-/// grain is 0 or the frame is no grid).
-[[nodiscard]] bool holds_data(Frame frame, std::int64_t r, std::int64_t n, std::int64_t grain);
-/// The points of the face across dimension `axis` of a rank's block of a grain^d global grid block-distributed
-/// over the frame's process grid at n: the product over the other dimensions of grain / p (at least 1: a rank
-/// holds one plane where there are more processes than points).
-[[nodiscard]] double face_points(Frame frame, std::int64_t grain, std::int64_t n, std::size_t axis);
+                                                  const GridLayout& layout = {});
+/// Whether rank r holds data at n under the layout's grain: along a dimension of p processes, the ranks at
+/// multiples of the stride p / min(p, grain) do (every rank when there is no grain or the frame is no grid).
+[[nodiscard]] bool holds_data(Frame frame, std::int64_t r, std::int64_t n, const GridLayout& layout);
+/// The points of the face across dimension `axis` of a rank's block at n, relative to the global face: the product
+/// over the other dimensions of 1 / p, or with a grain of grain / p (at least 1: a rank holds one plane where there
+/// are more processes than points).
+[[nodiscard]] double face_points(Frame frame, const GridLayout& layout, std::int64_t n, std::size_t axis);
 /// The period of label component d in a periodic frame at n: the ring's n, a torus's side, or with a grain the
 /// ranks holding data along the side.
-[[nodiscard]] std::int64_t label_period(Frame frame, std::int64_t n, std::size_t d, std::int64_t grain = 0);
+[[nodiscard]] std::int64_t label_period(Frame frame, std::int64_t n, std::size_t d, const GridLayout& layout = {});
 
 /// The labels of a rank's successive peers (-1: none) such that the same neighbour has the same label at every n:
 /// periodic components written closest to zero (-1, not m - 1); on a side of 2, where a step either way reaches the
@@ -82,10 +103,10 @@ using Label = std::array<std::int64_t, 3>;
 /// gives a send), or forward first (its receive) when `back_first` is false. nullopt for no peer.
 [[nodiscard]] std::vector<std::optional<Label>> stable_labels(Frame frame, std::int64_t r, std::int64_t n,
                                                               std::span<const std::int64_t> peers,
-                                                              bool back_first = true, std::int64_t grain = 0);
+                                                              bool back_first = true, const GridLayout& layout = {});
 /// The same rule for one label, the `repeat`-th time (from 0) the list names it.
 [[nodiscard]] Label stable_label(Frame frame, std::int64_t n, Label label, int repeat, bool back_first = true,
-                                 std::int64_t grain = 0);
+                                 const GridLayout& layout = {});
 
 /// An integer that depends on n and, inside a repetition of `count` communications, on the index i:
 /// base(n) + step * p(j) with p(j) = j (linear) or 2^j (power of two), j = i, or count - 1 - i when descending.
@@ -130,11 +151,7 @@ struct Program {
   /// MPI_PROC_NULL) rather than being left out (the call is not made).
   bool keep_nulls = false;
   int slots = 1;
-  /// Grid frames: 0, or the side of a global grid (grain^d points) block-distributed over the process grid, of
-  /// which only the ranks holding data make the program's calls, a label counting strides between them (a
-  /// multigrid code's coarse levels: 2^3 points on 4 x 4 x 4 processes are held by every other rank along each
-  /// side, which exchange with the ranks 2 away).
-  std::int64_t grain = 0;
+  GridLayout layout;  ///< grid frames: the process grid's factorisation and the ranks that take part
   std::vector<Term> terms;
 
   /// The entries of rank r at n. @throws p3s::ModelError when a law is not an integer at n.
@@ -147,12 +164,18 @@ struct Program {
 /// different frames (minimum description length). A rational costs nothing when 0, else a bit for its sign and
 /// the binary digits of its numerator and denominator; a law in n adds 6 bits for its basis to its coefficient
 /// and constant, so `dims2(n)[1]` (8) is briefer than `-2^floor(log2(n)/2) + 3` (12); a progression in the
-/// repetition index adds its step and 2 bits; an expression costs 4 bits per node; every term 2 bits; a grain its
-/// digits and 2 bits.
+/// repetition index adds its step and 2 bits; an expression costs 4 bits per node; every term 2 bits; a grain and
+/// each side of a box their digits and 2 bits.
 [[nodiscard]] int description_length(const Program& program);
 
 /// The bits of one label law, as description_length() counts them.
 [[nodiscard]] int description_length(const IndexedLaw& law);
+
+/// The one dimension a label's laws step along (the only one not 0 at every n and repetition), or nullopt.
+[[nodiscard]] std::optional<std::size_t> label_axis(std::span<const IndexedLaw> label);
+/// The one dimension every term and slot of a grid program steps along (label_axis() of each), or nullopt: the
+/// axis of a halo exchange's group.
+[[nodiscard]] std::optional<std::size_t> step_axis(const Program& program);
 
 /// Whether every count and label of the program is the same at every n (offsets constant in its frame).
 [[nodiscard]] bool constant_in_n(const Program& program);
@@ -208,6 +231,9 @@ struct ListObservation {
   std::int64_t n = 0;
   std::int64_t r = 0;
   std::vector<std::array<std::int64_t, 2>> entries;
+  /// Optional, one per entry: what makes calls the same exchange at every n (their function and tag), so that a
+  /// grid must step them along the same dimension at every n (suggested_boxes()).
+  std::vector<std::uint64_t> keys = {};
 };
 
 /// Learns the simplest pattern that reproduces every observation exactly: each frame in order, position-
@@ -215,20 +241,28 @@ struct ListObservation {
 /// counted repetition; when no single program fits, the ranks are split by a predicate and each side learnt.
 /// Returns nullopt when nothing fits; `why` then says what was tried. `search` bounds the expression search that
 /// is tried last. Counts and labels are laws that are whole numbers at `whole.n` and at the process counts the
-/// observations suggest whenever such laws reproduce them (fit_exact()). Of programs as brief, one in `prefer`
-/// wins (the frame a phase's other groups use: an exchange along x on a 2x2x1 .. 4x4x2 grid is also a constant
-/// step on the 2-D grid at those counts, but not at 4x4x4).
+/// observations suggest whenever such laws reproduce them (fit_exact()).
 [[nodiscard]] std::optional<Pattern> learn_pattern(std::span<const ListObservation> observations, int slots,
                                                    std::string* why = nullptr, const SearchOptions& search = {},
-                                                   const WholeAt& whole = {},
-                                                   std::optional<Frame> prefer = std::nullopt);
+                                                   const WholeAt& whole = {});
 
-/// The pattern of one case whose labels and counts are constant in n in `frame` (with the grain the observations
-/// suggest, if any), or nullopt: what a phase's other groups make likely where learn_pattern() found a law in n
-/// in another frame (a 3-D halo's steps along z, absent where the side is 1, are also a repetition counted in
-/// dims3(n)[2] on a 2-D grid).
+/// The proportions of boxes whose least-surface grid (box_grid()) is, at every observed n, a grid of the frame on
+/// which every observed peer is a step of one along one side: what an application that cuts its domain itself
+/// (LAMMPS's rule for its processor grid) for a box that is not a cube may have cut. Given the peers of all of a
+/// phase's groups, rank by rank, as one observation per rank and n; each side at most 8, the simplest first (the
+/// smallest largest side, then sum), at most 8 of them. Which one, if any, is the phase's grid is for its groups to
+/// tell: in which their steps are constant.
+[[nodiscard]] std::vector<std::array<std::int64_t, 3>> suggested_boxes(Frame frame,
+                                                                       std::span<const ListObservation> observations);
+
+/// The pattern of one case whose labels and counts are constant in n in `frame` on the grid `box` cuts (all 0:
+/// MPI_Dims_create's), with the grain the observations suggest if any, or nullopt: what a phase's other groups
+/// make likely where learn_pattern() found a law in n in another frame (a 3-D halo's steps along z, absent where
+/// the side is 1, are also a repetition counted in dims3(n)[2] on a 2-D grid; on a box's grid they are absent at
+/// 8 ranks, cut 4 x 2 x 1, which the steps along x alone tell).
 [[nodiscard]] std::optional<Pattern> learn_constant_pattern(std::span<const ListObservation> observations, int slots,
-                                                            Frame frame, const WholeAt& whole = {});
+                                                            Frame frame, const std::array<std::int64_t, 3>& box,
+                                                            const WholeAt& whole = {});
 
 [[nodiscard]] nlohmann::json rank_predicate_json(const RankPredicate& p);
 /// @throws p3s::InputError on an unknown predicate.
