@@ -27,13 +27,15 @@ void add_predict(CLI::App& app) {
   sub->callback([=] {
     const modeler::Model m = modeler::read_model(*model);
     const modeler::ScopedDimsRule rule(m.dims_rule);  // every law in dims(n) follows the runs' MPI
+    const std::vector<std::int64_t> fitted_n = m.fitted_counts();
     for (const modeler::PhaseModel& p : m.phases) {
       for (const std::uint32_t g : p.approximate_groups(*np)) {
         std::cout << "note: phase " << p.id << ", group " << g << " (" << p.groups[g].call
                   << "): no law reproduces it; the calls of the fitted run at n = "
                   << p.groups[g].measured.source(*np).n << " stand in (approximate, not extrapolated)\n";
       }
-      for (const std::string& caveat : p.caveats(*np)) std::cout << "note: phase " << p.id << ": " << caveat << '\n';
+      for (const std::string& caveat : p.caveats(*np, fitted_n))
+        std::cout << "note: phase " << p.id << ": " << caveat << '\n';
     }
     if (*logical) {
       if (output->empty()) throw InputError("--logical writes a directory: give it with -o DIR");

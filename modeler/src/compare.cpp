@@ -207,7 +207,7 @@ Validation compare_with(const Model& model, const Run& run) {
   Validation v;
   v.n = run.n();
   v.signature = run.path.string();
-  for (const Model::Input& in : model.inputs) v.fitted_on.push_back(in.n);
+  v.fitted_on = model.fitted_counts();
   const std::vector<std::optional<std::uint32_t>> rel = relate(model, run.signature);
   std::vector<bool> used(run.signature.phases.size(), false);
   for (std::size_t p = 0; p < model.phases.size(); ++p) {
@@ -225,7 +225,7 @@ Validation compare_with(const Model& model, const Run& run) {
     c.weight_actual = static_cast<std::int64_t>(actual.weight);
     c.approximate_groups = pm.approximate_groups(v.n);
     c.approximate_sizes = pm.approximate_sizes();
-    c.caveats = pm.caveats(v.n);
+    c.caveats = pm.caveats(v.n, v.fitted_on);
     try {
       compare_phase(pm, actual, v.n, c);
     } catch (const ModelError& e) {

@@ -8,10 +8,9 @@
 
 #include "p3s/modeler/dims.hpp"
 #include "p3s/modeler/law.hpp"
+#include "uneven_sizes.hpp"
 
 namespace p3s::modeler {
-
-namespace {}  // namespace
 
 std::optional<std::size_t> step_axis(const GroupModel& g) {
   if (g.role != Role::PointToPoint || g.pattern.cases.size() != 1) return std::nullopt;
@@ -34,8 +33,9 @@ std::vector<std::uint32_t> PhaseModel::approximate_sizes() const {
   return out;
 }
 
-std::vector<std::string> PhaseModel::caveats(std::int64_t n) const {
+std::vector<std::string> PhaseModel::caveats(std::int64_t n, const std::vector<std::int64_t>& fitted_n) const {
   std::vector<std::string> out;
+  if (std::optional<std::string> uneven = detail::uneven_sizes(*this, n, fitted_n)) out.push_back(std::move(*uneven));
   const std::vector<std::uint32_t> sizes = approximate_sizes();
   if (!sizes.empty()) {
     double miss = 0;

@@ -146,6 +146,7 @@ void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path
   CommTable comms(n);
   write_ranks(model, phases, n, dir / "ranks.jsonl", comms);
 
+  const std::vector<std::int64_t> fitted_n = model.fitted_counts();
   json jphases = json::array();
   for (std::size_t p = 0; p < phases.size(); ++p) {
     const PhaseModel& pm = model.phases[p];
@@ -154,7 +155,7 @@ void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path
                            {"relevant", pm.relevant},
                            {"weight", phases[p].weight()},
                            {"approximate_groups", approximate_json(pm, n)},
-                           {"caveats", pm.caveats(n)}});
+                           {"caveats", pm.caveats(n, fitted_n)}});
   }
   json inputs = json::array();
   for (const Model::Input& in : model.inputs) inputs.push_back(json{{"path", in.path}, {"n", in.n}});

@@ -198,26 +198,27 @@ def cgrows_dot_rank0(n, t, a):
 
 
 def multipart_rank0(n, t, a):
-    # Rank 0 is at row 0, column 0 of the q x q grid; every cell has N/q points a side (N divisible by q).
+    # Rank 0 is at row 0, column 0 of the q x q grid; its cell c lies at (c, c, c), whose sides are the c-th block
+    # of N points over q (the first N % q blocks one point longer), so every face of cell c has b(c)^2 points.
     big_n, q = a[1], math.isqrt(n)
-    m = big_n // q
+    b = [big_n // q + (1 if c < big_n % q else 0) for c in range(q)]
     at = [(1, 0), (-1, 0), (0, 1), (0, -1), (-1, -1), (1, 1)]  # +x, -x, +y, -y, +z, -z as (row, column) steps
     nbr = [(dr % q) * q + dc % q for dr, dc in at]
-    face = q * m * m * 5 * D
+    face = sum(x * x for x in b) * 5 * D
     calls = [("MPI_Irecv", [("irecv", p, face)]) for p in nbr] + [("MPI_Isend", [("send", p, face)]) for p in nbr]
     calls.append(("MPI_Waitall", [("recv", p, face) for p in nbr] + [("isend_complete",)] * 6))
     for axis in range(3):
         succ, pred = nbr[2 * axis], nbr[2 * axis + 1]
         for s in range(q):  # forward: receive from the predecessor, wait for the last send, send on
             if s > 0:
-                calls += [("MPI_Recv", [("recv", pred, m * m * 10 * D)]), ("MPI_Wait", [("isend_complete",)])]
+                calls += [("MPI_Recv", [("recv", pred, b[s] ** 2 * 10 * D)]), ("MPI_Wait", [("isend_complete",)])]
             if s < q - 1:
-                calls.append(("MPI_Isend", [("send", succ, m * m * 10 * D)]))
+                calls.append(("MPI_Isend", [("send", succ, b[s] ** 2 * 10 * D)]))
         for s in range(q - 1, -1, -1):  # backward
             if s < q - 1:
-                calls += [("MPI_Recv", [("recv", succ, m * m * 5 * D)]), ("MPI_Wait", [("isend_complete",)])]
+                calls += [("MPI_Recv", [("recv", succ, b[s] ** 2 * 5 * D)]), ("MPI_Wait", [("isend_complete",)])]
             if s > 0:
-                calls.append(("MPI_Isend", [("send", pred, m * m * 5 * D)]))
+                calls.append(("MPI_Isend", [("send", pred, b[s] ** 2 * 5 * D)]))
     return calls
 
 
@@ -518,6 +519,7 @@ def main():
     p.add_argument("--app", required=True, help="the app's binary")
     p.add_argument("--np", type=int, nargs="+", default=[4, 8, 16], help="process counts")
     p.add_argument("--iters", type=int, help="iteration count T (default: the app's)")
+    p.add_argument("--size", type=int, help="the problem size (default: the app's)")
     p.add_argument("--app-args", type=int, nargs="+", default=[],
                    help="the app's arguments after T and the problem size (a variant of the app)")
     p.add_argument("--work", required=True)
@@ -532,6 +534,8 @@ def main():
         if a.iters < 2:
             fail("usage", "--iters must be >= 2 so that the loop repeats")
         app_args[0] = a.iters
+    if a.size is not None:
+        app_args[1] = a.size
     for n in a.np:
         if not spec["accepts"](n):
             fail("usage", f"{a.name} is not checked at {n} processes")

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // What a model cannot know and says so: a dimension longer at n than in every fitted run, where another dimension
-// took more calls once it was longer than 2 (LAMMPS's atom migration), and sizes no law in n reproduces.
+// took more calls once it was longer than 2 (LAMMPS's atom migration), sizes no law in n reproduces, and sizes
+// that are whole elements at every fitted n but not at the new one.
 #include "grid_seen.hpp"
 
 #include <gtest/gtest.h>
@@ -46,30 +47,59 @@ TEST(GridSeen, ADimensionLongerThanEverFittedWhereAnotherAddedCallsIsACaveat) {
   EXPECT_EQ(phase.grid_seen->frame, Frame::Torus3C);
   EXPECT_EQ(phase.grid_seen->longest, (std::array<std::int64_t, 3>{4, 2, 2}));
   EXPECT_EQ(phase.grid_seen->longer_adds_calls, (std::array<bool, 3>{true, false, false}));
-  EXPECT_TRUE(phase.caveats(16).empty());
+  EXPECT_TRUE(phase.caveats(16, {}).empty());
   // At 32 (4x4x2) y is 4 long, never more than 2 before: its group may make calls the model does not know.
-  const std::vector<std::string> at32 = phase.caveats(32);
+  const std::vector<std::string> at32 = phase.caveats(32, {});
   ASSERT_EQ(at32.size(), 1U);
   EXPECT_NE(at32[0].find("along dimension 1"), std::string::npos) << at32[0];
   EXPECT_NE(at32[0].find("[1] MPI_Sendrecv"), std::string::npos) << at32[0];
   EXPECT_EQ(at32[0].find("[0] MPI_Sendrecv"), std::string::npos) << at32[0];
   // At 64 (4x4x4) z too.
-  EXPECT_EQ(phase.caveats(64).size(), 2U);
+  EXPECT_EQ(phase.caveats(64, {}).size(), 2U);
   // Where no dimension added calls as it grew (a halo of the same calls at every side), nothing is unknown.
   for (RankCalls& r : ranks) r.calls[0] = 1;
   phase.grid_seen = grid_seen(phase.groups, ranks, {2, 4, 8, 16});
-  EXPECT_TRUE(phase.caveats(64).empty());
+  EXPECT_TRUE(phase.caveats(64, {}).empty());
 }
 
 TEST(GridSeen, SizesNoLawReproducesAreNamedWithTheirSpread) {
   PhaseModel phase;
   phase.groups = {stepping(0), stepping(1, 0.04)};
   EXPECT_EQ(phase.approximate_sizes(), (std::vector<std::uint32_t>{1}));
-  const std::vector<std::string> caveats = phase.caveats(8);
+  const std::vector<std::string> caveats = phase.caveats(8, {});
   ASSERT_EQ(caveats.size(), 1U);
   EXPECT_NE(caveats[0].find("[1] MPI_Sendrecv"), std::string::npos) << caveats[0];
   EXPECT_NE(caveats[0].find("4.0 %"), std::string::npos) << caveats[0];
   EXPECT_NE(caveats[0].find("each rank's data"), std::string::npos) << caveats[0];
+}
+
+TEST(GridSeen, SizesWholeAtEveryFittedNButAFractionAtNAreNamed) {
+  // BT's multi-partition on q x q ranks: a face of N^2 / q points of 5 doubles, N = 60. Whole at q = 2 .. 6; at
+  // q = 7 the 60 points of a side divide unevenly, and the law's 20571.4 bytes is no message any rank sends.
+  PhaseModel phase;
+  phase.groups = {stepping(0)};
+  GroupModel& g = phase.groups[0];
+  g.call = "MPI_Isend";
+  g.slot_kinds[0] = mpi::ActionKind::Send;
+  RegressionLaw& bytes = g.traits[0][0].bytes[0];
+  bytes.form = RegressionForm::Inverse;
+  bytes.basis = Basis::Sqrt;
+  bytes.offset = 0;
+  bytes.coefficient = 60.0 * 60 * 5 * 8;
+  const std::vector<std::int64_t> fitted{4, 9, 16, 25};
+  EXPECT_TRUE(phase.caveats(36, fitted).empty());
+  const std::vector<std::string> at49 = phase.caveats(49, fitted);
+  ASSERT_EQ(at49.size(), 1U);
+  EXPECT_NE(at49[0].find("[0] MPI_Isend"), std::string::npos) << at49[0];
+  EXPECT_NE(at49[0].find("20571.4 bytes"), std::string::npos) << at49[0];
+  EXPECT_NE(at49[0].find("8-byte elements"), std::string::npos) << at49[0];
+  EXPECT_NE(at49[0].find("unevenly"), std::string::npos) << at49[0];
+  // A slot that sends nothing (no kind) and a law already approximate at a fitted n say nothing.
+  g.slot_kinds[0].reset();
+  EXPECT_TRUE(phase.caveats(49, fitted).empty());
+  g.slot_kinds[0] = mpi::ActionKind::Send;
+  bytes.coefficient += 0.5;
+  EXPECT_TRUE(phase.caveats(49, fitted).empty());
 }
 
 }  // namespace

@@ -253,9 +253,10 @@ struct PhaseModel {
   /// The point-to-point groups whose message sizes follow their law only approximately: it misses some fitted run
   /// by more than 0.5 % (sizes that vary from rank to rank or step to step, or depend on more than n).
   [[nodiscard]] std::vector<std::uint32_t> approximate_sizes() const;
-  /// What the prediction at n cannot know, one sentence each: a dimension longer at n than in every fitted run,
-  /// where along another dimension a side longer than 2 added calls (naming the groups stepping along it).
-  [[nodiscard]] std::vector<std::string> caveats(std::int64_t n) const;
+  /// What the prediction at n cannot know, one sentence each: sizes no law reproduces; sizes whole at every n in
+  /// `fitted_n` but not at n (data divided unevenly); a dimension longer at n than in every fitted run, where
+  /// along another dimension a side longer than 2 added calls (naming the groups stepping along it).
+  [[nodiscard]] std::vector<std::string> caveats(std::int64_t n, const std::vector<std::int64_t>& fitted_n) const;
 };
 
 /// What shaped a fit besides its inputs; recorded in the model so that the fit can be reproduced.
@@ -301,6 +302,12 @@ struct Model {
     std::string date;
   };
   std::vector<Input> inputs;  ///< the runs the model was fitted on
+  /// The process counts of `inputs`, in their order.
+  [[nodiscard]] std::vector<std::int64_t> fitted_counts() const {
+    std::vector<std::int64_t> out;
+    for (const Input& in : inputs) out.push_back(in.n);
+    return out;
+  }
   FitOptions options;
   std::vector<PhaseModel> phases;
   std::vector<analyzer::PhaseRunEntry> order;  ///< the largest run's phase order, in model phase ids

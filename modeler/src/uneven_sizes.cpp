@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "uneven_sizes.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "p3s/modeler/pattern.hpp"
+
+namespace p3s::modeler::detail {
+
+namespace {
+
+/// A law reproduces its samples exactly within this relative error (floating point only).
+constexpr double kExact = 1e-9;
+
+/// Bytes of the first message of slot s of term t in pattern case c at n, as prediction computes them.
+double message_bytes(const GroupModel& g, std::size_t c, std::size_t t, std::size_t s, std::int64_t n) {
+  const TermTraits& traits = g.traits[c][t];
+  double bytes = traits.bytes[s].value_at(static_cast<double>(n));
+  if (traits.face_axis[s] >= 0 && c < g.pattern.cases.size()) {
+    const Program& p = g.pattern.cases[c].program;
+    bytes *= face_points(p.frame, p.layout, n, static_cast<std::size_t>(traits.face_axis[s]));
+  }
+  return bytes;
+}
+
+/// Whether x is a whole number of `unit`s, within the rounding of a fitted law.
+bool whole(double x, double unit) {
+  const double k = x / unit;
+  return std::abs(k - std::round(k)) <= std::max(1e-3, 1e-7 * std::abs(k));
+}
+
+/// The largest element size (8, 4, 2, 1 bytes) of which every value is a whole number; 0 when some is no whole
+/// number of bytes (an approximate law).
+double element_of(const std::vector<double>& values) {
+  for (const double unit : {8.0, 4.0, 2.0, 1.0}) {
+    if (std::all_of(values.begin(), values.end(), [unit](double v) { return whole(v, unit); })) return unit;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::optional<std::string> uneven_sizes(const PhaseModel& phase, std::int64_t n,
+                                        const std::vector<std::int64_t>& fitted_n) {
+  if (fitted_n.empty() || std::find(fitted_n.begin(), fitted_n.end(), n) != fitted_n.end()) return std::nullopt;
+  std::string names;
+  std::string example;
+  for (std::size_t g = 0; g < phase.groups.size(); ++g) {
+    const GroupModel& gm = phase.groups[g];
+    if (gm.role != Role::PointToPoint) continue;
+    bool uneven = false;
+    for (std::size_t c = 0; c < gm.traits.size(); ++c) {
+      for (std::size_t t = 0; t < gm.traits[c].size(); ++t) {
+        for (std::size_t s = 0; s < static_cast<std::size_t>(gm.slots); ++s) {
+          // Only sizes a law reproduces exactly and every rank shares: a mean over ranks is no message size.
+          const TermTraits& traits = gm.traits[c][t];
+          if (!gm.slot_kinds[s] || traits.rank_spread[s] > 0 || traits.bytes[s].max_rel_error > kExact) continue;
+          std::vector<double> fitted;
+          for (const std::int64_t m : fitted_n) fitted.push_back(message_bytes(gm, c, t, s, m));
+          const double unit = element_of(fitted);
+          const double at_n = message_bytes(gm, c, t, s, n);
+          if (unit == 0 || at_n <= 0 || whole(at_n, unit)) continue;
+          if (!uneven && example.empty()) {
+            char text[128];
+            std::snprintf(text, sizeof text,
+                          "[%zu] %s: %.1f bytes by its law, where every fitted run sends whole %g-byte elements", g,
+                          gm.call.c_str(), at_n, unit);
+            example = text;
+          }
+          uneven = true;
+        }
+      }
+    }
+    if (uneven) names += (names.empty() ? "" : ", ") + ("[" + std::to_string(g) + "] " + gm.call);
+  }
+  if (names.empty()) return std::nullopt;
+  return "the message sizes of " + names + " are no whole number of elements at n = " + std::to_string(n) + " (" +
+         example + "): the application must divide its data unevenly among the ranks " +
+         "there, so each rank's sizes differ from the laws', which give about their mean";
+}
+
+}  // namespace p3s::modeler::detail
