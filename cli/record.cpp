@@ -39,8 +39,9 @@ void print(const interpose::RecordResult& r) {
                  prop(trace::property::kProcesses).c_str(), prop(trace::property::kWorkMetric).c_str());
   } else {
     std::fprintf(stderr,
-                 "p3s record: no trace was written (exit status %d): the command never called MPI_Init under the "
-                 "recorder; is it an MPI program, and does its launcher pass LD_PRELOAD to the ranks?\n",
+                 "p3s record: no trace was written (exit status %d): the recorder disabled tracing (its messages "
+                 "above say why), or the command never called MPI_Init under it; is it an MPI program, and does its "
+                 "launcher pass LD_PRELOAD to the ranks?\n",
                  r.exit_code);
   }
   const std::string note = prop(trace::property::kCountersNote);

@@ -225,6 +225,24 @@ void record_init(State& s, ThreadData& td, int region, InitEnter init) {
   log.append(raw::Kind::Leave, 0, static_cast<std::uint16_t>(region), t_leave, metrics, bytes);
 }
 
+/// Recording stops on every rank together when some rank could not open its log: each rank that could not says
+/// why, the others remove the logs they opened, and rank 0 says that no archive will be written.
+void discard_logs(State& s, ThreadData& td, const std::string& error) {
+  if (!td.log) {
+    warn(s, error + "; tracing disabled on every rank");
+  } else {
+    std::error_code ec;
+    (void)td.log->close();
+    fs::remove(td.log->path(), ec);
+  }
+  PMPI_Barrier(s.tool_comm);
+  if (s.rank == 0) {
+    std::error_code ec;
+    fs::remove(raw_dir(s.dir), ec);  // only if now empty
+    if (td.log) warn(s, "another rank could not open its raw log; tracing disabled on every rank, no archive written");
+  }
+}
+
 void start(int region, InitEnter init, const int* provided) {
   auto owner = std::make_unique<State>();
   State& s = *owner;
@@ -260,8 +278,10 @@ void start(int region, InitEnter init, const int* provided) {
   auto td = std::make_unique<ThreadData>();
   std::string error;
   td->log = ThreadLog::open(raw_log_path(s.dir, s.rank, 0), std::size_t{s.config.buffer_mb} << 20, s.header, error);
-  if (!td->log) {
-    warn(s, error + "; tracing disabled for this rank");
+  // Every rank records or none does: a rank without a log would skip the tool's collectives in MPI_Finalize,
+  // where the others would wait for it forever (a trace directory not shared with, or not writable on, its node).
+  if (!all_ok(s.tool_comm, td->log != nullptr)) {
+    discard_logs(s, *td, error);
     return;
   }
   td->counters.start(s.counters);

@@ -4,7 +4,7 @@
 
     check_record.py SCENARIO --p3s BIN --preload LIB --work DIR [launcher options] [--app NAME=PATH ...]
 
-Scenarios: crash, fortran_equals_c, counters, record_cli, inert, lammps, readme_env.
+Scenarios: crash, unwritable_rank, fortran_equals_c, counters, record_cli, inert, lammps, readme_env.
 Each failure exits non-zero with a message naming the scenario step.
 """
 import argparse
@@ -81,6 +81,28 @@ def crash(c):
     again = run([c.a.p3s, "recover", trace])
     if again.returncode != 0 or "incomplete" not in again.stdout:
         fail("recover", f"p3s recover on the same directory: {again.stdout} {again.stderr}")
+
+
+def unwritable_rank(c):
+    """One rank cannot open its raw log (a trace directory not shared with its node): every rank stops recording
+    together at MPI_Init, so the job ends as fast as untraced instead of hanging in the tool's MPI_Finalize."""
+    d = c.work("unwritable_rank")
+    trace = os.path.join(d, "trace")
+    app = [c.apps["ring"], "200"]
+    # An MPMD launch (Open MPI's syntax): rank 1 is told of a directory that does not exist.
+    second = [":", c.a.np_flag, "1"]
+    plain = run(c.mpirun(1) + app + second + app, timeout=120)
+    if plain.returncode != 0:
+        fail("untraced", f"the untraced MPMD run failed: {plain.stderr.strip()[-800:]}")
+    elsewhere = ["-x", "P3S_TRACE_DIR=" + os.path.join(d, "missing", "deeper")]
+    cmd = c.mpirun(1) + app + second + elsewhere + app
+    r = run([c.a.p3s, "record", "-o", trace, "--"] + cmd, timeout=60)
+    if "ring: iterations 200" not in r.stdout:
+        fail("output", f"the application's output changed: {r.stdout[-500:]!r}")
+    if "tracing disabled on every rank" not in r.stderr or "cannot create" not in r.stderr:
+        fail("message", f"no message says why recording stopped: {r.stderr.strip()[-800:]}")
+    if os.path.exists(os.path.join(trace, "p3s-raw")) or os.path.exists(os.path.join(trace, "traces.otf2")):
+        fail("leftovers", f"raw logs or an archive left in {trace}: {os.listdir(trace)}")
 
 
 def fortran_equals_c(c):
@@ -209,7 +231,8 @@ def readme_env(c):
             fail("readme", "README.md's P3S_* table differs from `p3s record --help-env-markdown`:\n" + r.stdout)
 
 
-SCENARIOS = {f.__name__: f for f in (crash, fortran_equals_c, counters, record_cli, inert, lammps, readme_env)}
+SCENARIOS = {f.__name__: f for f in (crash, unwritable_rank, fortran_equals_c, counters, record_cli, inert, lammps,
+                                     readme_env)}
 
 
 def main():
