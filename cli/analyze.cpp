@@ -12,6 +12,35 @@
 #include "subcommands.hpp"
 
 namespace p3s::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Whether `p` is a file of the archive whose anchor is `anchor`: the anchor, its definitions, or anything in its
+/// event directory.
+bool in_archive(const fs::path& p, const fs::path& anchor) {
+  std::error_code ec;
+  const fs::path a = fs::weakly_canonical(anchor, ec);
+  const fs::path q = fs::weakly_canonical(p, ec);
+  if (q == a || q == fs::path(a).replace_extension(".def")) return true;
+  const fs::path inside = q.lexically_relative(a.parent_path() / a.stem());
+  return !inside.empty() && *inside.begin() != "..";
+}
+
+/// Refuses an output that would write into an input archive, and one that exists unless `force`.
+void check_output(const fs::path& out, const std::vector<fs::path>& anchors, bool force, const std::string& what) {
+  for (const fs::path& anchor : anchors) {
+    if (in_archive(out, anchor)) {
+      throw InputError(what + " '" + out.string() + "' would write over the input archive " + anchor.string() +
+                       "; choose another path");
+    }
+  }
+  std::error_code ec;
+  if (!force && fs::exists(out, ec))
+    throw InputError(what + " '" + out.string() + "' exists; add --force to replace it");
+}
+
+}  // namespace
 
 void add_analyze(CLI::App& app) {
   auto opts = std::make_shared<analyzer::AnalyzeOptions>();
@@ -34,6 +63,9 @@ void add_analyze(CLI::App& app) {
   sub->add_flag("--stats", *show_stats, "Print the analysis' own figures (time per pass, messages in flight)");
   sub->add_option("--logical-csv", *csv, "Write the logical trace as CSV");
   sub->add_option("--otf2-logical", *otf2, "Write the logical trace as an OTF2 archive into this directory");
+  auto force = std::make_shared<bool>(false);
+  sub->add_flag("--force", *force,
+                "Replace an existing -o file, --logical-csv file or --otf2-logical archive (never an input)");
   sub->add_option("--relevance", opts->signature.relevance, "Share of run time that makes a phase relevant")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
@@ -57,12 +89,24 @@ void add_analyze(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "by-rank", "global-ticks"}));
   sub->add_flag("--partial", opts->signature.partial,
                 "Analyse a run that did not finish: unmatched receives become local events");
-  sub->callback([opts, traces, output, csv, otf2, report, quiet, show_stats, phases] {
+  sub->callback([opts, traces, output, csv, otf2, report, quiet, show_stats, phases, force] {
     opts->signature.phase_method = analyzer::phase_method_named(*phases).value();
     if (traces->size() > 1 && (!output->empty() || !csv->empty() || !otf2->empty())) {
       throw InputError("-o, --logical-csv and --otf2-logical take one run; with " + std::to_string(traces->size()) +
                        " runs, each signature is written beside its archive");
     }
+    // Outputs are checked before the analysis: none may replace an input, nor an existing file without --force.
+    // The signature beside each archive is the run's own and is refreshed by every analysis.
+    std::vector<fs::path> anchors;
+    for (const fs::path& t : *traces) anchors.push_back(analyzer::find_anchor(t));
+    if (!output->empty()) {
+      std::error_code ec;
+      const bool own = traces->size() == 1 && fs::weakly_canonical(*output, ec) ==
+                                                  fs::weakly_canonical(anchors[0].parent_path() / "signature.json", ec);
+      check_output(*output, anchors, *force || own, "-o");
+    }
+    if (!csv->empty()) check_output(*csv, anchors, *force, "--logical-csv");
+    if (!otf2->empty()) check_output(fs::path(*otf2) / "traces.otf2", anchors, *force, "--otf2-logical archive");
     if (!csv->empty()) opts->logical_csv = *csv;
     if (!otf2->empty()) opts->otf2_logical = *otf2;
     std::vector<analyzer::AnalyzeOptions> runs;

@@ -257,7 +257,18 @@ def exports(c):
         fail("record", r.stderr)
     csv_path = os.path.join(c.a.work, "logical.csv")
     otf2_dir = os.path.join(c.a.work, "logical-otf2")
+    shutil.rmtree(otf2_dir, ignore_errors=True)
+    if os.path.exists(csv_path):
+        os.remove(csv_path)
     sig, _ = c.analyze(trace, "--logical-csv", csv_path, "--otf2-logical", otf2_dir, "-q")
+    # Existing exports are replaced only with --force.
+    for opt, path in (("--logical-csv", csv_path), ("--otf2-logical", otf2_dir)):
+        again = run([c.a.p3s, "analyze", trace, opt, path, "-q"])
+        if again.returncode != 1 or "--force" not in again.stderr or again.stderr.count("\n") != 1:
+            fail("no overwrite", f"{opt} over an existing output: exit {again.returncode}: {again.stderr!r}")
+        forced = run([c.a.p3s, "analyze", trace, opt, path, "-q", "--force"])
+        if forced.returncode != 0:
+            fail("force", f"{opt} with --force: exit {forced.returncode}: {forced.stderr!r}")
     with open(csv_path) as f:
         rows = list(csv.DictReader(f))
     if not rows or set(rows[0]) != {"rank", "thread", "seq", "call", "action", "peer", "tag", "bytes", "tick",
@@ -304,6 +315,14 @@ def errors(c):
     r = run([c.a.p3s, "analyze", trace, damaged])
     if r.returncode != 1 or "traces.otf2" not in r.stderr or os.path.exists(good_sig):
         fail("damaged series", f"exit {r.returncode}, signature left: {os.path.exists(good_sig)}: {r.stderr!r}")
+    # No output may write over the input archive, --force or not; the archive stays readable.
+    for opts in (["--otf2-logical", trace], ["-o", os.path.join(trace, "traces.otf2")],
+                 ["--logical-csv", os.path.join(trace, "traces.otf2")], ["-o", os.path.join(trace, "traces.def")],
+                 ["--logical-csv", os.path.join(trace, "traces", "0.evt"), "--force"]):
+        r = run([c.a.p3s, "analyze", trace, *opts, "-q"])
+        if r.returncode != 1 or "input archive" not in r.stderr or r.stderr.count("\n") != 1:
+            fail("input kept", f"analyze {' '.join(opts)}: exit {r.returncode}: {r.stderr!r}")
+    c.analyze(trace, "-q")
     r = run([c.a.p3s, "analyze", trace, trace, "-o", os.path.join(c.a.work, "one.json")])
     if r.returncode != 1 or "take one run" not in r.stderr or r.stderr.count("\n") != 1:
         fail("series output", f"-o with two runs must be refused: exit {r.returncode}: {r.stderr!r}")
