@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // p3s: predict how an MPI application scales from a few small traced runs.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <iostream>
 
 #include "p3s/error.hpp"
 #include "p3s/version.hpp"
@@ -27,6 +30,17 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "p3s: internal error: %s (please report it)\n", e.what());
     return 3;
+  }
+  // What was printed must have reached its destination: a full disk or a closed pipe is an error, not exit 0.
+  std::cout.flush();
+  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+    // The stream keeps no errno: one more byte, written where the output is lost anyway, tells why.
+    std::clearerr(stdout);
+    errno = 0;
+    const bool again = std::fputc('\n', stdout) != EOF && std::fflush(stdout) == 0;
+    std::fprintf(stderr, "p3s: cannot write to standard output: %s\n",
+                 !again && errno != 0 ? std::strerror(errno) : "write error");
+    return 1;
   }
   return p3s::cli::g_exit_code;
 }
