@@ -588,8 +588,17 @@ struct detail::StreamState {
     Event e;
     e.kind = kind;
     e.time_ns = defs().clock.to_ns(t);
+    // Time never goes back on a location (OTF2 requires it); a difference that did would wrap around.
+    if (e.time_ns < last_time_ns) {
+      throw InputError(impl->label + ": time goes back on location " + std::to_string(location->id) + " (rank " +
+                       std::to_string(location->rank) + ") at record " + std::to_string(records) + ", from " +
+                       std::to_string(last_time_ns) + " to " + std::to_string(e.time_ns) +
+                       " ns: the event file is damaged");
+    }
+    last_time_ns = e.time_ns;
     return e;
   }
+  std::uint64_t last_time_ns = 0;
   void deliver(const Event& e) {
     metric_pending = false;
     visitor->on_event(*location, e);

@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 namespace p3s::analyzer {
@@ -159,6 +161,42 @@ TEST(BadInput, ArchiveWithoutMpiEvents) {
   testing::write_archive(dir, spec);
   const std::string m = failure<InputError>(dir);
   expect_one_line_naming(m, "holds no MPI events");
+}
+
+TEST(BadInput, TimeGoingBackIsADamagedEventFile) {
+  // A flipped byte in a timestamp: the later event earlier than the one before it. A time difference across it
+  // would wrap around to 584 years.
+  // OTF2 refuses to write it, so rank 1's second timestamp (a value found once in its file) is patched.
+  constexpr std::uint64_t kMarked = 0x0A0B0C0D0E0F;
+  const fs::path dir = scratch_dir("time-back");
+  testing::ArchiveSpec spec;
+  spec.trace_length = kMarked + 10;
+  spec.regions = {{"MPI_Send", OTF2_REGION_ROLE_POINT2POINT}, {"main", OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_USER}};
+  spec.comms = {{"MPI_COMM_WORLD", {0, 1}}};
+  spec.events = [](OTF2_EvtWriter* w, std::int32_t, std::uint32_t) {
+    OTF2_EvtWriter_Enter(w, nullptr, 10, 1);
+    OTF2_EvtWriter_Enter(w, nullptr, kMarked, 0);
+    OTF2_EvtWriter_Leave(w, nullptr, kMarked + 1, 0);
+    OTF2_EvtWriter_Leave(w, nullptr, kMarked + 2, 1);
+  };
+  testing::write_archive(dir, spec);
+  const fs::path events = dir / "traces" / "1.evt";
+  std::string bytes;
+  {
+    std::ifstream in(events, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::string marked(sizeof kMarked, '\0');
+  std::memcpy(marked.data(), &kMarked, sizeof kMarked);
+  const std::size_t at = bytes.find(marked);
+  ASSERT_NE(at, std::string::npos) << "the timestamp is not stored as a plain 64-bit value";
+  const std::uint64_t earlier = 5;
+  std::memcpy(bytes.data() + at, &earlier, sizeof earlier);
+  std::ofstream(events, std::ios::binary | std::ios::trunc) << bytes;
+  const std::string m = failure<InputError>(dir);
+  expect_one_line_naming(m, "time goes back");
+  EXPECT_NE(m.find("rank 1"), std::string::npos) << m;
+  EXPECT_NE(m.find("damaged"), std::string::npos) << m;
 }
 
 }  // namespace
