@@ -10,6 +10,7 @@
 
 #include "p3s/analyzer/signature.hpp"
 #include "p3s/error.hpp"
+#include "p3s/json_text.hpp"
 #include "p3s/stable_name.hpp"
 #include "p3s/whole_file.hpp"
 
@@ -232,7 +233,7 @@ void write_signature(const Signature& s, const std::filesystem::path& path) {
                {"phases", std::move(phases)},
                {"order", std::move(order)},
                {"communicators", std::move(comms)}};
-  write_whole_file(path, j.dump(1) + '\n');
+  write_whole_file(path, json_text(j, 1) + '\n');
 }
 
 Signature read_signature(const std::filesystem::path& path) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // One streaming pass over an archive that counts, per rank, what the recorder wrote.
 #include "p3s/analyzer/summary.hpp"
+#include "p3s/json_text.hpp"
 
 #include "p3s/analyzer/trace_reader.hpp"
 #include "p3s/error.hpp"
@@ -258,7 +259,7 @@ std::string summary_json(const Summary& s) {
                     {"archive", s.archive},         {"processes", s.processes},
                     {"work_metric", s.work_metric}, {"mpi_library", s.mpi_library},
                     {"complete", s.complete},       {"ranks", std::move(ranks)}};
-  return doc.dump(2) + "\n";
+  return json_text(doc, 2) + "\n";
 }
 
 std::string summary_text(const Summary& s) {

@@ -17,6 +17,7 @@
 // and the search starts again (counterexample-guided: the answer is still a smallest one, because any expression
 // matching all samples matches the working set and would have been found no later).
 #include "p3s/modeler/expression.hpp"
+#include "p3s/json_text.hpp"
 
 #include "p3s/modeler/law.hpp"
 
@@ -664,7 +665,7 @@ void to_json(nlohmann::json& j, const Expression& expression) { j = expression.t
 
 void from_json(const nlohmann::json& j, Expression& expression) {
   if (!j.is_string()) {
-    throw InputError("expression JSON: expected a string such as \"(r + n/2) % n\", got " + j.dump());
+    throw InputError("expression JSON: expected a string such as \"(r + n/2) % n\", got " + json_text(j));
   }
   expression = Expression::parse(j.get<std::string>());
 }

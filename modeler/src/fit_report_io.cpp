@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "p3s/error.hpp"
+#include "p3s/json_text.hpp"
 #include "p3s/modeler/fit.hpp"
 #include "p3s/whole_file.hpp"
 
@@ -136,7 +137,7 @@ void write_fit_report(const FitReport& r, const std::filesystem::path& path) {
          {"phases", std::move(phases)},
          {"unrelated", r.unrelated}};
   if (r.validation) j["validation"] = validation_json(*r.validation);
-  write_whole_file(path, j.dump(1) + '\n');
+  write_whole_file(path, json_text(j, 1) + '\n');
 }
 
 FitReport read_fit_report(const std::filesystem::path& path) {

@@ -5,6 +5,7 @@
 // one too small from a rounding error in std::log2; sqrt/cbrt/log2 of perfect squares/cubes/powers of two are
 // returned exactly for the same reason. The fitters (law_fit.cpp) rely on that exactness.
 #include "p3s/modeler/law.hpp"
+#include "p3s/json_text.hpp"
 
 #include "p3s/modeler/dims.hpp"
 
@@ -238,7 +239,7 @@ std::string signed_tail(bool negative, const std::string& magnitude) { return (n
 [[noreturn]] void bad_field(std::string_view what, std::string_view field, const nlohmann::json& j,
                             std::string_view expected) {
   throw InputError(std::string(what) + " JSON: field '" + std::string(field) + "' must be " + std::string(expected) +
-                   ", got " + (j.contains(field) ? j.at(field).dump() : std::string("nothing")) +
+                   ", got " + (j.contains(field) ? json_text(j.at(field)) : std::string("nothing")) +
                    "; the model file may be damaged or from another p3s version");
 }
 
@@ -280,7 +281,7 @@ Basis basis_field(const nlohmann::json& j, std::string_view what) {
 void check_kind(const nlohmann::json& j, std::string_view kind, std::string_view what) {
   if (!j.is_object() || !j.contains("kind") || !j.at("kind").is_string() || j.at("kind").get<std::string>() != kind) {
     throw InputError(std::string(what) + " JSON: expected an object with \"kind\": \"" + std::string(kind) +
-                     "\", got " + j.dump() + "; the model file may be damaged or from another p3s version");
+                     "\", got " + json_text(j) + "; the model file may be damaged or from another p3s version");
   }
 }
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "p3s/error.hpp"
+#include "p3s/json_text.hpp"
 #include "p3s/modeler/predict.hpp"
 #include "p3s/version.hpp"
 #include "p3s/whole_file.hpp"
@@ -99,7 +100,7 @@ void write_ranks(const Model& model, const std::vector<PhasePredictor>& phases, 
           line["tail_work"] = pr.tail_work;
           line["tail_ns"] = pr.tail_ns ? json(*pr.tail_ns) : json();
         }
-        out << line.dump() << '\n';
+        out << json_text(line) << '\n';
       }
       if (!out) throw Error("writing '" + tmp.string() + "' failed; check free space");
     }
@@ -169,7 +170,7 @@ void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path
                {"communicators", comms.to_json()},
                {"limits", limits_json(model.limits)},
                {"ranks_file", "ranks.jsonl"}};
-  write_whole_file(header, h.dump(1) + '\n');
+  write_whole_file(header, json_text(h, 1) + '\n');
 }
 
 }  // namespace p3s::modeler

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "p3s/error.hpp"
+#include "p3s/json_text.hpp"
 #include "p3s/modeler/model.hpp"
 #include "p3s/stable_name.hpp"
 #include "p3s/whole_file.hpp"
@@ -361,7 +362,7 @@ void write_model(const Model& m, const std::filesystem::path& path) {
       {"phases", std::move(phases)},
       {"order", std::move(order)},
       {"limits", limits_json(m.limits)}};
-  write_whole_file(path, j.dump(1) + '\n');
+  write_whole_file(path, json_text(j, 1) + '\n');
 }
 
 Model read_model(const std::filesystem::path& path) {

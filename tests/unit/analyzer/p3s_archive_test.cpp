@@ -357,6 +357,17 @@ TEST_F(P3sArchive, IncompleteRunIsReportedFromTheProperty) {
   EXPECT_FALSE(summarize(dir).complete);
 }
 
+TEST_F(P3sArchive, BytesThatAreNotUtf8AreWrittenAsReplacementCharacters) {
+  // A directory named in another encoding (Latin-1 "\xe9t\xe9"), and a command line of such bytes.
+  const fs::path dir = testing::scratch_dir("p3s-\xe9t\xe9");
+  ArchiveSpec spec = p3s_spec();
+  spec.properties[trace::property::kCommand] = "./app \xff\xfe";
+  testing::write_archive(dir, spec);
+  std::string json;
+  ASSERT_NO_THROW(json = summary_json(summarize(dir)));
+  EXPECT_NE(json.find("p3s-\xEF\xBF\xBDt\xEF\xBF\xBD"), std::string::npos) << json;
+}
+
 TEST(ForeignArchive, CompleteMeansEveryRankLeftMpiFinalize) {
   const fs::path dir = testing::scratch_dir("foreign-incomplete");
   ArchiveSpec spec = p3s_spec();
