@@ -10,6 +10,7 @@
 #include "p3s/analyzer/trace_reader.hpp"
 #include "p3s/error.hpp"
 #include "subcommands.hpp"
+#include "validators.hpp"
 
 namespace p3s::cli {
 namespace {
@@ -68,18 +69,18 @@ void add_analyze(CLI::App& app) {
                 "Replace an existing -o file, --logical-csv file or --otf2-logical archive (never an input)");
   sub->add_option("--relevance", opts->signature.relevance, "Share of run time that makes a phase relevant")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(number_in(0.0, 1.0));
   sub->add_option("--volume-tolerance", opts->signature.volume_tolerance,
                   "Relative difference of message sizes that still counts as equal")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(number_in(0.0, 1.0));
   sub->add_option("--work-similarity", opts->signature.work_similarity,
                   "Instances of a phase whose work is less similar than this become separate phases")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(number_in(0.0, 1.0));
   sub->add_option("--max-period", opts->max_period, "Longest loop body searched, in ticks")
       ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 24));
+      ->check(integer_in(1, 1 << 24));
   sub->add_option("--phases", *phases,
                   "How phases are found: global-ticks (the run's tick sequence folded), by-rank (each rank's own "
                   "calls folded into steps that begin after computation, then joined by position: MD step kinds, "

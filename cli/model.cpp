@@ -5,6 +5,7 @@
 
 #include "p3s/modeler/fit.hpp"
 #include "subcommands.hpp"
+#include "validators.hpp"
 
 namespace p3s::cli {
 
@@ -33,12 +34,12 @@ void add_model(CLI::App& app) {
                   "Candidate expressions the peer search may try per quantity (a count, so fits do not depend on "
                   "the machine's speed or load)")
       ->capture_default_str()
-      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
+      ->check(integer_in(1, std::int64_t{1} << 40));
   sub->add_option("--predict-at", *predict_at,
                   "Process counts the model will be predicted at: counts, peers and communicator sizes follow laws "
                   "that are whole numbers there whenever such laws reproduce the runs")
       ->delimiter(',')
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
+      ->check(integer_in(1, std::int64_t{1} << 24));
   sub->add_flag("-q,--quiet", *quiet, "Print nothing on success");
   sub->callback([=] {
     std::vector<std::filesystem::path> paths(inputs->begin(), inputs->end());

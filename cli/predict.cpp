@@ -8,6 +8,7 @@
 #include "p3s/modeler/model.hpp"
 #include "p3s/modeler/predict.hpp"
 #include "subcommands.hpp"
+#include "validators.hpp"
 
 namespace p3s::cli {
 
@@ -19,7 +20,7 @@ void add_predict(CLI::App& app) {
   auto compare = std::make_shared<std::string>();
   CLI::App* sub = app.add_subcommand("predict", "Evaluate a model at a process count");
   sub->add_option("model", *model, "Model file written by `p3s model`")->required()->check(CLI::ExistingFile);
-  sub->add_option("--np", *np, "Process count")->required()->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
+  sub->add_option("--np", *np, "Process count")->required()->check(integer_in(1, std::int64_t{1} << 24));
   sub->add_flag("--logical", *logical, "Write the logical trace at that count (LT4NC) into -o DIR");
   sub->add_option("-o,--output", *output, "Output directory");
   sub->add_option("--compare", *compare, "Compare the prediction with this real run's signature at the same count")

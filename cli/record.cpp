@@ -10,6 +10,7 @@
 #include "p3s/interpose/record.hpp"
 #include "p3s/trace/schema.hpp"
 #include "subcommands.hpp"
+#include "validators.hpp"
 
 extern char** environ;
 
@@ -61,7 +62,7 @@ void add_record(CLI::App& app) {
   sub->add_option("--counters", *counters, "Work counters: auto, papi, cputime or none")
       ->check(CLI::IsMember({"auto", "papi", "cputime", "none"}));
   sub->add_flag("--callsite", opts->callsite, "Record the calling location of every MPI call");
-  sub->add_option("--buffer-mb", opts->buffer_mb, "Event buffer per thread in MiB")->check(CLI::Range(1, 4096));
+  sub->add_option("--buffer-mb", opts->buffer_mb, "Event buffer per thread in MiB")->check(integer_in(1, 4096));
   sub->add_flag("--keep-raw", opts->keep_raw, "Keep the raw per-thread logs");
   sub->add_flag("--force", opts->force, "Replace an archive already in DIR");
   sub->add_option("--preload", opts->preload, "Path of libp3s-interpose.so (default: next to this p3s)");
