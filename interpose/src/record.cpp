@@ -145,6 +145,12 @@ RecordResult record(const RecordOptions& o) {
   if (ec) throw InputError("p3s record: cannot create '" + o.dir + "': " + ec.message());
   std::string error;
   if (o.force && !clear_archive(o.dir, error)) throw InputError("p3s record: " + error);
+  // What was derived from the replaced trace goes with it: a stale signature would describe another run.
+  if (o.force) {
+    const fs::path signature = fs::path(o.dir) / "signature.json";
+    fs::remove(signature, ec);
+    if (ec) throw InputError("p3s record: cannot remove '" + signature.string() + "': " + ec.message());
+  }
 
   const pid_t child = fork();
   if (child < 0) throw Error(std::string("p3s record: fork failed: ") + std::strerror(errno));

@@ -169,8 +169,13 @@ def record_cli(c):
     again = c.record(trace, ring)
     if again.returncode != 1 or "--force" not in again.stderr:
         fail("existing", f"an existing archive must be refused with a hint: {again.returncode} {again.stderr}")
+    analyzed = run([c.a.p3s, "analyze", trace, "-q"])
+    if analyzed.returncode != 0 or not os.path.exists(os.path.join(trace, "signature.json")):
+        fail("analyze", analyzed.stderr)
     if c.record(trace, ring, "--force").returncode != 0:
         fail("force", "--force must replace the archive")
+    if os.path.exists(os.path.join(trace, "signature.json")):
+        fail("force", "--force kept the signature of the replaced run")
     r = run([c.a.p3s, "record", "-o", os.path.join(d, "x")])
     if r.returncode == 0 or "command" not in r.stderr:
         fail("no-command", f"{r.returncode} {r.stderr}")
