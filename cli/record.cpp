@@ -35,6 +35,9 @@ void print(const interpose::RecordResult& r) {
                  "ranks into %s (incomplete ranks: %s)\n",
                  r.exit_code, static_cast<unsigned long long>(r.recovery.events), r.recovery.ranks_with_logs,
                  r.archive.c_str(), ranks.empty() ? "none" : ranks.c_str());
+    for (const interpose::TornLog& t : r.recovery.torn) {
+      std::fprintf(stderr, "p3s record: %s\n", interpose::torn_text(t).c_str());
+    }
   } else if (r.archive_written) {
     std::fprintf(stderr, "p3s record: wrote %s (%s ranks, work metric %s)\n", r.archive.c_str(),
                  prop(trace::property::kProcesses).c_str(), prop(trace::property::kWorkMetric).c_str());

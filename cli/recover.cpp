@@ -20,6 +20,7 @@ void add_recover(CLI::App& app) {
         "p3s recover: wrote %s: %llu events from %d of %d ranks; %s\n", r.archive.c_str(),
         static_cast<unsigned long long>(r.events), r.ranks_with_logs, r.world_size,
         r.complete ? "the run was complete" : ("the run was incomplete (ranks " + ranks + " ended early)").c_str());
+    for (const interpose::TornLog& t : r.torn) std::printf("p3s recover: %s\n", interpose::torn_text(t).c_str());
   });
 }
 

@@ -2,16 +2,28 @@
 // Raw log reading in 1 MiB chunks; a record straddling two chunks is moved to the front before refilling.
 #include "raw_reader.hpp"
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 namespace p3s::interpose {
 namespace {
 constexpr std::size_t kChunk = 1 << 20;
-}
+/// The longest record the recorder writes is far below this (a call site's text, the command line): a longer
+/// length is damage, and is never allocated.
+constexpr std::uint32_t kMaxRecordBytes = 16U << 20;
+}  // namespace
 
-RawReader::RawReader(std::string path, std::FILE* file, const raw::FileHeader& header)
-    : path_(std::move(path)), file_(file), header_(header), chunk_(kChunk) {}
+RawReader::RawReader(std::string path, std::FILE* file, const raw::FileHeader& header, std::uint64_t file_bytes)
+    : path_(std::move(path)), file_(file), header_(header), chunk_(kChunk), file_bytes_(file_bytes) {}
+
+std::uint64_t RawReader::bytes_unread() const noexcept {
+  if (!torn_) return 0;
+  const std::uint64_t at = sizeof(raw::FileHeader) + consumed_;
+  return file_bytes_ > at ? file_bytes_ - at : 0;
+}
 
 RawReader::~RawReader() {
   if (file_ != nullptr) std::fclose(file_);
@@ -40,7 +52,9 @@ std::unique_ptr<RawReader> RawReader::open(const std::string& path, std::string&
             std::to_string(raw::kVersion) + "; use the p3s that recorded it";
     return nullptr;
   }
-  return std::unique_ptr<RawReader>(new RawReader(path, f, h));
+  struct stat st {};
+  const std::uint64_t size = fstat(fileno(f), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+  return std::unique_ptr<RawReader>(new RawReader(path, f, h, size));
 }
 
 bool RawReader::fill(std::size_t need) {
@@ -63,8 +77,9 @@ bool RawReader::next(RawRecord& record) {
   }
   std::memcpy(&record.header, chunk_.data() + begin_, sizeof record.header);
   const std::uint32_t bytes = record.header.bytes;
-  if (bytes < sizeof(raw::RecordHeader) || bytes % 8 != 0) {
-    torn_ = true;  // garbage: a write cut in the middle
+  const std::uint64_t left = file_bytes_ - std::min<std::uint64_t>(file_bytes_, sizeof(raw::FileHeader) + consumed_);
+  if (bytes < sizeof(raw::RecordHeader) || bytes % 8 != 0 || bytes > kMaxRecordBytes || bytes > left) {
+    torn_ = true;  // garbage: a write cut in the middle, or a damaged length (never allocated)
     return false;
   }
   if (!fill(bytes)) {

@@ -39,9 +39,12 @@ class RawReader {
 
   [[nodiscard]] bool torn() const noexcept { return torn_; }
   [[nodiscard]] std::uint64_t bytes_read() const noexcept { return consumed_; }
+  /// Bytes of the file after the last whole record read: 0 unless torn() (a partial record a kill left, or
+  /// everything after a damaged length).
+  [[nodiscard]] std::uint64_t bytes_unread() const noexcept;
 
  private:
-  RawReader(std::string path, std::FILE* file, const raw::FileHeader& header);
+  RawReader(std::string path, std::FILE* file, const raw::FileHeader& header, std::uint64_t file_bytes);
   bool fill(std::size_t need);
 
   std::string path_;
@@ -51,6 +54,7 @@ class RawReader {
   std::size_t begin_ = 0;
   std::size_t end_ = 0;
   std::uint64_t consumed_ = 0;
+  std::uint64_t file_bytes_ = 0;  ///< the file's size when opened: no record can be longer than what is left
   bool torn_ = false;
 };
 

@@ -25,12 +25,16 @@ struct Log {
   std::unique_ptr<RawReader> reader;
   ClockModel clock;
   bool finalized = false;
+  std::uint64_t records = 0;       ///< whole records (first pass)
+  std::uint64_t bytes_unread = 0;  ///< after a tear (first pass)
+  bool torn = false;
 };
 
 /// First pass over one log: its definitions, its finalize clock offset, its provenance.
 void scan(Log& log, RankDefs& defs, RunInfo& run) {
   RawRecord r{};
   while (log.reader->next(r)) {
+    ++log.records;
     switch (r.header.kind) {
       case raw::Kind::CommDef:
       case raw::Kind::CallsiteDef:
@@ -60,10 +64,19 @@ void scan(Log& log, RankDefs& defs, RunInfo& run) {
         break;
     }
   }
+  log.torn = log.reader->torn();
+  log.bytes_unread = log.reader->bytes_unread();
   log.reader->rewind();
 }
 
 }  // namespace
+
+std::string torn_text(const TornLog& t) {
+  return "rank " + std::to_string(t.rank) + (t.thread != 0 ? " thread " + std::to_string(t.thread) : "") +
+         ": its raw log is torn after " + std::to_string(t.records) + " records; the " +
+         std::to_string(t.bytes_unread) + " bytes after them could not be read (" +
+         (t.bytes_unread < 4096 ? "a record cut off when the process died" : "the log is damaged") + ")";
+}
 
 bool has_raw_logs(const std::string& dir) {
   std::error_code ec;
@@ -194,6 +207,10 @@ RecoverReport recover(const std::string& dir) {
   report.ranks_with_logs = static_cast<std::int32_t>(defs.size());
   report.incomplete_ranks = run.incomplete_ranks;
   report.complete = run.complete;
+  for (const Log& log : logs) {
+    const raw::FileHeader& h = log.reader->header();
+    if (log.torn) report.torn.push_back({h.rank, h.thread_index, log.records, log.bytes_unread});
+  }
 
   std::vector<RankDefs> all;
   for (auto& [rank, d] : defs) all.push_back(d);

@@ -10,7 +10,9 @@ Each failure exits non-zero with a message naming the scenario step.
 import argparse
 import json
 import os
+import resource
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -81,6 +83,35 @@ def crash(c):
     again = run([c.a.p3s, "recover", trace])
     if again.returncode != 0 or "incomplete" not in again.stdout:
         fail("recover", f"p3s recover on the same directory: {again.stdout} {again.stderr}")
+    damaged_length(c, trace)
+
+
+def damaged_length(c, trace):
+    """One record length in the middle of rank 1's raw log made huge (a flipped byte): recovery allocates nothing
+    for it, keeps the records before it, and names the torn log with what was lost."""
+    d = trace + ".damaged"
+    shutil.rmtree(d, ignore_errors=True)
+    shutil.copytree(trace, d)
+    log = os.path.join(d, "p3s-raw", "1.0.raw")
+    with open(log, "r+b") as f:
+        data = f.read()
+        at, offsets = 256, []  # the file header, then records of (kind, flags, region, bytes, time)
+        while at + 16 <= len(data):
+            length = struct.unpack_from("<I", data, at + 4)[0]
+            if length < 16 or at + length > len(data):
+                break
+            offsets.append(at)
+            at += length
+        middle = offsets[len(offsets) // 2]
+        f.seek(middle + 4)
+        f.write(struct.pack("<I", 0xFFFFFFF8))
+    limit = lambda: resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+    r = subprocess.run([c.a.p3s, "recover", d], capture_output=True, text=True, timeout=120, preexec_fn=limit)
+    if r.returncode != 0 or "rank 1: its raw log is torn after" not in r.stdout or "damaged" not in r.stdout:
+        fail("damaged length", f"exit {r.returncode}: {r.stdout} {r.stderr}")
+    s = c.summary(d)
+    if s["complete"] or not s["ranks"][1]["calls"]:
+        fail("damaged length", "the records before the damage must be kept, the archive marked incomplete")
 
 
 def unwritable_rank(c):

@@ -8,6 +8,17 @@
 
 namespace p3s::interpose {
 
+/// A raw log that ends in a record that cannot be read: cut off when its process died, or damaged.
+struct TornLog {
+  std::int32_t rank = 0;
+  std::uint32_t thread = 0;
+  std::uint64_t records = 0;       ///< whole records read before the tear (all converted)
+  std::uint64_t bytes_unread = 0;  ///< bytes after them, lost
+};
+
+/// One line on a torn log: which rank, how much was kept and lost.
+[[nodiscard]] std::string torn_text(const TornLog& t);
+
 /// What recovery found and wrote.
 struct RecoverReport {
   std::string archive;  ///< path of the anchor file written
@@ -15,7 +26,8 @@ struct RecoverReport {
   std::int32_t ranks_with_logs = 0;
   std::vector<std::int32_t> incomplete_ranks;  ///< ranks whose logs end before MPI_Finalize
   std::uint64_t events = 0;
-  bool complete = false;  ///< every rank reached MPI_Finalize
+  bool complete = false;      ///< every rank reached MPI_Finalize
+  std::vector<TornLog> torn;  ///< logs whose end could not be read
 };
 
 /// Converts `dir/p3s-raw/*.raw` into `dir/traces.otf2`, replacing an archive already there.
