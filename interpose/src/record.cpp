@@ -2,7 +2,9 @@
 // Running a command under the recorder: environment, fork/exec, and recovery of a run that died.
 #include "p3s/interpose/record.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +22,31 @@
 namespace p3s::interpose {
 namespace fs = std::filesystem;
 namespace {
+
+/// Holds DIR/.p3s-record.lock (flock) while a recording runs: a second `p3s record` into DIR is refused rather
+/// than mixing its raw logs with the first's and losing one trace. The file goes when the recording ends.
+class DirectoryLock {
+ public:
+  explicit DirectoryLock(const fs::path& dir) : path_(dir / ".p3s-record.lock") {
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw InputError("p3s record: cannot create " + path_.string() + ": " + std::strerror(errno));
+    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd_);
+      throw InputError("p3s record: another p3s record is writing to '" + dir.string() +
+                       "'; wait for it to end or choose another -o DIR");
+    }
+  }
+  ~DirectoryLock() {
+    ::unlink(path_.c_str());
+    ::close(fd_);
+  }
+  DirectoryLock(const DirectoryLock&) = delete;
+  DirectoryLock& operator=(const DirectoryLock&) = delete;
+
+ private:
+  fs::path path_;
+  int fd_ = -1;
+};
 
 std::string join(const std::vector<std::string>& words) {
   std::string s;
@@ -143,6 +170,7 @@ RecordResult record(const RecordOptions& o) {
   }
   fs::create_directories(o.dir, ec);
   if (ec) throw InputError("p3s record: cannot create '" + o.dir + "': " + ec.message());
+  const DirectoryLock lock(o.dir);
   std::string error;
   if (o.force && !clear_archive(o.dir, error)) throw InputError("p3s record: " + error);
   // What was derived from the replaced trace goes with it: a stale signature would describe another run.

@@ -15,6 +15,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import time
 
 
 def fail(step, msg):
@@ -207,6 +208,22 @@ def record_cli(c):
         fail("force", "--force must replace the archive")
     if os.path.exists(os.path.join(trace, "signature.json")):
         fail("force", "--force kept the signature of the replaced run")
+    # A second recording into a directory being recorded is refused; the first one's trace is whole.
+    busy = os.path.join(d, "busy")
+    first = subprocess.Popen([c.a.p3s, "record", "-o", busy, "--", *c.mpirun(2), c.apps["ring"], "20000"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for _ in range(100):
+        if os.path.exists(os.path.join(busy, "p3s-raw")):
+            break
+        time.sleep(0.1)
+    second = c.record(busy, ring)
+    first_err = first.communicate(timeout=300)[1]
+    if second.returncode != 1 or "another p3s record is writing" not in second.stderr:
+        fail("lock", f"a second recording into a busy directory: exit {second.returncode}: {second.stderr}")
+    if first.returncode != 0 or c.summary(busy)["ranks"][0]["calls"].get("MPI_Waitall", 0) != 20000:
+        fail("lock", f"the first recording suffered: exit {first.returncode}: {first_err}")
+    if os.path.exists(os.path.join(busy, ".p3s-record.lock")):
+        fail("lock", "the lock file was left behind")
     r = run([c.a.p3s, "record", "-o", os.path.join(d, "x")])
     if r.returncode == 0 or "command" not in r.stderr:
         fail("no-command", f"{r.returncode} {r.stderr}")
