@@ -23,6 +23,15 @@ namespace p3s::interpose {
 namespace fs = std::filesystem;
 namespace {
 
+/// The traced command while it runs, for the termination handler.
+volatile pid_t g_child = 0;
+
+/// SIGTERM and SIGHUP (a batch scheduler ending the job, a closed terminal) go to the traced command, which
+/// decides how to end; p3s record stays to wait for it and recover its trace.
+extern "C" void forward_to_child(int sig) {
+  if (g_child > 0) ::kill(g_child, sig);
+}
+
 /// Holds DIR/.p3s-record.lock (flock) while a recording runs: a second `p3s record` into DIR is refused rather
 /// than mixing its raw logs with the first's and losing one trace. The file goes when the recording ends.
 class DirectoryLock {
@@ -190,11 +199,22 @@ RecordResult record(const RecordOptions& o) {
   ignore.sa_handler = SIG_IGN;
   sigaction(SIGINT, &ignore, &old_int);
   sigaction(SIGQUIT, &ignore, &old_quit);
+  g_child = child;
+  struct sigaction forward {};
+  struct sigaction old_term {};
+  struct sigaction old_hup {};
+  forward.sa_handler = forward_to_child;
+  sigemptyset(&forward.sa_mask);
+  sigaction(SIGTERM, &forward, &old_term);
+  sigaction(SIGHUP, &forward, &old_hup);
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  sigaction(SIGHUP, &old_hup, nullptr);
+  g_child = 0;
 
   RecordResult result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -4,7 +4,7 @@
 
     check_record.py SCENARIO --p3s BIN --preload LIB --work DIR [launcher options] [--app NAME=PATH ...]
 
-Scenarios: crash, unwritable_rank, fortran_equals_c, counters, record_cli, inert, lammps, readme_env.
+Scenarios: crash, unwritable_rank, sigterm, fortran_equals_c, counters, record_cli, inert, lammps, readme_env.
 Each failure exits non-zero with a message naming the scenario step.
 """
 import argparse
@@ -12,6 +12,7 @@ import json
 import os
 import resource
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -135,6 +136,56 @@ def unwritable_rank(c):
         fail("message", f"no message says why recording stopped: {r.stderr.strip()[-800:]}")
     if os.path.exists(os.path.join(trace, "p3s-raw")) or os.path.exists(os.path.join(trace, "traces.otf2")):
         fail("leftovers", f"raw logs or an archive left in {trace}: {os.listdir(trace)}")
+
+
+def sigterm(c):
+    """A batch scheduler's SIGTERM to the job's process group, and a SIGHUP to p3s record alone: the job ends as
+    it would untraced (same exit status, no process left), and the trace is recovered."""
+    d = c.work("sigterm")
+    job = c.mpirun(2) + [c.apps["ring"], "1000000"]
+
+    def ended_by(cmd, sig, group, started):
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
+        for _ in range(300):
+            if started():
+                break
+            time.sleep(0.1)
+        time.sleep(0.5)
+        if group:
+            os.killpg(p.pid, sig)
+        else:
+            os.kill(p.pid, sig)
+        try:
+            err = p.communicate(timeout=120)[1]
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            fail("signal", f"{' '.join(cmd[:4])} did not end within 120 s of signal {sig}")
+        for _ in range(100):  # ranks may take a moment to go once their launcher has
+            leftover = run(["pgrep", "-s", str(p.pid)]).stdout.split()
+            if not leftover:
+                break
+            time.sleep(0.1)
+        if leftover:
+            run(["pkill", "-KILL", "-s", str(p.pid)])
+            fail("orphans", f"processes left after signal {sig}: {leftover}")
+        return p.returncode, err
+
+    for sig, group in ((signal.SIGTERM, True), (signal.SIGHUP, False)):
+        plain_rc, _ = ended_by(job, sig, group, lambda: run(["pgrep", "-f", c.apps["ring"]]).stdout.strip())
+        trace = os.path.join(d, f"trace.{int(sig)}")
+        raw = os.path.join(trace, "p3s-raw")
+        # Started: every rank is past MPI_Init and has written events (its first periodic flush).
+        traced_rc, err = ended_by([c.a.p3s, "record", "-o", trace, "--"] + job, sig, group,
+                                  lambda: os.path.isdir(raw) and len(os.listdir(raw)) == 2 and all(
+                                      os.path.getsize(os.path.join(raw, f)) > 256 for f in os.listdir(raw)))
+        if traced_rc != plain_rc:
+            fail("exit status", f"signal {sig}: traced exit {traced_rc}, untraced {plain_rc}: {err[-800:]}")
+        if "ended before MPI_Finalize" not in err:
+            fail("recovery", f"signal {sig}: the trace was not recovered: {err[-800:]}")
+        s = c.summary(trace)
+        if s["complete"] or s["processes"] != 2:
+            fail("recovery", f"signal {sig}: expected an incomplete 2-rank archive")
 
 
 def fortran_equals_c(c):
@@ -284,7 +335,7 @@ def readme_env(c):
             fail("readme", "README.md's P3S_* table differs from `p3s record --help-env-markdown`:\n" + r.stdout)
 
 
-SCENARIOS = {f.__name__: f for f in (crash, unwritable_rank, fortran_equals_c, counters, record_cli, inert, lammps,
+SCENARIOS = {f.__name__: f for f in (crash, unwritable_rank, sigterm, fortran_equals_c, counters, record_cli, inert, lammps,
                                      readme_env)}
 
 
