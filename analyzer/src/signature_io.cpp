@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "p3s/analyzer/definitions.hpp"
 #include "p3s/analyzer/signature.hpp"
 #include "p3s/error.hpp"
 #include "p3s/json_text.hpp"
@@ -236,6 +237,64 @@ void write_signature(const Signature& s, const std::filesystem::path& path) {
   write_whole_file(path, json_text(j, 1) + '\n');
 }
 
+namespace {
+
+/// A whole number at `key` of `j`, at least `min`: a count must not be read from 8.5 or wrap around from -1.
+std::int64_t whole_at(const json& j, const char* key, std::int64_t min) {
+  const json& v = j.at(key);
+  const bool fits = v.is_number_integer() && (!v.is_number_unsigned() || v.get<std::uint64_t>() <= (1ULL << 62));
+  if (!fits || v.get<std::int64_t>() < min) {
+    throw InputError(std::string(key) + " is " + json_text(v) + ", not a whole number of at least " +
+                     std::to_string(min));
+  }
+  return v.get<std::int64_t>();
+}
+
+/// What a signature's numbers must be for a model to read them: counts whole and positive, ranks and peers among
+/// the run's processes, sizes not negative, the order naming its phases.
+void check_signature(const json& j, const Signature& s) {
+  (void)whole_at(j, "processes", 1);
+  if (s.phases.empty()) throw InputError("it has no phases");
+  std::vector<std::uint32_t> ids;
+  for (const json& jp : j.at("phases")) {
+    const auto id = static_cast<std::uint32_t>(whole_at(jp, "id", 0));
+    (void)whole_at(jp, "weight", 1);
+    ids.push_back(id);
+  }
+  for (const SigPhase& p : s.phases) {
+    for (const SigRank& r : p.ranks) {
+      if (r.rank < 0 || r.rank >= s.processes) {
+        throw InputError("phase " + std::to_string(p.id) + " has rank " + std::to_string(r.rank) + " of " +
+                         std::to_string(s.processes) + " processes");
+      }
+      for (const SigEvent& e : r.events) {
+        for (const SigAction& a : e.actions) {
+          if (a.peer < kUnresolvedRank || a.peer >= s.processes) {
+            throw InputError("phase " + std::to_string(p.id) + ", rank " + std::to_string(r.rank) + ": " + e.call +
+                             " has peer " + std::to_string(a.peer) + " of " + std::to_string(s.processes) +
+                             " processes");
+          }
+          if (!(a.bytes >= 0) || !std::isfinite(a.bytes)) {
+            throw InputError("phase " + std::to_string(p.id) + ", rank " + std::to_string(r.rank) + ": " + e.call +
+                             " has " + std::to_string(a.bytes) + " bytes");
+          }
+        }
+      }
+    }
+  }
+  for (const json& r : j.at("order")) {
+    if (!r.is_array() || r.size() != 2) throw InputError("an order entry is " + json_text(r) + ", not [phase, count]");
+    const json entry{{"phase", r.at(0)}, {"count", r.at(1)}};
+    const auto phase = static_cast<std::uint32_t>(whole_at(entry, "phase", 0));
+    (void)whole_at(entry, "count", 1);
+    if (std::find(ids.begin(), ids.end(), phase) == ids.end()) {
+      throw InputError("its phase order names phase " + std::to_string(phase) + ", which it does not have");
+    }
+  }
+}
+
+}  // namespace
+
 Signature read_signature(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) throw InputError("cannot read signature '" + path.string() + "'; run `p3s analyze` on the trace first");
@@ -292,6 +351,7 @@ Signature read_signature(const std::filesystem::path& path) {
       sc.parent = c.value("parent", kNoRef);
       s.communicators.push_back(std::move(sc));
     }
+    check_signature(j, s);
   } catch (const json::exception& e) {
     throw InputError("signature '" + path.string() + "' is not a p3s signature (" + e.what() +
                      "); re-run `p3s analyze` on its trace");

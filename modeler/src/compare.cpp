@@ -204,6 +204,11 @@ Validation compare_with(const Model& model, const Run& run) {
                      ", whose process grids differ from those of the model's runs (" +
                      std::string(dims_rule_name(model.dims_rule)) + "); compare with a run on the same MPI");
   }
+  const std::string app = application_command(run.signature.command);
+  if (!model.application.empty() && !app.empty() && app != model.application) {
+    throw InputError("signature '" + run.path.string() + "' is a run of `" + app + "`, the model of `" +
+                     model.application + "`; compare with a run of the same application and input");
+  }
   Validation v;
   v.n = run.n();
   v.signature = run.path.string();

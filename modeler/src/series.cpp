@@ -155,6 +155,11 @@ std::vector<Run> load_runs(std::span<const std::filesystem::path> inputs, std::s
   }
   (void)series_mpi_library(runs);
   for (const Run& r : runs) {
+    if (!r.signature.complete) {
+      throw InputError("signature '" + r.path.string() +
+                       "' is of a run that did not reach MPI_Finalize (recovered, analysed with --partial): its "
+                       "phases' weights are not the application's; model runs that finished");
+    }
     if (r.signature.work_metric != runs.front().signature.work_metric) {
       throw InputError("signature '" + r.path.string() + "' measures work as " + r.signature.work_metric + " but '" +
                        runs.front().path.string() + "' as " + runs.front().signature.work_metric +

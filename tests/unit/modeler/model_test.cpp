@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include <nlohmann/json.hpp>
 
@@ -206,6 +207,67 @@ TEST(Model, RefusesAnotherApplicationOrInput) {
     FAIL() << "another input was accepted";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("same application with the same input"), std::string::npos) << e.what();
+  }
+}
+
+/// The ring at 16 saved, with `damage` applied to its JSON: the model of 4, 8 and that run must be refused with a
+/// message holding `says`.
+void expect_refused(const std::string& name, const std::function<void(nlohmann::json&)>& damage,
+                    const std::string& says) {
+  std::vector<std::filesystem::path> paths = ring_series({4, 8});
+  const std::filesystem::path p = save(ring(16, 100), "ring16-" + name);
+  nlohmann::json j;
+  {
+    std::ifstream in(p);
+    j = nlohmann::json::parse(in);
+  }
+  damage(j);
+  std::ofstream(p, std::ios::trunc) << j.dump(1);
+  paths.push_back(p);
+  try {
+    (void)build_model(paths, {});
+    FAIL() << name << ": accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << name << ": " << e.what();
+    EXPECT_NE(std::string(e.what()).find(p.string()), std::string::npos) << name << ": " << e.what();
+  }
+}
+
+TEST(Model, RefusesImpossibleOrIncompleteSignatures) {
+  using J = nlohmann::json;
+  expect_refused(
+      "weight0", [](J& j) { j["phases"][1]["weight"] = 0; }, "weight is 0");
+  expect_refused(
+      "weight-1", [](J& j) { j["phases"][1]["weight"] = -1; }, "weight is -1");
+  expect_refused(
+      "half-process", [](J& j) { j["processes"] = 8.5; }, "processes is 8.5");
+  expect_refused(
+      "no-phases", [](J& j) { j["phases"] = J::array(); }, "no phases");
+  expect_refused(
+      "order-99",
+      [](J& j) {
+        j["order"].push_back({99, 1});
+      },
+      "names phase 99");
+  expect_refused(
+      "peer-999", [](J& j) { j["phases"][1]["ranks"][0]["events"][0]["actions"][0]["peer"] = 999; }, "peer 999");
+  expect_refused(
+      "peer-5", [](J& j) { j["phases"][1]["ranks"][0]["events"][0]["actions"][0]["peer"] = -5; }, "peer -5");
+  expect_refused(
+      "bytes-1", [](J& j) { j["phases"][1]["ranks"][0]["events"][0]["actions"][0]["bytes"] = -1; }, "-1.0");
+  expect_refused(
+      "partial", [](J& j) { j["complete"] = false; }, "did not reach MPI_Finalize");
+}
+
+TEST(Model, ValidatesOnlyWithARunOfTheSameApplication) {
+  const std::vector<std::filesystem::path> paths = ring_series({4, 8, 16});
+  ModelOptions options;
+  options.validate_with = save(ring(32, 100, "PAPI_TOT_INS", "mpirun -np 32 ./stencil 20"), "stencil32-validate");
+  try {
+    (void)build_model(paths, options);
+    FAIL() << "a run of another application was used to validate";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("same application"), std::string::npos) << e.what();
   }
 }
 
