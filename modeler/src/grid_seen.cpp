@@ -6,9 +6,9 @@
 #include <map>
 #include <string>
 
+#include "law_caveats.hpp"
 #include "p3s/modeler/dims.hpp"
 #include "p3s/modeler/law.hpp"
-#include "uneven_sizes.hpp"
 
 namespace p3s::modeler {
 
@@ -36,6 +36,7 @@ std::vector<std::uint32_t> PhaseModel::approximate_sizes() const {
 std::vector<std::string> PhaseModel::caveats(std::int64_t n, const std::vector<std::int64_t>& fitted_n) const {
   std::vector<std::string> out;
   if (std::optional<std::string> uneven = detail::uneven_sizes(*this, n, fitted_n)) out.push_back(std::move(*uneven));
+  if (std::optional<std::string> negative = detail::negative_laws(*this, n)) out.push_back(std::move(*negative));
   const std::vector<std::uint32_t> sizes = approximate_sizes();
   if (!sizes.empty()) {
     double miss = 0;

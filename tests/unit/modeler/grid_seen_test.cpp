@@ -102,5 +102,24 @@ TEST(GridSeen, SizesWholeAtEveryFittedNButAFractionAtNAreNamed) {
   EXPECT_TRUE(phase.caveats(49, fitted).empty());
 }
 
+TEST(GridSeen, LawsBelowZeroAtNAreNamed) {
+  // A size fitted as 1000 - 40 n on 4 .. 16 ranks is negative from n = 26 on; prediction takes it as 0, and says so.
+  PhaseModel phase;
+  phase.groups = {stepping(0)};
+  GroupModel& g = phase.groups[0];
+  g.call = "MPI_Send";
+  g.slot_kinds[0] = mpi::ActionKind::Send;
+  RegressionLaw& bytes = g.traits[0][0].bytes[0];
+  bytes.form = RegressionForm::Linear;
+  bytes.basis = Basis::N;
+  bytes.offset = 1000;
+  bytes.coefficient = -40;
+  EXPECT_TRUE(phase.caveats(24, {}).empty());
+  const std::vector<std::string> at32 = phase.caveats(32, {});
+  ASSERT_EQ(at32.size(), 1U);
+  EXPECT_NE(at32[0].find("[0] MPI_Send"), std::string::npos) << at32[0];
+  EXPECT_NE(at32[0].find("below zero (down to -280)"), std::string::npos) << at32[0];
+}
+
 }  // namespace
 }  // namespace p3s::modeler::detail

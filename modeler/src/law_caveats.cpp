@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "uneven_sizes.hpp"
+#include "law_caveats.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -79,6 +79,39 @@ std::optional<std::string> uneven_sizes(const PhaseModel& phase, std::int64_t n,
   return "the message sizes of " + names + " are no whole number of elements at n = " + std::to_string(n) + " (" +
          example + "): the application must divide its data unevenly among the ranks " +
          "there, so each rank's sizes differ from the laws', which give about their mean";
+}
+
+std::optional<std::string> negative_laws(const PhaseModel& phase, std::int64_t n) {
+  std::string sizes;
+  std::string work;
+  double lowest = 0;
+  const auto add = [&](std::string& names, const std::string& what, double v) {
+    if (!(v < 0)) return;
+    if (names.find(what) == std::string::npos) names += (names.empty() ? "" : ", ") + what;
+    lowest = std::min(lowest, v);
+  };
+  for (std::size_t g = 0; g < phase.groups.size(); ++g) {
+    const GroupModel& gm = phase.groups[g];
+    if (gm.role != Role::PointToPoint) continue;
+    for (std::size_t c = 0; c < gm.traits.size(); ++c) {
+      for (std::size_t t = 0; t < gm.traits[c].size(); ++t) {
+        for (std::size_t s = 0; s < static_cast<std::size_t>(gm.slots); ++s) {
+          if (gm.slot_kinds[s]) add(sizes, "[" + std::to_string(g) + "] " + gm.call, message_bytes(gm, c, t, s, n));
+        }
+      }
+    }
+  }
+  for (std::size_t k = 0; k < phase.work.size(); ++k) {
+    for (const BurstModel& b : phase.work[k].bursts)
+      add(work, std::to_string(k), b.law.value_at(static_cast<double>(n)));
+  }
+  if (sizes.empty() && work.empty()) return std::nullopt;
+  std::string laws = sizes.empty() ? "" : "the size laws of " + sizes;
+  if (!work.empty()) laws += (laws.empty() ? "" : " and ") + ("the work laws of class " + work);
+  char low[64];
+  std::snprintf(low, sizeof low, "%.4g", lowest);
+  return "at n = " + std::to_string(n) + " " + laws + " fall below zero (down to " + low +
+         "), taken as 0: n is past where these laws describe the application";
 }
 
 }  // namespace p3s::modeler::detail

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Message sizes that no application can send at a new n: laws that give whole elements at every fitted n but a
-// fraction of one where the data no longer divides evenly among the ranks.
+// What a phase's laws give at a new n that no run can do: message sizes that are a fraction of an element where
+// the data no longer divides evenly among the ranks, and sizes or work below zero.
 #pragma once
 
 #include <cstdint>
@@ -18,5 +18,9 @@ namespace p3s::modeler::detail {
 /// nullopt when every size is whole, or `fitted_n` is empty.
 [[nodiscard]] std::optional<std::string> uneven_sizes(const PhaseModel& phase, std::int64_t n,
                                                       const std::vector<std::int64_t>& fitted_n);
+
+/// The caveat for laws that fall below zero at `n` (a size or a burst's work, which prediction then takes as 0):
+/// the law is extrapolated past where it means anything. nullopt when none does.
+[[nodiscard]] std::optional<std::string> negative_laws(const PhaseModel& phase, std::int64_t n);
 
 }  // namespace p3s::modeler::detail
