@@ -31,7 +31,8 @@ struct FileHeader {
   std::int64_t realtime_at_init_ns;  ///< CLOCK_REALTIME at the same moment (dates in provenance)
   char host[64];
   char metric_names[3][24];
-  char reserved[56];
+  std::uint64_t run_id;  ///< the same in every log of one run (rank 0's, broadcast at MPI_Init); 0 in older logs
+  char reserved[48];
 };
 static_assert(sizeof(FileHeader) == 256);
 

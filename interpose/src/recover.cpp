@@ -129,9 +129,12 @@ RunInfo scan_logs(std::vector<Log>& logs, const std::string& rdir, std::map<std:
   std::map<std::int32_t, bool> finalized;
   for (Log& log : logs) {
     const raw::FileHeader& h = log.reader->header();
-    if (h.world_size != run.world_size || h.counter_mode != h0.counter_mode || h.rank < 0 || h.rank >= h.world_size) {
+    const bool other_id = h.run_id != 0 && h0.run_id != 0 && h.run_id != h0.run_id;
+    if (other_id || h.world_size != run.world_size || h.counter_mode != h0.counter_mode || h.rank < 0 ||
+        h.rank >= h.world_size) {
       throw InputError("p3s recover: " + log.reader->path() + " belongs to another run (" +
-                       std::to_string(h.world_size) + " ranks, rank " + std::to_string(h.rank) +
+                       (other_id ? std::string("another job's run id")
+                                 : std::to_string(h.world_size) + " ranks, rank " + std::to_string(h.rank)) +
                        "); remove stale logs from " + rdir);
     }
     log.clock.init_local_ns = h.init_ns;

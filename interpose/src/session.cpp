@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <new>
+#include <random>
 
 #include "archive_io.hpp"
 #include "converter.hpp"
@@ -182,6 +183,21 @@ void choose_counters(State& s) {
 }
 
 /// The raw log header of this rank: who it is, what it counts, and its clock.
+/// An identity for the run, the same in every rank's logs: rank 0's, from its clock, pid and the OS's entropy.
+std::uint64_t shared_run_id(MPI_Comm comm, int rank) {
+  std::uint64_t id = 0;
+  if (rank == 0) {
+    std::random_device entropy;
+    timespec rt{};
+    clock_gettime(CLOCK_REALTIME, &rt);
+    id = (static_cast<std::uint64_t>(entropy()) << 32 | entropy()) ^
+         static_cast<std::uint64_t>(rt.tv_sec * 1000000000LL + rt.tv_nsec) ^ static_cast<std::uint64_t>(getpid());
+    if (id == 0) id = 1;  // 0 means "not recorded"
+  }
+  PMPI_Bcast(&id, 1, MPI_UINT64_T, 0, comm);
+  return id;
+}
+
 void fill_header(State& s, std::int64_t clock_offset_ns) {
   timespec rt{};
   clock_gettime(CLOCK_REALTIME, &rt);
@@ -196,6 +212,7 @@ void fill_header(State& s, std::int64_t clock_offset_ns) {
   h.thread_level = static_cast<std::uint8_t>(s.thread_level);
   h.callsites = s.config.callsite ? 1 : 0;
   h.pid = static_cast<std::uint32_t>(getpid());
+  h.run_id = shared_run_id(s.tool_comm, s.rank);
   h.clock_offset_ns = clock_offset_ns;
   h.init_ns = clock_ns();
   h.realtime_at_init_ns = static_cast<std::int64_t>(rt.tv_sec) * 1000000000LL + rt.tv_nsec;

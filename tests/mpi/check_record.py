@@ -86,6 +86,17 @@ def crash(c):
     if again.returncode != 0 or "incomplete" not in again.stdout:
         fail("recover", f"p3s recover on the same directory: {again.stdout} {again.stderr}")
     damaged_length(c, trace)
+    # A log of another run of the same size among them: refused, not merged.
+    other = c.work("crash-other")
+    r = c.record(os.path.join(other, "trace"), c.mpirun(4) + [c.apps["crash"], "20000", "--die-at", "500"],
+                 "--buffer-mb", "1")
+    mixed = trace + ".mixed"
+    shutil.rmtree(mixed, ignore_errors=True)
+    shutil.copytree(trace, mixed)
+    shutil.copy(os.path.join(other, "trace", "p3s-raw", "2.0.raw"), os.path.join(mixed, "p3s-raw", "2.0.raw"))
+    r = run([c.a.p3s, "recover", mixed])
+    if r.returncode != 1 or "belongs to another run" not in r.stderr or r.stderr.count("\n") != 1:
+        fail("mixed runs", f"raw logs of two runs must not be merged: exit {r.returncode}: {r.stdout} {r.stderr}")
 
 
 def damaged_length(c, trace):
