@@ -5,10 +5,37 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include "p3s/error.hpp"
 #include "p3s/version.hpp"
 #include "subcommands.hpp"
+
+namespace {
+
+/// An error as the user reads it: one line (control characters from damaged input escaped) without the JSON
+/// library's exception ids ("[json.exception.parse_error.101] ").
+std::string user_text(std::string text) {
+  for (std::size_t at = text.find("[json.exception."); at != std::string::npos;
+       at = text.find("[json.exception.", at)) {
+    const std::size_t end = text.find("] ", at);
+    if (end == std::string::npos) break;
+    text.erase(at, end + 2 - at);
+  }
+  std::string out;
+  for (const char c : text) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      out += '?';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"p3s: predict how an MPI application scales from a few small traced runs"};
@@ -25,10 +52,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   } catch (const p3s::Error& e) {
-    std::fprintf(stderr, "%s\n", e.what());
+    std::fprintf(stderr, "%s\n", user_text(e.what()).c_str());
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "p3s: internal error: %s (please report it)\n", e.what());
+    std::fprintf(stderr, "p3s: internal error: %s (please report it)\n", user_text(e.what()).c_str());
     return 3;
   }
   // What was printed must have reached its destination: a full disk or a closed pipe is an error, not exit 0.
