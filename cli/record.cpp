@@ -27,7 +27,18 @@ void print(const interpose::RecordResult& r) {
     const auto it = r.properties.find(key);
     return it == r.properties.end() ? std::string() : it->second;
   };
-  if (r.recovered) {
+  if (!r.failure.empty()) {
+    std::fprintf(stderr,
+                 "p3s record: no trace was written: %s; the raw logs are kept in %s/p3s-raw: make room and run "
+                 "`p3s recover %s`\n",
+                 r.failure.c_str(), std::filesystem::path(r.archive).parent_path().c_str(),
+                 std::filesystem::path(r.archive).parent_path().c_str());
+  } else if (r.recovered && r.recovery.complete) {
+    std::fprintf(stderr,
+                 "p3s record: the archive could not be written at MPI_Finalize (see above); rebuilt it from the raw "
+                 "logs: %llu events of %d ranks into %s\n",
+                 static_cast<unsigned long long>(r.recovery.events), r.recovery.ranks_with_logs, r.archive.c_str());
+  } else if (r.recovered) {
     std::string ranks;
     for (int rank : r.recovery.incomplete_ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(rank);
     std::fprintf(stderr,
@@ -89,7 +100,9 @@ void add_record(CLI::App& app) {
     for (char** e = environ; *e != nullptr; ++e) opts->environment.emplace_back(*e);
     const interpose::RecordResult r = interpose::record(*opts);
     print(r);
-    g_exit_code = r.exit_code != 0 ? r.exit_code : (r.archive_written ? 0 : 1);
+    // A trace the recorder could not write (a full disk) keeps the command's status, as an untraced run would
+    // end; a command that never ran under the recorder is an error of the call.
+    g_exit_code = r.exit_code != 0 || !r.failure.empty() ? r.exit_code : (r.archive_written ? 0 : 1);
   });
 }
 

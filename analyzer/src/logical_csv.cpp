@@ -11,10 +11,9 @@ namespace p3s::analyzer {
 
 void write_logical_csv(const std::filesystem::path& path, const TraceDefinitions& defs, const Extracted& ex,
                        const std::vector<std::filesystem::path>& tick_files, const OccurrenceLabels& labels) {
-  const std::filesystem::path tmp = path.string() + ".tmp";
+  StreamedFile file(path);
+  std::ostream& out = file.stream();
   {
-    std::ofstream out(tmp);
-    if (!out) throw InputError("cannot create '" + tmp.string() + "' for --logical-csv; check the directory");
     out << "rank,thread,seq,call,action,peer,tag,bytes,tick,phase,instance\n";
     for (std::size_t l = 0; l < ex.locations.size(); ++l) {
       const ExtractedLocation& loc = ex.locations[l];
@@ -38,9 +37,8 @@ void write_logical_csv(const std::filesystem::path& path, const TraceDefinitions
         }
       }
     }
-    if (!out.flush()) throw Error("writing '" + tmp.string() + "' failed; check free space");
   }
-  move_into_place(tmp, path);
+  file.commit();
 }
 
 }  // namespace p3s::analyzer

@@ -2,10 +2,14 @@
 // Opening an archive with bounded memory, and filling it in OTF2's order.
 #include "p3s/interpose/archive_writer.hpp"
 
+#include <cstdarg>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <mutex>
 #include <new>
+#include <string>
 #include <vector>
 
 #include "p3s/trace/schema.hpp"
@@ -80,7 +84,35 @@ bool run_part(const Part& part, std::string& error) noexcept {
 
 }  // namespace
 
+namespace {
+
+thread_local std::string t_otf2_message;
+
+OTF2_ErrorCode keep_otf2_message(void* /*user_data*/, const char* /*file*/, uint64_t /*line*/, const char* /*function*/,
+                                 OTF2_ErrorCode code, const char* format, va_list args) {
+  char text[512];
+  std::vsnprintf(text, sizeof text, format, args);
+  // A failure is reported once per layer it crosses; the innermost (first) message is the informative one.
+  if (t_otf2_message.empty()) t_otf2_message = text;
+  return code;
+}
+
+}  // namespace
+
+void capture_otf2_errors() {
+  static std::once_flag once;
+  std::call_once(once, [] { OTF2_Error_RegisterCallback(&keep_otf2_message, nullptr); });
+}
+
+std::string take_otf2_message() {
+  std::string text;
+  text.swap(t_otf2_message);
+  return text;
+}
+
 ArchivePtr create_archive(const std::string& dir, std::string& error, std::uint32_t event_chunks) {
+  capture_otf2_errors();
+  (void)take_otf2_message();
   ArchivePtr a(OTF2_Archive_Open(dir.c_str(), std::string(trace::kArchiveName).c_str(), OTF2_FILEMODE_WRITE,
                                  OTF2_CHUNK_SIZE_EVENTS_DEFAULT, OTF2_CHUNK_SIZE_DEFINITIONS_DEFAULT,
                                  OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE));

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,6 +57,13 @@ class DirectoryLock {
   fs::path path_;
   int fd_ = -1;
 };
+
+/// Whether the file system of `dir` has (nearly) no room left: less than 1 MiB for an unprivileged writer.
+bool full_disk(const std::string& dir) {
+  struct statvfs st {};
+  if (statvfs(dir.c_str(), &st) != 0) return false;
+  return static_cast<unsigned long long>(st.f_bavail) * st.f_frsize < (1ULL << 20);
+}
 
 std::string join(const std::vector<std::string>& words) {
   std::string s;
@@ -221,8 +229,14 @@ RecordResult record(const RecordOptions& o) {
   result.archive = anchor.string();
   if (has_raw_logs(o.dir) && !fs::exists(anchor, ec)) {
     // The run died before MPI_Finalize (or its conversion failed): rebuild from what was flushed.
-    result.recovery = recover(o.dir);
-    result.recovered = true;
+    try {
+      result.recovery = recover(o.dir);
+      result.recovered = true;
+    } catch (const Error& e) {
+      std::error_code ignored;
+      fs::remove_all(partial_dir(o.dir), ignored);
+      result.failure = full_disk(o.dir) ? "no space left on " + o.dir : e.what();
+    }
   }
   result.archive_written = fs::exists(anchor, ec);
   result.properties = archive_properties(o.dir);

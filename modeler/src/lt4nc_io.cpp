@@ -86,10 +86,9 @@ json call_json(const PredictedCall& c, CommTable& comms) {
 /// Streams one line per rank and phase into `path` (through a temporary name).
 void write_ranks(const Model& model, const std::vector<PhasePredictor>& phases, std::int64_t n,
                  const std::filesystem::path& path, CommTable& comms) {
-  const std::filesystem::path tmp = path.string() + ".tmp";
+  StreamedFile file(path);
+  std::ostream& out = file.stream();
   {
-    std::ofstream out(tmp);
-    if (!out) throw Error("cannot create '" + tmp.string() + "'; check the directory is writable");
     for (std::int64_t r = 0; r < n; ++r) {
       for (std::size_t p = 0; p < phases.size(); ++p) {
         const PredictedRank pr = phases[p].rank(r);
@@ -102,10 +101,10 @@ void write_ranks(const Model& model, const std::vector<PhasePredictor>& phases, 
         }
         out << json_text(line) << '\n';
       }
-      if (!out) throw Error("writing '" + tmp.string() + "' failed; check free space");
+      file.check();
     }
   }
-  move_into_place(tmp, path);
+  file.commit();
 }
 
 /// The phase order of the largest fitted run at n: a phase that occurs in one stretch takes its weight at n,
@@ -136,8 +135,18 @@ json approximate_json(const PhaseModel& pm, std::int64_t n) {
 void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path& dir) {
   const ScopedDimsRule rule(model.dims_rule);
   std::error_code ec;
+  const bool created = !std::filesystem::exists(dir, ec);
   std::filesystem::create_directories(dir, ec);
   if (ec) throw Error("cannot create '" + dir.string() + "': " + ec.message());
+  // A directory made here goes again when the LT4NC cannot be written whole (a full disk).
+  struct Cleanup {
+    const std::filesystem::path& dir;
+    bool armed;
+    ~Cleanup() {
+      std::error_code ignored;
+      if (armed) std::filesystem::remove_all(dir, ignored);
+    }
+  } cleanup{dir, created};
   std::vector<PhasePredictor> phases;
   for (const PhaseModel& p : model.phases) phases.emplace_back(p, n);
 
@@ -171,6 +180,7 @@ void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path
                {"limits", limits_json(model.limits)},
                {"ranks_file", "ranks.jsonl"}};
   write_whole_file(header, json_text(h, 1) + '\n');
+  cleanup.armed = false;
 }
 
 }  // namespace p3s::modeler

@@ -4,7 +4,7 @@
 
     check_record.py SCENARIO --p3s BIN --preload LIB --work DIR [launcher options] [--app NAME=PATH ...]
 
-Scenarios: crash, unwritable_rank, sigterm, fortran_equals_c, counters, record_cli, inert, lammps, readme_env.
+Scenarios: crash, unwritable_rank, sigterm, full_disk, fortran_equals_c, counters, record_cli, inert, lammps, readme_env.
 Each failure exits non-zero with a message naming the scenario step.
 """
 import argparse
@@ -199,6 +199,52 @@ def sigterm(c):
             fail("recovery", f"signal {sig}: expected an incomplete 2-rank archive")
 
 
+def full_disk(c):
+    """Recording, analysing and predicting onto a full file system (a 256 KiB tmpfs): the application's output and
+    exit status are those of the untraced run, each tool says "no space left" in one line, no OTF2 library lines
+    reach stderr, and no temporary is left behind."""
+    d = c.work("full_disk")
+    tiny = os.path.join(d, "tiny")
+    os.makedirs(tiny)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", tiny], capture_output=True).returncode:
+        print("full_disk: cannot mount a tmpfs here (not root, or no permission); nothing checked")
+        return
+    try:
+        app = c.mpirun(2) + [c.apps["ring"], "3000"]
+        plain = run(app)
+        trace = os.path.join(tiny, "trace")
+        r = c.record(trace, app)
+        strip = lambda out: [x for x in out.splitlines() if not x.startswith("P3S-EXPECT")]
+        if r.returncode != plain.returncode or strip(r.stdout) != strip(plain.stdout):
+            fail("application", f"exit {r.returncode} (untraced {plain.returncode}); output {r.stdout[-300:]!r}")
+        if f"no space left on {trace}" not in r.stderr or "[OTF2]" in r.stderr:
+            fail("message", f"expected 'no space left on {trace}' and no OTF2 lines: {r.stderr[-1500:]}")
+        if os.path.exists(os.path.join(trace, ".p3s-partial")):
+            fail("temporaries", f"left in {trace}: {os.listdir(trace)}")
+        shutil.rmtree(trace)
+        # The tools writing their outputs there.
+        model_dir = c.work("full_disk.model")
+        good = os.path.join(model_dir, "trace")
+        if c.record(good, c.mpirun(2) + [c.apps["ring"], "20"]).returncode != 0:
+            fail("record", "an ordinary recording failed")
+        with open(os.path.join(tiny, "filler"), "wb") as f:
+            try:
+                f.write(b"\0" * (512 << 10))
+            except OSError:
+                pass
+        for what, cmd, left in (
+                ("analyze", [c.a.p3s, "analyze", good, "-q", "--logical-csv", os.path.join(tiny, "l.csv")],
+                 "l.csv.tmp"),
+                ("analyze -o", [c.a.p3s, "analyze", good, "-q", "-o", os.path.join(tiny, "s.json")], "s.json.tmp")):
+            r = run(cmd)
+            if r.returncode != 1 or "No space left" not in r.stderr or r.stderr.count("\n") != 1:
+                fail(what, f"exit {r.returncode}: {r.stderr!r}")
+            if os.path.exists(os.path.join(tiny, left)):
+                fail(what, f"{left} left behind")
+    finally:
+        subprocess.run(["umount", tiny], capture_output=True)
+
+
 def fortran_equals_c(c):
     """The Fortran ring makes the same MPI calls as the C ring; without Fortran wrappers it would record 0."""
     results = {}
@@ -346,7 +392,7 @@ def readme_env(c):
             fail("readme", "README.md's P3S_* table differs from `p3s record --help-env-markdown`:\n" + r.stdout)
 
 
-SCENARIOS = {f.__name__: f for f in (crash, unwritable_rank, sigterm, fortran_equals_c, counters, record_cli, inert, lammps,
+SCENARIOS = {f.__name__: f for f in (crash, unwritable_rank, sigterm, full_disk, fortran_equals_c, counters, record_cli, inert, lammps,
                                      readme_env)}
 
 

@@ -2,10 +2,14 @@
 // Writing a file whole: to a temporary name beside it, then renamed, so a reader never sees half of it.
 #pragma once
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <system_error>
+#include <utility>
 
 #include "p3s/error.hpp"
 
@@ -23,12 +27,65 @@ inline void move_into_place(const std::filesystem::path& tmp, const std::filesys
 /// @throws p3s::Error naming the file when it cannot be written.
 inline void write_whole_file(const std::filesystem::path& path, const std::string& contents) {
   const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << contents;
-    if (!out) throw Error("cannot write '" + tmp.string() + "'; check the directory is writable and has space");
+  std::FILE* out = std::fopen(tmp.c_str(), "wb");
+  if (out == nullptr) {
+    throw Error("cannot create '" + tmp.string() + "': " + std::strerror(errno) + "; check the directory");
+  }
+  // Every step checked: a full disk may show only when the buffer is written out, at fflush or fclose.
+  const bool written = std::fwrite(contents.data(), 1, contents.size(), out) == contents.size() &&
+                       std::fflush(out) == 0 && std::ferror(out) == 0;
+  const int error = errno;
+  const bool closed = std::fclose(out) == 0;
+  if (!written || !closed) {
+    const int why = !written ? error : errno;
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    throw Error("cannot write '" + path.string() + "': " + std::strerror(why));
   }
   move_into_place(tmp, path);
 }
+
+/// A file written piece by piece that appears whole or not at all: the pieces go to `path`.tmp, commit() checks
+/// that every byte reached the disk and renames it onto `path`; a file never committed (an error on the way, an
+/// exception) is removed.
+class StreamedFile {
+ public:
+  /// @throws p3s::Error naming the file when it cannot be created.
+  explicit StreamedFile(std::filesystem::path path) : path_(std::move(path)), tmp_(path_.string() + ".tmp") {
+    out_.open(tmp_, std::ios::binary | std::ios::trunc);
+    if (!out_) throw Error("cannot create '" + tmp_.string() + "': " + std::strerror(errno) + "; check the directory");
+  }
+  ~StreamedFile() {
+    if (committed_) return;
+    out_.close();
+    std::error_code ec;
+    std::filesystem::remove(tmp_, ec);
+  }
+  StreamedFile(const StreamedFile&) = delete;
+  StreamedFile& operator=(const StreamedFile&) = delete;
+
+  [[nodiscard]] std::ostream& stream() { return out_; }
+  /// @throws p3s::Error naming the file when some piece could not be written (a full disk).
+  void check() {
+    if (!out_) fail();
+  }
+  /// @throws p3s::Error as check(), or when the file cannot be moved into place.
+  void commit() {
+    errno = 0;
+    out_.close();
+    if (!out_) fail();
+    move_into_place(tmp_, path_);
+    committed_ = true;
+  }
+
+ private:
+  [[noreturn]] void fail() const {
+    throw Error("cannot write '" + path_.string() + "': " + (errno != 0 ? std::strerror(errno) : "write error"));
+  }
+  std::filesystem::path path_;
+  std::filesystem::path tmp_;
+  std::ofstream out_;
+  bool committed_ = false;
+};
 
 }  // namespace p3s

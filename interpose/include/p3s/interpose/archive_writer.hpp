@@ -20,11 +20,20 @@ struct ArchiveClose {
 /// Owns an archive; its writers are closed through it (OTF2_Archive_Close closes any still open).
 using ArchivePtr = std::unique_ptr<OTF2_Archive, ArchiveClose>;
 
+/// Routes OTF2's own error printing (one stderr line per layer a failure crosses) into a per-thread buffer
+/// (idempotent): p3s reports each failure once, in its own words, with what OTF2 said first.
+void capture_otf2_errors();
+
+/// What OTF2 said first since the last call on this thread (empty: nothing); clears the buffer.
+[[nodiscard]] std::string take_otf2_message();
+
 /// Records the first OTF2 failure with what was being done; returns whether `code` is success.
 [[nodiscard]] inline bool try_otf2(OTF2_ErrorCode code, const char* what, std::string& error) {
   if (code == OTF2_SUCCESS) return true;
+  const std::string said = take_otf2_message();
   if (error.empty()) {
-    error = std::string(what) + ": " + OTF2_Error_GetName(code) + " (" + OTF2_Error_GetDescription(code) + ")";
+    error = std::string(what) + ": " + OTF2_Error_GetName(code) + " (" +
+            (said.empty() ? std::string(OTF2_Error_GetDescription(code)) : said) + ")";
   }
   return false;
 }

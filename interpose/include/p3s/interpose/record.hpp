@@ -26,8 +26,11 @@ struct RecordOptions {
 struct RecordResult {
   int exit_code = 0;             ///< the command's exit status (128+signal if it was killed)
   bool archive_written = false;  ///< the run wrote its archive at MPI_Finalize
-  bool recovered = false;        ///< the run died; the archive was rebuilt from the raw logs
+  bool recovered = false;        ///< the archive was rebuilt from the raw logs (the run died, or writing failed)
   RecoverReport recovery;
+  /// Not empty when the recorder ran but no archive could be written, even from the raw logs: why (a full disk
+  /// says "no space left on DIR"). The raw logs stay for `p3s recover`; the command's exit status is kept.
+  std::string failure;
   std::map<std::string, std::string> properties;  ///< the archive's P3S:: properties
   std::string archive;                            ///< path of traces.otf2
 };
