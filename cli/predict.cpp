@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // `p3s predict app.model --np N --logical -o DIR [--compare SIG_AT_N]`
+#include <algorithm>
+#include <iomanip>
 #include <iostream>
 
 #include "p3s/error.hpp"
@@ -29,6 +31,18 @@ void add_predict(CLI::App& app) {
     const modeler::Model m = modeler::read_model(*model);
     const modeler::ScopedDimsRule rule(m.dims_rule);  // every law in dims(n) follows the runs' MPI
     const std::vector<std::int64_t> fitted_n = m.fitted_counts();
+    if (!fitted_n.empty()) {
+      const auto [lo, hi] = std::minmax_element(fitted_n.begin(), fitted_n.end());
+      if (*np < *lo) {
+        std::cout << "note: n = " << *np << " is below the smallest fitted count (" << *lo
+                  << "); the laws were fitted above it and may not hold there\n";
+      } else if (*np > *hi) {
+        const double times = static_cast<double>(*np) / static_cast<double>(*hi);
+        std::cout << "note: n = " << *np << " is " << std::fixed << std::setprecision(times < 10 ? 1 : 0) << times
+                  << std::defaultfloat << "x the largest fitted count (" << *hi << ")"
+                  << (times > 16 ? "; laws extrapolated this far are a guess: fit runs at larger counts" : "") << '\n';
+      }
+    }
     for (const modeler::PhaseModel& p : m.phases) {
       for (const std::uint32_t g : p.approximate_groups(*np)) {
         std::cout << "note: phase " << p.id << ", group " << g << " (" << p.groups[g].call

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Writing the LT4NC (share/doc/lt4nc-format.md): a header file and the ranks' calls as JSON lines, streamed.
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <map>
 
@@ -83,26 +84,48 @@ json call_json(const PredictedCall& c, CommTable& comms) {
               {"actions", std::move(actions)}};
 }
 
+/// Rank r's lines, one per phase.
+std::string rank_lines(const Model& model, const std::vector<PhasePredictor>& phases, std::int64_t r,
+                       CommTable& comms) {
+  std::string text;
+  for (std::size_t p = 0; p < phases.size(); ++p) {
+    const PredictedRank pr = phases[p].rank(r);
+    json calls = json::array();
+    for (const PredictedCall& c : pr.calls) calls.push_back(call_json(c, comms));
+    json line{{"rank", r}, {"phase", model.phases[p].id}, {"calls", std::move(calls)}};
+    if (pr.tail_work > 0) {
+      line["tail_work"] = pr.tail_work;
+      line["tail_ns"] = pr.tail_ns ? json(*pr.tail_ns) : json();
+    }
+    text += json_text(line) + '\n';
+  }
+  return text;
+}
+
+/// Refuses to start an LT4NC that cannot fit in `dir`: its size estimated from the first, middle and last ranks.
+void check_room(const Model& model, const std::vector<PhasePredictor>& phases, std::int64_t n,
+                const std::filesystem::path& dir) {
+  CommTable scratch(n);
+  double bytes = 0;
+  const std::int64_t sample[] = {0, n / 2, n - 1};
+  for (const std::int64_t r : sample) bytes += static_cast<double>(rank_lines(model, phases, r, scratch).size());
+  const double need = bytes / 3 * static_cast<double>(n);
+  std::error_code ec;
+  const std::filesystem::space_info room = std::filesystem::space(dir, ec);
+  if (ec || need * 1.05 < static_cast<double>(room.available)) return;
+  char text[160];
+  std::snprintf(text, sizeof text, "the LT4NC at n = %lld needs about %.3g GB, and '%s' has %.3g GB free",
+                static_cast<long long>(n), need / 1e9, dir.string().c_str(), static_cast<double>(room.available) / 1e9);
+  throw Error(std::string(text) + "; predict at a smaller --np or write it elsewhere");
+}
+
 /// Streams one line per rank and phase into `path` (through a temporary name).
 void write_ranks(const Model& model, const std::vector<PhasePredictor>& phases, std::int64_t n,
                  const std::filesystem::path& path, CommTable& comms) {
   StreamedFile file(path);
-  std::ostream& out = file.stream();
-  {
-    for (std::int64_t r = 0; r < n; ++r) {
-      for (std::size_t p = 0; p < phases.size(); ++p) {
-        const PredictedRank pr = phases[p].rank(r);
-        json calls = json::array();
-        for (const PredictedCall& c : pr.calls) calls.push_back(call_json(c, comms));
-        json line{{"rank", r}, {"phase", model.phases[p].id}, {"calls", std::move(calls)}};
-        if (pr.tail_work > 0) {
-          line["tail_work"] = pr.tail_work;
-          line["tail_ns"] = pr.tail_ns ? json(*pr.tail_ns) : json();
-        }
-        out << json_text(line) << '\n';
-      }
-      file.check();
-    }
+  for (std::int64_t r = 0; r < n; ++r) {
+    file.stream() << rank_lines(model, phases, r, comms);
+    file.check();
   }
   file.commit();
 }
@@ -153,6 +176,7 @@ void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path
   // The ranks first, the header last: a directory whose lt4nc.json exists is complete.
   const std::filesystem::path header = dir / "lt4nc.json";
   std::filesystem::remove(header, ec);
+  check_room(model, phases, n, dir);
   CommTable comms(n);
   write_ranks(model, phases, n, dir / "ranks.jsonl", comms);
 

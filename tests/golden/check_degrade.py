@@ -92,6 +92,14 @@ def main():
         if any(a["from_n"] != 32 for p in header["phases"] if p["id"] == phase for a in p["approximate_groups"]):
             fail("the LT4NC at 64 does not name the run at 32 as the one standing in")
 
+    # Counts outside the fitted range are said to be so.
+    out = run([args.p3s, "predict", model, "--np", "2"]).stdout
+    if "below the smallest fitted count" not in out:
+        fail(f"`p3s predict --np 2` does not say it is below the fitted runs:\n{out}")
+    out = run([args.p3s, "predict", model, "--np", "1000000"]).stdout
+    if "a guess" not in out:
+        fail(f"`p3s predict --np 1000000` does not say how far it extrapolates:\n{out}")
+
     # Bad input: one line, exit code 1, nothing written.
     broken = os.path.join(args.work, "broken.json")
     with open(broken, "w") as f:

@@ -232,6 +232,23 @@ def full_disk(c):
                 f.write(b"\0" * (512 << 10))
             except OSError:
                 pass
+        # An LT4NC larger than the room left is not started, and the directory predict made goes again.
+        runs = []
+        for n in (2, 3, 4):
+            t = os.path.join(model_dir, f"np{n}")
+            if c.record(t, c.mpirun(n) + [c.apps["ring"], "20"]).returncode != 0:
+                fail("record", f"an ordinary recording at {n} ranks failed")
+            runs.append(t)
+        if run([c.a.p3s, "analyze", *runs, "-q"]).returncode != 0:
+            fail("analyze", "the ordinary runs do not analyse")
+        model = os.path.join(model_dir, "ring.model")
+        r = run([c.a.p3s, "model", *runs, "--no-holdout", "-q", "-o", model])
+        if r.returncode != 0:
+            fail("model", r.stderr)
+        lt = os.path.join(tiny, "lt")
+        r = run([c.a.p3s, "predict", model, "--np", "4096", "--logical", "-o", lt])
+        if r.returncode != 1 or "needs about" not in r.stderr or os.path.exists(lt):
+            fail("predict", f"an LT4NC larger than the room left: exit {r.returncode}: {r.stderr!r}")
         for what, cmd, left in (
                 ("analyze", [c.a.p3s, "analyze", good, "-q", "--logical-csv", os.path.join(tiny, "l.csv")],
                  "l.csv.tmp"),
