@@ -73,19 +73,27 @@ TEST(GridSeen, SizesNoLawReproducesAreNamedWithTheirSpread) {
   EXPECT_NE(caveats[0].find("each rank's data"), std::string::npos) << caveats[0];
 }
 
-TEST(GridSeen, SizesWholeAtEveryFittedNButAFractionAtNAreNamed) {
-  // BT's multi-partition on q x q ranks: a face of N^2 / q points of 5 doubles, N = 60. Whole at q = 2 .. 6; at
-  // q = 7 the 60 points of a side divide unevenly, and the law's 20571.4 bytes is no message any rank sends.
+/// A phase of one group of `call` sending messages of offset + coefficient (x or /) g(n) bytes.
+PhaseModel sending(const char* call, RegressionForm form, Basis basis, double offset, double coefficient) {
   PhaseModel phase;
   phase.groups = {stepping(0)};
   GroupModel& g = phase.groups[0];
-  g.call = "MPI_Isend";
+  g.call = call;
   g.slot_kinds[0] = mpi::ActionKind::Send;
   RegressionLaw& bytes = g.traits[0][0].bytes[0];
-  bytes.form = RegressionForm::Inverse;
-  bytes.basis = Basis::Sqrt;
-  bytes.offset = 0;
-  bytes.coefficient = 60.0 * 60 * 5 * 8;
+  bytes.form = form;
+  bytes.basis = basis;
+  bytes.offset = offset;
+  bytes.coefficient = coefficient;
+  return phase;
+}
+
+TEST(GridSeen, SizesWholeAtEveryFittedNButAFractionAtNAreNamed) {
+  // BT's multi-partition on q x q ranks: a face of N^2 / q points of 5 doubles, N = 60. Whole at q = 2 .. 6; at
+  // q = 7 the 60 points of a side divide unevenly, and the law's 20571.4 bytes is no message any rank sends.
+  PhaseModel phase = sending("MPI_Isend", RegressionForm::Inverse, Basis::Sqrt, 0, 60.0 * 60 * 5 * 8);
+  GroupModel& g = phase.groups[0];
+  RegressionLaw& bytes = g.traits[0][0].bytes[0];
   const std::vector<std::int64_t> fitted{4, 9, 16, 25};
   EXPECT_TRUE(phase.caveats(36, fitted).empty());
   const std::vector<std::string> at49 = phase.caveats(49, fitted);
@@ -104,16 +112,7 @@ TEST(GridSeen, SizesWholeAtEveryFittedNButAFractionAtNAreNamed) {
 
 TEST(GridSeen, LawsBelowZeroAtNAreNamed) {
   // A size fitted as 1000 - 40 n on 4 .. 16 ranks is negative from n = 26 on; prediction takes it as 0, and says so.
-  PhaseModel phase;
-  phase.groups = {stepping(0)};
-  GroupModel& g = phase.groups[0];
-  g.call = "MPI_Send";
-  g.slot_kinds[0] = mpi::ActionKind::Send;
-  RegressionLaw& bytes = g.traits[0][0].bytes[0];
-  bytes.form = RegressionForm::Linear;
-  bytes.basis = Basis::N;
-  bytes.offset = 1000;
-  bytes.coefficient = -40;
+  const PhaseModel phase = sending("MPI_Send", RegressionForm::Linear, Basis::N, 1000, -40);
   EXPECT_TRUE(phase.caveats(24, {}).empty());
   const std::vector<std::string> at32 = phase.caveats(32, {});
   ASSERT_EQ(at32.size(), 1U);
