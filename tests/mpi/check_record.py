@@ -159,7 +159,7 @@ def sigterm(c):
         p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                              start_new_session=True)
         for _ in range(300):
-            if started():
+            if started(p.pid):
                 break
             time.sleep(0.1)
         time.sleep(0.5)
@@ -183,12 +183,14 @@ def sigterm(c):
         return p.returncode, err
 
     for sig, group in ((signal.SIGTERM, True), (signal.SIGHUP, False)):
-        plain_rc, _ = ended_by(job, sig, group, lambda: run(["pgrep", "-f", c.apps["ring"]]).stdout.strip())
+        # Started: both ranks of this job (its session) run.
+        plain_rc, _ = ended_by(job, sig, group,
+                               lambda sid: len(run(["pgrep", "-s", str(sid), "-f", c.apps["ring"]]).stdout.split()) == 2)
         trace = os.path.join(d, f"trace.{int(sig)}")
         raw = os.path.join(trace, "p3s-raw")
         # Started: every rank is past MPI_Init and has written events (its first periodic flush).
         traced_rc, err = ended_by([c.a.p3s, "record", "-o", trace, "--"] + job, sig, group,
-                                  lambda: os.path.isdir(raw) and len(os.listdir(raw)) == 2 and all(
+                                  lambda sid: os.path.isdir(raw) and len(os.listdir(raw)) == 2 and all(
                                       os.path.getsize(os.path.join(raw, f)) > 256 for f in os.listdir(raw)))
         if traced_rc != plain_rc:
             fail("exit status", f"signal {sig}: traced exit {traced_rc}, untraced {plain_rc}: {err[-800:]}")
