@@ -3,6 +3,7 @@
 // [--predict-at N,...] [--report] [-q]`
 #include <iostream>
 
+#include "p3s/error.hpp"
 #include "p3s/modeler/fit.hpp"
 #include "subcommands.hpp"
 #include "validators.hpp"
@@ -41,8 +42,23 @@ void add_model(CLI::App& app) {
       ->delimiter(',')
       ->check(integer_in(1, std::int64_t{1} << 24));
   sub->add_flag("-q,--quiet", *quiet, "Print nothing on success");
+  auto force = std::make_shared<bool>(false);
+  sub->add_flag("--force", *force, "Replace an existing model file and its report");
   sub->callback([=] {
     std::vector<std::filesystem::path> paths(inputs->begin(), inputs->end());
+    // Checked before the fit: no input is written over, and no earlier model without --force.
+    const std::filesystem::path report_file = modeler::fit_report_path(*output);
+    for (const std::filesystem::path& out : {std::filesystem::path(*output), report_file}) {
+      std::error_code ec;
+      for (const std::filesystem::path& in : paths) {
+        if (std::filesystem::equivalent(in, out, ec)) {
+          throw InputError("-o '" + *output + "' would write over the input '" + in.string() + "'");
+        }
+      }
+      if (!*force && std::filesystem::exists(out, ec)) {
+        throw InputError("'" + out.string() + "' exists; add --force to replace it");
+      }
+    }
     modeler::ModelOptions opts;
     opts.hold_out_largest = !*no_holdout;
     if (!validate->empty()) opts.validate_with = *validate;

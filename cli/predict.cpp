@@ -25,6 +25,8 @@ void add_predict(CLI::App& app) {
   sub->add_option("--np", *np, "Process count")->required()->check(integer_in(1, std::int64_t{1} << 24));
   sub->add_flag("--logical", *logical, "Write the logical trace at that count (LT4NC) into -o DIR");
   sub->add_option("-o,--output", *output, "Output directory");
+  auto force = std::make_shared<bool>(false);
+  sub->add_flag("--force", *force, "Replace a logical trace already in the output directory");
   sub->add_option("--compare", *compare, "Compare the prediction with this real run's signature at the same count")
       ->check(CLI::ExistingPath);
   sub->callback([=] {
@@ -54,6 +56,13 @@ void add_predict(CLI::App& app) {
     }
     if (*logical) {
       if (output->empty()) throw InputError("--logical writes a directory: give it with -o DIR");
+      std::error_code ec;
+      for (const char* file : {"lt4nc.json", "ranks.jsonl"}) {
+        const std::filesystem::path there = std::filesystem::path(*output) / file;
+        if (!*force && std::filesystem::exists(there, ec)) {
+          throw InputError("'" + there.string() + "' exists; add --force to replace the logical trace");
+        }
+      }
       modeler::write_lt4nc(m, *np, *output);
       std::cout << "lt4nc        " << *output << "/lt4nc.json (" << *np << " ranks)\n";
     }

@@ -24,5 +24,5 @@ for n in 4 8 16 32; do
   runs="$runs $work/np$n"
 done
 "$p3s" analyze $runs -q
-"$p3s" model $runs -o "$work/stencil2d.model" --report
-"$p3s" predict "$work/stencil2d.model" --np 64 --logical -o "$work/np64-predicted"
+"$p3s" model $runs -o "$work/stencil2d.model" --report --force
+"$p3s" predict "$work/stencil2d.model" --np 64 --logical -o "$work/np64-predicted" --force

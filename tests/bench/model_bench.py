@@ -42,14 +42,14 @@ def main():
     for d in runs[:-1]:
         subprocess.run([a.p3s, "analyze", d, "-q"], check=True)
     model = os.path.join(a.work, "stencil2d.model")
-    t_model, rss_model = best([a.p3s, "model", *runs, "-o", model, "-q"], a.repeat)
+    t_model, rss_model = best([a.p3s, "model", *runs, "-o", model, "-q", "--force"], a.repeat)
     print(f"p3s model, 4 signatures (8..64 ranks): {t_model * 1000:.1f} ms, peak RSS {rss_model:.1f} MiB; "
           f"p3s analyze of the 64-rank run: {t_an * 1000:.1f} ms, {rss_an:.1f} MiB; ratio {t_model / t_an:.3f}")
     print(f"{'n':>6} {'predict':>9} {'copy':>8} {'ratio':>6} {'us/rank':>8} {'RSS':>8} {'output':>9}")
     for n in (512, 1024, 2048, 4096):
         out = os.path.join(a.work, f"lt{n}")
         shutil.rmtree(out, ignore_errors=True)
-        t_pred, rss = best([a.p3s, "predict", model, "--np", str(n), "--logical", "-o", out], a.repeat)
+        t_pred, rss = best([a.p3s, "predict", model, "--np", str(n), "--logical", "-o", out, "--force"], a.repeat)
         ranks = os.path.join(out, "ranks.jsonl")
         size = os.path.getsize(ranks)
         t_copy, _ = best(["cp", ranks, ranks + ".copy"], a.repeat)

@@ -66,7 +66,7 @@ def main():
         sigs.append(path)
 
     model = os.path.join(args.work, "scattered.model")
-    out = run([args.p3s, "model", *sigs, "-o", model]).stdout
+    out = run([args.p3s, "model", *sigs, "-o", model, "--force"]).stdout
     if "kept as measured" not in out:
         fail(f"`p3s model` printed no note on the group kept as measured:\n{out}")
     with open(model + ".report.json") as f:
@@ -80,7 +80,7 @@ def main():
             fail(f"the validation at n={report['validation']['n']} does not flag phase {check['phase']}")
 
     lt = os.path.join(args.work, "lt64")
-    out = run([args.p3s, "predict", model, "--np", "64", "--logical", "-o", lt]).stdout
+    out = run([args.p3s, "predict", model, "--np", "64", "--logical", "-o", lt, "--force"]).stdout
     if "stand in (approximate, not extrapolated)" not in out:
         fail(f"`p3s predict` printed no note on the approximate group:\n{out}")
     with open(os.path.join(lt, "lt4nc.json")) as f:
@@ -91,6 +91,17 @@ def main():
             fail(f"the LT4NC flags {flagged.get(phase)} in phase {phase}, the report {groups}")
         if any(a["from_n"] != 32 for p in header["phases"] if p["id"] == phase for a in p["approximate_groups"]):
             fail("the LT4NC at 64 does not name the run at 32 as the one standing in")
+
+    # Existing outputs are replaced only with --force, and an input never.
+    r = run([args.p3s, "model", *sigs, "-o", model], want_rc=1)
+    if "--force" not in r.stderr or r.stderr.count("\n") != 1:
+        fail(f"`p3s model` over an existing model: {r.stderr!r}")
+    r = run([args.p3s, "model", *sigs, "-o", sigs[0], "--force"], want_rc=1)
+    if "would write over the input" not in r.stderr:
+        fail(f"`p3s model -o` naming an input: {r.stderr!r}")
+    r = run([args.p3s, "predict", model, "--np", "64", "--logical", "-o", lt], want_rc=1)
+    if "--force" not in r.stderr or r.stderr.count("\n") != 1:
+        fail(f"`p3s predict --logical` over an existing LT4NC: {r.stderr!r}")
 
     # Counts outside the fitted range are said to be so.
     out = run([args.p3s, "predict", model, "--np", "2"]).stdout

@@ -78,7 +78,7 @@ def fit(p3s, sigs, out, budget=None):
     if os.path.exists(out):
         os.remove(out)
     extra = ["--search-candidates", str(budget)] if budget else []
-    r = subprocess.run([p3s, "model", *sigs, "-o", out, "-q", *extra], capture_output=True, text=True)
+    r = subprocess.run([p3s, "model", *sigs, "-o", out, "-q", "--force", *extra], capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"p3s model failed ({r.returncode}): {r.stderr.strip()}")
     with open(out) as f:

@@ -81,7 +81,7 @@ def main():
         for n in counts:
             record(n)
     model = os.path.join(a.work, "lammps.model")
-    out = run([a.p3s, "model", *[dirs[n] for n in a.fit], "--validate-with", dirs[a.predict], "-o", model],
+    out = run([a.p3s, "model", *[dirs[n] for n in a.fit], "--validate-with", dirs[a.predict], "-o", model, "--force"],
               "model").stdout
     print(out, end="")
     with open(model + ".report.json") as f:

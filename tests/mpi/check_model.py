@@ -74,7 +74,7 @@ def check_validation(app, model_path, label):
     for u in v.get("unrelated", []):
         problems.append(f"{app} n={v['n']} ({label}): {u}")
     if problems:
-        report = run([ARGS.p3s, "model", *FIT_DIRS, "-o", model_path + ".report", "--report", "--no-holdout"],
+        report = run([ARGS.p3s, "model", *FIT_DIRS, "-o", model_path + ".report", "--report", "--no-holdout", "--force"],
                      "report").stdout
         fail(label, "\n".join(problems) + "\n" + report)
 
@@ -106,17 +106,17 @@ def main():
     target = os.path.join(a.work, f"{a.name}.np{a.predict}")
 
     held = os.path.join(a.work, f"{a.name}.model")
-    out = run([a.p3s, "model", *FIT_DIRS, "-o", held], "model").stdout
+    out = run([a.p3s, "model", *FIT_DIRS, "-o", held, "--force"], "model").stdout
     print(out, end="")
     check_validation(a.name, held, "held out")
 
     beyond = os.path.join(a.work, f"{a.name}.beyond.model")
-    out = run([a.p3s, "model", *FIT_DIRS, "--validate-with", target, "-o", beyond], "model").stdout
+    out = run([a.p3s, "model", *FIT_DIRS, "--validate-with", target, "-o", beyond, "--force"], "model").stdout
     print(out, end="")
     check_validation(a.name, beyond, "predicted")
 
     lt = os.path.join(a.work, f"{a.name}.lt4nc.np{a.predict}")
-    run([a.p3s, "predict", held, "--np", str(a.predict), "--logical", "-o", lt], "predict")
+    run([a.p3s, "predict", held, "--np", str(a.predict), "--logical", "-o", lt, "--force"], "predict")
     with open(os.path.join(lt, "lt4nc.json")) as f:
         header = json.load(f)
     with open(held) as f:
