@@ -5,25 +5,12 @@
 #include <cmath>
 #include <cstdio>
 
-#include "p3s/modeler/pattern.hpp"
-
 namespace p3s::modeler::detail {
 
 namespace {
 
 /// A law reproduces its samples exactly within this relative error (floating point only).
 constexpr double kExact = 1e-9;
-
-/// Bytes of the first message of slot s of term t in pattern case c at n, as prediction computes them.
-double message_bytes(const GroupModel& g, std::size_t c, std::size_t t, std::size_t s, std::int64_t n) {
-  const TermTraits& traits = g.traits[c][t];
-  double bytes = traits.bytes[s].value_at(static_cast<double>(n));
-  if (traits.face_axis[s] >= 0 && c < g.pattern.cases.size()) {
-    const Program& p = g.pattern.cases[c].program;
-    bytes *= face_points(p.frame, p.layout, n, static_cast<std::size_t>(traits.face_axis[s]));
-  }
-  return bytes;
-}
 
 /// Whether x is a whole number of `unit`s, within the rounding of a fitted law.
 bool whole(double x, double unit) {
@@ -58,9 +45,9 @@ std::optional<std::string> uneven_sizes(const PhaseModel& phase, std::int64_t n,
           const TermTraits& traits = gm.traits[c][t];
           if (!gm.slot_kinds[s] || traits.rank_spread[s] > 0 || traits.bytes[s].max_rel_error > kExact) continue;
           std::vector<double> fitted;
-          for (const std::int64_t m : fitted_n) fitted.push_back(message_bytes(gm, c, t, s, m));
+          for (const std::int64_t m : fitted_n) fitted.push_back(gm.message_bytes(c, t, s, m));
           const double unit = element_of(fitted);
-          const double at_n = message_bytes(gm, c, t, s, n);
+          const double at_n = gm.message_bytes(c, t, s, n);
           if (unit == 0 || at_n <= 0 || whole(at_n, unit)) continue;
           if (!uneven && example.empty()) {
             char text[128];
@@ -96,7 +83,7 @@ std::optional<std::string> negative_laws(const PhaseModel& phase, std::int64_t n
     for (std::size_t c = 0; c < gm.traits.size(); ++c) {
       for (std::size_t t = 0; t < gm.traits[c].size(); ++t) {
         for (std::size_t s = 0; s < static_cast<std::size_t>(gm.slots); ++s) {
-          if (gm.slot_kinds[s]) add(sizes, "[" + std::to_string(g) + "] " + gm.call, message_bytes(gm, c, t, s, n));
+          if (gm.slot_kinds[s]) add(sizes, "[" + std::to_string(g) + "] " + gm.call, gm.message_bytes(c, t, s, n));
         }
       }
     }

@@ -68,6 +68,18 @@ void check_group(const PhaseModel& phase, std::size_t g, std::int64_t n) {
 
 }  // namespace
 
+double GroupModel::message_bytes(std::size_t which, std::size_t term, std::size_t slot, std::int64_t n,
+                                 std::int64_t index) const {
+  const TermTraits& t = traits.at(which).at(term);
+  double bytes =
+      t.bytes[slot].value_at(static_cast<double>(n)) * std::pow(t.bytes_step_factor[slot], static_cast<double>(index));
+  if (t.face_axis[slot] >= 0 && which < pattern.cases.size()) {
+    const Program& p = pattern.cases[which].program;
+    bytes *= face_points(p.frame, p.layout, n, static_cast<std::size_t>(t.face_axis[slot]));
+  }
+  return bytes;
+}
+
 PhasePredictor::PhasePredictor(const PhaseModel& phase, std::int64_t n)
     : phase_(phase), n_(n), weight_(phase.weight_at(n)), class_ranks_(phase.work.size(), 0) {
   if (n < 1) throw ModelError("a prediction needs at least one process, not " + std::to_string(n));
@@ -157,12 +169,7 @@ class RankBuilder {
         if (which < gm.traits.size() && e.term < gm.traits[which].size()) {
           const TermTraits& t = gm.traits[which][e.term];
           a.tag = static_cast<std::uint32_t>(t.tag[s]);
-          a.bytes = std::max(0.0, t.bytes[s].value_at(static_cast<double>(n_)) *
-                                      std::pow(t.bytes_step_factor[s], static_cast<double>(e.index)));
-          if (t.face_axis[s] >= 0 && which < gm.pattern.cases.size()) {
-            const Program& p = gm.pattern.cases[which].program;
-            a.bytes *= face_points(p.frame, p.layout, n_, static_cast<std::size_t>(t.face_axis[s]));
-          }
+          a.bytes = std::max(0.0, gm.message_bytes(which, e.term, s, n_, e.index));
         }
         c.actions.push_back(std::move(a));
       }

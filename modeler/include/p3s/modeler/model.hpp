@@ -176,6 +176,11 @@ struct GroupModel {
   [[nodiscard]] std::int64_t count_at(std::int64_t r, std::int64_t n) const;
   /// True when the group stands in at n for what no law gives: measured, and n is not a fitted n.
   [[nodiscard]] bool approximate_at(std::int64_t n) const;
+  /// PointToPoint: the bytes of repetition `index` of slot `slot` of term `term` in pattern case `which` at n, as
+  /// the laws give them (the size law, its step factor, the face's points): below zero where a law is, which
+  /// prediction takes as 0.
+  [[nodiscard]] double message_bytes(std::size_t which, std::size_t term, std::size_t slot, std::int64_t n,
+                                     std::int64_t index = 0) const;
 };
 
 /// The work of one burst position of a phase for one class of ranks.
