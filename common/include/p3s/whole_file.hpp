@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -21,28 +20,6 @@ inline void move_into_place(const std::filesystem::path& tmp, const std::filesys
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) throw Error("cannot move '" + tmp.string() + "' to '" + path.string() + "': " + ec.message());
-}
-
-/// Replaces `path` with `contents` (written to `path`.tmp, then renamed).
-/// @throws p3s::Error naming the file when it cannot be written.
-inline void write_whole_file(const std::filesystem::path& path, const std::string& contents) {
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  std::FILE* out = std::fopen(tmp.c_str(), "wb");
-  if (out == nullptr) {
-    throw Error("cannot create '" + tmp.string() + "': " + std::strerror(errno) + "; check the directory");
-  }
-  // Every step checked: a full disk may show only when the buffer is written out, at fflush or fclose.
-  const bool written = std::fwrite(contents.data(), 1, contents.size(), out) == contents.size() &&
-                       std::fflush(out) == 0 && std::ferror(out) == 0;
-  const int error = errno;
-  const bool closed = std::fclose(out) == 0;
-  if (!written || !closed) {
-    const int why = !written ? error : errno;
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
-    throw Error("cannot write '" + path.string() + "': " + std::strerror(why));
-  }
-  move_into_place(tmp, path);
 }
 
 /// A file written piece by piece that appears whole or not at all: the pieces go to `path`.tmp, commit() checks
@@ -71,6 +48,7 @@ class StreamedFile {
   }
   /// @throws p3s::Error as check(), or when the file cannot be moved into place.
   void commit() {
+    check();  // a piece that failed already: errno still says why
     errno = 0;
     out_.close();
     if (!out_) fail();
@@ -87,5 +65,13 @@ class StreamedFile {
   std::ofstream out_;
   bool committed_ = false;
 };
+
+/// Replaces `path` with `contents` (written to `path`.tmp, then renamed; nothing is left when that fails).
+/// @throws p3s::Error naming the file when it cannot be written.
+inline void write_whole_file(const std::filesystem::path& path, const std::string& contents) {
+  StreamedFile file(path);
+  file.stream() << contents;
+  file.commit();
+}
 
 }  // namespace p3s
