@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
-#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -60,9 +59,9 @@ class DirectoryLock {
 
 /// Whether the file system of `dir` has (nearly) no room left: less than 1 MiB for an unprivileged writer.
 bool full_disk(const std::string& dir) {
-  struct statvfs st {};
-  if (statvfs(dir.c_str(), &st) != 0) return false;
-  return static_cast<unsigned long long>(st.f_bavail) * st.f_frsize < (1ULL << 20);
+  std::error_code ec;
+  const fs::space_info room = fs::space(dir, ec);
+  return !ec && room.available < (std::uintmax_t{1} << 20);
 }
 
 std::string join(const std::vector<std::string>& words) {
