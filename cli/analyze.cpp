@@ -5,6 +5,7 @@
 #include <iostream>
 #include <vector>
 
+#include "outputs.hpp"
 #include "p3s/analyzer/analyze.hpp"
 #include "p3s/analyzer/signature.hpp"
 #include "p3s/analyzer/trace_reader.hpp"
@@ -36,9 +37,7 @@ void check_output(const fs::path& out, const std::vector<fs::path>& anchors, boo
                        "; choose another path");
     }
   }
-  std::error_code ec;
-  if (!force && fs::exists(out, ec))
-    throw InputError(what + " '" + out.string() + "' exists; add --force to replace it");
+  refuse_existing(out, force, what);
 }
 
 }  // namespace

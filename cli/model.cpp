@@ -3,6 +3,7 @@
 // [--predict-at N,...] [--report] [-q]`
 #include <iostream>
 
+#include "outputs.hpp"
 #include "p3s/error.hpp"
 #include "p3s/modeler/fit.hpp"
 #include "subcommands.hpp"
@@ -55,9 +56,7 @@ void add_model(CLI::App& app) {
           throw InputError("-o '" + *output + "' would write over the input '" + in.string() + "'");
         }
       }
-      if (!*force && std::filesystem::exists(out, ec)) {
-        throw InputError("'" + out.string() + "' exists; add --force to replace it");
-      }
+      refuse_existing(out, *force, out == report_file ? "the fit report" : "-o");
     }
     modeler::ModelOptions opts;
     opts.hold_out_largest = !*no_holdout;

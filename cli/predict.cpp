@@ -4,6 +4,7 @@
 #include <iomanip>
 #include <iostream>
 
+#include "outputs.hpp"
 #include "p3s/error.hpp"
 #include "p3s/modeler/dims.hpp"
 #include "p3s/modeler/fit.hpp"
@@ -56,12 +57,8 @@ void add_predict(CLI::App& app) {
     }
     if (*logical) {
       if (output->empty()) throw InputError("--logical writes a directory: give it with -o DIR");
-      std::error_code ec;
       for (const char* file : {"lt4nc.json", "ranks.jsonl"}) {
-        const std::filesystem::path there = std::filesystem::path(*output) / file;
-        if (!*force && std::filesystem::exists(there, ec)) {
-          throw InputError("'" + there.string() + "' exists; add --force to replace the logical trace");
-        }
+        refuse_existing(std::filesystem::path(*output) / file, *force, "the logical trace's");
       }
       modeler::write_lt4nc(m, *np, *output);
       std::cout << "lt4nc        " << *output << "/lt4nc.json (" << *np << " ranks)\n";
