@@ -65,17 +65,21 @@ class Location {
   std::unique_ptr<TickWriter> ticks_;
 };
 
-/// Two occurrences of 4 ticks from tick 1 and 5, and the end from tick 9.
-RunPhases three_occurrences() {
+/// Occurrences of outermost loops found on the run's ticks: their phases, first ticks and lengths in ticks.
+RunPhases occurrences(std::uint32_t phases, std::vector<std::uint32_t> phase, std::vector<std::uint64_t> first_tick,
+                      std::vector<std::uint64_t> ticks) {
   RunPhases rp;
   rp.method = PhaseMethod::GlobalTicks;
   rp.level = PhaseLevel::Outermost;
-  rp.phase_count = 2;
-  rp.occurrence_phase = {0, 0, 1};
-  rp.first_tick = {1, 5, 9};
-  rp.occurrence_ticks = {4, 4, 1};
+  rp.phase_count = phases;
+  rp.occurrence_phase = std::move(phase);
+  rp.first_tick = std::move(first_tick);
+  rp.occurrence_ticks = std::move(ticks);
   return rp;
 }
+
+/// Two occurrences of 4 ticks from tick 1 and 5, and the end from tick 9.
+RunPhases three_occurrences() { return occurrences(2, {0, 0, 1}, {1, 5, 9}, {4, 4, 1}); }
 
 TEST(ProgramCuts, AWaitOnARequestOfTheIterationBeforeStaysInIt) {
   using K = mpi::ActionKind;
@@ -121,13 +125,7 @@ TEST(ProgramCuts, ACompletionPastSeveralCutsAtOnceStaysWithItsRequest) {
   jump.add(2, K::Send, 31);
   jump.add(25, K::IsendComplete, 31);
   jump.add(26, K::Recv, 0);
-  RunPhases rp;
-  rp.method = PhaseMethod::GlobalTicks;
-  rp.level = PhaseLevel::Outermost;
-  rp.phase_count = 1;
-  rp.occurrence_phase = {0, 0, 0};
-  rp.first_tick = {1, 10, 20};
-  rp.occurrence_ticks = {9, 10, 10};
+  RunPhases rp = occurrences(1, {0, 0, 0}, {1, 10, 20}, {9, 10, 10});
   cut_at_program_points(rp, {jump.files()});
   EXPECT_EQ(rp.first_op[0], (std::vector<std::uint64_t>{0, 2, 2}));
 }
