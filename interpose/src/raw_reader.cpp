@@ -4,7 +4,6 @@
 
 #include <sys/stat.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -19,11 +18,12 @@ constexpr std::uint32_t kMaxRecordBytes = 16U << 20;
 RawReader::RawReader(std::string path, std::FILE* file, const raw::FileHeader& header, std::uint64_t file_bytes)
     : path_(std::move(path)), file_(file), header_(header), chunk_(kChunk), file_bytes_(file_bytes) {}
 
-std::uint64_t RawReader::bytes_unread() const noexcept {
-  if (!torn_) return 0;
+std::uint64_t RawReader::bytes_left() const noexcept {
   const std::uint64_t at = sizeof(raw::FileHeader) + consumed_;
   return file_bytes_ > at ? file_bytes_ - at : 0;
 }
+
+std::uint64_t RawReader::bytes_unread() const noexcept { return torn_ ? bytes_left() : 0; }
 
 RawReader::~RawReader() {
   if (file_ != nullptr) std::fclose(file_);
@@ -77,8 +77,7 @@ bool RawReader::next(RawRecord& record) {
   }
   std::memcpy(&record.header, chunk_.data() + begin_, sizeof record.header);
   const std::uint32_t bytes = record.header.bytes;
-  const std::uint64_t left = file_bytes_ - std::min<std::uint64_t>(file_bytes_, sizeof(raw::FileHeader) + consumed_);
-  if (bytes < sizeof(raw::RecordHeader) || bytes % 8 != 0 || bytes > kMaxRecordBytes || bytes > left) {
+  if (bytes < sizeof(raw::RecordHeader) || bytes % 8 != 0 || bytes > kMaxRecordBytes || bytes > bytes_left()) {
     torn_ = true;  // garbage: a write cut in the middle, or a damaged length (never allocated)
     return false;
   }

@@ -46,6 +46,8 @@ class RawReader {
  private:
   RawReader(std::string path, std::FILE* file, const raw::FileHeader& header, std::uint64_t file_bytes);
   bool fill(std::size_t need);
+  /// Bytes of the file after the records read so far.
+  [[nodiscard]] std::uint64_t bytes_left() const noexcept;
 
   std::string path_;
   std::FILE* file_;

@@ -182,7 +182,6 @@ void choose_counters(State& s) {
   }
 }
 
-/// The raw log header of this rank: who it is, what it counts, and its clock.
 /// An identity for the run, the same in every rank's logs: rank 0's, from its clock, pid and the OS's entropy.
 std::uint64_t shared_run_id(MPI_Comm comm, int rank) {
   std::uint64_t id = 0;
@@ -198,6 +197,7 @@ std::uint64_t shared_run_id(MPI_Comm comm, int rank) {
   return id;
 }
 
+/// The raw log header of this rank: who it is, what it counts, its clock, and the run it belongs to.
 void fill_header(State& s, std::int64_t clock_offset_ns) {
   timespec rt{};
   clock_gettime(CLOCK_REALTIME, &rt);
