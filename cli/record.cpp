@@ -28,11 +28,11 @@ void print(const interpose::RecordResult& r) {
     return it == r.properties.end() ? std::string() : it->second;
   };
   if (!r.failure.empty()) {
+    const std::string dir = std::filesystem::path(r.archive).parent_path().string();
     std::fprintf(stderr,
                  "p3s record: no trace was written: %s; the raw logs are kept in %s/p3s-raw: make room and run "
                  "`p3s recover %s`\n",
-                 r.failure.c_str(), std::filesystem::path(r.archive).parent_path().c_str(),
-                 std::filesystem::path(r.archive).parent_path().c_str());
+                 r.failure.c_str(), dir.c_str(), dir.c_str());
   } else if (r.recovered && r.recovery.complete) {
     std::fprintf(stderr,
                  "p3s record: the archive could not be written at MPI_Finalize (see above); rebuilt it from the raw "
