@@ -90,7 +90,7 @@ std::optional<std::string> negative_laws(const PhaseModel& phase, std::int64_t n
   }
   for (std::size_t k = 0; k < phase.work.size(); ++k) {
     for (const BurstModel& b : phase.work[k].bursts)
-      add(work, std::to_string(k), b.law.value_at(static_cast<double>(n)));
+      add(work, std::to_string(k), b.work.law.value_at(static_cast<double>(n)));
   }
   if (sizes.empty() && work.empty()) return std::nullopt;
   std::string laws = sizes.empty() ? "" : "the size laws of " + sizes;

@@ -481,14 +481,16 @@ detail::RankWork rank_work(const RankData& d, const PhaseModel& pm) {
       w.cases[g] = static_cast<std::uint32_t>(which);
       if (rg == nullptr) continue;
       for (std::size_t k = 0; k < rg->calls.size() && k < entries.size(); ++k) {
-        w.work[{static_cast<std::int32_t>(g), static_cast<std::uint32_t>(which), entries[k].term}] +=
-            rg->calls[k].burst_work;
+        const detail::BurstKey key{static_cast<std::int32_t>(g), static_cast<std::uint32_t>(which), entries[k].term};
+        w.work[key] += rg->calls[k].burst_work;
+        w.time[key] += rg->calls[k].burst_ns;
       }
     } else if (rg != nullptr) {
       const bool iterations = pm.in_loop(g);  // a loop's calls: one burst position, whatever their number
       for (std::size_t k = 0; k < rg->calls.size(); ++k) {
-        w.work[{static_cast<std::int32_t>(g), 0, iterations ? 0 : static_cast<std::uint32_t>(k)}] +=
-            rg->calls[k].burst_work;
+        const detail::BurstKey key{static_cast<std::int32_t>(g), 0, iterations ? 0 : static_cast<std::uint32_t>(k)};
+        w.work[key] += rg->calls[k].burst_work;
+        w.time[key] += rg->calls[k].burst_ns;
       }
     }
   }
@@ -499,7 +501,9 @@ detail::RankWork rank_work(const RankData& d, const PhaseModel& pm) {
     const auto first = std::min_element(w.work.begin(), w.work.end(), [&](const auto& a, const auto& b) {
       return first_event(d, a.first, groups) < first_event(d, b.first, groups);
     });
-    w.work[first == w.work.end() ? detail::BurstKey{} : first->first] += d.rank->tail_work.mean;
+    const detail::BurstKey key = first == w.work.end() ? detail::BurstKey{} : first->first;
+    w.work[key] += d.rank->tail_work.mean;
+    w.time[key] += d.rank->tail_ns.mean;
   }
   return w;
 }

@@ -189,32 +189,63 @@ GroupModel group_from(const json& j) {
   return g;
 }
 
+json burst_law_json(const BurstLaw& b) {
+  return json{{"scaling", b.scaling}, {"shared_by_all", b.shared_by_all}, {"law", to_json(b.law)}};
+}
+
+BurstLaw burst_law_from(const json& j) {
+  return {j.at("scaling").get<bool>(), j.value("shared_by_all", false), regression_law_from_json(j.at("law"))};
+}
+
+json far_point_json(const FarPoint& f) {
+  return json{{"signature", f.signature},         {"run_n", f.run_n}, {"run_phase", f.run_phase},
+              {"work_per_rank", f.work_per_rank}, {"n", f.n},         {"predicted_work", f.predicted_work},
+              {"time_ns", f.time_ns}};
+}
+
+FarPoint far_point_from(const json& j) {
+  return {j.at("signature").get<std::string>(), j.at("run_n").get<std::int64_t>(),
+          j.at("run_phase").get<std::uint32_t>(), j.at("work_per_rank").get<double>(),
+          j.at("n").get<std::int64_t>(),          j.at("predicted_work").get<double>(),
+          j.at("time_ns").get<double>()};
+}
+
 json work_json(const WorkClass& w) {
   json bursts = json::array();
   for (const BurstModel& b : w.bursts) {
-    bursts.push_back(json{{"group", b.group},
-                          {"case", b.pattern_case},
-                          {"term", b.term},
-                          {"scaling", b.scaling},
-                          {"shared_by_all", b.shared_by_all},
-                          {"law", to_json(b.law)}});
+    json jb = burst_law_json(b.work);  // the work law's fields at the top level, as schema 2 wrote them
+    jb["group"] = b.group;
+    jb["case"] = b.pattern_case;
+    jb["term"] = b.term;
+    if (b.time) jb["time"] = burst_law_json(*b.time);
+    bursts.push_back(std::move(jb));
   }
-  return json{{"cases", w.cases},
-              {"when", rank_predicate_json(w.when)},
-              {"bursts", std::move(bursts)},
-              {"largest_run_ranks", w.largest_run_ranks}};
+  json j{{"cases", w.cases},
+         {"when", rank_predicate_json(w.when)},
+         {"bursts", std::move(bursts)},
+         {"largest_run_ranks", w.largest_run_ranks}};
+  if (w.time_fit) j["time_fit"] = to_json(*w.time_fit);
+  if (w.time_calibrated) j["time_calibrated"] = to_json(*w.time_calibrated);
+  if (w.far_point) j["far_point"] = far_point_json(*w.far_point);
+  return j;
 }
 
 WorkClass work_from(const json& j) {
   WorkClass w;
   w.cases = j.at("cases").get<std::vector<std::uint32_t>>();
   if (j.contains("when")) w.when = rank_predicate_from_json(j.at("when"));
-  for (const json& b : j.at("bursts")) {
-    w.bursts.push_back({b.at("group").get<std::int32_t>(), b.at("case").get<std::uint32_t>(),
-                        b.at("term").get<std::uint32_t>(), b.at("scaling").get<bool>(), b.value("shared_by_all", false),
-                        regression_law_from_json(b.at("law"))});
+  for (const json& jb : j.at("bursts")) {
+    BurstModel& b = w.bursts.emplace_back();
+    b.group = jb.at("group").get<std::int32_t>();
+    b.pattern_case = jb.at("case").get<std::uint32_t>();
+    b.term = jb.at("term").get<std::uint32_t>();
+    b.work = burst_law_from(jb);
+    if (jb.contains("time")) b.time = burst_law_from(jb.at("time"));
   }
   w.largest_run_ranks = j.at("largest_run_ranks").get<std::int64_t>();
+  if (j.contains("time_fit")) w.time_fit = regression_law_from_json(j.at("time_fit"));
+  if (j.contains("time_calibrated")) w.time_calibrated = regression_law_from_json(j.at("time_calibrated"));
+  if (j.contains("far_point")) w.far_point = far_point_from(j.at("far_point"));
   return w;
 }
 
@@ -372,9 +403,10 @@ Model read_model(const std::filesystem::path& path) {
   try {
     const json j = json::parse(in);
     m.schema_version = j.at("schema_version").get<int>();
-    if (m.schema_version != kModelSchemaVersion) {
+    if (m.schema_version < kOldestModelSchemaVersion || m.schema_version > kModelSchemaVersion) {
       throw InputError("model '" + path.string() + "' has schema version " + std::to_string(m.schema_version) +
-                       ", this p3s reads version " + std::to_string(kModelSchemaVersion) +
+                       ", this p3s reads versions " + std::to_string(kOldestModelSchemaVersion) + " to " +
+                       std::to_string(kModelSchemaVersion) +
                        "; re-run `p3s model` on its signatures");
     }
     m.tool = j.at("tool").get<std::string>();

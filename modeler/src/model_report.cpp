@@ -114,6 +114,17 @@ std::string burst_place(const PhaseModel& p, const BurstModel& b) {
   return s;
 }
 
+/// "scaling, class total = ...": a burst law for the report.
+std::string burst_law_text(const BurstLaw& b) {
+  return std::string(!b.scaling        ? "constant, per rank = "
+                     : b.shared_by_all ? "scaling, total over all n ranks = "
+                                       : "scaling, class total = ") +
+         b.law.to_string() + uncertainty(b.law);
+}
+
+/// The time per unit of work (a CPI where work is instructions; wall over CPU time where it is CPU time).
+std::string time_per_work(double time, double work) { return work > 0 ? fmt("%11.3g", time / work) : "          -"; }
+
 /// The phase at n, or nullopt when a law cannot be evaluated there (the report shows what it can).
 std::optional<PhasePredictor> predictor_at(const PhaseModel& p, std::int64_t n) {
   try {
@@ -144,19 +155,17 @@ void work_lines(std::ostringstream& out, const Model& m, const PhaseModel& p, co
     }
     out << '\n';
     for (const BurstModel& b : w.bursts) {
-      out << "      " << burst_place(p, b) << ": "
-          << (!b.scaling        ? "constant, per rank = "
-              : b.shared_by_all ? "scaling, total over all n ranks = "
-                                : "scaling, class total = ")
-          << b.law.to_string() << uncertainty(b.law) << '\n';
+      out << "      " << burst_place(p, b) << ": work " << burst_law_text(b.work) << '\n';
+      if (b.time) out << "      " << std::string(burst_place(p, b).size(), ' ') << "  time " << burst_law_text(*b.time) << '\n';
     }
-    out << "      SCIC        n   ranks  work/rank/instance   weight          total\n";
+    out << "      SCIC        n   ranks  work/rank/instance   weight          total    time/rank (ns)  time/work\n";
     const std::vector<ScicRow> none;
     const std::vector<ScicRow>& measured = k < r.measured.size() ? r.measured[k] : none;
     for (const ScicRow& row : measured) {
       out << "      measured " << fmt("%5.0f", static_cast<double>(row.n))
           << fmt("%8.0f", static_cast<double>(row.ranks)) << fmt("%20.4g", row.work_per_rank)
-          << fmt("%9.0f", static_cast<double>(p.weight_at(row.n))) << fmt("%15.4g", row.total) << '\n';
+          << fmt("%9.0f", static_cast<double>(p.weight_at(row.n))) << fmt("%15.4g", row.total)
+          << fmt("%18.4g", row.time_per_rank) << time_per_work(row.time_per_rank, row.work_per_rank) << '\n';
     }
     for (const std::int64_t n : ns) {
       if (n <= fitted_top &&
@@ -170,9 +179,21 @@ void work_lines(std::ostringstream& out, const Model& m, const PhaseModel& p, co
       }
       const double per_rank = pp->class_work(k);
       const auto ranks = static_cast<double>(pp->class_ranks()[k]);
+      const std::optional<double> time = pp->class_time(k);
       out << "      predicted" << fmt("%5.0f", static_cast<double>(n)) << fmt("%8.0f", ranks) << fmt("%20.4g", per_rank)
           << fmt("%9.0f", static_cast<double>(pp->weight()))
-          << fmt("%15.4g", per_rank * ranks * static_cast<double>(pp->weight())) << '\n';
+          << fmt("%15.4g", per_rank * ranks * static_cast<double>(pp->weight()));
+      if (time) out << fmt("%18.4g", *time) << time_per_work(*time, per_rank);
+      out << '\n';
+    }
+    if (w.time_fit) out << "      compute time per rank and instance (CRMi): " << w.time_fit->to_string() << uncertainty(*w.time_fit) << '\n';
+    if (w.time_calibrated && w.far_point) {
+      const FarPoint& f = *w.far_point;
+      out << "      calibrated with a far point (CRMc): " << w.time_calibrated->to_string() << '\n'
+          << "        far run " << f.signature << " at " << f.run_n << " processes, phase " << f.run_phase << ": "
+          << fmt("%.4g", f.work_per_rank) << " work per rank, placed at n = " << f.n << " (predicted "
+          << fmt("%.4g", f.predicted_work) << ", " << fmt("%.2f", 100 * std::abs(f.predicted_work - f.work_per_rank) / std::max(f.work_per_rank, 1e-300))
+          << " % off), " << fmt("%.4g", f.time_ns) << " ns\n";
     }
   }
 }
@@ -201,7 +222,7 @@ std::vector<LawFit> law_fits(const PhaseModel& p) {
   }
   for (std::size_t k = 0; k < p.work.size(); ++k) {
     for (const BurstModel& b : p.work[k].bursts) {
-      out.push_back(law_fit("work class " + std::to_string(k) + ", " + burst_place(p, b), b.law));
+      out.push_back(law_fit("work class " + std::to_string(k) + ", " + burst_place(p, b), b.work.law));
     }
   }
   return out;

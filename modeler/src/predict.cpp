@@ -91,8 +91,12 @@ PhasePredictor::PhasePredictor(const PhaseModel& phase, std::int64_t n)
 
 double PhasePredictor::class_work(std::size_t cls) const {
   double w = 0;
-  for (const BurstModel& b : phase_.work.at(cls).bursts) w += detail::burst_work_at(b, n_, class_ranks_[cls], weight_);
+  for (const BurstModel& b : phase_.work.at(cls).bursts) w += b.work.at(n_, class_ranks_[cls], weight_);
   return w;
+}
+
+std::optional<double> PhasePredictor::class_time(std::size_t cls) const {
+  return phase_.work.at(cls).time_at(n_, class_ranks_[cls], weight_);
 }
 
 namespace {
@@ -335,21 +339,39 @@ class RankBuilder {
     }
   }
 
-  /// The work class's burst laws at n, each position's work shared among the calls at that position.
+  /// The work class's burst laws at n, each position's work and time shared among the calls at that position.
+  /// The times are scaled to the class's calibrated compute time where a far point gave one.
   void share_work(const WorkClass& wc, std::int64_t ranks, std::int64_t weight) {
     std::map<BurstPlace, std::int64_t> calls_per_burst;
     for (const BurstPlace& b : burst_of_) ++calls_per_burst[b];
+    const bool timed = std::all_of(wc.bursts.begin(), wc.bursts.end(), [](const BurstModel& b) { return b.time; });
+    double scale = 1;
+    if (timed && wc.time_calibrated) {
+      double sum = 0;
+      for (const BurstModel& b : wc.bursts) sum += b.time->at(n_, ranks, weight);
+      if (sum > 0) scale = *wc.time_at(n_, ranks, weight) / sum;
+    }
+    if (timed) {
+      out_.tail_ns = 0;
+      for (PredictedCall& c : out_.calls) c.burst_ns = 0;
+    }
     for (const BurstModel& b : wc.bursts) {
-      const double w = detail::burst_work_at(b, n_, ranks, weight);
+      const double w = b.work.at(n_, ranks, weight);
+      const std::optional<double> t =
+          timed ? std::optional<double>(scale * b.time->at(n_, ranks, weight)) : std::nullopt;
       if (b.group < 0) {
         out_.tail_work = w;
+        out_.tail_ns = t;
         continue;
       }
       const BurstPlace key{b.group, b.pattern_case, b.term};
       const auto it = calls_per_burst.find(key);
       if (it == calls_per_burst.end()) continue;
+      const auto share = static_cast<double>(it->second);
       for (std::size_t i = 0; i < burst_of_.size(); ++i) {
-        if (burst_of_[i] == key) out_.calls[i].burst_work = w / static_cast<double>(it->second);
+        if (burst_of_[i] != key) continue;
+        out_.calls[i].burst_work = w / share;
+        if (t) out_.calls[i].burst_ns = *t / share;
       }
     }
   }

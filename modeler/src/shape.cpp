@@ -71,6 +71,7 @@ std::vector<RankGroup> rank_groups(const analyzer::SigRank& rank) {
     Call c;
     c.event = i;
     c.burst_work = e.burst_work.mean;
+    c.burst_ns = e.burst_ns.mean;
     if (role == Role::PointToPoint) {
       const SlotKinds kinds = slot_kinds(e);
       for (std::size_t s = 0; s < 2; ++s) {

@@ -24,6 +24,7 @@ struct Call {
   std::array<std::uint32_t, 2> tags{0, 0};
   std::array<double, 2> bytes{0, 0};
   double burst_work = 0;
+  double burst_ns = 0;  ///< the burst's wall-clock time
   /// The first peer's offset from the rank (0 for no peer): lets the shape merge align the calls of ranks that
   /// skip some (a pipeline's boundary ranks) by direction, not only by function.
   std::int64_t offset = 0;

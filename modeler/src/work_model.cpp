@@ -62,6 +62,57 @@ double loglog_slope(const std::vector<Sample>& s) {
   return k < 2 || den == 0 ? 0 : (k * sxy - sx * sy) / den;
 }
 
+/// One burst position's law for a quantity (work or time), from the class's sum over its ranks per n.
+BurstLaw burst_law(const std::map<std::int64_t, double>& by_n, const std::map<std::int64_t, std::int64_t>& count,
+                   const std::map<std::int64_t, std::int64_t>& weights) {
+  std::vector<Sample> totals;    // the class's total: shared by its ranks
+  std::vector<Sample> over_all;  // as if shared by every process (a class that is all but a root or two)
+  std::vector<Sample> per_rank;
+  for (const auto& [n, m] : count) {
+    const auto it = by_n.find(n);
+    const double sum = it == by_n.end() ? 0 : it->second;
+    const double weight = static_cast<double>(weights.at(n));
+    totals.push_back({static_cast<double>(n), weight * sum});
+    over_all.push_back({static_cast<double>(n), weight * static_cast<double>(n) * sum / static_cast<double>(m)});
+    per_rank.push_back({static_cast<double>(n), sum / static_cast<double>(m)});
+  }
+  BurstLaw b;
+  const bool empty = std::all_of(per_rank.begin(), per_rank.end(), [](const Sample& s) { return s.value < kEmpty; });
+  if (empty) {
+    b.scaling = false;
+    b.law = fit_regression(std::vector<Sample>{{1, 0}});
+    return b;
+  }
+  const RegressionLaw t_class = work_law(totals);
+  const RegressionLaw t_all = work_law(over_all);
+  // The flatter total says who shares the work: a constant beats a trend, then the smaller error.
+  const auto flatness = [](const RegressionLaw& l) {
+    return std::make_pair(l.form == RegressionForm::Constant ? 0 : 1, l.max_rel_error);
+  };
+  const bool by_all = flatness(t_all) < flatness(t_class);
+  const RegressionLaw& t = by_all ? t_all : t_class;
+  const RegressionLaw p = work_law(per_rank);
+  const double slope = loglog_slope(per_rank);
+  if (slope <= -0.5) {
+    b.scaling = true;  // the value per rank falls with n: shared work
+  } else if (slope >= -0.25) {
+    b.scaling = false;  // it does not: control code, or work each rank repeats
+  } else {
+    b.scaling = t.max_rel_error <= p.max_rel_error;
+  }
+  b.law = b.scaling ? t : p;
+  b.shared_by_all = b.scaling && by_all;
+  return b;
+}
+
+/// A class's compute time per rank and instance versus n: a power law where the runs support one (the method's
+/// CRMi), else their median.
+RegressionLaw class_time_law(const std::vector<Sample>& samples) {
+  RegressionOptions o = work_fit();
+  o.allow_linear_inverse = true;  // a part that does not shrink (Amdahl) is an offset + c/n
+  return fit_regression(samples, o);
+}
+
 /// A class's bursts and measured rows from its members.
 void add_class(LearntWork& out, const std::vector<std::uint32_t>& cases, const RankPredicate& when,
                const std::vector<const RankWork*>& members, const std::map<std::int64_t, std::int64_t>& weights) {
@@ -70,64 +121,41 @@ void add_class(LearntWork& out, const std::vector<std::uint32_t>& cases, const R
   cls.cases = cases;
   cls.when = when;
   std::map<std::int64_t, std::int64_t> count;
-  std::map<BurstKey, std::map<std::int64_t, double>> sums;  // key -> n -> sum over the class's ranks
+  std::map<BurstKey, std::map<std::int64_t, double>> sums;   // key -> n -> sum of work over the class's ranks
+  std::map<BurstKey, std::map<std::int64_t, double>> times;  // key -> n -> sum of time
   for (const RankWork* r : members) {
     ++count[r->n];
     for (const auto& [key, w] : r->work) sums[key][r->n] += w;
+    for (const auto& [key, t] : r->time) times[key][r->n] += t;
   }
+  std::vector<Sample> class_time;
   for (const auto& [n, m] : count) {
-    double per_rank = 0;
-    for (const auto& [key, by_n] : sums) {
-      const auto it = by_n.find(n);
-      if (it != by_n.end()) per_rank += it->second / static_cast<double>(m);
-    }
+    const auto per_rank = [&, n = n, m = m](const std::map<BurstKey, std::map<std::int64_t, double>>& by_key) {
+      double v = 0;
+      for (const auto& [key, by_n] : by_key) {
+        const auto it = by_n.find(n);
+        if (it != by_n.end()) v += it->second / static_cast<double>(m);
+      }
+      return v;
+    };
+    const double work = per_rank(sums);
+    const double time = per_rank(times);
     const double weight = static_cast<double>(weights.at(n));
-    measured.push_back({n, m, per_rank, weight * static_cast<double>(m) * per_rank});
+    measured.push_back({n, m, work, weight * static_cast<double>(m) * work, time});
+    class_time.push_back({static_cast<double>(n), time});
   }
   cls.largest_run_ranks = measured.empty() ? 0 : measured.back().ranks;
   for (const auto& [key, by_n] : sums) {
-    std::vector<Sample> totals;    // the class's total: shared by its ranks
-    std::vector<Sample> over_all;  // as if shared by every process (a class that is all but a root or two)
-    std::vector<Sample> per_rank;
-    for (const auto& [n, m] : count) {
-      const auto it = by_n.find(n);
-      const double sum = it == by_n.end() ? 0 : it->second;
-      const double weight = static_cast<double>(weights.at(n));
-      totals.push_back({static_cast<double>(n), weight * sum});
-      over_all.push_back({static_cast<double>(n), weight * static_cast<double>(n) * sum / static_cast<double>(m)});
-      per_rank.push_back({static_cast<double>(n), sum / static_cast<double>(m)});
-    }
-    const RegressionLaw t_class = work_law(totals);
-    const RegressionLaw t_all = work_law(over_all);
-    // The flatter total says who shares the work: a constant beats a trend, then the smaller error.
-    const auto flatness = [](const RegressionLaw& l) {
-      return std::make_pair(l.form == RegressionForm::Constant ? 0 : 1, l.max_rel_error);
-    };
-    const bool by_all = members.size() != 0 && flatness(t_all) < flatness(t_class);
-    const RegressionLaw& t = by_all ? t_all : t_class;
-    const RegressionLaw p = work_law(per_rank);
-    const double slope = loglog_slope(per_rank);
     BurstModel b;
     b.group = key.group;
     b.pattern_case = key.pattern_case;
     b.term = key.term;
-    const bool empty = std::all_of(per_rank.begin(), per_rank.end(), [](const Sample& s) { return s.value < kEmpty; });
-    if (empty) {
-      b.scaling = false;
-      b.law = fit_regression(std::vector<Sample>{{1, 0}});
-    } else {
-      if (slope <= -0.5) {
-        b.scaling = true;  // the work per rank falls with n: shared work
-      } else if (slope >= -0.25) {
-        b.scaling = false;  // it does not: control code, or work each rank repeats
-      } else {
-        b.scaling = t.max_rel_error <= p.max_rel_error;
-      }
-      b.law = b.scaling ? t : p;
-      b.shared_by_all = b.scaling && by_all;
-    }
+    b.work = burst_law(by_n, count, weights);
+    const auto t = times.find(key);
+    b.time = burst_law(t == times.end() ? std::map<std::int64_t, double>{} : t->second, count, weights);
     cls.bursts.push_back(b);
   }
+  if (!members.empty()) cls.time_fit = class_time_law(class_time);
   out.classes.push_back(std::move(cls));
   out.measured.push_back(std::move(measured));
 }
@@ -201,12 +229,26 @@ LearntWork learn_work(std::span<const RankWork> ranks, const std::map<std::int64
   return out;
 }
 
-double burst_work_at(const BurstModel& b, std::int64_t n, std::int64_t ranks, std::int64_t weight) {
-  const double v = b.law.value_at(static_cast<double>(n));
-  if (!b.scaling) return std::max(0.0, v);
-  if (b.shared_by_all) ranks = n;
+}  // namespace p3s::modeler::detail
+
+namespace p3s::modeler {
+
+double BurstLaw::at(std::int64_t n, std::int64_t ranks, std::int64_t weight) const {
+  const double v = law.value_at(static_cast<double>(n));
+  if (!scaling) return std::max(0.0, v);
+  if (shared_by_all) ranks = n;
   if (ranks <= 0 || weight <= 0) return 0;
   return std::max(0.0, v / (static_cast<double>(ranks) * static_cast<double>(weight)));
 }
 
-}  // namespace p3s::modeler::detail
+std::optional<double> WorkClass::time_at(std::int64_t n, std::int64_t ranks, std::int64_t weight) const {
+  if (time_calibrated) return std::max(0.0, time_calibrated->value_at(static_cast<double>(n)));
+  double t = 0;
+  for (const BurstModel& b : bursts) {
+    if (!b.time) return std::nullopt;
+    t += b.time->at(n, ranks, weight);
+  }
+  return t;
+}
+
+}  // namespace p3s::modeler

@@ -27,6 +27,7 @@ struct RankWork {
   std::int64_t r = 0;
   std::vector<std::uint32_t> cases;  ///< its work class
   std::map<BurstKey, double> work;
+  std::map<BurstKey, double> time;  ///< the bursts' wall-clock time (ns), by the same positions
 };
 
 /// A phase's work classes with their burst models, and per class the measured rows of the SCIC.
@@ -38,9 +39,5 @@ struct LearntWork {
 /// Work classes with their burst models and measured SCIC rows. `weights` maps n to the phase's weight.
 [[nodiscard]] LearntWork learn_work(std::span<const RankWork> ranks,
                                     const std::map<std::int64_t, std::int64_t>& weights);
-
-/// Predicted work per instance of one burst for a rank of `cls` at n, with `ranks` ranks in the class and the
-/// phase weighing `weight` there.
-[[nodiscard]] double burst_work_at(const BurstModel& b, std::int64_t n, std::int64_t ranks, std::int64_t weight);
 
 }  // namespace p3s::modeler::detail

@@ -104,8 +104,8 @@ TEST(Model, FileRoundTrip) {
   EXPECT_TRUE(std::any_of(laws.begin(), laws.end(), [](const LawFit& l) {
     return l.law.rfind("work class", 0) == 0 && l.loo_rel_error.has_value();
   }));
-  EXPECT_EQ(back.phases.at(1).work.at(0).bursts.at(0).law.loo_rel_error,
-            fit.model.phases.at(1).work.at(0).bursts.at(0).law.loo_rel_error);
+  EXPECT_EQ(back.phases.at(1).work.at(0).bursts.at(0).work.law.loo_rel_error,
+            fit.model.phases.at(1).work.at(0).bursts.at(0).work.law.loo_rel_error);
 }
 
 TEST(Model, ModelFileHoldsWhatPredictionReadsAndNotTheFit) {
@@ -117,7 +117,8 @@ TEST(Model, ModelFileHoldsWhatPredictionReadsAndNotTheFit) {
   for (const char* fit_only : {"\"validation\"", "\"measured\"", "\"notes\"", "\"share\""}) {
     EXPECT_EQ(text.find(fit_only), std::string::npos) << fit_only << " is in the model file";
   }
-  EXPECT_NE(text.find("\"schema_version\": 2"), std::string::npos);
+  EXPECT_NE(text.find("\"schema_version\": 3"), std::string::npos);
+  EXPECT_NE(text.find("\"time_fit\""), std::string::npos);  // the compute-time laws are what predict reads
   EXPECT_NE(text.find("\"limits\""), std::string::npos);
 }
 
@@ -322,7 +323,10 @@ TEST(Model, LogicalTraceIsWrittenRankByRank) {
     ++lines;
     const nlohmann::json parsed = nlohmann::json::parse(line);
     for (const nlohmann::json& call : parsed.at("calls")) {
-      EXPECT_TRUE(call.at("burst_ns").is_null());  // until the compute-time model fills it
+      // The ring's bursts take as many ns as their work: the compute-time laws give the work's values.
+      ASSERT_TRUE(call.at("burst_ns").is_number());
+      EXPECT_NEAR(call.at("burst_ns").get<double>(), call.at("burst_work").get<double>(),
+                  1e-3 * call.at("burst_work").get<double>() + 1e-6);
       for (const nlohmann::json& a : call.at("actions")) {
         if (a.at("kind") == "isend_complete") continue;
         ASSERT_TRUE(a.contains("comm")) << a.dump();

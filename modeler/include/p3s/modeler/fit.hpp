@@ -25,6 +25,8 @@ struct ScicRow {
   std::int64_t ranks = 0;
   double work_per_rank = 0;
   double total = 0;
+  /// The class's compute time per rank and instance (ns): the bursts' wall-clock time, which the time laws fit.
+  double time_per_rank = 0;
 };
 
 /// How closely one regression law of a phase fits its runs, and how far it can be trusted beyond them.

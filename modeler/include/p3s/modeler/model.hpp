@@ -20,7 +20,10 @@
 
 namespace p3s::modeler {
 
-inline constexpr int kModelSchemaVersion = 2;
+/// Version 3 adds each burst's compute-time law and each work class's far-point calibration; readers take 2 and 3
+/// (a version 2 model predicts no time).
+inline constexpr int kModelSchemaVersion = 3;
+inline constexpr int kOldestModelSchemaVersion = 2;
 
 /// What a group of consecutive calls to one MPI function does.
 enum class Role : std::uint8_t {
@@ -183,20 +186,44 @@ struct GroupModel {
                                      std::int64_t index = 0) const;
 };
 
-/// The work of one burst position of a phase for one class of ranks.
+/// How one quantity of a burst position (its work, its wall-clock time) changes with n for a class of ranks.
+struct BurstLaw {
+  /// scaling: the class's total over the run (weight x ranks x value per rank) follows `law` and is shared by the
+  /// class's ranks; constant: the value per rank and instance follows `law` (control code).
+  bool scaling = true;
+  /// scaling: the total is shared by all n processes rather than by the class's ranks (the class is all ranks
+  /// but a few that do other work besides their share).
+  bool shared_by_all = false;
+  RegressionLaw law;
+  /// The value per rank and instance at n for a class of `ranks` ranks in a phase weighing `weight` there (0 where
+  /// the law falls below zero).
+  [[nodiscard]] double at(std::int64_t n, std::int64_t ranks, std::int64_t weight) const;
+};
+
+/// One burst position of a phase for one class of ranks: its work (the method's SCIC) and its wall-clock time
+/// in ns (the method's CRMi).
 struct BurstModel {
   /// Where the burst is: before the calls of (group, pattern case, term), summed over a repetition's calls
   /// (PointToPoint), or before call `term` of the group (other roles); group -1 is the phase's tail.
   std::int32_t group = -1;
   std::uint32_t pattern_case = 0;
   std::uint32_t term = 0;
-  /// scaling: the class's total work over the run (weight x ranks x work per rank) follows `law` and is shared
-  /// by the class's ranks; constant: the work per rank and instance follows `law` (control code).
-  bool scaling = true;
-  /// scaling: the total is shared by all n processes rather than by the class's ranks (the class is all ranks
-  /// but a few that do other work besides their share).
-  bool shared_by_all = false;
-  RegressionLaw law;
+  BurstLaw work;
+  /// The burst's duration; absent in a model written before compute time was modelled (schema 2).
+  std::optional<BurstLaw> time;
+};
+
+/// A far point (the method's CRMc): a run of the same program with a reduced input at a larger process count.
+/// Its work per rank is placed at the n where the class's predicted work per rank is the same, and its measured
+/// time there becomes one more point of the compute-time fit.
+struct FarPoint {
+  std::string signature;        ///< the far run's signature, as given
+  std::int64_t run_n = 0;       ///< its process count
+  std::uint32_t run_phase = 0;  ///< the phase of the far run related to this one
+  double work_per_rank = 0;     ///< the class's work per rank and instance in the far run
+  std::int64_t n = 0;           ///< the n whose predicted work per rank is closest to it
+  double predicted_work = 0;    ///< the predicted work per rank at n
+  double time_ns = 0;           ///< the far run's compute time per rank and instance: the point (n, time_ns)
 };
 
 /// Ranks whose bursts behave alike (the method's instruction groups): those that use the same pattern case in
@@ -210,6 +237,16 @@ struct WorkClass {
   /// Ranks in the class in the largest fitted run that has the class: a rank that falls in no class at a new n
   /// takes the class with the most.
   std::int64_t largest_run_ranks = 0;
+  /// The class's compute time per rank and instance (the sum of its bursts' times) fitted on the runs: the
+  /// method's CRMi for the class, a power law where the runs support one. Absent without time laws.
+  std::optional<RegressionLaw> time_fit;
+  /// The same fit with a far point added (the method's CRMc); prediction then scales the bursts' times so that
+  /// they add up to it. Absent without a far point.
+  std::optional<RegressionLaw> time_calibrated;
+  std::optional<FarPoint> far_point;
+  /// The class's compute time per rank and instance at n, for `ranks` ranks and `weight` instances: the
+  /// calibrated law where there is one, else the sum of the bursts' time laws; nullopt without time laws.
+  [[nodiscard]] std::optional<double> time_at(std::int64_t n, std::int64_t ranks, std::int64_t weight) const;
 };
 
 /// Consecutive groups of a phase that are the steps of a loop (an MPI_Irecv, MPI_Send, MPI_Wait of each step of

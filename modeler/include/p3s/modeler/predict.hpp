@@ -60,6 +60,9 @@ class PhasePredictor {
   [[nodiscard]] const std::vector<std::int64_t>& class_ranks() const noexcept { return class_ranks_; }
   /// Predicted work per rank and instance of a rank in work class `cls`.
   [[nodiscard]] double class_work(std::size_t cls) const;
+  /// Predicted compute time (ns) per rank and instance of a rank in work class `cls`; nullopt for a model
+  /// without compute-time laws.
+  [[nodiscard]] std::optional<double> class_time(std::size_t cls) const;
 
  private:
   const PhaseModel& phase_;
