@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // `p3s model SIG_OR_DIR... -o app.model [--validate-with SIG] [--no-holdout] [--search-candidates N]
-// [--predict-at N,...] [--report] [-q]`
+// [--predict-at N,...] [--far-point SIG] [--report] [-q]`
 #include <iostream>
 
 #include "outputs.hpp"
@@ -31,6 +31,11 @@ void add_model(CLI::App& app) {
                   "run out, validate, then fold it in)")
       ->check(CLI::ExistingPath);
   sub->add_flag("--no-holdout", *no_holdout, "Fit on every run without validating");
+  auto far_point = std::make_shared<std::string>();
+  sub->add_option("--far-point", *far_point,
+                  "Signature of a run of the same program with a reduced input at a larger process count: "
+                  "calibrates each phase's compute time where the fitted runs cannot show it")
+      ->check(CLI::ExistingPath);
   sub->add_flag("--report", *report, "Print the equations of every phase and its SCIC table");
   sub->add_option("--search-candidates", *candidates,
                   "Candidate expressions the peer search may try per quantity (a count, so fits do not depend on "
@@ -61,6 +66,7 @@ void add_model(CLI::App& app) {
     modeler::ModelOptions opts;
     opts.hold_out_largest = !*no_holdout;
     if (!validate->empty()) opts.validate_with = *validate;
+    if (!far_point->empty()) opts.far_point = *far_point;
     opts.fit.search.max_candidates = *candidates;
     opts.fit.evaluate_at = *predict_at;
     modeler::Fit fit = modeler::build_model(paths, opts);

@@ -17,15 +17,6 @@
 namespace p3s::modeler {
 namespace {
 
-/// For each model phase, the run's phase doing the same calls in the same order of first occurrence.
-std::vector<std::optional<std::uint32_t>> relate(const Model& m, const analyzer::Signature& s) {
-  std::vector<std::string> ours;
-  for (const PhaseModel& p : m.phases) ours.push_back(p.calls);
-  std::vector<std::string> theirs;
-  for (const analyzer::SigPhase& p : s.phases) theirs.push_back(phase_calls(p));
-  return relate_phase_lists(ours, theirs);
-}
-
 /// One action in the terms both sides share: a message (its kind and peer), an Isend's completion, or a
 /// collective (its operation and root); requests' bookkeeping aside.
 struct Step {
@@ -196,6 +187,14 @@ void compare_phase(const PhaseModel& pm, const analyzer::SigPhase& actual, std::
 
 }  // namespace
 
+std::vector<std::optional<std::uint32_t>> relate_model_phases(const Model& m, const analyzer::Signature& s) {
+  std::vector<std::string> ours;
+  for (const PhaseModel& p : m.phases) ours.push_back(p.calls);
+  std::vector<std::string> theirs;
+  for (const analyzer::SigPhase& p : s.phases) theirs.push_back(phase_calls(p));
+  return relate_phase_lists(ours, theirs);
+}
+
 Validation compare_with(const Model& model, const Run& run) {
   const ScopedDimsRule rule(model.dims_rule);
   if (!run.signature.mpi_library.empty() &&
@@ -213,7 +212,7 @@ Validation compare_with(const Model& model, const Run& run) {
   v.n = run.n();
   v.signature = run.path.string();
   v.fitted_on = model.fitted_counts();
-  const std::vector<std::optional<std::uint32_t>> rel = relate(model, run.signature);
+  const std::vector<std::optional<std::uint32_t>> rel = relate_model_phases(model, run.signature);
   std::vector<bool> used(run.signature.phases.size(), false);
   for (std::size_t p = 0; p < model.phases.size(); ++p) {
     const PhaseModel& pm = model.phases[p];

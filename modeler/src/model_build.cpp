@@ -996,7 +996,27 @@ Fit fit_model(std::span<const Run> runs, const FitOptions& options) {
   return fit;
 }
 
+namespace {
+
+/// The fit, calibrated with the far point when one is given.
+Fit calibrated(Fit fit, const ModelOptions& options) {
+  if (!options.far_point) return fit;
+  const std::vector<Run> far = load_runs(std::span(&*options.far_point, 1), 1);
+  calibrate_with_far_point(fit, far.front());
+  return fit;
+}
+
+Fit fitted_and_validated(std::span<const std::filesystem::path> signatures, const ModelOptions& options);
+
+}  // namespace
+
 Fit build_model(std::span<const std::filesystem::path> signatures, const ModelOptions& options) {
+  return calibrated(fitted_and_validated(signatures, options), options);
+}
+
+namespace {
+
+Fit fitted_and_validated(std::span<const std::filesystem::path> signatures, const ModelOptions& options) {
   const std::vector<Run> runs = load_runs(signatures, 3);
   // The model compared with a run is evaluated at that run's n: its laws should be whole numbers there.
   const auto validating = [&options](std::int64_t n) {
@@ -1018,4 +1038,5 @@ Fit build_model(std::span<const std::filesystem::path> signatures, const ModelOp
   return fit;
 }
 
+}  // namespace
 }  // namespace p3s::modeler

@@ -198,16 +198,25 @@ BurstLaw burst_law_from(const json& j) {
 }
 
 json far_point_json(const FarPoint& f) {
-  return json{{"signature", f.signature},         {"run_n", f.run_n}, {"run_phase", f.run_phase},
-              {"work_per_rank", f.work_per_rank}, {"n", f.n},         {"predicted_work", f.predicted_work},
-              {"time_ns", f.time_ns}};
+  return json{{"signature", f.signature}, {"run_n", f.run_n},         {"run_phase", f.run_phase},
+              {"work_per_rank", f.work_per_rank}, {"n", f.n},          {"predicted_work", f.predicted_work},
+              {"time_ns", f.time_ns},     {"fitted_ns", f.fitted_ns}, {"from_n", f.from_n},
+              {"exponent", f.exponent}};
 }
 
 FarPoint far_point_from(const json& j) {
-  return {j.at("signature").get<std::string>(), j.at("run_n").get<std::int64_t>(),
-          j.at("run_phase").get<std::uint32_t>(), j.at("work_per_rank").get<double>(),
-          j.at("n").get<std::int64_t>(),          j.at("predicted_work").get<double>(),
-          j.at("time_ns").get<double>()};
+  FarPoint f;
+  f.signature = j.at("signature").get<std::string>();
+  f.run_n = j.at("run_n").get<std::int64_t>();
+  f.run_phase = j.at("run_phase").get<std::uint32_t>();
+  f.work_per_rank = j.at("work_per_rank").get<double>();
+  f.n = j.at("n").get<std::int64_t>();
+  f.predicted_work = j.at("predicted_work").get<double>();
+  f.time_ns = j.at("time_ns").get<double>();
+  f.fitted_ns = j.at("fitted_ns").get<double>();
+  f.from_n = j.at("from_n").get<std::int64_t>();
+  f.exponent = j.at("exponent").get<double>();
+  return f;
 }
 
 json work_json(const WorkClass& w) {
@@ -225,7 +234,6 @@ json work_json(const WorkClass& w) {
          {"bursts", std::move(bursts)},
          {"largest_run_ranks", w.largest_run_ranks}};
   if (w.time_fit) j["time_fit"] = to_json(*w.time_fit);
-  if (w.time_calibrated) j["time_calibrated"] = to_json(*w.time_calibrated);
   if (w.far_point) j["far_point"] = far_point_json(*w.far_point);
   return j;
 }
@@ -244,7 +252,6 @@ WorkClass work_from(const json& j) {
   }
   w.largest_run_ranks = j.at("largest_run_ranks").get<std::int64_t>();
   if (j.contains("time_fit")) w.time_fit = regression_law_from_json(j.at("time_fit"));
-  if (j.contains("time_calibrated")) w.time_calibrated = regression_law_from_json(j.at("time_calibrated"));
   if (j.contains("far_point")) w.far_point = far_point_from(j.at("far_point"));
   return w;
 }

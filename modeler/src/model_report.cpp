@@ -187,13 +187,14 @@ void work_lines(std::ostringstream& out, const Model& m, const PhaseModel& p, co
       out << '\n';
     }
     if (w.time_fit) out << "      compute time per rank and instance (CRMi): " << w.time_fit->to_string() << uncertainty(*w.time_fit) << '\n';
-    if (w.time_calibrated && w.far_point) {
+    if (w.far_point) {
       const FarPoint& f = *w.far_point;
-      out << "      calibrated with a far point (CRMc): " << w.time_calibrated->to_string() << '\n'
-          << "        far run " << f.signature << " at " << f.run_n << " processes, phase " << f.run_phase << ": "
-          << fmt("%.4g", f.work_per_rank) << " work per rank, placed at n = " << f.n << " (predicted "
-          << fmt("%.4g", f.predicted_work) << ", " << fmt("%.2f", 100 * std::abs(f.predicted_work - f.work_per_rank) / std::max(f.work_per_rank, 1e-300))
-          << " % off), " << fmt("%.4g", f.time_ns) << " ns\n";
+      out << "      calibrated with a far point (CRMc): the law above x (n/" << f.from_n << ")^" << fmt("%.4g", f.exponent)
+          << " above n = " << f.from_n << '\n'
+          << "        far run " << f.signature << " at " << f.run_n << " processes, its phase " << f.run_phase << ": "
+          << fmt("%.4g", f.work_per_rank) << " work per rank, that of n = " << f.n << " (predicted "
+          << fmt("%.4g", f.predicted_work) << "); " << fmt("%.4g", f.time_ns) << " ns per rank there, the fit gave "
+          << fmt("%.4g", f.fitted_ns) << '\n';
     }
   }
 }

@@ -85,7 +85,7 @@ PhasePredictor::PhasePredictor(const PhaseModel& phase, std::int64_t n)
   if (n < 1) throw ModelError("a prediction needs at least one process, not " + std::to_string(n));
   for (std::size_t g = 0; g < phase.groups.size(); ++g) check_group(phase, g, n);
   if (!phase.work.empty()) {
-    for (std::int64_t r = 0; r < n; ++r) ++class_ranks_[class_of(phase, cases_of(phase, r, n), r, n)];
+    for (std::int64_t r = 0; r < n; ++r) ++class_ranks_[modeler::class_of(phase, cases_of(phase, r, n), r, n)];
   }
 }
 
@@ -93,6 +93,10 @@ double PhasePredictor::class_work(std::size_t cls) const {
   double w = 0;
   for (const BurstModel& b : phase_.work.at(cls).bursts) w += b.work.at(n_, class_ranks_[cls], weight_);
   return w;
+}
+
+std::size_t PhasePredictor::class_of(std::int64_t r) const {
+  return modeler::class_of(phase_, cases_of(phase_, r, n_), r, n_);
 }
 
 std::optional<double> PhasePredictor::class_time(std::size_t cls) const {
@@ -345,8 +349,8 @@ class RankBuilder {
     std::map<BurstPlace, std::int64_t> calls_per_burst;
     for (const BurstPlace& b : burst_of_) ++calls_per_burst[b];
     const bool timed = std::all_of(wc.bursts.begin(), wc.bursts.end(), [](const BurstModel& b) { return b.time; });
-    double scale = 1;
-    if (timed && wc.time_calibrated) {
+    double scale = 1;  // the bursts' laws share the class's compute time out
+    if (timed && wc.time_fit) {
       double sum = 0;
       for (const BurstModel& b : wc.bursts) sum += b.time->at(n_, ranks, weight);
       if (sum > 0) scale = *wc.time_at(n_, ranks, weight) / sum;

@@ -105,14 +105,6 @@ BurstLaw burst_law(const std::map<std::int64_t, double>& by_n, const std::map<st
   return b;
 }
 
-/// A class's compute time per rank and instance versus n: a power law where the runs support one (the method's
-/// CRMi), else their median.
-RegressionLaw class_time_law(const std::vector<Sample>& samples) {
-  RegressionOptions o = work_fit();
-  o.allow_linear_inverse = true;  // a part that does not shrink (Amdahl) is an offset + c/n
-  return fit_regression(samples, o);
-}
-
 /// A class's bursts and measured rows from its members.
 void add_class(LearntWork& out, const std::vector<std::uint32_t>& cases, const RankPredicate& when,
                const std::vector<const RankWork*>& members, const std::map<std::int64_t, std::int64_t>& weights) {
@@ -142,7 +134,7 @@ void add_class(LearntWork& out, const std::vector<std::uint32_t>& cases, const R
     const double time = per_rank(times);
     const double weight = static_cast<double>(weights.at(n));
     measured.push_back({n, m, work, weight * static_cast<double>(m) * work, time});
-    class_time.push_back({static_cast<double>(n), time});
+    class_time.push_back({static_cast<double>(n), weight * static_cast<double>(m) * time});
   }
   cls.largest_run_ranks = measured.empty() ? 0 : measured.back().ranks;
   for (const auto& [key, by_n] : sums) {
@@ -209,6 +201,12 @@ std::optional<RankPredicate> work_split(const std::vector<const RankWork*>& memb
 
 }  // namespace
 
+RegressionLaw class_time_law(std::span<const Sample> samples) {
+  RegressionOptions o = work_fit();
+  o.allow_linear_inverse = true;  // a part that does not shrink (Amdahl) is an offset + c/n
+  return fit_regression(samples, o);
+}
+
 LearntWork learn_work(std::span<const RankWork> ranks, const std::map<std::int64_t, std::int64_t>& weights) {
   std::map<std::vector<std::uint32_t>, std::vector<const RankWork*>> classes;
   for (const RankWork& r : ranks) classes[r.cases].push_back(&r);
@@ -241,8 +239,17 @@ double BurstLaw::at(std::int64_t n, std::int64_t ranks, std::int64_t weight) con
   return std::max(0.0, v / (static_cast<double>(ranks) * static_cast<double>(weight)));
 }
 
+double FarPoint::factor(std::int64_t at) const {
+  if (at <= from_n || from_n <= 0) return 1.0;
+  return std::pow(static_cast<double>(at) / static_cast<double>(from_n), exponent);
+}
+
 std::optional<double> WorkClass::time_at(std::int64_t n, std::int64_t ranks, std::int64_t weight) const {
-  if (time_calibrated) return std::max(0.0, time_calibrated->value_at(static_cast<double>(n)));
+  if (time_fit) {
+    if (ranks <= 0 || weight <= 0) return 0.0;
+    const double total = std::max(0.0, time_fit->value_at(static_cast<double>(n)));
+    return total * (far_point ? far_point->factor(n) : 1.0) / (static_cast<double>(ranks) * static_cast<double>(weight));
+  }
   double t = 0;
   for (const BurstModel& b : bursts) {
     if (!b.time) return std::nullopt;

@@ -40,4 +40,9 @@ struct LearntWork {
 [[nodiscard]] LearntWork learn_work(std::span<const RankWork> ranks,
                                     const std::map<std::int64_t, std::int64_t>& weights);
 
+/// A class's compute time over the run versus n (the method's CRMi): a constant under perfect strong scaling, a
+/// power law where time per unit of work changes with n, offset + c*n where a part does not shrink; a trend only
+/// where it predicts the samples clearly better than their mean (times are noisy).
+[[nodiscard]] RegressionLaw class_time_law(std::span<const Sample> samples);
+
 }  // namespace p3s::modeler::detail

@@ -110,6 +110,8 @@ struct ModelOptions {
   bool hold_out_largest = true;
   /// Validate against this signature instead (all inputs are fitted).
   std::optional<std::filesystem::path> validate_with;
+  /// A run of the same program with a reduced input at a larger n, to calibrate compute time (the method's CRMc).
+  std::optional<std::filesystem::path> far_point;
   FitOptions fit;
 };
 
@@ -117,6 +119,17 @@ struct ModelOptions {
 [[nodiscard]] Fit build_model(std::span<const std::filesystem::path> signatures, const ModelOptions& options);
 /// Fits a model to loaded runs (no validation).
 [[nodiscard]] Fit fit_model(std::span<const Run> runs, const FitOptions& options = {});
+
+/// For each model phase, the run's phase doing the same calls in the same order of first occurrence.
+[[nodiscard]] std::vector<std::optional<std::uint32_t>> relate_model_phases(const Model& model,
+                                                                           const analyzer::Signature& run);
+
+/// Calibrates every work class's compute time with a far point (the method's CRMc): the far run's work per rank
+/// and instance is placed at the n where the class's predicted work per rank is the same, and its compute time
+/// there pins the class's time law beyond the fitted runs (WorkClass::far_point). A phase or class that cannot be
+/// placed keeps its fit and gets a note in the report.
+/// @throws p3s::InputError when the run is of another program or metric, unfinished, or calibrates no phase.
+void calibrate_with_far_point(Fit& fit, const Run& far);
 
 /// Compares the model's prediction at the run's n with the run.
 [[nodiscard]] Validation compare_with(const Model& model, const Run& run);

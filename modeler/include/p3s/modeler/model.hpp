@@ -20,7 +20,7 @@
 
 namespace p3s::modeler {
 
-/// Version 3 adds each burst's compute-time law and each work class's far-point calibration; readers take 2 and 3
+/// Version 3 adds each burst's compute-time law and each work class's time fit and far point; readers take 2 and 3
 /// (a version 2 model predicts no time).
 inline constexpr int kModelSchemaVersion = 3;
 inline constexpr int kOldestModelSchemaVersion = 2;
@@ -214,8 +214,10 @@ struct BurstModel {
 };
 
 /// A far point (the method's CRMc): a run of the same program with a reduced input at a larger process count.
-/// Its work per rank is placed at the n where the class's predicted work per rank is the same, and its measured
-/// time there becomes one more point of the compute-time fit.
+/// Its work per rank is placed at the n where the class's predicted work per rank is the same; its measured time
+/// there pins how the time per unit of work moves beyond the fitted runs, which those runs cannot show (the work
+/// of each process starts to fit in a cache). The calibrated law is the fitted one times (n / from_n)^exponent
+/// above from_n, the exponent taking it through the far point; at and below from_n the fitted law stands.
 struct FarPoint {
   std::string signature;        ///< the far run's signature, as given
   std::int64_t run_n = 0;       ///< its process count
@@ -224,6 +226,11 @@ struct FarPoint {
   std::int64_t n = 0;           ///< the n whose predicted work per rank is closest to it
   double predicted_work = 0;    ///< the predicted work per rank at n
   double time_ns = 0;           ///< the far run's compute time per rank and instance: the point (n, time_ns)
+  double fitted_ns = 0;         ///< what the fitted law gave at n
+  std::int64_t from_n = 0;      ///< the largest fitted process count
+  double exponent = 0;          ///< the correction's exponent
+  /// The correction at n: 1 up to from_n, (n / from_n)^exponent above.
+  [[nodiscard]] double factor(std::int64_t at) const;
 };
 
 /// Ranks whose bursts behave alike (the method's instruction groups): those that use the same pattern case in
@@ -237,15 +244,15 @@ struct WorkClass {
   /// Ranks in the class in the largest fitted run that has the class: a rank that falls in no class at a new n
   /// takes the class with the most.
   std::int64_t largest_run_ranks = 0;
-  /// The class's compute time per rank and instance (the sum of its bursts' times) fitted on the runs: the
-  /// method's CRMi for the class, a power law where the runs support one. Absent without time laws.
+  /// The class's compute time over the run (weight x ranks x compute time per rank and instance, the sum of its
+  /// bursts' times) fitted on the runs: the method's CRMi for the class, a constant under perfect strong scaling,
+  /// rising where time per unit of work grows with n or a part does not shrink. Absent without time laws.
   std::optional<RegressionLaw> time_fit;
-  /// The same fit with a far point added (the method's CRMc); prediction then scales the bursts' times so that
-  /// they add up to it. Absent without a far point.
-  std::optional<RegressionLaw> time_calibrated;
+  /// The far point that calibrates the fit (the method's CRMc); absent without one.
   std::optional<FarPoint> far_point;
-  /// The class's compute time per rank and instance at n, for `ranks` ranks and `weight` instances: the
-  /// calibrated law where there is one, else the sum of the bursts' time laws; nullopt without time laws.
+  /// The class's compute time per rank and instance at n, for `ranks` ranks and `weight` instances: the fitted
+  /// law (calibrated by the far point where there is one), else the sum of the bursts' time laws; nullopt
+  /// without time laws. Prediction scales the bursts' times to add up to it.
   [[nodiscard]] std::optional<double> time_at(std::int64_t n, std::int64_t ranks, std::int64_t weight) const;
 };
 

@@ -58,6 +58,8 @@ class PhasePredictor {
   [[nodiscard]] PredictedRank rank(std::int64_t r) const;
   /// Ranks in each of the phase's work classes at n.
   [[nodiscard]] const std::vector<std::int64_t>& class_ranks() const noexcept { return class_ranks_; }
+  /// The work class of rank r.
+  [[nodiscard]] std::size_t class_of(std::int64_t r) const;
   /// Predicted work per rank and instance of a rank in work class `cls`.
   [[nodiscard]] double class_work(std::size_t cls) const;
   /// Predicted compute time (ns) per rank and instance of a rank in work class `cls`; nullopt for a model
