@@ -5,7 +5,7 @@
 #include <iostream>
 #include <vector>
 
-#include "outputs.hpp"
+#include "p3s/outputs.hpp"
 #include "p3s/analyzer/analyze.hpp"
 #include "p3s/analyzer/signature.hpp"
 #include "p3s/analyzer/trace_reader.hpp"

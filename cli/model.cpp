@@ -3,7 +3,7 @@
 // [--predict-at N,...] [--far-point SIG] [--report] [-q]`
 #include <iostream>
 
-#include "outputs.hpp"
+#include "p3s/outputs.hpp"
 #include "p3s/error.hpp"
 #include "p3s/modeler/fit.hpp"
 #include "subcommands.hpp"

@@ -4,7 +4,7 @@
 #include <iomanip>
 #include <iostream>
 
-#include "outputs.hpp"
+#include "p3s/outputs.hpp"
 #include "p3s/error.hpp"
 #include "p3s/modeler/dims.hpp"
 #include "p3s/modeler/fit.hpp"

@@ -132,14 +132,9 @@ void write_ranks(const Model& model, const std::vector<PhasePredictor>& phases, 
 
 /// The phase order of the largest fitted run at n: a phase that occurs in one stretch takes its weight at n,
 /// the stretches of the others keep their counts (the model's limits say which).
-json order_at(const Model& model, const std::vector<PhasePredictor>& phases) {
+json order_json(const Model& model, std::int64_t n) {
   json order = json::array();
-  for (const analyzer::PhaseRunEntry& e : model.order) {
-    const std::vector<std::uint32_t>& fixed = model.limits.fixed_count_phases;
-    const bool keeps = std::find(fixed.begin(), fixed.end(), e.phase) != fixed.end();
-    const std::int64_t count = keeps ? static_cast<std::int64_t>(e.count) : phases[e.phase].weight();
-    order.push_back(json::array({e.phase, count}));
-  }
+  for (const analyzer::PhaseRunEntry& e : order_at(model, n)) order.push_back(json::array({e.phase, e.count}));
   return order;
 }
 
@@ -154,6 +149,17 @@ json approximate_json(const PhaseModel& pm, std::int64_t n) {
 }
 
 }  // namespace
+
+std::vector<analyzer::PhaseRunEntry> order_at(const Model& model, std::int64_t n) {
+  std::vector<analyzer::PhaseRunEntry> order;
+  const std::vector<std::uint32_t>& fixed = model.limits.fixed_count_phases;
+  for (const analyzer::PhaseRunEntry& e : model.order) {
+    const bool keeps = std::find(fixed.begin(), fixed.end(), e.phase) != fixed.end();
+    const PhaseModel& pm = model.phases.at(e.phase);
+    order.push_back({e.phase, keeps ? e.count : static_cast<std::uint64_t>(pm.weight_at(n))});
+  }
+  return order;
+}
 
 void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path& dir) {
   const ScopedDimsRule rule(model.dims_rule);
@@ -199,7 +205,7 @@ void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path
                {"processes", n},
                {"work_metric", model.work_metric},
                {"phases", std::move(jphases)},
-               {"order", order_at(model, phases)},
+               {"order", order_json(model, n)},
                {"communicators", comms.to_json()},
                {"limits", limits_json(model.limits)},
                {"ranks_file", "ranks.jsonl"}};

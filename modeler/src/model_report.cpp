@@ -186,7 +186,7 @@ void work_lines(std::ostringstream& out, const Model& m, const PhaseModel& p, co
       if (time) out << fmt("%18.4g", *time) << time_per_work(*time, per_rank);
       out << '\n';
     }
-    if (w.time_fit) out << "      compute time per rank and instance (CRMi): " << w.time_fit->to_string() << uncertainty(*w.time_fit) << '\n';
+    if (w.time_fit) out << "      compute time over the run, weight x ranks x per rank and instance (CRMi): " << w.time_fit->to_string() << uncertainty(*w.time_fit) << '\n';
     if (w.far_point) {
       const FarPoint& f = *w.far_point;
       out << "      calibrated with a far point (CRMc): the law above x (n/" << f.from_n << ")^" << fmt("%.4g", f.exponent)

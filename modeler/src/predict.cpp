@@ -80,6 +80,33 @@ double GroupModel::message_bytes(std::size_t which, std::size_t term, std::size_
   return bytes;
 }
 
+namespace {
+
+/// The block every member of a collective passes, from the laws all members evaluate alike: a non-root's for a
+/// rooted operation, the bytes each rank sends over the members otherwise (Score-P's counting, which the recorder
+/// follows: an Allreduce of b bytes on m ranks counts m x b sent).
+double block_of(const CollectiveEntry& ce, std::int64_t n, std::int64_t members) {
+  const auto m = static_cast<double>(std::max<std::int64_t>(1, members));
+  switch (ce.op) {
+    case mpi::Collective::Bcast:
+    case mpi::Collective::Scatter:
+    case mpi::Collective::Scatterv:
+      return ce.received_at(n, members, false);
+    case mpi::Collective::Gather:
+    case mpi::Collective::Gatherv:
+    case mpi::Collective::Reduce:
+      return ce.bytes_at(n, members, false);
+    case mpi::Collective::Scan:
+      return (ce.bytes_at(n, members, true) + ce.received_at(n, members, true)) / (m + 1);
+    case mpi::Collective::Exscan:
+      return (ce.bytes_at(n, members, true) + ce.received_at(n, members, true)) / std::max(1.0, m - 1);
+    default:
+      return ce.bytes_at(n, members, true) / m;
+  }
+}
+
+}  // namespace
+
 PhasePredictor::PhasePredictor(const PhaseModel& phase, std::int64_t n)
     : phase_(phase), n_(n), weight_(phase.weight_at(n)), class_ranks_(phase.work.size(), 0) {
   if (n < 1) throw ModelError("a prediction needs at least one process, not " + std::to_string(n));
@@ -299,6 +326,7 @@ class RankBuilder {
       }
       a.bytes = ce.bytes_at(n_, a.comm_size, is_root);
       a.bytes_received = ce.received_at(n_, a.comm_size, is_root);
+      a.block = block_of(ce, n_, a.comm_size);
       c.actions.push_back(std::move(a));
     }
   }

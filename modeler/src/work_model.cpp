@@ -152,14 +152,14 @@ void add_class(LearntWork& out, const std::vector<std::uint32_t>& cases, const R
   out.measured.push_back(std::move(measured));
 }
 
-/// A predicate from the rank-class family that separates the members by work in every fitted run: the two sides'
-/// means differ by more than kSimilar, and each side's own spread is under half that difference (so noise
-/// alone, which scatters rather than sorts ranks, does not split a class).
-std::optional<RankPredicate> work_split(const std::vector<const RankWork*>& members) {
+/// A predicate from the rank-class family that separates the members by work (or by the bursts' time, `by_time`)
+/// in every fitted run: the two sides' means differ by more than kSimilar, and each side's own spread is under
+/// half that difference (so noise alone, which scatters rather than sorts ranks, does not split a class).
+std::optional<RankPredicate> work_split(const std::vector<const RankWork*>& members, bool by_time) {
   std::map<std::int64_t, std::vector<std::pair<std::int64_t, double>>> by_n;
   for (const RankWork* m : members) {
     double w = 0;
-    for (const auto& [key, v] : m->work) w += v;
+    for (const auto& [key, v] : by_time ? m->time : m->work) w += v;
     by_n[m->n].emplace_back(m->r, w);
   }
   bool spread = false;
@@ -203,7 +203,8 @@ std::optional<RankPredicate> work_split(const std::vector<const RankWork*>& memb
 
 RegressionLaw class_time_law(std::span<const Sample> samples) {
   RegressionOptions o = work_fit();
-  o.allow_linear_inverse = true;  // a part that does not shrink (Amdahl) is an offset + c/n
+  o.allow_linear_inverse = true;  // a part that does not shrink (Amdahl) is an offset + c*n
+  o.bases = {Basis::N, Basis::Log2, Basis::Sqrt};  // smooth in n: time has no reason to follow a grid's sides
   return fit_regression(samples, o);
 }
 
@@ -212,7 +213,11 @@ LearntWork learn_work(std::span<const RankWork> ranks, const std::map<std::int64
   for (const RankWork& r : ranks) classes[r.cases].push_back(&r);
   LearntWork out;
   for (const auto& [cases, members] : classes) {
-    if (const std::optional<RankPredicate> split = work_split(members)) {
+    // Work first; the bursts' time where work does not tell ranks apart (bursts that wait, or sleep, rather than
+    // compute: the CPU time of every rank is then about the same).
+    std::optional<RankPredicate> split = work_split(members, false);
+    if (!split) split = work_split(members, true);
+    if (split) {
       std::vector<const RankWork*> in;
       std::vector<const RankWork*> rest;
       for (const RankWork* m : members) (split->holds(m->r, m->n) ? in : rest).push_back(m);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Scaling app: strong-scaled 2-D Jacobi on an N x N grid over a non-periodic MPI_Cart_create grid.
 //
-// Usage: stencil2d [iterations=20] [N=1920].
+// Usage: stencil2d [iterations=20] [N=1920] [--sleep-ns-per-cell X] (sleep_work.h: the sweep sleeps X ns per cell
+// instead of computing).
 // Process grid px x py = MPI_Dims_create(n, 2) (px >= py); rank (cx, cy) owns nx = N/px rows and ny = N/py
 // columns (block distribution: the first N % px rows of ranks get one row more, same for columns; N = 1920
 // divides exactly at n = 1, 2, 4, 8, 16, 32, 64). Per iteration, on every rank:
@@ -13,7 +14,9 @@
 // Set-up ends with an MPI_Allreduce of 2 doubles (initial mean and mean square), the run with an MPI_Reduce.
 // Expected laws: loop weight = iterations; messages of N/py and N/px doubles; peers at offsets -py, +py, -1, +1
 // (world ranks, row-major Cartesian numbering) except on the boundary.
+#define _POSIX_C_SOURCE 200809L  // nanosleep, for the sleep mode
 #include "expect.h"
+#include "sleep_work.h"
 
 #include <math.h>
 #include <string.h>
@@ -27,6 +30,7 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const double sleep_ns = sleep_ns_per_cell(&argc, argv);
   const int iters = expect_arg_int(argc, argv, 1, 20);
   const int n_global = expect_arg_int(argc, argv, 2, 1920);
 
@@ -95,7 +99,8 @@ int main(int argc, char** argv) {
     MPI_Waitall(8, reqs, MPI_STATUSES_IGNORE);
 
     double local = 0.0;
-    for (int i = 1; i <= nx; ++i) {
+    if (sleep_ns > 0) sleep_cells((double)nx * ny, sleep_ns);
+    for (int i = 1; i <= nx && sleep_ns == 0; ++i) {
       const double* a = &u[(size_t)i * ld];
       double* b = &v[(size_t)i * ld];
       for (int j = 1; j <= ny; ++j) {

@@ -23,6 +23,9 @@ struct PredictedAction {
   mpi::Collective collective = mpi::Collective::None;
   std::int64_t root = -1;  ///< world rank
   double bytes_received = 0;
+  /// Collectives: the bytes of one member's block (a Bcast's buffer, an Allreduce's vector, an Alltoall's block per
+  /// peer), the same on every member of the communicator: what a replay passes as the count.
+  double block = 0;
   /// Messages and collectives: the communicator, a model of the phase being predicted (so a PredictedRank, like
   /// the PhasePredictor that made it, is valid only while its Model lives), and its size at r.
   const CommModel* comm = nullptr;
@@ -72,6 +75,10 @@ class PhasePredictor {
   std::int64_t weight_;
   std::vector<std::int64_t> class_ranks_;  ///< ranks per work class at n
 };
+
+/// The phase order at n: the largest fitted run's, a phase in one stretch taking its weight at n and the stretches
+/// of ModelLimits::fixed_count_phases keeping their counts.
+[[nodiscard]] std::vector<analyzer::PhaseRunEntry> order_at(const Model& model, std::int64_t n);
 
 /// Writes the LT4NC for n ranks into dir: lt4nc.json (provenance, phases with weights and the phase order) and
 /// ranks.jsonl (one line per rank and phase with its calls), streamed. Written under temporary names and

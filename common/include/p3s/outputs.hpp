@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The rule every subcommand's outputs follow: an existing file is replaced only with --force.
+// The rule every command's outputs follow: an existing file is replaced only with --force.
 #pragma once
 
 #include <filesystem>
@@ -8,7 +8,7 @@
 
 #include "p3s/error.hpp"
 
-namespace p3s::cli {
+namespace p3s {
 
 /// @throws p3s::InputError "`what` 'out' exists; add --force to replace it" when `out` exists and not `force`.
 inline void refuse_existing(const std::filesystem::path& out, bool force, const std::string& what) {
@@ -18,4 +18,4 @@ inline void refuse_existing(const std::filesystem::path& out, bool force, const 
   }
 }
 
-}  // namespace p3s::cli
+}  // namespace p3s

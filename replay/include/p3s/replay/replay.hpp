@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Replaying a model's predicted trace at n with real MPI (the method's stage 5, full mode): every rank runs the
+// phases in the predicted order, emulates each burst for its predicted duration and makes every communication as
+// a real MPI call of the recorded kind, and the phases' times give the predicted execution time (PET).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "p3s/modeler/model.hpp"
+
+namespace p3s::replay {
+
+/// How a burst is emulated.
+enum class Compute : std::uint8_t {
+  Spin,   ///< keep the core busy for the burst's time, as the application does
+  Sleep,  ///< sleep it (oversubscribed machines, and applications that sleep their work)
+};
+/// "spin", "sleep".
+[[nodiscard]] std::string_view compute_name(Compute c) noexcept;
+[[nodiscard]] std::optional<Compute> compute_named(std::string_view name) noexcept;
+
+struct ReplayOptions {
+  Compute compute = Compute::Spin;
+  /// Instances of a repeated phase that are measured, after `warmup` that are not; consecutive, without barriers
+  /// between them, so that a pipeline's instances overlap as in the application.
+  int instances = 3;
+  int warmup = 1;
+  /// Seconds without progress after which a rank names where it is stuck and the replay stops.
+  double watchdog_s = 120;
+};
+
+/// What the replay measured of one phase, over ranks (each rank's instance times tile its own time, as the
+/// analyzer's phase times do, so their mean over ranks is the phase time).
+struct PhaseTime {
+  std::uint32_t id = 0;
+  std::string calls;
+  std::int64_t weight = 0;  ///< instances at n
+  bool replayed = false;    ///< false for MPI_Init and MPI_Finalize: their time is not the replay's to measure
+  int instances = 0;        ///< instances measured
+  double time_ns = 0;       ///< mean over ranks of the mean instance time
+  double time_min_ns = 0;   ///< the smallest and largest rank-mean instance times
+  double time_max_ns = 0;
+  double time_stddev_ns = 0;  ///< over every rank's every measured instance
+  double compute_ns = 0;      ///< emulated burst time per instance (mean over ranks)
+  double predicted_compute_ns = 0;  ///< the predicted burst time per instance (mean over ranks)
+  double mpi_ns = 0;                ///< time in MPI calls per instance (mean over ranks)
+  double calls_per_instance = 0;    ///< MPI calls per instance (mean over ranks)
+};
+
+struct ReplayResult {
+  std::int64_t processes = 0;
+  std::vector<PhaseTime> phases;
+  /// Predicted execution time: the sum over the replayed phases of weight x time (MPI_Init and MPI_Finalize
+  /// phases are not replayed: their time is the MPI library's).
+  double pet_ns = 0;
+  double replay_wall_ns = 0;  ///< the replay's own wall time (the slowest rank's)
+};
+
+/// Replays the model at the size of MPI_COMM_WORLD. Collective over MPI_COMM_WORLD; every rank gets the result.
+/// @throws p3s::InputError when the model has no compute-time laws; p3s::ModelError when it cannot be evaluated at
+/// that size (on every rank alike).
+[[nodiscard]] ReplayResult run_replay(const modeler::Model& model, const ReplayOptions& options);
+
+/// A replay next to a real run at the same n: per phase, predicted and real time over the run (weight x instance
+/// time) and compute time per instance.
+struct PhaseComparison {
+  std::uint32_t id = 0;
+  std::optional<std::uint32_t> run_phase;  ///< the run's related phase, nullopt when it has none
+  bool replayed = false;
+  double predicted_ns = 0;  ///< weight x phase time
+  double real_ns = 0;
+  double predicted_compute_ns = 0;  ///< per instance, mean over ranks
+  double real_compute_ns = 0;
+};
+
+struct Comparison {
+  std::string signature;
+  std::int64_t processes = 0;
+  std::vector<PhaseComparison> phases;
+  double predicted_ns = 0;  ///< PET
+  double real_ns = 0;       ///< the run's time in the same phases
+  double real_excluded_ns = 0;  ///< the run's time in the phases not replayed (MPI_Init, MPI_Finalize)
+  [[nodiscard]] double error() const { return real_ns > 0 ? (predicted_ns - real_ns) / real_ns : 0; }
+};
+
+/// Compares a replay of `model` with the signature of a real run at the same n.
+/// @throws p3s::InputError when the run is at another n.
+[[nodiscard]] Comparison compare_with_run(const modeler::Model& model, const ReplayResult& result,
+                                          const std::filesystem::path& signature);
+
+/// Provenance of a result file.
+struct ResultInputs {
+  std::string model;
+  std::string command;
+  ReplayOptions options;
+};
+
+/// Writes result.json (share/doc/replay-format.md), whole or not at all. @throws p3s::Error when it cannot.
+void write_result(const ReplayResult& result, const modeler::Model& model, const ResultInputs& inputs,
+                  const std::optional<Comparison>& comparison, const std::filesystem::path& path);
+/// The readable summary: phases with weight, time per instance and its spread, compute and MPI time, PET.
+[[nodiscard]] std::string result_summary(const ReplayResult& result);
+/// The comparison table.
+[[nodiscard]] std::string comparison_summary(const Comparison& c);
+
+}  // namespace p3s::replay

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// `mpirun -np N p3s-replay app.model [--compute spin|sleep] [--instances M] [--warmup W] [--watchdog S]
+//  -o result.json [--force] [--compare SIG_AT_N]`: replays the model's prediction at N (the job's size).
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+#include "p3s/error.hpp"
+#include "p3s/modeler/model.hpp"
+#include "p3s/outputs.hpp"
+#include "p3s/replay/replay.hpp"
+
+namespace {
+
+/// Every rank's own outcome, agreed: true when all succeeded; otherwise the first failing rank's message is
+/// printed once and every rank returns false together (no rank is left waiting in a collective).
+bool all_ok(bool ok, const std::string& message, int rank) {
+  int failing = ok ? 1 << 30 : rank;
+  MPI_Allreduce(MPI_IN_PLACE, &failing, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (failing == 1 << 30) return true;
+  if (rank == failing) std::fprintf(stderr, "p3s-replay: %s\n", message.c_str());
+  return false;
+}
+
+std::string command_line(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) s += (i != 0 ? " " : "") + std::string(argv[i]);
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+
+  CLI::App app("Replay a p3s model's prediction at the job's process count with real MPI and predict its run time",
+               "p3s-replay");
+  std::string model_path;
+  std::string output;
+  std::string compute = "spin";
+  std::string compare;
+  bool force = false;
+  p3s::replay::ReplayOptions options;
+  app.add_option("model", model_path, "Model file written by `p3s model`")->required()->check(CLI::ExistingFile);
+  app.add_option("-o,--output", output, "Result file (JSON)")->required();
+  app.add_flag("--force", force, "Replace an existing result file");
+  app.add_option("--compute", compute, "How bursts are emulated: spin (busy, as the application) or sleep")
+      ->check(CLI::IsMember({"spin", "sleep"}))
+      ->capture_default_str();
+  app.add_option("--instances", options.instances, "Measured instances of each repeated phase")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--warmup", options.warmup, "Instances run before measuring a repeated phase")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  app.add_option("--watchdog", options.watchdog_s, "Seconds without progress before a rank reports where it is stuck")
+      ->check(CLI::Range(1.0, 1e6))
+      ->capture_default_str();
+  app.add_option("--compare", compare, "Signature of a real run at the same process count to compare with")
+      ->check(CLI::ExistingFile);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = rank == 0 ? app.exit(e) : (e.get_exit_code() == 0 ? 0 : 2);
+    MPI_Finalize();
+    return code == 0 ? 0 : 2;
+  }
+  options.compute = *p3s::replay::compute_named(compute);
+
+  p3s::modeler::Model model;
+  std::string error;
+  try {
+    p3s::refuse_existing(output, force, "result");
+    model = p3s::modeler::read_model(model_path);
+  } catch (const p3s::Error& e) {
+    error = e.what();
+  }
+  if (!all_ok(error.empty(), error, rank)) {
+    MPI_Finalize();
+    return 1;
+  }
+  p3s::replay::ReplayResult result;
+  try {
+    result = p3s::replay::run_replay(model, options);
+  } catch (const p3s::Error& e) {
+    // Before any phase runs, a model that cannot be replayed at this n fails on every rank alike; a failure of
+    // MPI during the phases is one rank's, and the others may be waiting on it.
+    std::fprintf(stderr, "p3s-replay: %s\n", e.what());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  if (rank == 0) {
+    try {
+      std::optional<p3s::replay::Comparison> comparison;
+      if (!compare.empty()) comparison = p3s::replay::compare_with_run(model, result, compare);
+      p3s::replay::write_result(result, model, {model_path, command_line(argc, argv), options}, comparison, output);
+      std::cout << p3s::replay::result_summary(result);
+      if (comparison) std::cout << p3s::replay::comparison_summary(*comparison);
+      std::cout << "result       " << output << '\n' << std::flush;
+    } catch (const p3s::Error& e) {
+      error = e.what();
+    }
+  }
+  const bool ok = all_ok(error.empty(), error, rank);
+  MPI_Finalize();
+  return ok ? 0 : 1;
+}

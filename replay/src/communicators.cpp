@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "communicators.hpp"
+
+#include <numeric>
+
+#include "p3s/error.hpp"
+
+namespace p3s::replay::detail {
+
+namespace {
+const modeler::CommModel kWorld{};  // the world, built first: the communicator of anything the model does not name
+}  // namespace
+
+Communicators::Communicators(const modeler::Model& model, std::int64_t n, std::int64_t rank) : n_(n), rank_(rank) {
+  index_[&kWorld] = find_or_build(kWorld);
+  for (const modeler::PhaseModel& p : model.phases) {
+    for (const modeler::GroupModel& g : p.groups) {
+      if (g.role == modeler::Role::PointToPoint) index_[&g.comm] = find_or_build(g.comm);
+      for (const modeler::CollectiveEntry& c : g.collectives) index_[&c.comm] = find_or_build(c.comm);
+    }
+  }
+}
+
+Communicators::~Communicators() {
+  for (Built& b : comms_) {
+    if (b.comm != MPI_COMM_NULL && b.comm != MPI_COMM_SELF) MPI_Comm_free(&b.comm);
+  }
+}
+
+std::size_t Communicators::find_or_build(const modeler::CommModel& c) {
+  for (std::size_t i = 0; i < comms_.size(); ++i) {
+    if (comms_[i].model->same_at(c, n_)) return i;
+  }
+  Built b;
+  b.model = &c;
+  const auto world = static_cast<int>(n_);
+  int status = MPI_SUCCESS;
+  switch (c.kind) {
+    case modeler::CommModel::Kind::World:
+      status = MPI_Comm_dup(MPI_COMM_WORLD, &b.comm);
+      break;
+    case modeler::CommModel::Kind::Self:
+      b.comm = MPI_COMM_SELF;
+      break;
+    default:
+      status = MPI_Comm_split(MPI_COMM_WORLD, static_cast<int>(c.color(rank_, n_)), static_cast<int>(c.key(rank_, n_)),
+                              &b.comm);
+  }
+  if (status != MPI_SUCCESS) throw Error("cannot build the communicator " + c.to_string());
+  MPI_Comm_set_errhandler(b.comm, MPI_ERRORS_RETURN);
+  MPI_Group world_group = MPI_GROUP_NULL;
+  MPI_Group group = MPI_GROUP_NULL;
+  MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  MPI_Comm_group(b.comm, &group);
+  std::vector<int> all(static_cast<std::size_t>(world));
+  std::iota(all.begin(), all.end(), 0);
+  b.local.assign(all.size(), MPI_UNDEFINED);
+  MPI_Group_translate_ranks(world_group, world, all.data(), group, b.local.data());
+  for (int& l : b.local) l = l == MPI_UNDEFINED ? -1 : l;
+  MPI_Group_free(&group);
+  MPI_Group_free(&world_group);
+  comms_.push_back(std::move(b));
+  return comms_.size() - 1;
+}
+
+MPI_Comm Communicators::comm(const modeler::CommModel* c) const {
+  const auto it = index_.find(c);
+  return it == index_.end() ? comms_.front().comm : comms_[it->second].comm;
+}
+
+int Communicators::rank_in(const modeler::CommModel* c, std::int64_t world) const {
+  const auto it = index_.find(c);
+  const Built& b = it == index_.end() ? comms_.front() : comms_[it->second];
+  return world >= 0 && static_cast<std::size_t>(world) < b.local.size() ? b.local[static_cast<std::size_t>(world)] : -1;
+}
+
+}  // namespace p3s::replay::detail

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Sends and receives: a blocking send as MPI_Send (MPI_Ssend when the application's was synchronous; buffered and
+// ready sends as standard ones, which need no attached buffer or posted receive), MPI_Isend/MPI_Issend, MPI_Recv,
+// MPI_Irecv, MPI_Sendrecv; a persistent start as the non-blocking call it starts. Completions wait for the requests
+// their actions name, with the recorded function's semantics (one, all, any, some; a test polls until done).
+// Collectives use the block every member computes alike, reductions as MPI_BOR on MPI_BYTE.
+#include "executor.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <string>
+
+#include "p3s/error.hpp"
+#include "p3s/mpi/vocabulary.hpp"
+
+namespace p3s::replay::detail {
+namespace {
+
+using mpi::ActionKind;
+using modeler::PredictedAction;
+using modeler::PredictedCall;
+
+/// Room for a message predicted at `bytes`: the two ends' laws can differ a little, so a receive takes more.
+std::size_t room_for(double bytes, std::size_t largest) {
+  const auto b = static_cast<std::size_t>(std::max(0.0, std::ceil(bytes)));
+  return std::min(largest, std::max(2 * b, b + 65536));
+}
+
+int tag_of(std::uint32_t tag) {
+  static const int upper = [] {
+    int* value = nullptr;
+    int flag = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &value, &flag);
+    return flag != 0 && value != nullptr ? *value : 32767;
+  }();
+  return static_cast<int>(tag % (static_cast<std::uint32_t>(upper) + 1));
+}
+
+}  // namespace
+
+int count_of(double bytes) {
+  if (!(bytes > 0)) return 0;
+  return static_cast<int>(std::min<double>(INT_MAX, std::round(bytes)));
+}
+
+Executor::Executor(const Communicators& comms, std::int64_t rank, double largest)
+    : comms_(comms), rank_(rank), largest_(static_cast<std::size_t>(std::max(0.0, std::ceil(largest))) + 1) {
+  send_.assign(largest_, 0);
+}
+
+void Executor::begin(const std::vector<PredictedCall>& calls) {
+  started_.assign(calls.size(), {});
+  taken_.assign(calls.size(), 0);
+  if (posted_.size() < calls.size()) posted_.resize(calls.size());
+}
+
+void Executor::end() {
+  for (std::vector<MPI_Request>& r : started_) {
+    if (!r.empty()) MPI_Waitall(static_cast<int>(r.size()), r.data(), MPI_STATUSES_IGNORE);
+  }
+}
+
+char* Executor::scratch(std::vector<char>& buffer, std::size_t bytes) {
+  if (buffer.size() < bytes) buffer.resize(bytes);
+  return buffer.data();
+}
+
+char* Executor::receive_buffer(std::size_t index, std::size_t slot, double bytes) {
+  std::vector<std::vector<char>>& mine = posted_[index];
+  if (mine.size() <= slot) mine.resize(slot + 1);
+  return scratch(mine[slot], room_for(bytes, largest_));
+}
+
+void Executor::check(int status, const PredictedCall& call) const {
+  if (status == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(status, text, &length);
+  throw Error("rank " + std::to_string(rank_) + ": " + call.call + " failed: " + std::string(text, length));
+}
+
+void Executor::execute(const PredictedCall& call, std::size_t index) {
+  const mpi::FunctionInfo& info = mpi::info(call.function);
+  switch (info.kind) {
+    case mpi::CallKind::Completion:
+      completion(call);
+      return;
+    case mpi::CallKind::Collective:
+    case mpi::CallKind::NbCollective:
+    case mpi::CallKind::CommCreate:
+      for (const PredictedAction& a : call.actions) {
+        if (a.kind == ActionKind::Collective) collective(a);
+      }
+      return;
+    case mpi::CallKind::Probe: {
+      int flag = 0;
+      check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comms_.comm(nullptr), &flag, MPI_STATUS_IGNORE), call);
+      return;
+    }
+    default:
+      point_to_point(call, index);
+  }
+}
+
+void Executor::point_to_point(const PredictedCall& call, std::size_t index) {
+  const mpi::FunctionInfo& info = mpi::info(call.function);
+  const bool nonblocking = info.kind == mpi::CallKind::Isend || info.kind == mpi::CallKind::Irecv ||
+                           info.kind == mpi::CallKind::Start || info.kind == mpi::CallKind::Other;
+  const bool synchronous = info.mode == mpi::SendMode::Synchronous;
+  const PredictedAction* send = nullptr;
+  const PredictedAction* recv = nullptr;
+  std::size_t slot = 0;
+  for (const PredictedAction& a : call.actions) {
+    const MPI_Comm comm = comms_.comm(a.comm);
+    const int peer = comms_.rank_in(a.comm, a.peer);
+    if (a.kind == ActionKind::Send) {
+      send = &a;
+      if (info.kind == mpi::CallKind::Sendrecv) continue;
+      const int count = count_of(a.bytes);
+      if (nonblocking) {
+        MPI_Request r = MPI_REQUEST_NULL;
+        check((synchronous ? MPI_Issend : MPI_Isend)(send_.data(), count, MPI_BYTE, peer, tag_of(a.tag), comm, &r),
+              call);
+        started_[index].push_back(r);
+      } else {
+        check((synchronous ? MPI_Ssend : MPI_Send)(send_.data(), count, MPI_BYTE, peer, tag_of(a.tag), comm), call);
+      }
+    } else if (a.kind == ActionKind::IrecvPost) {
+      MPI_Request r = MPI_REQUEST_NULL;
+      char* buffer = receive_buffer(index, slot++, a.bytes);
+      check(MPI_Irecv(buffer, static_cast<int>(room_for(a.bytes, largest_)), MPI_BYTE, peer, tag_of(a.tag), comm, &r),
+            call);
+      started_[index].push_back(r);
+    } else if (a.kind == ActionKind::Recv) {
+      recv = &a;
+      if (info.kind == mpi::CallKind::Sendrecv) continue;
+      const std::size_t room = room_for(a.bytes, largest_);
+      check(MPI_Recv(scratch(recv_, room), static_cast<int>(room), MPI_BYTE, peer, tag_of(a.tag), comm,
+                     MPI_STATUS_IGNORE),
+            call);
+    }
+  }
+  if (info.kind != mpi::CallKind::Sendrecv || (send == nullptr && recv == nullptr)) return;
+  // A Sendrecv with one side to MPI_PROC_NULL has only the other action.
+  const MPI_Comm comm = comms_.comm(send != nullptr ? send->comm : recv->comm);
+  const int to = send != nullptr ? comms_.rank_in(send->comm, send->peer) : MPI_PROC_NULL;
+  const int from = recv != nullptr ? comms_.rank_in(recv->comm, recv->peer) : MPI_PROC_NULL;
+  const std::size_t room = recv != nullptr ? room_for(recv->bytes, largest_) : 0;
+  check(MPI_Sendrecv(send_.data(), send != nullptr ? count_of(send->bytes) : 0, MPI_BYTE, to,
+                     send != nullptr ? tag_of(send->tag) : 0, scratch(recv_, room + 1), static_cast<int>(room),
+                     MPI_BYTE, from, recv != nullptr ? tag_of(recv->tag) : MPI_ANY_TAG, comm, MPI_STATUS_IGNORE),
+        call);
+}
+
+void Executor::completion(const PredictedCall& call) {
+  const mpi::FunctionInfo& info = mpi::info(call.function);
+  std::vector<MPI_Request> requests;
+  for (const PredictedAction& a : call.actions) {
+    if (a.started < 0 || static_cast<std::size_t>(a.started) >= started_.size()) continue;
+    const auto k = static_cast<std::size_t>(a.started);
+    if (taken_[k] < started_[k].size()) requests.push_back(std::exchange(started_[k][taken_[k]++], MPI_REQUEST_NULL));
+  }
+  const auto count = static_cast<int>(requests.size());
+  if (info.test) {
+    // A test completed these requests in the application: poll until they are, with the recorded function.
+    for (int done = 0; done == 0;) {
+      int index = MPI_UNDEFINED;
+      int outcount = 0;
+      std::vector<int> indices(requests.size());
+      switch (info.completes) {
+        case mpi::Completes::Any:
+          check(MPI_Testany(count, requests.data(), &index, &done, MPI_STATUS_IGNORE), call);
+          break;
+        case mpi::Completes::Some:
+          check(MPI_Testsome(count, requests.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE), call);
+          break;
+        case mpi::Completes::All:
+          check(MPI_Testall(count, requests.data(), &done, MPI_STATUSES_IGNORE), call);
+          break;
+        default:
+          check(count == 1 ? MPI_Test(requests.data(), &done, MPI_STATUS_IGNORE)
+                           : MPI_Testall(count, requests.data(), &done, MPI_STATUSES_IGNORE),
+                call);
+      }
+      done = std::all_of(requests.begin(), requests.end(), [](MPI_Request r) { return r == MPI_REQUEST_NULL; });
+    }
+    return;
+  }
+  switch (info.completes) {
+    case mpi::Completes::Any:
+      for (int left = count; left > 0; --left) {
+        int index = MPI_UNDEFINED;
+        check(MPI_Waitany(count, requests.data(), &index, MPI_STATUS_IGNORE), call);
+      }
+      return;
+    case mpi::Completes::Some: {
+      std::vector<int> indices(requests.size());
+      for (int left = count; left > 0;) {
+        int outcount = 0;
+        check(MPI_Waitsome(count, requests.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE), call);
+        if (outcount == MPI_UNDEFINED) break;
+        left -= outcount;
+      }
+      return;
+    }
+    default:
+      if (count == 1) {
+        check(MPI_Wait(requests.data(), MPI_STATUS_IGNORE), call);
+      } else {
+        check(MPI_Waitall(count, requests.data(), MPI_STATUSES_IGNORE), call);
+      }
+  }
+}
+
+void Executor::collective(const PredictedAction& a) {
+  const MPI_Comm comm = comms_.comm(a.comm);
+  const int block = count_of(a.block);
+  int members = 1;
+  MPI_Comm_size(comm, &members);
+  const auto all = static_cast<std::size_t>(block) * static_cast<std::size_t>(members) + 1;
+  const int root = std::max(0, comms_.rank_in(a.comm, a.root));
+  char* in = scratch(coll_in_, all);
+  char* out = scratch(coll_out_, all);
+  int status = MPI_SUCCESS;
+  switch (a.collective) {
+    case mpi::Collective::Barrier:
+      status = MPI_Barrier(comm);
+      break;
+    case mpi::Collective::Bcast:
+      status = MPI_Bcast(in, block, MPI_BYTE, root, comm);
+      break;
+    case mpi::Collective::Reduce:
+      status = MPI_Reduce(in, out, block, MPI_BYTE, MPI_BOR, root, comm);
+      break;
+    case mpi::Collective::Allreduce:
+      status = MPI_Allreduce(in, out, block, MPI_BYTE, MPI_BOR, comm);
+      break;
+    case mpi::Collective::Gather:
+    case mpi::Collective::Gatherv:
+      status = MPI_Gather(in, block, MPI_BYTE, out, block, MPI_BYTE, root, comm);
+      break;
+    case mpi::Collective::Scatter:
+    case mpi::Collective::Scatterv:
+      status = MPI_Scatter(in, block, MPI_BYTE, out, block, MPI_BYTE, root, comm);
+      break;
+    case mpi::Collective::Allgather:
+    case mpi::Collective::Allgatherv:
+      status = MPI_Allgather(in, block, MPI_BYTE, out, block, MPI_BYTE, comm);
+      break;
+    case mpi::Collective::Alltoall:
+    case mpi::Collective::Alltoallv:
+    case mpi::Collective::Alltoallw:
+      status = MPI_Alltoall(in, block, MPI_BYTE, out, block, MPI_BYTE, comm);
+      break;
+    case mpi::Collective::ReduceScatter:
+    case mpi::Collective::ReduceScatterBlock:
+      status = MPI_Reduce_scatter_block(in, out, block, MPI_BYTE, MPI_BOR, comm);
+      break;
+    case mpi::Collective::Scan:
+      status = MPI_Scan(in, out, block, MPI_BYTE, MPI_BOR, comm);
+      break;
+    case mpi::Collective::Exscan:
+      status = MPI_Exscan(in, out, block, MPI_BYTE, MPI_BOR, comm);
+      break;
+    case mpi::Collective::CreateHandle:
+    case mpi::Collective::CreateHandleAndAllocate: {
+      // The application made a communicator here: making one costs what it cost.
+      MPI_Comm made = MPI_COMM_NULL;
+      status = MPI_Comm_dup(comm, &made);
+      if (status == MPI_SUCCESS) MPI_Comm_free(&made);
+      break;
+    }
+    case mpi::Collective::Unknown:
+      status = MPI_Barrier(comm);
+      break;
+    default:
+      break;  // destroying a communicator, allocating: local
+  }
+  if (status != MPI_SUCCESS) {
+    PredictedCall c;
+    c.call = std::string(mpi::name(a.collective));
+    check(status, c);
+  }
+}
+
+}  // namespace p3s::replay::detail

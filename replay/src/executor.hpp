@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// One rank's calls of one phase instance made as real MPI calls: the recorded kind of each call (blocking,
+// non-blocking with its completion, collective on its communicator) with the predicted peers, tags and sizes.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "communicators.hpp"
+#include "p3s/modeler/predict.hpp"
+
+namespace p3s::replay::detail {
+
+class Executor {
+ public:
+  /// `largest` is the largest message or block any rank sends (receives get room for it).
+  Executor(const Communicators& comms, std::int64_t rank, double largest);
+
+  /// Starts an instance of `calls`' phase: no request is outstanding from it yet.
+  void begin(const std::vector<modeler::PredictedCall>& calls);
+  /// Makes call `index` of the instance.
+  /// @throws p3s::Error naming the call when MPI returns an error.
+  void execute(const modeler::PredictedCall& call, std::size_t index);
+  /// Completes the requests the instance started and did not complete (a request freed by the application).
+  void end();
+
+ private:
+  void point_to_point(const modeler::PredictedCall& call, std::size_t index);
+  void completion(const modeler::PredictedCall& call);
+  void collective(const modeler::PredictedAction& a);
+  void check(int status, const modeler::PredictedCall& call) const;
+  char* receive_buffer(std::size_t index, std::size_t slot, double bytes);
+  char* scratch(std::vector<char>& buffer, std::size_t bytes);
+
+  const Communicators& comms_;
+  std::int64_t rank_;
+  std::size_t largest_;
+  std::vector<char> send_;
+  std::vector<char> recv_;
+  std::vector<char> coll_in_;
+  std::vector<char> coll_out_;
+  std::vector<std::vector<MPI_Request>> started_;      ///< per call index: the requests it started
+  std::vector<std::size_t> taken_;                     ///< per call index: how many of them a completion took
+  std::vector<std::vector<std::vector<char>>> posted_;  ///< per call index and receive: its buffer
+};
+
+/// The MPI count of a predicted size in bytes (rounded; at most INT_MAX).
+[[nodiscard]] int count_of(double bytes);
+
+}  // namespace p3s::replay::detail

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The replay's phase loop. Each rank evaluates its own calls from the model (nothing it reads grows with n^2),
+// runs the phase order of the model at n, and times its instances the way the analyzer times phases: each
+// instance ends at the rank's last call of it and begins where the rank's previous instance ended, so a rank's
+// instance times tile its time and their mean over ranks is the phase time, pipelines included.
+#include "p3s/replay/replay.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "burst.hpp"
+#include "communicators.hpp"
+#include "executor.hpp"
+#include "p3s/error.hpp"
+#include "p3s/modeler/dims.hpp"
+#include "p3s/modeler/predict.hpp"
+#include "watchdog.hpp"
+
+namespace p3s::replay {
+
+std::string_view compute_name(Compute c) noexcept { return c == Compute::Sleep ? "sleep" : "spin"; }
+
+std::optional<Compute> compute_named(std::string_view name) noexcept {
+  if (name == "spin") return Compute::Spin;
+  if (name == "sleep") return Compute::Sleep;
+  return std::nullopt;
+}
+
+namespace {
+
+/// MPI_Init and MPI_Finalize phases: what they cost is the MPI library's start and end, not the replay's to measure.
+bool replayable(const modeler::PhaseModel& p) {
+  return std::none_of(p.groups.begin(), p.groups.end(), [](const modeler::GroupModel& g) {
+    const mpi::CallKind k = mpi::kind(g.function);
+    return k == mpi::CallKind::Init || k == mpi::CallKind::Finalize;
+  });
+}
+
+/// What one rank measured of one phase.
+struct Measured {
+  std::vector<double> instances;  ///< the measured instances' times
+  double compute_ns = 0;          ///< emulated over the measured instances
+  double predicted_ns = 0;        ///< predicted over the measured instances
+  double mpi_ns = 0;
+  double calls = 0;
+};
+
+/// Checks that the model predicts time: a model without compute-time laws would replay communication only.
+void require_time(const modeler::Model& model) {
+  for (const modeler::PhaseModel& p : model.phases) {
+    for (const modeler::WorkClass& w : p.work) {
+      if (!w.time_fit) {
+        throw InputError("the model has no compute-time laws (phase " + std::to_string(p.id) +
+                         "); re-run `p3s model` with this version of p3s");
+      }
+    }
+  }
+}
+
+double largest_size(const std::vector<modeler::PredictedRank>& ranks) {
+  double largest = 0;
+  for (const modeler::PredictedRank& r : ranks) {
+    for (const modeler::PredictedCall& c : r.calls) {
+      for (const modeler::PredictedAction& a : c.actions) largest = std::max({largest, a.bytes, a.block});
+    }
+  }
+  return largest;
+}
+
+}  // namespace
+
+ReplayResult run_replay(const modeler::Model& model, const ReplayOptions& options) {
+  int rank = 0;
+  int size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const std::int64_t n = size;
+  const modeler::ScopedDimsRule rule(model.dims_rule);
+  require_time(model);
+  std::vector<modeler::PredictedRank> mine;
+  std::vector<std::int64_t> weight(model.phases.size(), 0);
+  for (const modeler::PhaseModel& p : model.phases) {
+    const modeler::PhasePredictor predictor(p, n);
+    mine.push_back(predictor.rank(rank));
+  }
+  const std::vector<analyzer::PhaseRunEntry> order = modeler::order_at(model, n);
+  for (const analyzer::PhaseRunEntry& e : order) weight[e.phase] += static_cast<std::int64_t>(e.count);
+
+  double largest = largest_size(mine);
+  MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  const detail::Communicators comms(model, n, rank);
+  detail::Executor executor(comms, rank, largest);
+  const detail::BurstEmulator burst(options.compute);
+  detail::Position position;
+  const detail::Watchdog watchdog(rank, options.watchdog_s, position);
+
+  std::vector<Measured> measured(model.phases.size());
+  std::vector<bool> done(model.phases.size(), false);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const std::int64_t start = detail::now_ns();
+  std::int64_t last_end = start;
+  for (const analyzer::PhaseRunEntry& e : order) {
+    const modeler::PhaseModel& pm = model.phases.at(e.phase);
+    if (done[e.phase] || e.count == 0 || !replayable(pm)) continue;
+    done[e.phase] = true;
+    const auto total = static_cast<int>(std::min<std::uint64_t>(e.count, options.warmup + options.instances));
+    const int warm = e.count > 1 ? std::max(0, total - options.instances) : 0;
+    const modeler::PredictedRank& calls = mine[e.phase];
+    Measured& m = measured[e.phase];
+    position.phase = pm.id;
+    for (int i = 0; i < total; ++i) {
+      const bool timed = i >= warm;
+      position.instance = static_cast<std::uint32_t>(i);
+      executor.begin(calls.calls);
+      for (std::size_t k = 0; k < calls.calls.size(); ++k) {
+        const modeler::PredictedCall& c = calls.calls[k];
+        position.call = static_cast<std::uint32_t>(k);
+        position.function = -1;
+        ++position.step;
+        const double burst_ns = c.burst_ns.value_or(0);
+        const std::int64_t t0 = detail::now_ns();
+        burst.run(burst_ns);
+        position.function = static_cast<std::int32_t>(c.function);
+        position.peer = c.actions.empty() ? -1 : c.actions.front().peer;
+        ++position.step;
+        const std::int64_t t1 = detail::now_ns();
+        executor.execute(c, k);
+        const std::int64_t t2 = detail::now_ns();
+        if (timed) {
+          m.compute_ns += static_cast<double>(t1 - t0);
+          m.predicted_ns += burst_ns;
+          m.mpi_ns += static_cast<double>(t2 - t1);
+          m.calls += 1;
+        }
+      }
+      position.function = -1;
+      ++position.step;
+      const std::int64_t t0 = detail::now_ns();
+      burst.run(calls.tail_ns.value_or(0));
+      executor.end();
+      const std::int64_t end = detail::now_ns();
+      if (timed) {
+        m.compute_ns += static_cast<double>(end - t0);
+        m.predicted_ns += calls.tail_ns.value_or(0);
+        m.instances.push_back(static_cast<double>(end - last_end));
+      }
+      last_end = end;
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  const std::int64_t wall = detail::now_ns() - start;
+
+  ReplayResult result;
+  result.processes = n;
+  result.replay_wall_ns = static_cast<double>(wall);
+  MPI_Allreduce(MPI_IN_PLACE, &result.replay_wall_ns, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  for (std::size_t p = 0; p < model.phases.size(); ++p) {
+    const modeler::PhaseModel& pm = model.phases[p];
+    const Measured& m = measured[p];
+    PhaseTime t;
+    t.id = pm.id;
+    t.calls = pm.calls;
+    t.weight = weight[p];
+    t.replayed = done[p];
+    t.instances = static_cast<int>(m.instances.size());
+    const double k = std::max<double>(1, static_cast<double>(m.instances.size()));
+    double mean = 0, sq = 0;
+    for (const double x : m.instances) {
+      mean += x / k;
+      sq += x * x;
+    }
+    // Sums over ranks: mean instance time, squares, compute, predicted compute, MPI time, calls, instances.
+    double sums[7] = {mean, sq, m.compute_ns / k, m.predicted_ns / k, m.mpi_ns / k, m.calls / k,
+                      static_cast<double>(m.instances.size())};
+    MPI_Allreduce(MPI_IN_PLACE, sums, 7, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    double lo = mean, hi = mean;
+    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    const double ranks = static_cast<double>(n);
+    t.time_ns = sums[0] / ranks;
+    t.time_min_ns = lo;
+    t.time_max_ns = hi;
+    const double samples = std::max(1.0, sums[6]);
+    const double overall = sums[0] / ranks;
+    t.time_stddev_ns = std::sqrt(std::max(0.0, sums[1] / samples - overall * overall));
+    t.compute_ns = sums[2] / ranks;
+    t.predicted_compute_ns = sums[3] / ranks;
+    t.mpi_ns = sums[4] / ranks;
+    t.calls_per_instance = sums[5] / ranks;
+    if (t.replayed) result.pet_ns += static_cast<double>(t.weight) * t.time_ns;
+    result.phases.push_back(std::move(t));
+  }
+  return result;
+}
+
+}  // namespace p3s::replay

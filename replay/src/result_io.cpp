@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The replay's result file and summaries, and its comparison with a real run.
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "p3s/error.hpp"
+#include "p3s/json_text.hpp"
+#include "p3s/modeler/fit.hpp"
+#include "p3s/replay/replay.hpp"
+#include "p3s/utc_date.hpp"
+#include "p3s/version.hpp"
+#include "p3s/whole_file.hpp"
+
+namespace p3s::replay {
+namespace {
+
+using nlohmann::json;
+
+inline constexpr int kResultSchemaVersion = 1;
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+/// A string right- (width > 0) or left-aligned (width < 0) in a column.
+std::string pad(const std::string& text, int width) {
+  const auto w = static_cast<std::size_t>(width < 0 ? -width : width);
+  if (text.size() >= w) return text;
+  const std::string fill(w - text.size(), ' ');
+  return width < 0 ? text + fill : fill + text;
+}
+
+/// "12.3 ms": a time in ns for tables.
+std::string time_text(double ns) {
+  if (ns >= 1e9) return fmt("%.3f s", ns / 1e9);
+  if (ns >= 1e6) return fmt("%.2f ms", ns / 1e6);
+  return fmt("%.1f us", ns / 1e3);
+}
+
+bool is_init_or_finalize(const analyzer::SigPhase& p) {
+  for (const analyzer::SigRank& r : p.ranks) {
+    for (const analyzer::SigEvent& e : r.events) {
+      const mpi::CallKind k = mpi::kind(e.function);
+      if (k == mpi::CallKind::Init || k == mpi::CallKind::Finalize) return true;
+    }
+  }
+  return false;
+}
+
+/// Compute time per instance of a real phase: the bursts' time, mean over its ranks.
+double compute_per_instance(const analyzer::SigPhase& p, std::int64_t n) {
+  double total = 0;
+  for (const analyzer::SigRank& r : p.ranks) {
+    if (r.thread != 0) continue;
+    total += r.tail_ns.mean;
+    for (const analyzer::SigEvent& e : r.events) total += e.burst_ns.mean;
+  }
+  return n > 0 ? total / static_cast<double>(n) : 0;
+}
+
+}  // namespace
+
+Comparison compare_with_run(const modeler::Model& model, const ReplayResult& result,
+                            const std::filesystem::path& signature) {
+  const analyzer::Signature s = analyzer::read_signature(signature);
+  if (s.processes != result.processes) {
+    throw InputError("signature '" + signature.string() + "' is a run at " + std::to_string(s.processes) +
+                     " processes, the replay at " + std::to_string(result.processes) + "; compare runs at the same n");
+  }
+  Comparison c;
+  c.signature = signature.string();
+  c.processes = s.processes;
+  const std::vector<std::optional<std::uint32_t>> related = modeler::relate_model_phases(model, s);
+  std::vector<bool> used(s.phases.size(), false);
+  for (std::size_t i = 0; i < result.phases.size(); ++i) {
+    const PhaseTime& t = result.phases[i];
+    PhaseComparison pc;
+    pc.id = t.id;
+    pc.replayed = t.replayed;
+    pc.predicted_ns = static_cast<double>(t.weight) * t.time_ns;
+    pc.predicted_compute_ns = t.predicted_compute_ns;
+    if (i < related.size() && related[i]) {
+      for (std::size_t j = 0; j < s.phases.size(); ++j) {
+        if (s.phases[j].id != *related[i]) continue;
+        used[j] = true;
+        pc.run_phase = s.phases[j].id;
+        pc.real_ns = static_cast<double>(s.phases[j].weight) * s.phases[j].time_ns.mean;
+        pc.real_compute_ns = compute_per_instance(s.phases[j], s.processes);
+      }
+    }
+    if (pc.replayed) {
+      c.predicted_ns += pc.predicted_ns;
+      c.real_ns += pc.real_ns;
+    }
+    c.phases.push_back(pc);
+  }
+  for (std::size_t j = 0; j < s.phases.size(); ++j) {
+    const double t = static_cast<double>(s.phases[j].weight) * s.phases[j].time_ns.mean;
+    if (used[j]) {
+      const auto it = std::find_if(c.phases.begin(), c.phases.end(),
+                                   [&](const PhaseComparison& p) { return p.run_phase == s.phases[j].id; });
+      if (it != c.phases.end() && !it->replayed) c.real_excluded_ns += t;
+    } else if (is_init_or_finalize(s.phases[j])) {
+      c.real_excluded_ns += t;
+    } else {
+      c.real_ns += t;  // a phase the model does not know: its time is the prediction's to miss
+    }
+  }
+  return c;
+}
+
+std::string result_summary(const ReplayResult& r) {
+  std::ostringstream out;
+  out << "replay at n = " << r.processes << '\n';
+  out << "phase  weight  instances   time/instance  spread (min..max over ranks)   compute    MPI   calls\n";
+  for (const PhaseTime& t : r.phases) {
+    out << fmt("%5.0f", t.id) << fmt("%8.0f", static_cast<double>(t.weight));
+    if (!t.replayed) {
+      out << "  not replayed (MPI_Init / MPI_Finalize)\n";
+      continue;
+    }
+    out << fmt("%11.0f", t.instances) << pad(time_text(t.time_ns), 16) << "  "
+        << pad((time_text(t.time_min_ns) + " .. " + time_text(t.time_max_ns)), -30)
+        << pad(time_text(t.compute_ns), 9) << pad(time_text(t.mpi_ns), 9)
+        << fmt("%7.1f", t.calls_per_instance) << '\n';
+  }
+  out << "PET          " << time_text(r.pet_ns) << " (the phases replayed, weight x time)\n";
+  out << "replay wall  " << time_text(r.replay_wall_ns) << '\n';
+  return out.str();
+}
+
+std::string comparison_summary(const Comparison& c) {
+  std::ostringstream out;
+  out << "compared with " << c.signature << " (n = " << c.processes << ")\n";
+  out << "phase  run phase     predicted          real    error   compute: predicted      real    error\n";
+  const auto err = [](double p, double r) { return r > 0 ? fmt("%7.1f %%", 100 * (p - r) / r) : std::string("      -"); };
+  for (const PhaseComparison& p : c.phases) {
+    out << fmt("%5.0f", p.id) << (p.run_phase ? fmt("%11.0f", *p.run_phase) : std::string("          -"));
+    if (!p.replayed) {
+      out << "  not replayed\n";
+      continue;
+    }
+    out << pad(time_text(p.predicted_ns), 14) << pad(time_text(p.real_ns), 14)
+        << err(p.predicted_ns, p.real_ns) << pad(time_text(p.predicted_compute_ns), 19)
+        << pad(time_text(p.real_compute_ns), 10) << err(p.predicted_compute_ns, p.real_compute_ns) << '\n';
+  }
+  out << "total (MPI_Init and MPI_Finalize apart: " << time_text(c.real_excluded_ns) << " in the run)  predicted "
+      << time_text(c.predicted_ns) << ", real " << time_text(c.real_ns) << ", error " << fmt("%.1f %%", 100 * c.error())
+      << '\n';
+  return out.str();
+}
+
+void write_result(const ReplayResult& r, const modeler::Model& model, const ResultInputs& inputs,
+                  const std::optional<Comparison>& comparison, const std::filesystem::path& path) {
+  json phases = json::array();
+  for (const PhaseTime& t : r.phases) {
+    phases.push_back(json{{"id", t.id},
+                          {"calls", t.calls},
+                          {"weight", t.weight},
+                          {"replayed", t.replayed},
+                          {"instances", t.instances},
+                          {"time_ns", t.time_ns},
+                          {"time_min_ns", t.time_min_ns},
+                          {"time_max_ns", t.time_max_ns},
+                          {"time_stddev_ns", t.time_stddev_ns},
+                          {"compute_ns", t.compute_ns},
+                          {"predicted_compute_ns", t.predicted_compute_ns},
+                          {"mpi_ns", t.mpi_ns},
+                          {"mpi_ns_per_call", t.calls_per_instance > 0 ? t.mpi_ns / t.calls_per_instance : 0.0},
+                          {"calls_per_instance", t.calls_per_instance}});
+  }
+  json j{{"schema_version", kResultSchemaVersion},
+         {"tool", std::string("p3s-replay ") + p3s::kVersion},
+         {"date", utc_now()},
+         {"inputs",
+          {{"model", inputs.model},
+           {"application", model.application},
+           {"work_metric", model.work_metric},
+           {"command", inputs.command},
+           {"compute", compute_name(inputs.options.compute)},
+           {"instances", inputs.options.instances},
+           {"warmup", inputs.options.warmup}}},
+         {"processes", r.processes},
+         {"phases", std::move(phases)},
+         {"pet_ns", r.pet_ns},
+         {"replay_wall_ns", r.replay_wall_ns}};
+  if (comparison) {
+    json cp = json::array();
+    for (const PhaseComparison& p : comparison->phases) {
+      cp.push_back(json{{"id", p.id},
+                        {"run_phase", p.run_phase ? json(*p.run_phase) : json()},
+                        {"replayed", p.replayed},
+                        {"predicted_ns", p.predicted_ns},
+                        {"real_ns", p.real_ns},
+                        {"predicted_compute_ns", p.predicted_compute_ns},
+                        {"real_compute_ns", p.real_compute_ns}});
+    }
+    j["comparison"] = json{{"signature", comparison->signature},
+                           {"phases", std::move(cp)},
+                           {"predicted_ns", comparison->predicted_ns},
+                           {"real_ns", comparison->real_ns},
+                           {"real_excluded_ns", comparison->real_excluded_ns},
+                           {"error", comparison->error()}};
+  }
+  write_whole_file(path, json_text(j, 1) + '\n');
+}
+
+}  // namespace p3s::replay

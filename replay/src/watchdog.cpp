@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "watchdog.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "p3s/mpi/vocabulary.hpp"
+
+namespace p3s::replay::detail {
+
+std::string stuck_text(int rank, double seconds, const Position& p) {
+  const auto f = p.function.load();
+  std::string call = f >= 0 ? std::string(mpi::name(static_cast<mpi::Function>(f))) : "a burst";
+  if (const std::int64_t peer = p.peer.load(); peer >= 0) call += ", peer " + std::to_string(peer);
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "%.0f", seconds);
+  return "rank " + std::to_string(rank) + " has made no progress for " + buf + " s in phase " +
+         std::to_string(p.phase.load()) + ", instance " + std::to_string(p.instance.load()) + ", call " +
+         std::to_string(p.call.load()) + " (" + call + ")";
+}
+
+Watchdog::Watchdog(int rank, double seconds, const Position& position)
+    : rank_(rank), seconds_(seconds), position_(position), thread_([this] { watch(); }) {}
+
+Watchdog::~Watchdog() {
+  {
+    const std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void Watchdog::watch() {
+  using Clock = std::chrono::steady_clock;
+  std::uint64_t last = position_.step.load();
+  Clock::time_point since = Clock::now();
+  std::unique_lock lock(mutex_);
+  while (!wake_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stop_; })) {
+    const std::uint64_t step = position_.step.load();
+    if (step != last) {
+      last = step;
+      since = Clock::now();
+      continue;
+    }
+    if (std::chrono::duration<double>(Clock::now() - since).count() < seconds_) continue;
+    std::fprintf(stderr, "p3s-replay: %s; stopping the replay\n", stuck_text(rank_, seconds_, position_).c_str());
+    std::fflush(stderr);
+    std::_Exit(3);
+  }
+}
+
+}  // namespace p3s::replay::detail

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The sleep mode of the strong-scaling apps: `--sleep-ns-per-cell X` replaces the computation of each burst by a
+// sleep of X ns per cell of work. Ranks then behave as if each had its own core, however many share the machine,
+// while their communication stays real: a prediction at n can be compared with a real run at n on 2 cores.
+#pragma once
+
+#include <errno.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/// Removes `--sleep-ns-per-cell X` (or `=X`) from argv, so that positional arguments keep their places, and returns
+/// X (0 when absent: the app computes). Exits the job on a value that is not a number >= 0.
+static inline double sleep_ns_per_cell(int* argc, char** argv) {
+  static const char flag[] = "--sleep-ns-per-cell";
+  const size_t len = sizeof flag - 1;
+  for (int i = 1; i < *argc; ++i) {
+    if (strncmp(argv[i], flag, len) != 0 || (argv[i][len] != '\0' && argv[i][len] != '=')) continue;
+    const int has_value = argv[i][len] == '=' || i + 1 < *argc;
+    const char* text = argv[i][len] == '=' ? argv[i] + len + 1 : (i + 1 < *argc ? argv[i + 1] : "");
+    char* end = NULL;
+    const double v = strtod(text, &end);
+    if (!has_value || *text == '\0' || *end != '\0' || !(v >= 0)) {
+      fprintf(stderr, "%s: %s needs a number of ns >= 0, got '%s'\n", argv[0], flag, text);
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    const int taken = argv[i][len] == '=' ? 1 : 2;
+    for (int j = i; j + taken <= *argc; ++j) argv[j] = argv[j + taken];
+    *argc -= taken;
+    return v;
+  }
+  return 0;
+}
+
+/// Sleeps for `cells` x `ns_per_cell` ns.
+static inline void sleep_cells(double cells, double ns_per_cell) {
+  const double ns = cells * ns_per_cell;
+  if (!(ns >= 1)) return;
+  struct timespec t = {(time_t)(ns / 1e9), (long)(ns - 1e9 * (double)(time_t)(ns / 1e9))};
+  while (nanosleep(&t, &t) != 0 && errno == EINTR) {
+  }
+}
