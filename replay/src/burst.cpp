@@ -45,7 +45,12 @@ BurstEmulator::BurstEmulator(Compute mode) : mode_(mode) {
 void BurstEmulator::run(double ns) const {
   if (!(ns > 0)) return;
   const std::int64_t deadline = now_ns() + static_cast<std::int64_t>(ns);
-  if (mode_ == Compute::Sleep && static_cast<std::int64_t>(ns) > 2 * latency_) sleep_until(deadline - latency_);
+  if (mode_ == Compute::Sleep && static_cast<std::int64_t>(ns) > 2 * latency_) {
+    // Woken a typical latency early, the burst ends about on time, late by as much as the machine makes a sleeping
+    // process late: the jitter a sleeping application's ranks have, which their collectives wait for.
+    sleep_until(deadline - latency_);
+    return;
+  }
   spin_until(deadline);
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Emulating a burst for its predicted duration: spinning on the clock, or sleeping to just before the deadline
-// (the machine's wake-up latency, measured once) and spinning the rest, so that short bursts are not stretched by
-// the timer.
+// Emulating a burst for its predicted duration: spinning on the clock, or sleeping until the deadline less the
+// machine's typical wake-up latency (measured once), so that bursts are not stretched by the timer on average;
+// bursts too short to sleep are spun.
 #pragma once
 
 #include <cstdint>

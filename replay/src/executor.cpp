@@ -3,7 +3,9 @@
 // ready sends as standard ones, which need no attached buffer or posted receive), MPI_Isend/MPI_Issend, MPI_Recv,
 // MPI_Irecv, MPI_Sendrecv; a persistent start as the non-blocking call it starts. Completions wait for the requests
 // their actions name, with the recorded function's semantics (one, all, any, some; a test polls until done).
-// Collectives use the block every member computes alike, reductions as MPI_BOR on MPI_BYTE.
+// Collectives use the block every member computes alike, reductions as MPI_BOR on MPI_BYTE. Where the application
+// made a communicator, the replay makes one with the same call (MPI_Comm_split, a 1-D MPI_Cart_create, else
+// MPI_Comm_dup) on the same parent, and frees one where the application freed one.
 #include "executor.hpp"
 
 #include <algorithm>
@@ -55,10 +57,20 @@ void Executor::begin(const std::vector<PredictedCall>& calls) {
   if (posted_.size() < calls.size()) posted_.resize(calls.size());
 }
 
+Executor::~Executor() {
+  for (MPI_Comm& c : made_) MPI_Comm_free(&c);
+}
+
 void Executor::end() {
-  for (std::vector<MPI_Request>& r : started_) {
-    if (!r.empty()) MPI_Waitall(static_cast<int>(r.size()), r.data(), MPI_STATUSES_IGNORE);
+  std::vector<MPI_Request> left;
+  for (const std::vector<MPI_Request>& r : started_) {
+    for (const MPI_Request q : r) {
+      if (q != MPI_REQUEST_NULL) left.push_back(q);
+    }
   }
+  left.insert(left.end(), null_requests_.begin(), null_requests_.end());
+  null_requests_.clear();
+  if (!left.empty()) MPI_Waitall(static_cast<int>(left.size()), left.data(), MPI_STATUSES_IGNORE);
 }
 
 char* Executor::scratch(std::vector<char>& buffer, std::size_t bytes) {
@@ -89,8 +101,9 @@ void Executor::execute(const PredictedCall& call, std::size_t index) {
     case mpi::CallKind::Collective:
     case mpi::CallKind::NbCollective:
     case mpi::CallKind::CommCreate:
+    case mpi::CallKind::CommFree:
       for (const PredictedAction& a : call.actions) {
-        if (a.kind == ActionKind::Collective) collective(a);
+        if (a.kind == ActionKind::Collective) collective(call, a);
       }
       return;
     case mpi::CallKind::Probe: {
@@ -103,8 +116,41 @@ void Executor::execute(const PredictedCall& call, std::size_t index) {
   }
 }
 
+void Executor::null_call(const PredictedCall& call) {
+  const mpi::FunctionInfo& info = mpi::info(call.function);
+  const MPI_Comm comm = comms_.comm(nullptr);
+  MPI_Request r = MPI_REQUEST_NULL;
+  switch (info.kind) {
+    case mpi::CallKind::Send:
+      check(MPI_Send(send_.data(), 0, MPI_BYTE, MPI_PROC_NULL, 0, comm), call);
+      return;
+    case mpi::CallKind::Recv:
+      check(MPI_Recv(scratch(recv_, 1), 0, MPI_BYTE, MPI_PROC_NULL, 0, comm, MPI_STATUS_IGNORE), call);
+      return;
+    case mpi::CallKind::Sendrecv:
+      check(MPI_Sendrecv(send_.data(), 0, MPI_BYTE, MPI_PROC_NULL, 0, scratch(recv_, 1), 0, MPI_BYTE, MPI_PROC_NULL,
+                         0, comm, MPI_STATUS_IGNORE),
+            call);
+      return;
+    case mpi::CallKind::Isend:
+    case mpi::CallKind::Start:
+      check(MPI_Isend(send_.data(), 0, MPI_BYTE, MPI_PROC_NULL, 0, comm, &r), call);
+      break;
+    case mpi::CallKind::Irecv:
+      check(MPI_Irecv(scratch(recv_, 1), 0, MPI_BYTE, MPI_PROC_NULL, 0, comm, &r), call);
+      break;
+    default:
+      return;  // a call that moves no data: nothing to make
+  }
+  null_requests_.push_back(r);
+}
+
 void Executor::point_to_point(const PredictedCall& call, std::size_t index) {
   const mpi::FunctionInfo& info = mpi::info(call.function);
+  if (call.actions.empty()) {
+    null_call(call);
+    return;
+  }
   const bool nonblocking = info.kind == mpi::CallKind::Isend || info.kind == mpi::CallKind::Irecv ||
                            info.kind == mpi::CallKind::Start || info.kind == mpi::CallKind::Other;
   const bool synchronous = info.mode == mpi::SendMode::Synchronous;
@@ -161,6 +207,8 @@ void Executor::completion(const PredictedCall& call) {
     const auto k = static_cast<std::size_t>(a.started);
     if (taken_[k] < started_[k].size()) requests.push_back(std::exchange(started_[k][taken_[k]++], MPI_REQUEST_NULL));
   }
+  requests.insert(requests.end(), null_requests_.begin(), null_requests_.end());
+  null_requests_.clear();
   const auto count = static_cast<int>(requests.size());
   if (info.test) {
     // A test completed these requests in the application: poll until they are, with the recorded function.
@@ -213,7 +261,7 @@ void Executor::completion(const PredictedCall& call) {
   }
 }
 
-void Executor::collective(const PredictedAction& a) {
+void Executor::collective(const PredictedCall& call, const PredictedAction& a) {
   const MPI_Comm comm = comms_.comm(a.comm);
   const int block = count_of(a.block);
   int members = 1;
@@ -265,23 +313,34 @@ void Executor::collective(const PredictedAction& a) {
       break;
     case mpi::Collective::CreateHandle:
     case mpi::Collective::CreateHandleAndAllocate: {
-      // The application made a communicator here: making one costs what it cost.
+      // The application made a communicator here: making one costs what it cost. It lives until the application
+      // frees one (or the replay ends), as the application's did.
       MPI_Comm made = MPI_COMM_NULL;
-      status = MPI_Comm_dup(comm, &made);
-      if (status == MPI_SUCCESS) MPI_Comm_free(&made);
+      if (call.function == mpi::Function::MPI_Comm_split) {
+        status = MPI_Comm_split(comm, 0, 0, &made);
+      } else if (call.function == mpi::Function::MPI_Cart_create) {
+        const int periodic = 0;
+        status = MPI_Cart_create(comm, 1, &members, &periodic, 0, &made);
+      } else {
+        status = MPI_Comm_dup(comm, &made);
+      }
+      if (status == MPI_SUCCESS) made_.push_back(made);
       break;
     }
+    case mpi::Collective::DestroyHandle:
+    case mpi::Collective::DestroyHandleAndDeallocate:
+      if (!made_.empty() && mpi::kind(call.function) == mpi::CallKind::CommFree) {
+        status = MPI_Comm_free(&made_.back());
+        made_.pop_back();
+      }
+      break;
     case mpi::Collective::Unknown:
       status = MPI_Barrier(comm);
       break;
     default:
       break;  // destroying a communicator, allocating: local
   }
-  if (status != MPI_SUCCESS) {
-    PredictedCall c;
-    c.call = std::string(mpi::name(a.collective));
-    check(status, c);
-  }
+  check(status, call);
 }
 
 }  // namespace p3s::replay::detail

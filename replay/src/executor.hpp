@@ -17,6 +17,9 @@ class Executor {
  public:
   /// `largest` is the largest message or block any rank sends (receives get room for it).
   Executor(const Communicators& comms, std::int64_t rank, double largest);
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
 
   /// Starts an instance of `calls`' phase: no request is outstanding from it yet.
   void begin(const std::vector<modeler::PredictedCall>& calls);
@@ -29,7 +32,8 @@ class Executor {
  private:
   void point_to_point(const modeler::PredictedCall& call, std::size_t index);
   void completion(const modeler::PredictedCall& call);
-  void collective(const modeler::PredictedAction& a);
+  void collective(const modeler::PredictedCall& call, const modeler::PredictedAction& a);
+  void null_call(const modeler::PredictedCall& call);
   void check(int status, const modeler::PredictedCall& call) const;
   char* receive_buffer(std::size_t index, std::size_t slot, double bytes);
   char* scratch(std::vector<char>& buffer, std::size_t bytes);
@@ -44,6 +48,10 @@ class Executor {
   std::vector<std::vector<MPI_Request>> started_;      ///< per call index: the requests it started
   std::vector<std::size_t> taken_;                     ///< per call index: how many of them a completion took
   std::vector<std::vector<std::vector<char>>> posted_;  ///< per call index and receive: its buffer
+  /// Requests of non-blocking calls to MPI_PROC_NULL (a grid's boundary): the next completion call completes them
+  /// with the others, as the application's did.
+  std::vector<MPI_Request> null_requests_;
+  std::vector<MPI_Comm> made_;  ///< communicators made where the application made one, freed where it freed one
 };
 
 /// The MPI count of a predicted size in bytes (rounded; at most INT_MAX).

@@ -2,7 +2,8 @@
 // The replay's phase loop. Each rank evaluates its own calls from the model (nothing it reads grows with n^2),
 // runs the phase order of the model at n, and times its instances the way the analyzer times phases: each
 // instance ends at the rank's last call of it and begins where the rank's previous instance ended, so a rank's
-// instance times tile its time and their mean over ranks is the phase time, pipelines included.
+// instance times tile its time and their mean over ranks is the phase time, pipelines included. MPI_Init and
+// MPI_Finalize are not made again: the phases holding them are replayed without them.
 #include "p3s/replay/replay.hpp"
 
 #include <mpi.h>
@@ -31,12 +32,11 @@ std::optional<Compute> compute_named(std::string_view name) noexcept {
 
 namespace {
 
-/// MPI_Init and MPI_Finalize phases: what they cost is the MPI library's start and end, not the replay's to measure.
-bool replayable(const modeler::PhaseModel& p) {
-  return std::none_of(p.groups.begin(), p.groups.end(), [](const modeler::GroupModel& g) {
-    const mpi::CallKind k = mpi::kind(g.function);
-    return k == mpi::CallKind::Init || k == mpi::CallKind::Finalize;
-  });
+/// MPI_Init and MPI_Finalize: what they cost is the MPI library's start and end; the replay has made the one and
+/// makes the other once, after every phase. Their bursts are emulated, the calls are not made again.
+bool made_once(mpi::Function f) {
+  const mpi::CallKind k = mpi::kind(f);
+  return k == mpi::CallKind::Init || k == mpi::CallKind::Finalize;
 }
 
 /// What one rank measured of one phase.
@@ -58,6 +58,14 @@ void require_time(const modeler::Model& model) {
       }
     }
   }
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  if (v.size() % 2 == 1) return *mid;
+  return (*mid + *std::max_element(v.begin(), mid)) / 2;
 }
 
 double largest_size(const std::vector<modeler::PredictedRank>& ranks) {
@@ -104,7 +112,7 @@ ReplayResult run_replay(const modeler::Model& model, const ReplayOptions& option
   std::int64_t last_end = start;
   for (const analyzer::PhaseRunEntry& e : order) {
     const modeler::PhaseModel& pm = model.phases.at(e.phase);
-    if (done[e.phase] || e.count == 0 || !replayable(pm)) continue;
+    if (done[e.phase] || e.count == 0) continue;
     done[e.phase] = true;
     const auto total = static_cast<int>(std::min<std::uint64_t>(e.count, options.warmup + options.instances));
     const int warm = e.count > 1 ? std::max(0, total - options.instances) : 0;
@@ -127,7 +135,7 @@ ReplayResult run_replay(const modeler::Model& model, const ReplayOptions& option
         position.peer = c.actions.empty() ? -1 : c.actions.front().peer;
         ++position.step;
         const std::int64_t t1 = detail::now_ns();
-        executor.execute(c, k);
+        if (!made_once(c.function)) executor.execute(c, k);
         const std::int64_t t2 = detail::now_ns();
         if (timed) {
           m.compute_ns += static_cast<double>(t1 - t0);
@@ -167,11 +175,12 @@ ReplayResult run_replay(const modeler::Model& model, const ReplayOptions& option
     t.replayed = done[p];
     t.instances = static_cast<int>(m.instances.size());
     const double k = std::max<double>(1, static_cast<double>(m.instances.size()));
-    double mean = 0, sq = 0;
-    for (const double x : m.instances) {
-      mean += x / k;
-      sq += x * x;
-    }
+    // A rank's instance time is the median of its measured instances: an instance the machine interrupted (a
+    // descheduled rank on an oversubscribed node) weighs 1 in M here, where in the application it weighs 1 in
+    // its weight.
+    double mean = median(m.instances);
+    double sq = 0;
+    for (const double x : m.instances) sq += x * x;
     // Sums over ranks: mean instance time, squares, compute, predicted compute, MPI time, calls, instances.
     double sums[7] = {mean, sq, m.compute_ns / k, m.predicted_ns / k, m.mpi_ns / k, m.calls / k,
                       static_cast<double>(m.instances.size())};
@@ -190,7 +199,10 @@ ReplayResult run_replay(const modeler::Model& model, const ReplayOptions& option
     t.predicted_compute_ns = sums[3] / ranks;
     t.mpi_ns = sums[4] / ranks;
     t.calls_per_instance = sums[5] / ranks;
+    t.main_loop = std::none_of(pm.groups.begin(), pm.groups.end(),
+                               [](const modeler::GroupModel& g) { return made_once(g.function); });
     if (t.replayed) result.pet_ns += static_cast<double>(t.weight) * t.time_ns;
+    if (t.replayed && t.main_loop) result.main_ns += static_cast<double>(t.weight) * t.time_ns;
     result.phases.push_back(std::move(t));
   }
   return result;

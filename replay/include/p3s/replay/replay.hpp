@@ -27,8 +27,8 @@ struct ReplayOptions {
   Compute compute = Compute::Spin;
   /// Instances of a repeated phase that are measured, after `warmup` that are not; consecutive, without barriers
   /// between them, so that a pipeline's instances overlap as in the application.
-  int instances = 3;
-  int warmup = 1;
+  int instances = 5;
+  int warmup = 2;
   /// Seconds without progress after which a rank names where it is stuck and the replay stops.
   double watchdog_s = 120;
 };
@@ -39,10 +39,11 @@ struct PhaseTime {
   std::uint32_t id = 0;
   std::string calls;
   std::int64_t weight = 0;  ///< instances at n
-  bool replayed = false;    ///< false for MPI_Init and MPI_Finalize: their time is not the replay's to measure
+  bool main_loop = true;    ///< holds neither MPI_Init nor MPI_Finalize
+  bool replayed = false;    ///< false for a phase that does not occur at n (weight 0)
   int instances = 0;        ///< instances measured
-  double time_ns = 0;       ///< mean over ranks of the mean instance time
-  double time_min_ns = 0;   ///< the smallest and largest rank-mean instance times
+  double time_ns = 0;       ///< mean over ranks of each rank's median instance time
+  double time_min_ns = 0;   ///< the smallest and largest ranks' median instance times
   double time_max_ns = 0;
   double time_stddev_ns = 0;  ///< over every rank's every measured instance
   double compute_ns = 0;      ///< emulated burst time per instance (mean over ranks)
@@ -54,9 +55,12 @@ struct PhaseTime {
 struct ReplayResult {
   std::int64_t processes = 0;
   std::vector<PhaseTime> phases;
-  /// Predicted execution time: the sum over the replayed phases of weight x time (MPI_Init and MPI_Finalize
-  /// phases are not replayed: their time is the MPI library's).
+  /// Predicted execution time: the sum over the phases of weight x time, without the time inside MPI_Init and
+  /// MPI_Finalize (the MPI library's start and end, which a replay does not make again).
   double pet_ns = 0;
+  /// The main loop: the same over the phases that hold neither MPI_Init nor MPI_Finalize (a set-up phase ending
+  /// with MPI_Init also waits for the ranks that leave MPI_Init last, which no model of the application predicts).
+  double main_ns = 0;
   double replay_wall_ns = 0;  ///< the replay's own wall time (the slowest rank's)
 };
 
@@ -71,6 +75,7 @@ struct PhaseComparison {
   std::uint32_t id = 0;
   std::optional<std::uint32_t> run_phase;  ///< the run's related phase, nullopt when it has none
   bool replayed = false;
+  bool main_loop = true;
   double predicted_ns = 0;  ///< weight x phase time
   double real_ns = 0;
   double predicted_compute_ns = 0;  ///< per instance, mean over ranks
@@ -82,9 +87,14 @@ struct Comparison {
   std::int64_t processes = 0;
   std::vector<PhaseComparison> phases;
   double predicted_ns = 0;  ///< PET
-  double real_ns = 0;       ///< the run's time in the same phases
-  double real_excluded_ns = 0;  ///< the run's time in the phases not replayed (MPI_Init, MPI_Finalize)
+  double real_ns = 0;           ///< the run's time in its phases, MPI_Init and MPI_Finalize apart
+  double real_excluded_ns = 0;  ///< the run's time inside MPI_Init and MPI_Finalize
+  double predicted_main_ns = 0;  ///< the main loop (ReplayResult::main_ns)
+  double real_main_ns = 0;       ///< the run's time in the same phases
   [[nodiscard]] double error() const { return real_ns > 0 ? (predicted_ns - real_ns) / real_ns : 0; }
+  [[nodiscard]] double main_error() const {
+    return real_main_ns > 0 ? (predicted_main_ns - real_main_ns) / real_main_ns : 0;
+  }
 };
 
 /// Compares a replay of `model` with the signature of a real run at the same n.

@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""p3s-replay end to end: that it makes every predicted call as written, and how well it predicts run time.
+
+    check_replay.py calls APP --p3s BIN --replay BIN --app PATH --work DIR [--fit 4 8 16] [--np 8]
+                         [--app-args "ARGS"] [launcher options]
+    check_replay.py time APP --p3s BIN --replay BIN --app PATH --work DIR [--fit 2 4 8 16] [--np 32 48]
+                         [--app-args "ARGS"] [--limit 0.10] [--compute-limit 0.05] [launcher options]
+
+calls: records APP at the fitted counts, fits a model, writes the LT4NC at each --np and replays the model there
+under `p3s record`. On every rank the replay's recorded calls must hold, as one stretch, the LT4NC's calls of every
+phase but MPI_Init and MPI_Finalize, instance after instance (W warm-up and M measured instances of a repeated phase, as p3s-replay runs
+them): the same MPI functions, each send and receive with the same peer, tag and size, each collective with the
+same operation.
+time: records APP (a sleep-mode app) at the fitted counts and at each --np, fits a model on the fitted runs,
+replays it at each --np with --compute sleep and compares with the real run there: the main-loop time (MPI_Init
+and MPI_Finalize apart) must be within --limit, every replayed phase's compute time within --compute-limit.
+Prints one ACCURACY line per (app, n) and a table.
+"""
+import argparse
+import csv
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+
+WARMUP = 2
+INSTANCES = 5
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def run(cmd, what, timeout=1200):
+    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout)
+    if r.returncode != 0:
+        fail(f"{what}: exit {r.returncode}: {' '.join(map(str, cmd))}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+    return r
+
+
+def launch(a, n, *cmd):
+    return [a.mpiexec, a.np_flag, n, *a.preflags, *cmd]
+
+
+def record(a, n, name, *cmd):
+    trace = os.path.join(a.work, name)
+    shutil.rmtree(trace, ignore_errors=True)
+    run([a.p3s, "record", "-o", trace, "--", *launch(a, n, *cmd)], f"record {name}")
+    run([a.p3s, "analyze", trace, "--force"], f"analyze {name}")
+    return trace
+
+
+def fit(a):
+    runs = [record(a, n, f"{a.name}.np{n}", a.app, *a.app_args) for n in a.fit]
+    model = os.path.join(a.work, f"{a.name}.model")
+    run([a.p3s, "model", *runs, "-o", model, "--no-holdout", "--force", "-q"], "model")
+    return model
+
+
+def replayed_instances(count):
+    total = min(count, WARMUP + INSTANCES)
+    return total
+
+
+def expected_calls(a, model, n):
+    """Per rank, the calls p3s-replay must make: each replayed phase's LT4NC calls, instance after instance."""
+    out = os.path.join(a.work, f"lt4nc.np{n}")
+    run([a.p3s, "predict", model, "--np", n, "--logical", "-o", out, "--force"], "predict --logical")
+    with open(os.path.join(out, "lt4nc.json")) as f:
+        header = json.load(f)
+    lines = defaultdict(dict)
+    with open(os.path.join(out, header["ranks_file"])) as f:
+        for line in f:
+            j = json.loads(line)
+            lines[j["rank"]][j["phase"]] = j["calls"]
+    want = {}
+    for r in range(n):
+        calls, seen = [], set()
+        for phase, count in header["order"]:
+            if phase in seen or count == 0:
+                continue
+            seen.add(phase)
+            for _ in range(replayed_instances(count)):
+                calls.extend(call_key(c["call"], c["actions"]) for c in lines[r].get(phase, [])
+                             if c["call"] not in ("MPI_Init", "MPI_Init_thread", "MPI_Finalize"))
+        want[r] = calls
+    return want
+
+
+def action_key(kind, peer, tag, size, collective=None):
+    if kind == "coll":
+        return ("coll", collective)
+    if kind in ("send", "recv"):
+        return (kind, int(peer), int(tag), int(round(float(size))))
+    return (kind,)  # a posted receive (the trace keeps its peer on the completion), a request's completion
+
+
+def call_key(call, actions):
+    # A start of a persistent request is replayed as the non-blocking call it starts, a buffered or ready send as
+    # a standard one, a blocking probe as MPI_Iprobe (p3s-replay's documented substitutions).
+    keys = [action_key(x["kind"], x.get("peer", -1), x.get("tag", 0), x.get("bytes", 0), x.get("collective"))
+            for x in actions]
+    return (call, tuple(sorted(keys)))
+
+
+def recorded_calls(a, trace):
+    path = os.path.join(trace, "logical.csv")
+    run([a.p3s, "analyze", trace, "--logical-csv", path, "--force"], "analyze --logical-csv")
+    by_rank = defaultdict(dict)
+    with open(path) as f:
+        for row in csv.DictReader(f):
+            if row["thread"] != "0":
+                continue
+            calls = by_rank[int(row["rank"])]
+            seq = int(row["seq"])
+            call, acts = calls.setdefault(seq, (row["call"], []))
+            if row["action"]:
+                acts.append(action_key(row["action"], row["peer"], row["tag"], row["bytes"]))
+    return {r: [(c, tuple(sorted(acts))) for _, (c, acts) in sorted(calls.items())] for r, calls in by_rank.items()}
+
+
+def contains(haystack, needle):
+    if not needle:
+        return True
+    first = needle[0]
+    for i in range(len(haystack) - len(needle) + 1):
+        if haystack[i] == first and haystack[i:i + len(needle)] == needle:
+            return True
+    return False
+
+
+def first_difference(haystack, needle):
+    best, at = -1, 0
+    for i in range(len(haystack)):
+        k = 0
+        while k < len(needle) and i + k < len(haystack) and haystack[i + k] == needle[k]:
+            k += 1
+        if k > best:
+            best, at = k, i
+    got = haystack[at + best] if at + best < len(haystack) else None
+    return best, needle[best] if best < len(needle) else None, got
+
+
+def check_calls(a):
+    model = fit(a)
+    for n in a.np:
+        want = expected_calls(a, model, n)
+        trace = record(a, n, f"replay.np{n}", a.replay, model, "-o", os.path.join(a.work, f"replay.np{n}.json"),
+                       "--force", "--warmup", WARMUP, "--instances", INSTANCES)
+        got = recorded_calls(a, trace)
+        # Collectives are compared by call name (the CSV names the operation by the call).
+        strip = lambda calls: [(c, tuple(k if k[0] != "coll" else ("coll",) for k in acts)) for c, acts in calls]
+        total = 0
+        for r in range(n):
+            w, g = strip(want[r]), strip(got.get(r, []))
+            total += len(w)
+            if not contains(g, w):
+                k, expected, actual = first_difference(g, w)
+                fail(f"{a.name} n={n} rank {r}: the replay's calls do not hold the predicted ones: the first "
+                     f"{k} of {len(w)} match, then expected {expected}, recorded {actual}")
+        print(f"CALLS {a.name} n={n}: every rank made its {total // n} predicted calls (mean per rank) as written")
+
+
+def check_time(a):
+    model = fit(a)
+    rows = []
+    for n in a.np:
+        real = record(a, n, f"{a.name}.np{n}", a.app, *a.app_args)
+        out = os.path.join(a.work, f"replay.np{n}.json")
+        r = run(launch(a, n, a.replay, model, "--compute", "sleep", "-o", out, "--force", "--compare",
+                       os.path.join(real, "signature.json")), f"replay at {n}")
+        print(r.stdout)
+        with open(out) as f:
+            result = json.load(f)
+        with open(os.path.join(real, "signature.json")) as f:
+            sig = json.load(f)
+        c = result["comparison"]
+        worst_compute = 0.0
+        for p in c["phases"]:
+            if p["main_loop"] and p["real_compute_ns"] > 0 and p["real_ns"] > 0.01 * c["real_main_ns"]:
+                worst_compute = max(worst_compute,
+                                    abs(p["predicted_compute_ns"] - p["real_compute_ns"]) / p["real_compute_ns"])
+        cost = result["replay_wall_ns"] / sig["run_time_ns"]
+        rows.append((n, c["real_main_ns"], c["predicted_main_ns"], c["main_error"], worst_compute, cost))
+        print(f"ACCURACY {a.name} n={n}: main loop real {c['real_main_ns'] / 1e6:.2f} ms predicted "
+              f"{c['predicted_main_ns'] / 1e6:.2f} ms error {100 * c['main_error']:+.1f} % "
+              f"(whole run, MPI_Init and MPI_Finalize apart: {100 * c['error']:+.1f} %) worst phase compute error "
+              f"{100 * worst_compute:.1f} % replay/app wall {100 * cost:.1f} %")
+    print(f"{'app':12s} {'n':>4s} {'real (ms)':>10s} {'predicted':>10s} {'error':>8s} {'compute':>8s} {'cost':>7s}")
+    for n, real, pred, err, comp, cost in rows:
+        print(f"{a.name:12s} {n:4d} {real / 1e6:10.2f} {pred / 1e6:10.2f} {100 * err:+7.1f}% {100 * comp:7.1f}% "
+              f"{100 * cost:6.1f}%")
+    bad = [f"n={n}: main loop error {100 * err:+.1f} % (limit {100 * a.limit:.0f} %)"
+           for n, _, _, err, _, _ in rows if abs(err) > a.limit]
+    bad += [f"n={n}: a phase's compute time off by {100 * comp:.1f} % (limit {100 * a.compute_limit:.0f} %)"
+            for n, _, _, _, comp, _ in rows if comp > a.compute_limit]
+    if bad:
+        fail(f"{a.name}: " + "; ".join(bad))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("mode", choices=["calls", "time"])
+    p.add_argument("name")
+    p.add_argument("--mpiexec", default="mpiexec")
+    p.add_argument("--np-flag", default="-n")
+    p.add_argument("--preflag", dest="preflags", action="append", default=[])
+    p.add_argument("--p3s", required=True)
+    p.add_argument("--replay", required=True)
+    p.add_argument("--app", required=True)
+    p.add_argument("--app-args", default="", help="the app's arguments, as one string")
+    p.add_argument("--work", required=True)
+    p.add_argument("--fit", type=int, nargs="+")
+    p.add_argument("--np", type=int, nargs="+")
+    p.add_argument("--limit", type=float, default=0.10)
+    p.add_argument("--compute-limit", type=float, default=0.05)
+    a = p.parse_args()
+    a.app_args = shlex.split(a.app_args)
+    a.fit = a.fit or ([4, 8, 16] if a.mode == "calls" else [2, 4, 8, 16])
+    a.np = a.np or ([8] if a.mode == "calls" else [32, 48])
+    os.makedirs(a.work, exist_ok=True)
+    (check_calls if a.mode == "calls" else check_time)(a)
+
+
+if __name__ == "__main__":
+    main()
