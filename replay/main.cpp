@@ -73,11 +73,15 @@ int main(int argc, char** argv) {
   }
   options.compute = *p3s::replay::compute_named(compute);
 
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
   p3s::modeler::Model model;
+  p3s::replay::ReplayPlan plan;
   std::string error;
   try {
     p3s::refuse_existing(output, force, "result");
     model = p3s::modeler::read_model(model_path);
+    plan = p3s::replay::plan_replay(model, size, rank);
   } catch (const p3s::Error& e) {
     error = e.what();
   }
@@ -87,10 +91,9 @@ int main(int argc, char** argv) {
   }
   p3s::replay::ReplayResult result;
   try {
-    result = p3s::replay::run_replay(model, options);
+    result = p3s::replay::run_replay(model, plan, options);
   } catch (const p3s::Error& e) {
-    // Before any phase runs, a model that cannot be replayed at this n fails on every rank alike; a failure of
-    // MPI during the phases is one rank's, and the others may be waiting on it.
+    // A failure of MPI during the phases is one rank's, and the others may be waiting on it.
     std::fprintf(stderr, "p3s-replay: %s\n", e.what());
     MPI_Abort(MPI_COMM_WORLD, 1);
   }

@@ -48,16 +48,22 @@ struct Measured {
   double calls = 0;
 };
 
-/// Checks that the model predicts time: a model without compute-time laws would replay communication only.
-void require_time(const modeler::Model& model) {
+/// Checks that the model predicts time (a model without compute-time laws would replay communication only), and
+/// says which phases have no work model, whose bursts then take no time.
+std::vector<std::string> require_time(const modeler::Model& model) {
+  const auto untimed = [](const modeler::WorkClass& w) { return !w.time_fit; };
+  std::vector<std::string> notes;
   for (const modeler::PhaseModel& p : model.phases) {
-    for (const modeler::WorkClass& w : p.work) {
-      if (!w.time_fit) {
-        throw InputError("the model has no compute-time laws (phase " + std::to_string(p.id) +
-                         "); re-run `p3s model` with this version of p3s");
-      }
+    if (std::any_of(p.work.begin(), p.work.end(), untimed) || model.schema_version < 3) {
+      throw InputError("the model has no compute-time laws (it was written by an earlier p3s); re-run `p3s model` "
+                       "on its signatures");
+    }
+    if (p.work.empty()) {
+      notes.push_back("phase " + std::to_string(p.id) +
+                      " has no model of its bursts (no law reproduces its calls): they take no time in the replay");
     }
   }
+  return notes;
 }
 
 double median(std::vector<double> v) {
@@ -80,23 +86,30 @@ double largest_size(const std::vector<modeler::PredictedRank>& ranks) {
 
 }  // namespace
 
-ReplayResult run_replay(const modeler::Model& model, const ReplayOptions& options) {
+ReplayPlan plan_replay(const modeler::Model& model, std::int64_t n, std::int64_t rank) {
+  const modeler::ScopedDimsRule rule(model.dims_rule);
+  ReplayPlan plan;
+  plan.notes = require_time(model);
+  for (const modeler::PhaseModel& p : model.phases) {
+    const modeler::PhasePredictor predictor(p, n);
+    plan.calls.push_back(predictor.rank(rank));
+  }
+  plan.order = modeler::order_at(model, n);
+  plan.weight.assign(model.phases.size(), 0);
+  for (const analyzer::PhaseRunEntry& e : plan.order) plan.weight[e.phase] += static_cast<std::int64_t>(e.count);
+  return plan;
+}
+
+ReplayResult run_replay(const modeler::Model& model, const ReplayPlan& plan, const ReplayOptions& options) {
   int rank = 0;
   int size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const std::int64_t n = size;
   const modeler::ScopedDimsRule rule(model.dims_rule);
-  require_time(model);
-  std::vector<modeler::PredictedRank> mine;
-  std::vector<std::int64_t> weight(model.phases.size(), 0);
-  for (const modeler::PhaseModel& p : model.phases) {
-    const modeler::PhasePredictor predictor(p, n);
-    mine.push_back(predictor.rank(rank));
-  }
-  const std::vector<analyzer::PhaseRunEntry> order = modeler::order_at(model, n);
-  for (const analyzer::PhaseRunEntry& e : order) weight[e.phase] += static_cast<std::int64_t>(e.count);
-
+  const std::vector<modeler::PredictedRank>& mine = plan.calls;
+  const std::vector<analyzer::PhaseRunEntry>& order = plan.order;
+  const std::vector<std::int64_t>& weight = plan.weight;
   double largest = largest_size(mine);
   MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   const detail::Communicators comms(model, n, rank);
@@ -163,6 +176,7 @@ ReplayResult run_replay(const modeler::Model& model, const ReplayOptions& option
 
   ReplayResult result;
   result.processes = n;
+  result.notes = plan.notes;
   result.replay_wall_ns = static_cast<double>(wall);
   MPI_Allreduce(MPI_IN_PLACE, &result.replay_wall_ns, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   for (std::size_t p = 0; p < model.phases.size(); ++p) {

@@ -142,6 +142,7 @@ std::string result_summary(const ReplayResult& r) {
   out << "PET          " << time_text(r.pet_ns) << " (weight x time over the phases; MPI_Init and MPI_Finalize apart)\n";
   out << "main loop    " << time_text(r.main_ns) << " (the phases without MPI_Init and MPI_Finalize)\n";
   out << "replay wall  " << time_text(r.replay_wall_ns) << '\n';
+  for (const std::string& note : r.notes) out << "note: " << note << '\n';
   return out.str();
 }
 
@@ -203,7 +204,8 @@ void write_result(const ReplayResult& r, const modeler::Model& model, const Resu
          {"phases", std::move(phases)},
          {"pet_ns", r.pet_ns},
          {"main_ns", r.main_ns},
-         {"replay_wall_ns", r.replay_wall_ns}};
+         {"replay_wall_ns", r.replay_wall_ns},
+         {"notes", r.notes}};
   if (comparison) {
     json cp = json::array();
     for (const PhaseComparison& p : comparison->phases) {

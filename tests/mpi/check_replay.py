@@ -12,6 +12,10 @@ under `p3s record`. On every rank the replay's recorded calls must hold, as one 
 phase but MPI_Init and MPI_Finalize, instance after instance (W warm-up and M measured instances of a repeated phase, as p3s-replay runs
 them): the same MPI functions, each send and receive with the same peer, tag and size, each collective with the
 same operation.
+errors: on copies of a model of APP with one defect each, p3s-replay must refuse, in one line printed once, with
+exit status != 0 and no result file: a model without compute-time laws (schema 2), a process count where a law is
+no whole number, an existing result without --force; and a replay stuck in a receive (a tag no send matches) must
+be stopped by the watchdog, which names the rank, phase, instance and call.
 time: records APP (a sleep-mode app) at the fitted counts and at each --np, fits a model on the fitted runs,
 replays it at each --np with --compute sleep and compares with the real run there: the main-loop time (MPI_Init
 and MPI_Finalize apart) must be within --limit, every replayed phase's compute time within --compute-limit.
@@ -203,9 +207,74 @@ def check_time(a):
         fail(f"{a.name}: " + "; ".join(bad))
 
 
+def replay_fails(a, n, model, out, *extra, expect):
+    r = subprocess.run([str(c) for c in launch(a, n, a.replay, model, "-o", out, *extra)], capture_output=True,
+                       text=True, timeout=300)
+    lines = [x for x in r.stderr.splitlines() if x.startswith("p3s-replay:")]
+    if r.returncode == 0:
+        fail(f"{expect!r}: p3s-replay succeeded")
+    if not any(expect in x for x in lines):
+        fail(f"{expect!r}: not in p3s-replay's messages {lines}\n{r.stderr[-2000:]}")
+    if expect != "no progress" and len(lines) != 1:
+        fail(f"{expect!r}: {len(lines)} lines from p3s-replay, expected one: {lines}")
+    print(f"REFUSED {expect!r}: exit {r.returncode}: {[x for x in lines if expect in x][0]}")
+    return r
+
+
+def crafted(a, model, name, change):
+    """A copy of the model with one defect, as a model file could carry."""
+    with open(model) as f:
+        m = json.load(f)
+    change(m)
+    path = os.path.join(a.work, name + ".model")
+    with open(path, "w") as f:
+        json.dump(m, f)
+    return path
+
+
+def without_time(m):
+    m["schema_version"] = 2
+    for p in m["phases"]:
+        for w in p["work"]:
+            w.pop("time_fit", None)
+            for b in w["bursts"]:
+                b.pop("time", None)
+
+
+def first_p2p(m):
+    return next(g for p in m["phases"] for g in p["groups"] if g["role"] == "p2p")
+
+
+def half_n_peer(m):
+    first_p2p(m)["pattern"]["cases"][0]["terms"][0]["slots"][0][0]["base"] = {"a": "1/2", "b": 0, "basis": "n",
+                                                                             "kind": "exact"}
+
+
+def unmatched_tag(m):
+    first_p2p(m)["traits"][0][0][0]["tag"] = 99  # a receive no send matches: every rank waits for ever
+
+
+def check_errors(a):
+    model = fit(a)
+    out = os.path.join(a.work, "result.json")
+    if os.path.exists(out):
+        os.remove(out)
+    replay_fails(a, 4, crafted(a, model, "schema2", without_time), out, expect="no compute-time laws")
+    replay_fails(a, 5, crafted(a, model, "half", half_n_peer), out, expect="is not a whole number at n = 5")
+    replay_fails(a, 4, crafted(a, model, "stuck", unmatched_tag), out, "--watchdog", "3", expect="no progress")
+    if os.path.exists(out):
+        fail(f"a failed replay left {out}")
+    with open(out, "w") as f:
+        f.write("kept\n")
+    replay_fails(a, 4, model, out, expect="exists; add --force")
+    with open(out) as f:
+        if f.read() != "kept\n":
+            fail(f"{out} was written over without --force")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("mode", choices=["calls", "time"])
+    p.add_argument("mode", choices=["calls", "time", "errors"])
     p.add_argument("name")
     p.add_argument("--mpiexec", default="mpiexec")
     p.add_argument("--np-flag", default="-n")
@@ -224,7 +293,7 @@ def main():
     a.fit = a.fit or ([4, 8, 16] if a.mode == "calls" else [2, 4, 8, 16])
     a.np = a.np or ([8] if a.mode == "calls" else [32, 48])
     os.makedirs(a.work, exist_ok=True)
-    (check_calls if a.mode == "calls" else check_time)(a)
+    {"calls": check_calls, "time": check_time, "errors": check_errors}[a.mode](a)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "p3s/modeler/model.hpp"
+#include "p3s/modeler/predict.hpp"
 
 namespace p3s::replay {
 
@@ -62,12 +63,27 @@ struct ReplayResult {
   /// with MPI_Init also waits for the ranks that leave MPI_Init last, which no model of the application predicts).
   double main_ns = 0;
   double replay_wall_ns = 0;  ///< the replay's own wall time (the slowest rank's)
+  std::vector<std::string> notes;  ///< what the replay could not emulate
 };
 
-/// Replays the model at the size of MPI_COMM_WORLD. Collective over MPI_COMM_WORLD; every rank gets the result.
+/// What one rank replays: its calls in every phase at n, the phase order and weights at n, and what the replay
+/// cannot emulate. Made before any MPI communication, so that a model that cannot be replayed fails on every rank
+/// alike.
+struct ReplayPlan {
+  std::vector<modeler::PredictedRank> calls;  ///< per model phase
+  std::vector<analyzer::PhaseRunEntry> order;
+  std::vector<std::int64_t> weight;  ///< per model phase: instances at n
+  std::vector<std::string> notes;
+};
+
 /// @throws p3s::InputError when the model has no compute-time laws; p3s::ModelError when it cannot be evaluated at
-/// that size (on every rank alike).
-[[nodiscard]] ReplayResult run_replay(const modeler::Model& model, const ReplayOptions& options);
+/// n.
+[[nodiscard]] ReplayPlan plan_replay(const modeler::Model& model, std::int64_t n, std::int64_t rank);
+
+/// Replays the plan at the size of MPI_COMM_WORLD (the n it was made for). Collective over MPI_COMM_WORLD; every
+/// rank gets the result. @throws p3s::Error when an MPI call fails (on that rank only).
+[[nodiscard]] ReplayResult run_replay(const modeler::Model& model, const ReplayPlan& plan,
+                                      const ReplayOptions& options);
 
 /// A replay next to a real run at the same n: per phase, predicted and real time over the run (weight x instance
 /// time) and compute time per instance.
