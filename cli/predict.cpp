@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// `p3s predict app.model --np N --logical -o DIR [--compare SIG_AT_N]`
+// `p3s predict app.model --np N [-o DIR [--logical]] [--force] [--compare SIG_AT_N]`
 #include <algorithm>
 #include <iomanip>
 #include <iostream>
@@ -24,10 +24,13 @@ void add_predict(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("predict", "Evaluate a model at a process count");
   sub->add_option("model", *model, "Model file written by `p3s model`")->required()->check(CLI::ExistingFile);
   sub->add_option("--np", *np, "Process count")->required()->check(integer_in(1, std::int64_t{1} << 24));
-  sub->add_flag("--logical", *logical, "Write the logical trace at that count (LT4NC) into -o DIR");
-  sub->add_option("-o,--output", *output, "Output directory");
+  sub->add_flag("--logical", *logical,
+                "Write the logical trace (LT4NC) into -o DIR rather than the executable one (ST4NP), which needs "
+                "compute-time laws");
+  sub->add_option("-o,--output", *output,
+                  "Output directory: the executable trace at that count (ST4NP), which p3s-replay runs");
   auto force = std::make_shared<bool>(false);
-  sub->add_flag("--force", *force, "Replace a logical trace already in the output directory");
+  sub->add_flag("--force", *force, "Replace a trace already in the output directory");
   sub->add_option("--compare", *compare, "Compare the prediction with this real run's signature at the same count")
       ->check(CLI::ExistingPath);
   sub->callback([=] {
@@ -55,13 +58,14 @@ void add_predict(CLI::App& app) {
       for (const std::string& caveat : p.caveats(*np, fitted_n))
         std::cout << "note: phase " << p.id << ": " << caveat << '\n';
     }
-    if (*logical) {
-      if (output->empty()) throw InputError("--logical writes a directory: give it with -o DIR");
-      for (const char* file : {"lt4nc.json", "ranks.jsonl"}) {
-        refuse_existing(std::filesystem::path(*output) / file, *force, "the logical trace's");
+    if (*logical && output->empty()) throw InputError("--logical writes a directory: give it with -o DIR");
+    if (!output->empty()) {
+      const std::string what = *logical ? "the logical trace's" : "the executable trace's";
+      for (const char* file : {"lt4nc.json", "ranks.jsonl", "ranks.index"}) {
+        refuse_existing(std::filesystem::path(*output) / file, *force, what);
       }
-      modeler::write_lt4nc(m, *np, *output);
-      std::cout << "lt4nc        " << *output << "/lt4nc.json (" << *np << " ranks)\n";
+      modeler::write_lt4nc(m, *np, *output, !*logical);
+      std::cout << (*logical ? "lt4nc        " : "st4np        ") << *output << "/lt4nc.json (" << *np << " ranks)\n";
     }
     if (!compare->empty()) {
       const std::filesystem::path p(*compare);
@@ -72,7 +76,7 @@ void add_predict(CLI::App& app) {
       }
       std::cout << modeler::validation_report(modeler::compare_with(m, runs.front()));
     }
-    if (!*logical && compare->empty()) {
+    if (output->empty() && compare->empty()) {
       std::cout << "n = " << *np << '\n';
       for (const modeler::PhaseModel& p : m.phases) {
         std::cout << "phase " << p.id << "  weight " << p.weight_at(*np) << "  " << p.calls << '\n';

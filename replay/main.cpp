@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// `mpirun -np N p3s-replay app.model [--compute spin|sleep] [--instances M] [--warmup W] [--watchdog S]
-//  -o result.json [--force] [--compare SIG_AT_N]`: replays the model's prediction at N (the job's size).
+// `mpirun -np N p3s-replay app.model|ST4NP_DIR [--compute spin|sleep] [--instances M] [--warmup W]
+//  [--watchdog S] -o result.json [--force] [--compare SIG_AT_N]`: replays the prediction at N (the job's size).
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
@@ -47,7 +47,11 @@ int main(int argc, char** argv) {
   std::string compare;
   bool force = false;
   p3s::replay::ReplayOptions options;
-  app.add_option("model", model_path, "Model file written by `p3s model`")->required()->check(CLI::ExistingFile);
+  app.add_option("input", model_path,
+                 "Model file written by `p3s model` (each rank evaluates its own calls), or the directory of an "
+                 "executable trace written by `p3s predict -o` for this many ranks")
+      ->required()
+      ->check(CLI::ExistingPath);
   app.add_option("-o,--output", output, "Result file (JSON)")->required();
   app.add_flag("--force", force, "Replace an existing result file");
   app.add_option("--compute", compute, "How bursts are emulated: spin (busy, as the application) or sleep")
@@ -80,8 +84,12 @@ int main(int argc, char** argv) {
   std::string error;
   try {
     p3s::refuse_existing(output, force, "result");
-    model = p3s::modeler::read_model(model_path);
-    plan = p3s::replay::plan_replay(model, size, rank);
+    if (std::filesystem::is_directory(model_path)) {
+      plan = p3s::replay::plan_from_st4np(model_path, size, rank);
+    } else {
+      model = p3s::modeler::read_model(model_path);
+      plan = p3s::replay::plan_from_model(model, model_path, size, rank);
+    }
   } catch (const p3s::Error& e) {
     error = e.what();
   }
@@ -91,7 +99,7 @@ int main(int argc, char** argv) {
   }
   p3s::replay::ReplayResult result;
   try {
-    result = p3s::replay::run_replay(model, plan, options);
+    result = p3s::replay::run_replay(plan, options);
   } catch (const p3s::Error& e) {
     // A failure of MPI during the phases is one rank's, and the others may be waiting on it.
     std::fprintf(stderr, "p3s-replay: %s\n", e.what());
@@ -100,8 +108,8 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     try {
       std::optional<p3s::replay::Comparison> comparison;
-      if (!compare.empty()) comparison = p3s::replay::compare_with_run(model, result, compare);
-      p3s::replay::write_result(result, model, {model_path, command_line(argc, argv), options}, comparison, output);
+      if (!compare.empty()) comparison = p3s::replay::compare_with_run(plan, result, compare);
+      p3s::replay::write_result(result, plan, {command_line(argc, argv), options}, comparison, output);
       std::cout << p3s::replay::result_summary(result);
       if (comparison) std::cout << p3s::replay::comparison_summary(*comparison);
       std::cout << "result       " << output << '\n' << std::flush;

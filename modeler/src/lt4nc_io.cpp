@@ -18,7 +18,9 @@ namespace {
 
 using nlohmann::json;
 
-inline constexpr int kLt4ncSchemaVersion = 2;
+/// Version 3 adds each collective's `block`, each communicator's `param`, the `kind` (lt4nc or st4np) and the rank
+/// index; a tail is written wherever its work or its time is not zero.
+inline constexpr int kLt4ncSchemaVersion = 3;
 
 /// The communicators the trace uses at n, numbered as they are met: two models that give the same members at n
 /// and were created by the same call are one communicator.
@@ -43,7 +45,10 @@ class CommTable {
              {"kind", comm_kind_name(c.kind)},
              {"color", c.color_rule(n_)},
              {"key", c.key_rule()},
-             {"size", c.size_of(0, n_)}};
+             {"size", c.size_of(0, n_)},
+             {"param", c.kind == CommModel::Kind::Block || c.kind == CommModel::Kind::Strided
+                           ? json(count_value(c.param, n_))
+                           : json()}};
       j["created_by"] = c.created_by == mpi::Function::Other ? json() : json(mpi::name(c.created_by));
       out.push_back(std::move(j));
     }
@@ -66,6 +71,7 @@ json action_json(const PredictedAction& a, CommTable& comms) {
     j["collective"] = mpi::name(a.collective);
     j["root"] = a.root;
     j["bytes_received"] = a.bytes_received;
+    j["block"] = a.block;
   }
   if (a.comm != nullptr) {
     j["comm"] = comms.id_of(*a.comm);
@@ -93,7 +99,7 @@ std::string rank_lines(const Model& model, const std::vector<PhasePredictor>& ph
     json calls = json::array();
     for (const PredictedCall& c : pr.calls) calls.push_back(call_json(c, comms));
     json line{{"rank", r}, {"phase", model.phases[p].id}, {"calls", std::move(calls)}};
-    if (pr.tail_work > 0) {
+    if (pr.tail_work > 0 || pr.tail_ns.value_or(0) > 0) {
       line["tail_work"] = pr.tail_work;
       line["tail_ns"] = pr.tail_ns ? json(*pr.tail_ns) : json();
     }
@@ -119,15 +125,33 @@ void check_room(const Model& model, const std::vector<PhasePredictor>& phases, s
   throw Error(std::string(text) + "; predict at a smaller --np or write it elsewhere");
 }
 
-/// Streams one line per rank and phase into `path` (through a temporary name).
-void write_ranks(const Model& model, const std::vector<PhasePredictor>& phases, std::int64_t n,
-                 const std::filesystem::path& path, CommTable& comms) {
+/// Streams one line per rank and phase into `path` (through a temporary name); returns where each rank's lines
+/// begin, and the end of the file last.
+std::vector<std::uint64_t> write_ranks(const Model& model, const std::vector<PhasePredictor>& phases, std::int64_t n,
+                                       const std::filesystem::path& path, CommTable& comms) {
   StreamedFile file(path);
+  std::vector<std::uint64_t> offsets;
+  std::uint64_t at = 0;
   for (std::int64_t r = 0; r < n; ++r) {
-    file.stream() << rank_lines(model, phases, r, comms);
+    offsets.push_back(at);
+    const std::string lines = rank_lines(model, phases, r, comms);
+    file.stream() << lines;
+    at += lines.size();
     file.check();
   }
+  offsets.push_back(at);
   file.commit();
+  return offsets;
+}
+
+/// The offsets as 64-bit little-endian integers: rank r reads bytes [offset r, offset r+1) of ranks.jsonl.
+std::string index_bytes(const std::vector<std::uint64_t>& offsets) {
+  std::string out;
+  out.reserve(offsets.size() * 8);
+  for (const std::uint64_t v : offsets) {
+    for (int b = 0; b < 8; ++b) out.push_back(static_cast<char>((v >> (8 * b)) & 0xff));
+  }
+  return out;
 }
 
 /// The phase order of the largest fitted run at n: a phase that occurs in one stretch takes its weight at n,
@@ -161,7 +185,7 @@ std::vector<analyzer::PhaseRunEntry> order_at(const Model& model, std::int64_t n
   return order;
 }
 
-void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path& dir) {
+void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path& dir, bool executable) {
   const ScopedDimsRule rule(model.dims_rule);
   std::error_code ec;
   const bool created = !std::filesystem::exists(dir, ec);
@@ -176,6 +200,15 @@ void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path
       if (armed) std::filesystem::remove_all(dir, ignored);
     }
   } cleanup{dir, created};
+  if (executable) {
+    for (const PhaseModel& p : model.phases) {
+      const bool untimed = std::any_of(p.work.begin(), p.work.end(), [](const WorkClass& w) { return !w.time_fit; });
+      if (untimed || model.schema_version < 3) {
+        throw InputError("the model has no compute-time laws (it was written by an earlier p3s); re-run `p3s model` "
+                         "on its signatures, or write the logical trace with --logical");
+      }
+    }
+  }
   std::vector<PhasePredictor> phases;
   for (const PhaseModel& p : model.phases) phases.emplace_back(p, n);
 
@@ -184,7 +217,8 @@ void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path
   std::filesystem::remove(header, ec);
   check_room(model, phases, n, dir);
   CommTable comms(n);
-  write_ranks(model, phases, n, dir / "ranks.jsonl", comms);
+  const std::vector<std::uint64_t> offsets = write_ranks(model, phases, n, dir / "ranks.jsonl", comms);
+  write_whole_file(dir / "ranks.index", index_bytes(offsets));
 
   const std::vector<std::int64_t> fitted_n = model.fitted_counts();
   json jphases = json::array();
@@ -200,6 +234,7 @@ void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path
   json inputs = json::array();
   for (const Model::Input& in : model.inputs) inputs.push_back(json{{"path", in.path}, {"n", in.n}});
   const json h{{"schema_version", kLt4ncSchemaVersion},
+               {"kind", executable ? "st4np" : "lt4nc"},
                {"tool", std::string("p3s ") + p3s::kVersion},
                {"inputs", {{"application", model.application}, {"model_runs", std::move(inputs)}}},
                {"processes", n},
@@ -208,7 +243,9 @@ void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path
                {"order", order_json(model, n)},
                {"communicators", comms.to_json()},
                {"limits", limits_json(model.limits)},
-               {"ranks_file", "ranks.jsonl"}};
+               {"dims_rule", dims_rule_name(model.dims_rule)},
+               {"ranks_file", "ranks.jsonl"},
+               {"index_file", "ranks.index"}};
   write_whole_file(header, json_text(h, 1) + '\n');
   cleanup.armed = false;
 }

@@ -11,14 +11,10 @@ namespace {
 const modeler::CommModel kWorld{};  // the world, built first: the communicator of anything the model does not name
 }  // namespace
 
-Communicators::Communicators(const modeler::Model& model, std::int64_t n, std::int64_t rank) : n_(n), rank_(rank) {
+Communicators::Communicators(const std::vector<const modeler::CommModel*>& comms, std::int64_t n, std::int64_t rank)
+    : n_(n), rank_(rank) {
   index_[&kWorld] = find_or_build(kWorld);
-  for (const modeler::PhaseModel& p : model.phases) {
-    for (const modeler::GroupModel& g : p.groups) {
-      if (g.role == modeler::Role::PointToPoint) index_[&g.comm] = find_or_build(g.comm);
-      for (const modeler::CollectiveEntry& c : g.collectives) index_[&c.comm] = find_or_build(c.comm);
-    }
-  }
+  for (const modeler::CommModel* c : comms) index_[c] = find_or_build(*c);
 }
 
 Communicators::~Communicators() {

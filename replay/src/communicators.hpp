@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The communicators a replay at n uses, built once before any phase runs: every rank walks the model's phases in
-// the same order and splits MPI_COMM_WORLD for each communicator it has not built yet (the model's split rules),
-// so the collective calls match on every rank.
+// The communicators a replay at n uses, built once before any phase runs: every rank walks the same list in the
+// same order and splits MPI_COMM_WORLD for each communicator it has not built yet (the model's split rules), so
+// the collective calls match on every rank.
 #pragma once
 
 #include <mpi.h>
@@ -16,8 +16,8 @@ namespace p3s::replay::detail {
 
 class Communicators {
  public:
-  /// Collective over MPI_COMM_WORLD.
-  Communicators(const modeler::Model& model, std::int64_t n, std::int64_t rank);
+  /// Builds `comms` in their order, one per distinct communicator at n. Collective over MPI_COMM_WORLD.
+  Communicators(const std::vector<const modeler::CommModel*>& comms, std::int64_t n, std::int64_t rank);
   ~Communicators();
   Communicators(const Communicators&) = delete;
   Communicators& operator=(const Communicators&) = delete;

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The replay's phase loop. Each rank evaluates its own calls from the model (nothing it reads grows with n^2),
-// runs the phase order of the model at n, and times its instances the way the analyzer times phases: each
+// The replay's phase loop. Each rank runs the phase order of its plan (plan.cpp), and times its instances the way the analyzer times phases: each
 // instance ends at the rank's last call of it and begins where the rank's previous instance ended, so a rank's
 // instance times tile its time and their mean over ranks is the phase time, pipelines included. MPI_Init and
 // MPI_Finalize are not made again: the phases holding them are replayed without them.
@@ -15,6 +14,7 @@
 #include "burst.hpp"
 #include "communicators.hpp"
 #include "executor.hpp"
+#include "made_once.hpp"
 #include "p3s/error.hpp"
 #include "p3s/modeler/dims.hpp"
 #include "p3s/modeler/predict.hpp"
@@ -32,13 +32,6 @@ std::optional<Compute> compute_named(std::string_view name) noexcept {
 
 namespace {
 
-/// MPI_Init and MPI_Finalize: what they cost is the MPI library's start and end; the replay has made the one and
-/// makes the other once, after every phase. Their bursts are emulated, the calls are not made again.
-bool made_once(mpi::Function f) {
-  const mpi::CallKind k = mpi::kind(f);
-  return k == mpi::CallKind::Init || k == mpi::CallKind::Finalize;
-}
-
 /// What one rank measured of one phase.
 struct Measured {
   std::vector<double> instances;  ///< the measured instances' times
@@ -48,24 +41,6 @@ struct Measured {
   double calls = 0;
 };
 
-/// Checks that the model predicts time (a model without compute-time laws would replay communication only), and
-/// says which phases have no work model, whose bursts then take no time.
-std::vector<std::string> require_time(const modeler::Model& model) {
-  const auto untimed = [](const modeler::WorkClass& w) { return !w.time_fit; };
-  std::vector<std::string> notes;
-  for (const modeler::PhaseModel& p : model.phases) {
-    if (std::any_of(p.work.begin(), p.work.end(), untimed) || model.schema_version < 3) {
-      throw InputError("the model has no compute-time laws (it was written by an earlier p3s); re-run `p3s model` "
-                       "on its signatures");
-    }
-    if (p.work.empty()) {
-      notes.push_back("phase " + std::to_string(p.id) +
-                      " has no model of its bursts (no law reproduces its calls): they take no time in the replay");
-    }
-  }
-  return notes;
-}
-
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
@@ -74,10 +49,10 @@ double median(std::vector<double> v) {
   return (*mid + *std::max_element(v.begin(), mid)) / 2;
 }
 
-double largest_size(const std::vector<modeler::PredictedRank>& ranks) {
+double largest_size(const std::vector<PlannedPhase>& phases) {
   double largest = 0;
-  for (const modeler::PredictedRank& r : ranks) {
-    for (const modeler::PredictedCall& c : r.calls) {
+  for (const PlannedPhase& p : phases) {
+    for (const modeler::PredictedCall& c : p.rank.calls) {
       for (const modeler::PredictedAction& a : c.actions) largest = std::max({largest, a.bytes, a.block});
     }
   }
@@ -86,50 +61,33 @@ double largest_size(const std::vector<modeler::PredictedRank>& ranks) {
 
 }  // namespace
 
-ReplayPlan plan_replay(const modeler::Model& model, std::int64_t n, std::int64_t rank) {
-  const modeler::ScopedDimsRule rule(model.dims_rule);
-  ReplayPlan plan;
-  plan.notes = require_time(model);
-  for (const modeler::PhaseModel& p : model.phases) {
-    const modeler::PhasePredictor predictor(p, n);
-    plan.calls.push_back(predictor.rank(rank));
-  }
-  plan.order = modeler::order_at(model, n);
-  plan.weight.assign(model.phases.size(), 0);
-  for (const analyzer::PhaseRunEntry& e : plan.order) plan.weight[e.phase] += static_cast<std::int64_t>(e.count);
-  return plan;
-}
-
-ReplayResult run_replay(const modeler::Model& model, const ReplayPlan& plan, const ReplayOptions& options) {
+ReplayResult run_replay(const ReplayPlan& plan, const ReplayOptions& options) {
   int rank = 0;
   int size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const std::int64_t n = size;
-  const modeler::ScopedDimsRule rule(model.dims_rule);
-  const std::vector<modeler::PredictedRank>& mine = plan.calls;
-  const std::vector<analyzer::PhaseRunEntry>& order = plan.order;
-  const std::vector<std::int64_t>& weight = plan.weight;
-  double largest = largest_size(mine);
+  const modeler::ScopedDimsRule rule(plan.dims_rule);  // communicators' laws in dims(n)
+  double largest = largest_size(plan.phases);
   MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  const detail::Communicators comms(model, n, rank);
+  const detail::Communicators comms(plan.comms, n, rank);
   detail::Executor executor(comms, rank, largest);
   const detail::BurstEmulator burst(options.compute);
   detail::Position position;
   const detail::Watchdog watchdog(rank, options.watchdog_s, position);
 
-  std::vector<Measured> measured(model.phases.size());
-  std::vector<bool> done(model.phases.size(), false);
+  std::vector<Measured> measured(plan.phases.size());
+  std::vector<bool> done(plan.phases.size(), false);
   MPI_Barrier(MPI_COMM_WORLD);
   const std::int64_t start = detail::now_ns();
   std::int64_t last_end = start;
-  for (const analyzer::PhaseRunEntry& e : order) {
-    const modeler::PhaseModel& pm = model.phases.at(e.phase);
+  for (const analyzer::PhaseRunEntry& e : plan.order) {
+    const PlannedPhase& pm = plan.phases.at(e.phase);
     if (done[e.phase] || e.count == 0) continue;
     done[e.phase] = true;
     const auto total = static_cast<int>(std::min<std::uint64_t>(e.count, options.warmup + options.instances));
     const int warm = e.count > 1 ? std::max(0, total - options.instances) : 0;
-    const modeler::PredictedRank& calls = mine[e.phase];
+    const modeler::PredictedRank& calls = pm.rank;
     Measured& m = measured[e.phase];
     position.phase = pm.id;
     for (int i = 0; i < total; ++i) {
@@ -148,7 +106,7 @@ ReplayResult run_replay(const modeler::Model& model, const ReplayPlan& plan, con
         position.peer = c.actions.empty() ? -1 : c.actions.front().peer;
         ++position.step;
         const std::int64_t t1 = detail::now_ns();
-        if (!made_once(c.function)) executor.execute(c, k);
+        if (!detail::made_once(c.function)) executor.execute(c, k);
         const std::int64_t t2 = detail::now_ns();
         if (timed) {
           m.compute_ns += static_cast<double>(t1 - t0);
@@ -179,13 +137,13 @@ ReplayResult run_replay(const modeler::Model& model, const ReplayPlan& plan, con
   result.notes = plan.notes;
   result.replay_wall_ns = static_cast<double>(wall);
   MPI_Allreduce(MPI_IN_PLACE, &result.replay_wall_ns, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  for (std::size_t p = 0; p < model.phases.size(); ++p) {
-    const modeler::PhaseModel& pm = model.phases[p];
+  for (std::size_t p = 0; p < plan.phases.size(); ++p) {
+    const PlannedPhase& pm = plan.phases[p];
     const Measured& m = measured[p];
     PhaseTime t;
     t.id = pm.id;
     t.calls = pm.calls;
-    t.weight = weight[p];
+    t.weight = pm.weight;
     t.replayed = done[p];
     t.instances = static_cast<int>(m.instances.size());
     const double k = std::max<double>(1, static_cast<double>(m.instances.size()));
@@ -213,8 +171,7 @@ ReplayResult run_replay(const modeler::Model& model, const ReplayPlan& plan, con
     t.predicted_compute_ns = sums[3] / ranks;
     t.mpi_ns = sums[4] / ranks;
     t.calls_per_instance = sums[5] / ranks;
-    t.main_loop = std::none_of(pm.groups.begin(), pm.groups.end(),
-                               [](const modeler::GroupModel& g) { return made_once(g.function); });
+    t.main_loop = pm.main_loop;
     if (t.replayed) result.pet_ns += static_cast<double>(t.weight) * t.time_ns;
     if (t.replayed && t.main_loop) result.main_ns += static_cast<double>(t.weight) * t.time_ns;
     result.phases.push_back(std::move(t));

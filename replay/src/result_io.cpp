@@ -8,7 +8,7 @@
 
 #include "p3s/error.hpp"
 #include "p3s/json_text.hpp"
-#include "p3s/modeler/fit.hpp"
+#include "p3s/modeler/series.hpp"
 #include "p3s/replay/replay.hpp"
 #include "p3s/utc_date.hpp"
 #include "p3s/version.hpp"
@@ -74,7 +74,7 @@ double compute_per_instance(const analyzer::SigPhase& p, std::int64_t n) {
 
 }  // namespace
 
-Comparison compare_with_run(const modeler::Model& model, const ReplayResult& result,
+Comparison compare_with_run(const ReplayPlan& plan, const ReplayResult& result,
                             const std::filesystem::path& signature) {
   const analyzer::Signature s = analyzer::read_signature(signature);
   if (s.processes != result.processes) {
@@ -84,7 +84,11 @@ Comparison compare_with_run(const modeler::Model& model, const ReplayResult& res
   Comparison c;
   c.signature = signature.string();
   c.processes = s.processes;
-  const std::vector<std::optional<std::uint32_t>> related = modeler::relate_model_phases(model, s);
+  std::vector<std::string> ours;
+  for (const PlannedPhase& p : plan.phases) ours.push_back(p.calls);
+  std::vector<std::string> theirs;
+  for (const analyzer::SigPhase& p : s.phases) theirs.push_back(modeler::phase_calls(p));
+  const std::vector<std::optional<std::uint32_t>> related = modeler::relate_phase_lists(ours, theirs);
   std::vector<bool> used(s.phases.size(), false);
   for (std::size_t i = 0; i < result.phases.size(); ++i) {
     const PhaseTime& t = result.phases[i];
@@ -169,7 +173,7 @@ std::string comparison_summary(const Comparison& c) {
   return out.str();
 }
 
-void write_result(const ReplayResult& r, const modeler::Model& model, const ResultInputs& inputs,
+void write_result(const ReplayResult& r, const ReplayPlan& plan, const ResultInputs& inputs,
                   const std::optional<Comparison>& comparison, const std::filesystem::path& path) {
   json phases = json::array();
   for (const PhaseTime& t : r.phases) {
@@ -193,9 +197,9 @@ void write_result(const ReplayResult& r, const modeler::Model& model, const Resu
          {"tool", std::string("p3s-replay ") + p3s::kVersion},
          {"date", utc_now()},
          {"inputs",
-          {{"model", inputs.model},
-           {"application", model.application},
-           {"work_metric", model.work_metric},
+          {{"source", plan.source},
+           {"application", plan.application},
+           {"work_metric", plan.work_metric},
            {"command", inputs.command},
            {"compute", compute_name(inputs.options.compute)},
            {"instances", inputs.options.instances},

@@ -8,13 +8,14 @@
                          [--app-args "ARGS"] [--limit 0.10] [--compute-limit 0.05] [launcher options]
 
 calls: records APP at the fitted counts, fits a model, writes the LT4NC at each --np and replays the model there
-under `p3s record`. On every rank the replay's recorded calls must hold, as one stretch, the LT4NC's calls of every
+under `p3s record` (the model at the first count, the ST4NP `p3s predict -o` writes at the others). On every rank the replay's recorded calls must hold, as one stretch, the LT4NC's calls of every
 phase but MPI_Init and MPI_Finalize, instance after instance (W warm-up and M measured instances of a repeated phase, as p3s-replay runs
 them): the same MPI functions, each send and receive with the same peer, tag and size, each collective with the
 same operation.
 errors: on copies of a model of APP with one defect each, p3s-replay must refuse, in one line printed once, with
 exit status != 0 and no result file: a model without compute-time laws (schema 2), a process count where a law is
-no whole number, an existing result without --force; and a replay stuck in a receive (a tag no send matches) must
+no whole number, an ST4NP for another number of ranks, a logical trace (no burst times), an existing result without
+--force; and a replay stuck in a receive (a tag no send matches) must
 be stopped by the watchdog, which names the rank, phase, instance and call.
 time: records APP (a sleep-mode app) at the fitted counts and at each --np, fits a model on the fitted runs,
 replays it at each --np with --compute sleep and compares with the real run there: the main-loop time (MPI_Init
@@ -152,9 +153,15 @@ def first_difference(haystack, needle):
 
 def check_calls(a):
     model = fit(a)
-    for n in a.np:
+    for k, n in enumerate(a.np):
         want = expected_calls(a, model, n)
-        trace = record(a, n, f"replay.np{n}", a.replay, model, "-o", os.path.join(a.work, f"replay.np{n}.json"),
+        # The first count replays the model (each rank evaluates its own calls), the others the ST4NP that
+        # `p3s predict -o` writes (each rank reads its own lines).
+        source = model
+        if k > 0:
+            source = os.path.join(a.work, f"st4np.np{n}")
+            run([a.p3s, "predict", model, "--np", n, "-o", source, "--force"], "predict -o")
+        trace = record(a, n, f"replay.np{n}", a.replay, source, "-o", os.path.join(a.work, f"replay.np{n}.json"),
                        "--force", "--warmup", WARMUP, "--instances", INSTANCES)
         got = recorded_calls(a, trace)
         # Collectives are compared by call name (the CSV names the operation by the call).
@@ -167,7 +174,8 @@ def check_calls(a):
                 k, expected, actual = first_difference(g, w)
                 fail(f"{a.name} n={n} rank {r}: the replay's calls do not hold the predicted ones: the first "
                      f"{k} of {len(w)} match, then expected {expected}, recorded {actual}")
-        print(f"CALLS {a.name} n={n}: every rank made its {total // n} predicted calls (mean per rank) as written")
+        print(f"CALLS {a.name} n={n} ({'model' if k == 0 else 'ST4NP'}): every rank made its {total // n} predicted "
+              f"calls (mean per rank) as written")
 
 
 def check_time(a):
@@ -262,6 +270,12 @@ def check_errors(a):
     replay_fails(a, 4, crafted(a, model, "schema2", without_time), out, expect="no compute-time laws")
     replay_fails(a, 5, crafted(a, model, "half", half_n_peer), out, expect="is not a whole number at n = 5")
     replay_fails(a, 4, crafted(a, model, "stuck", unmatched_tag), out, "--watchdog", "3", expect="no progress")
+    st4np = os.path.join(a.work, "st4np.np4")
+    run([a.p3s, "predict", model, "--np", 4, "-o", st4np, "--force"], "predict -o")
+    replay_fails(a, 2, st4np, out, expect="a trace of 4 ranks, and the job has 2")
+    logical = os.path.join(a.work, "lt4nc.np4")
+    run([a.p3s, "predict", model, "--np", 4, "--logical", "-o", logical, "--force"], "predict --logical")
+    replay_fails(a, 4, logical, out, expect="logical trace without burst times")
     if os.path.exists(out):
         fail(f"a failed replay left {out}")
     with open(out, "w") as f:

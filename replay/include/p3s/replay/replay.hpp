@@ -6,10 +6,12 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "p3s/modeler/dims.hpp"
 #include "p3s/modeler/model.hpp"
 #include "p3s/modeler/predict.hpp"
 
@@ -66,24 +68,44 @@ struct ReplayResult {
   std::vector<std::string> notes;  ///< what the replay could not emulate
 };
 
-/// What one rank replays: its calls in every phase at n, the phase order and weights at n, and what the replay
-/// cannot emulate. Made before any MPI communication, so that a model that cannot be replayed fails on every rank
-/// alike.
+/// One phase as a rank replays it.
+struct PlannedPhase {
+  std::uint32_t id = 0;
+  std::string calls;       ///< its MPI functions ("MPI_Irecv MPI_Isend ..."), to relate it to a real run's
+  bool main_loop = true;   ///< holds neither MPI_Init nor MPI_Finalize
+  std::int64_t weight = 0;  ///< instances at n
+  modeler::PredictedRank rank;  ///< this rank's calls in one instance
+};
+
+/// What one rank replays: its calls in every phase at n, the phase order at n, the communicators, and what the
+/// replay cannot emulate. Made before any MPI communication, so that an input that cannot be replayed fails on
+/// every rank alike. The actions' communicators point into the model, or into `owned` for an ST4NP.
 struct ReplayPlan {
-  std::vector<modeler::PredictedRank> calls;  ///< per model phase
-  std::vector<analyzer::PhaseRunEntry> order;
-  std::vector<std::int64_t> weight;  ///< per model phase: instances at n
+  std::int64_t processes = 0;
+  std::string source;  ///< the model file or ST4NP directory
+  std::string application;
+  std::string work_metric;
+  modeler::DimsRule dims_rule = modeler::DimsRule::OpenMpi;
+  std::vector<PlannedPhase> phases;
+  std::vector<analyzer::PhaseRunEntry> order;  ///< phase = index in `phases`
+  /// Every communicator the actions name, in an order every rank shares (each is built collectively).
+  std::vector<const modeler::CommModel*> comms;
+  std::vector<std::unique_ptr<modeler::CommModel>> owned;
   std::vector<std::string> notes;
 };
 
+/// The plan of rank `rank` of n from a model: each rank evaluates its own calls (nothing it reads grows with n).
 /// @throws p3s::InputError when the model has no compute-time laws; p3s::ModelError when it cannot be evaluated at
-/// n.
-[[nodiscard]] ReplayPlan plan_replay(const modeler::Model& model, std::int64_t n, std::int64_t rank);
+/// n. The model must outlive the plan.
+[[nodiscard]] ReplayPlan plan_from_model(const modeler::Model& model, const std::string& path, std::int64_t n,
+                                         std::int64_t rank);
+/// The plan of rank `rank` of n from an ST4NP directory (`p3s predict -o DIR`): the header, and this rank's own
+/// lines, found through the rank index. @throws p3s::InputError when DIR is not a whole ST4NP for n ranks.
+[[nodiscard]] ReplayPlan plan_from_st4np(const std::filesystem::path& dir, std::int64_t n, std::int64_t rank);
 
 /// Replays the plan at the size of MPI_COMM_WORLD (the n it was made for). Collective over MPI_COMM_WORLD; every
 /// rank gets the result. @throws p3s::Error when an MPI call fails (on that rank only).
-[[nodiscard]] ReplayResult run_replay(const modeler::Model& model, const ReplayPlan& plan,
-                                      const ReplayOptions& options);
+[[nodiscard]] ReplayResult run_replay(const ReplayPlan& plan, const ReplayOptions& options);
 
 /// A replay next to a real run at the same n: per phase, predicted and real time over the run (weight x instance
 /// time) and compute time per instance.
@@ -113,20 +135,19 @@ struct Comparison {
   }
 };
 
-/// Compares a replay of `model` with the signature of a real run at the same n.
+/// Compares a replay with the signature of a real run at the same n (phases related by their calls and place).
 /// @throws p3s::InputError when the run is at another n.
-[[nodiscard]] Comparison compare_with_run(const modeler::Model& model, const ReplayResult& result,
+[[nodiscard]] Comparison compare_with_run(const ReplayPlan& plan, const ReplayResult& result,
                                           const std::filesystem::path& signature);
 
 /// Provenance of a result file.
 struct ResultInputs {
-  std::string model;
   std::string command;
   ReplayOptions options;
 };
 
 /// Writes result.json (share/doc/replay-format.md), whole or not at all. @throws p3s::Error when it cannot.
-void write_result(const ReplayResult& result, const modeler::Model& model, const ResultInputs& inputs,
+void write_result(const ReplayResult& result, const ReplayPlan& plan, const ResultInputs& inputs,
                   const std::optional<Comparison>& comparison, const std::filesystem::path& path);
 /// The readable summary: phases with weight, time per instance and its spread, compute and MPI time, PET.
 [[nodiscard]] std::string result_summary(const ReplayResult& result);

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// What a rank replays, from a model (evaluated by the rank itself) or from an ST4NP directory (the rank's own
+// lines, found through the rank index: no rank reads the whole trace).
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "made_once.hpp"
+#include "p3s/error.hpp"
+#include "p3s/modeler/predict.hpp"
+#include "p3s/replay/replay.hpp"
+
+namespace p3s::replay {
+namespace {
+
+using nlohmann::json;
+
+/// Whether a phase's calls ("MPI_Init MPI_Bcast") hold neither MPI_Init nor MPI_Finalize.
+bool main_loop(const std::string& calls) {
+  std::istringstream words(calls);
+  for (std::string w; words >> w;) {
+    if (detail::made_once(mpi::function_named(w))) return false;
+  }
+  return true;
+}
+
+/// Checks that the model predicts time (a model without compute-time laws would replay communication only), and
+/// says which phases have no model of their bursts, which then take no time.
+std::vector<std::string> require_time(const modeler::Model& model) {
+  const auto untimed = [](const modeler::WorkClass& w) { return !w.time_fit; };
+  std::vector<std::string> notes;
+  for (const modeler::PhaseModel& p : model.phases) {
+    if (std::any_of(p.work.begin(), p.work.end(), untimed) || model.schema_version < 3) {
+      throw InputError("the model has no compute-time laws (it was written by an earlier p3s); re-run `p3s model` "
+                       "on its signatures");
+    }
+    if (p.work.empty()) {
+      notes.push_back("phase " + std::to_string(p.id) +
+                      " has no model of its bursts (no law reproduces its calls): they take no time in the replay");
+    }
+  }
+  return notes;
+}
+
+/// The weight at n of each phase: its instances over the order's stretches.
+void weigh(ReplayPlan& plan) {
+  for (const analyzer::PhaseRunEntry& e : plan.order) {
+    plan.phases.at(e.phase).weight += static_cast<std::int64_t>(e.count);
+  }
+}
+
+}  // namespace
+
+ReplayPlan plan_from_model(const modeler::Model& model, const std::string& path, std::int64_t n, std::int64_t rank) {
+  const modeler::ScopedDimsRule rule(model.dims_rule);
+  ReplayPlan plan;
+  plan.processes = n;
+  plan.source = path;
+  plan.application = model.application;
+  plan.work_metric = model.work_metric;
+  plan.dims_rule = model.dims_rule;
+  plan.notes = require_time(model);
+  for (const modeler::PhaseModel& p : model.phases) {
+    const modeler::PhasePredictor predictor(p, n);
+    plan.phases.push_back({p.id, p.calls, main_loop(p.calls), 0, predictor.rank(rank)});
+    for (const modeler::GroupModel& g : p.groups) {
+      if (g.role == modeler::Role::PointToPoint) plan.comms.push_back(&g.comm);
+      for (const modeler::CollectiveEntry& c : g.collectives) plan.comms.push_back(&c.comm);
+    }
+  }
+  plan.order = modeler::order_at(model, n);
+  weigh(plan);
+  return plan;
+}
+
+namespace {
+
+/// Rank r's bytes of ranks.jsonl, through the index.
+std::string rank_text(const std::filesystem::path& dir, const json& header, std::int64_t n, std::int64_t r) {
+  const std::filesystem::path index = dir / header.value("index_file", std::string("ranks.index"));
+  std::ifstream in(index, std::ios::binary);
+  std::uint64_t offsets[2] = {0, 0};
+  in.seekg(static_cast<std::streamoff>(r * 8));
+  unsigned char bytes[16];
+  if (!in.read(reinterpret_cast<char*>(bytes), sizeof bytes)) {
+    throw InputError("ST4NP '" + dir.string() + "': its rank index '" + index.string() + "' has no entry for rank " +
+                     std::to_string(r) + " of " + std::to_string(n) + "; write it again with `p3s predict -o`");
+  }
+  for (int k = 0; k < 2; ++k) {
+    for (int b = 7; b >= 0; --b) offsets[k] = (offsets[k] << 8) | bytes[8 * k + b];
+  }
+  const std::filesystem::path lines = dir / header.at("ranks_file").get<std::string>();
+  std::ifstream text(lines, std::ios::binary);
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(lines, ec);
+  if (!text || ec || offsets[1] < offsets[0] || offsets[1] > size) {
+    throw InputError("ST4NP '" + dir.string() + "': '" + lines.string() + "' does not hold rank " +
+                     std::to_string(r) + "'s lines where its index says; write it again with `p3s predict -o`");
+  }
+  std::string out(offsets[1] - offsets[0], '\0');
+  text.seekg(static_cast<std::streamoff>(offsets[0]));
+  text.read(out.data(), static_cast<std::streamsize>(out.size()));
+  return out;
+}
+
+modeler::PredictedAction action_from(const json& j, const ReplayPlan& plan) {
+  modeler::PredictedAction a;
+  const auto kind = mpi::action_kind_named(j.at("kind").get<std::string>());
+  if (!kind) throw InputError("unknown action kind '" + j.at("kind").get<std::string>() + "'");
+  a.kind = *kind;
+  a.peer = j.value("peer", std::int64_t{-1});
+  a.tag = j.value("tag", std::uint32_t{0});
+  a.bytes = j.value("bytes", 0.0);
+  if (j.contains("collective")) {
+    a.collective = mpi::collective_named(j.at("collective").get<std::string>()).value_or(mpi::Collective::Unknown);
+    a.root = j.value("root", std::int64_t{-1});
+    a.bytes_received = j.value("bytes_received", 0.0);
+    a.block = j.value("block", 0.0);
+  }
+  if (j.contains("comm")) {
+    const auto id = j.at("comm").get<std::size_t>();
+    if (id >= plan.comms.size()) throw InputError("an action names communicator " + std::to_string(id));
+    a.comm = plan.comms[id];
+    a.comm_size = j.value("comm_size", std::int64_t{0});
+  }
+  a.started = j.value("started", std::int32_t{-1});
+  return a;
+}
+
+modeler::PredictedRank rank_from(const json& line, const ReplayPlan& plan) {
+  modeler::PredictedRank r;
+  r.rank = line.at("rank").get<std::int64_t>();
+  for (const json& c : line.at("calls")) {
+    modeler::PredictedCall call;
+    call.call = c.at("call").get<std::string>();
+    call.function = mpi::function_named(call.call);
+    call.burst_work = c.value("burst_work", 0.0);
+    if (!c.at("burst_ns").is_number()) throw InputError("a call has no burst_ns: the trace is not executable");
+    call.burst_ns = c.at("burst_ns").get<double>();
+    for (const json& a : c.at("actions")) call.actions.push_back(action_from(a, plan));
+    r.calls.push_back(std::move(call));
+  }
+  r.tail_work = line.value("tail_work", 0.0);
+  if (line.contains("tail_ns") && line.at("tail_ns").is_number()) r.tail_ns = line.at("tail_ns").get<double>();
+  return r;
+}
+
+}  // namespace
+
+ReplayPlan plan_from_st4np(const std::filesystem::path& dir, std::int64_t n, std::int64_t rank) {
+  const std::filesystem::path header_path = dir / "lt4nc.json";
+  std::ifstream in(header_path);
+  if (!in) {
+    throw InputError("'" + dir.string() + "' holds no ST4NP (no lt4nc.json): write one with `p3s predict app.model "
+                     "--np N -o DIR`");
+  }
+  ReplayPlan plan;
+  plan.source = dir.string();
+  try {
+    const json h = json::parse(in);
+    if (h.at("schema_version").get<int>() < 3 || h.value("kind", std::string()) != "st4np") {
+      throw InputError("it is a logical trace without burst times (written with --logical, or by an earlier p3s); "
+                       "write the ST4NP with `p3s predict app.model --np N -o DIR`");
+    }
+    plan.processes = h.at("processes").get<std::int64_t>();
+    if (plan.processes != n) {
+      throw InputError("it is a trace of " + std::to_string(plan.processes) + " ranks, and the job has " +
+                       std::to_string(n) + "; run p3s-replay with " + std::to_string(plan.processes) + " ranks");
+    }
+    plan.application = h.at("inputs").value("application", std::string());
+    plan.work_metric = h.value("work_metric", std::string());
+    plan.dims_rule = modeler::dims_rule_named(h.value("dims_rule", std::string("openmpi"))).value_or(plan.dims_rule);
+    for (const json& c : h.at("communicators")) {
+      auto m = std::make_unique<modeler::CommModel>();
+      m->kind = modeler::comm_kind_named(c.at("kind").get<std::string>()).value_or(modeler::CommModel::Kind::World);
+      if (c.contains("param") && c.at("param").is_number()) {
+        m->param = modeler::ExactLaw::constant(modeler::Rational::make(c.at("param").get<std::int64_t>()));
+      }
+      if (c.contains("created_by") && c.at("created_by").is_string()) {
+        m->created_by = mpi::function_named(c.at("created_by").get<std::string>());
+      }
+      plan.comms.push_back(m.get());
+      plan.owned.push_back(std::move(m));
+    }
+    std::vector<std::uint32_t> ids;
+    for (const json& p : h.at("phases")) {
+      const auto id = p.at("id").get<std::uint32_t>();
+      ids.push_back(id);
+      const std::string calls = p.at("calls").get<std::string>();
+      plan.phases.push_back({id, calls, main_loop(calls), 0, {}});
+    }
+    const auto index_of = [&ids](std::uint32_t id) {
+      const auto it = std::find(ids.begin(), ids.end(), id);
+      if (it == ids.end()) throw InputError("the order names phase " + std::to_string(id) + ", which it lacks");
+      return static_cast<std::uint32_t>(it - ids.begin());
+    };
+    for (const json& e : h.at("order")) {
+      plan.order.push_back({index_of(e.at(0).get<std::uint32_t>()), e.at(1).get<std::uint64_t>()});
+    }
+    weigh(plan);
+    std::istringstream lines(rank_text(dir, h, n, rank));
+    for (std::string line; std::getline(lines, line);) {
+      const json j = json::parse(line);
+      if (j.at("rank").get<std::int64_t>() != rank) throw InputError("its index points rank " +
+                                                                     std::to_string(rank) + " at another's lines");
+      plan.phases.at(index_of(j.at("phase").get<std::uint32_t>())).rank = rank_from(j, plan);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError("ST4NP '" + dir.string() + "' cannot be read (" + e.what() + "); write it again with `p3s "
+                     "predict -o`");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    throw InputError(what.rfind("ST4NP '", 0) == 0 ? what : "ST4NP '" + dir.string() + "': " + what);
+  }
+  return plan;
+}
+
+}  // namespace p3s::replay
