@@ -311,7 +311,8 @@ TEST(Model, LogicalTraceIsWrittenRankByRank) {
   std::size_t communications = 0;
   std::ifstream header_file(out / "lt4nc.json");
   const nlohmann::json header = nlohmann::json::parse(header_file);
-  EXPECT_EQ(header.at("schema_version"), 2);
+  EXPECT_EQ(header.at("schema_version"), 3);
+  EXPECT_EQ(header.at("kind"), "lt4nc");
   const nlohmann::json& comms = header.at("communicators");
   ASSERT_EQ(comms.size(), 1u);  // the ring and its Allreduce are on the world
   EXPECT_EQ(comms[0].at("kind"), "world");
