@@ -5,11 +5,11 @@
 #include <iostream>
 #include <vector>
 
-#include "p3s/outputs.hpp"
 #include "p3s/analyzer/analyze.hpp"
 #include "p3s/analyzer/signature.hpp"
 #include "p3s/analyzer/trace_reader.hpp"
 #include "p3s/error.hpp"
+#include "p3s/outputs.hpp"
 #include "subcommands.hpp"
 #include "validators.hpp"
 

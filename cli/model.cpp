@@ -3,9 +3,9 @@
 // [--predict-at N,...] [--far-point SIG] [--report] [-q]`
 #include <iostream>
 
-#include "p3s/outputs.hpp"
 #include "p3s/error.hpp"
 #include "p3s/modeler/fit.hpp"
+#include "p3s/outputs.hpp"
 #include "subcommands.hpp"
 #include "validators.hpp"
 

@@ -4,12 +4,12 @@
 #include <iomanip>
 #include <iostream>
 
-#include "p3s/outputs.hpp"
 #include "p3s/error.hpp"
 #include "p3s/modeler/dims.hpp"
 #include "p3s/modeler/fit.hpp"
 #include "p3s/modeler/model.hpp"
 #include "p3s/modeler/predict.hpp"
+#include "p3s/outputs.hpp"
 #include "subcommands.hpp"
 #include "validators.hpp"
 

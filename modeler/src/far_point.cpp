@@ -51,9 +51,8 @@ std::string program_of(const std::string& command) {
 }
 
 /// Calibrates one class of a phase; returns why it could not be, or an empty string.
-std::string calibrate_class(const Model& m, const PhaseModel& pm, WorkClass& cls,
-                            const analyzer::SigPhase& far, std::int64_t far_n, const std::string& path,
-                            const PhasePredictor& at_far, std::size_t k) {
+std::string calibrate_class(const Model& m, const PhaseModel& pm, WorkClass& cls, const analyzer::SigPhase& far,
+                            std::int64_t far_n, const std::string& path, const PhasePredictor& at_far, std::size_t k) {
   if (!cls.time_fit) return "the model has no compute-time law for it";
   double work = 0, time = 0;
   std::int64_t members = 0;
@@ -88,7 +87,8 @@ std::string calibrate_class(const Model& m, const PhaseModel& pm, WorkClass& cls
   f.fitted_ns = *cls.time_at(n, ranks_at_n, pm.weight_at(n));
   if (f.fitted_ns <= 0 || time <= 0) return "its fitted or its far compute time is zero";
   f.exponent = n > top ? std::log(time / f.fitted_ns) / std::log(static_cast<double>(n) / static_cast<double>(top)) : 0;
-  if (n <= top) return "the far run's work per rank is that of n = " + std::to_string(n) + ", not beyond the fitted runs";
+  if (n <= top)
+    return "the far run's work per rank is that of n = " + std::to_string(n) + ", not beyond the fitted runs";
   cls.far_point = f;
   return {};
 }
@@ -99,8 +99,8 @@ void calibrate_with_far_point(Fit& fit, const Run& far) {
   Model& m = fit.model;
   const std::string path = far.path.string();
   if (far.signature.work_metric != m.work_metric) {
-    throw InputError("far point '" + path + "' measures work as " + far.signature.work_metric +
-                     ", the model as " + m.work_metric + "; record it with the same --counters");
+    throw InputError("far point '" + path + "' measures work as " + far.signature.work_metric + ", the model as " +
+                     m.work_metric + "; record it with the same --counters");
   }
   const std::string program = program_of(far.signature.command);
   const std::string ours = m.application.substr(0, m.application.find(' '));

@@ -75,7 +75,10 @@ json phase_json(const PhaseReport& p) {
   for (const std::vector<ScicRow>& rows : p.measured) {
     json jr = json::array();
     for (const ScicRow& r : rows) {
-      jr.push_back(json{{"n", r.n}, {"ranks", r.ranks}, {"work_per_rank", r.work_per_rank}, {"total", r.total},
+      jr.push_back(json{{"n", r.n},
+                        {"ranks", r.ranks},
+                        {"work_per_rank", r.work_per_rank},
+                        {"total", r.total},
                         {"time_per_rank", r.time_per_rank}});
     }
     classes.push_back(std::move(jr));
@@ -108,8 +111,7 @@ PhaseReport phase_from(const json& j) {
     std::vector<ScicRow> out;
     for (const json& r : rows) {
       out.push_back({r.at("n").get<std::int64_t>(), r.at("ranks").get<std::int64_t>(),
-                     r.at("work_per_rank").get<double>(), r.at("total").get<double>(),
-                     r.value("time_per_rank", 0.0)});
+                     r.at("work_per_rank").get<double>(), r.at("total").get<double>(), r.value("time_per_rank", 0.0)});
     }
     p.measured.push_back(std::move(out));
   }

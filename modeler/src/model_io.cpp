@@ -198,9 +198,15 @@ BurstLaw burst_law_from(const json& j) {
 }
 
 json far_point_json(const FarPoint& f) {
-  return json{{"signature", f.signature}, {"run_n", f.run_n},         {"run_phase", f.run_phase},
-              {"work_per_rank", f.work_per_rank}, {"n", f.n},          {"predicted_work", f.predicted_work},
-              {"time_ns", f.time_ns},     {"fitted_ns", f.fitted_ns}, {"from_n", f.from_n},
+  return json{{"signature", f.signature},
+              {"run_n", f.run_n},
+              {"run_phase", f.run_phase},
+              {"work_per_rank", f.work_per_rank},
+              {"n", f.n},
+              {"predicted_work", f.predicted_work},
+              {"time_ns", f.time_ns},
+              {"fitted_ns", f.fitted_ns},
+              {"from_n", f.from_n},
               {"exponent", f.exponent}};
 }
 
@@ -413,8 +419,7 @@ Model read_model(const std::filesystem::path& path) {
     if (m.schema_version < kOldestModelSchemaVersion || m.schema_version > kModelSchemaVersion) {
       throw InputError("model '" + path.string() + "' has schema version " + std::to_string(m.schema_version) +
                        ", this p3s reads versions " + std::to_string(kOldestModelSchemaVersion) + " to " +
-                       std::to_string(kModelSchemaVersion) +
-                       "; re-run `p3s model` on its signatures");
+                       std::to_string(kModelSchemaVersion) + "; re-run `p3s model` on its signatures");
     }
     m.tool = j.at("tool").get<std::string>();
     m.date = j.value("date", std::string());

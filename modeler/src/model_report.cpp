@@ -156,7 +156,8 @@ void work_lines(std::ostringstream& out, const Model& m, const PhaseModel& p, co
     out << '\n';
     for (const BurstModel& b : w.bursts) {
       out << "      " << burst_place(p, b) << ": work " << burst_law_text(b.work) << '\n';
-      if (b.time) out << "      " << std::string(burst_place(p, b).size(), ' ') << "  time " << burst_law_text(*b.time) << '\n';
+      if (b.time)
+        out << "      " << std::string(burst_place(p, b).size(), ' ') << "  time " << burst_law_text(*b.time) << '\n';
     }
     out << "      SCIC        n   ranks  work/rank/instance   weight          total    time/rank (ns)  time/work\n";
     const std::vector<ScicRow> none;
@@ -186,11 +187,13 @@ void work_lines(std::ostringstream& out, const Model& m, const PhaseModel& p, co
       if (time) out << fmt("%18.4g", *time) << time_per_work(*time, per_rank);
       out << '\n';
     }
-    if (w.time_fit) out << "      compute time over the run, weight x ranks x per rank and instance (CRMi): " << w.time_fit->to_string() << uncertainty(*w.time_fit) << '\n';
+    if (w.time_fit)
+      out << "      compute time over the run, weight x ranks x per rank and instance (CRMi): "
+          << w.time_fit->to_string() << uncertainty(*w.time_fit) << '\n';
     if (w.far_point) {
       const FarPoint& f = *w.far_point;
-      out << "      calibrated with a far point (CRMc): the law above x (n/" << f.from_n << ")^" << fmt("%.4g", f.exponent)
-          << " above n = " << f.from_n << '\n'
+      out << "      calibrated with a far point (CRMc): the law above x (n/" << f.from_n << ")^"
+          << fmt("%.4g", f.exponent) << " above n = " << f.from_n << '\n'
           << "        far run " << f.signature << " at " << f.run_n << " processes, its phase " << f.run_phase << ": "
           << fmt("%.4g", f.work_per_rank) << " work per rank, that of n = " << f.n << " (predicted "
           << fmt("%.4g", f.predicted_work) << "); " << fmt("%.4g", f.time_ns) << " ns per rank there, the fit gave "

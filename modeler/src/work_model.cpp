@@ -203,7 +203,7 @@ std::optional<RankPredicate> work_split(const std::vector<const RankWork*>& memb
 
 RegressionLaw class_time_law(std::span<const Sample> samples) {
   RegressionOptions o = work_fit();
-  o.allow_linear_inverse = true;  // a part that does not shrink (Amdahl) is an offset + c*n
+  o.allow_linear_inverse = true;                   // a part that does not shrink (Amdahl) is an offset + c*n
   o.bases = {Basis::N, Basis::Log2, Basis::Sqrt};  // smooth in n: time has no reason to follow a grid's sides
   return fit_regression(samples, o);
 }
@@ -253,7 +253,8 @@ std::optional<double> WorkClass::time_at(std::int64_t n, std::int64_t ranks, std
   if (time_fit) {
     if (ranks <= 0 || weight <= 0) return 0.0;
     const double total = std::max(0.0, time_fit->value_at(static_cast<double>(n)));
-    return total * (far_point ? far_point->factor(n) : 1.0) / (static_cast<double>(ranks) * static_cast<double>(weight));
+    return total * (far_point ? far_point->factor(n) : 1.0) /
+           (static_cast<double>(ranks) * static_cast<double>(weight));
   }
   double t = 0;
   for (const BurstModel& b : bursts) {

@@ -19,9 +19,9 @@
 namespace p3s::replay::detail {
 namespace {
 
-using mpi::ActionKind;
 using modeler::PredictedAction;
 using modeler::PredictedCall;
+using mpi::ActionKind;
 
 /// Room for a message predicted at `bytes`: the two ends' laws can differ a little, so a receive takes more.
 std::size_t room_for(double bytes, std::size_t largest) {
@@ -128,8 +128,8 @@ void Executor::null_call(const PredictedCall& call) {
       check(MPI_Recv(scratch(recv_, 1), 0, MPI_BYTE, MPI_PROC_NULL, 0, comm, MPI_STATUS_IGNORE), call);
       return;
     case mpi::CallKind::Sendrecv:
-      check(MPI_Sendrecv(send_.data(), 0, MPI_BYTE, MPI_PROC_NULL, 0, scratch(recv_, 1), 0, MPI_BYTE, MPI_PROC_NULL,
-                         0, comm, MPI_STATUS_IGNORE),
+      check(MPI_Sendrecv(send_.data(), 0, MPI_BYTE, MPI_PROC_NULL, 0, scratch(recv_, 1), 0, MPI_BYTE, MPI_PROC_NULL, 0,
+                         comm, MPI_STATUS_IGNORE),
             call);
       return;
     case mpi::CallKind::Isend:

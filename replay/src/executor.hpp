@@ -45,8 +45,8 @@ class Executor {
   std::vector<char> recv_;
   std::vector<char> coll_in_;
   std::vector<char> coll_out_;
-  std::vector<std::vector<MPI_Request>> started_;      ///< per call index: the requests it started
-  std::vector<std::size_t> taken_;                     ///< per call index: how many of them a completion took
+  std::vector<std::vector<MPI_Request>> started_;       ///< per call index: the requests it started
+  std::vector<std::size_t> taken_;                      ///< per call index: how many of them a completion took
   std::vector<std::vector<std::vector<char>>> posted_;  ///< per call index and receive: its buffer
   /// Requests of non-blocking calls to MPI_PROC_NULL (a grid's boundary): the next completion call completes them
   /// with the others, as the application's did.

@@ -34,8 +34,9 @@ std::vector<std::string> require_time(const modeler::Model& model) {
   std::vector<std::string> notes;
   for (const modeler::PhaseModel& p : model.phases) {
     if (std::any_of(p.work.begin(), p.work.end(), untimed) || model.schema_version < 3) {
-      throw InputError("the model has no compute-time laws (it was written by an earlier p3s); re-run `p3s model` "
-                       "on its signatures");
+      throw InputError(
+          "the model has no compute-time laws (it was written by an earlier p3s); re-run `p3s model` "
+          "on its signatures");
     }
     if (p.work.empty()) {
       notes.push_back("phase " + std::to_string(p.id) +
@@ -97,8 +98,8 @@ std::string rank_text(const std::filesystem::path& dir, const json& header, std:
   std::error_code ec;
   const std::uintmax_t size = std::filesystem::file_size(lines, ec);
   if (!text || ec || offsets[1] < offsets[0] || offsets[1] > size) {
-    throw InputError("ST4NP '" + dir.string() + "': '" + lines.string() + "' does not hold rank " +
-                     std::to_string(r) + "'s lines where its index says; write it again with `p3s predict -o`");
+    throw InputError("ST4NP '" + dir.string() + "': '" + lines.string() + "' does not hold rank " + std::to_string(r) +
+                     "'s lines where its index says; write it again with `p3s predict -o`");
   }
   std::string out(offsets[1] - offsets[0], '\0');
   text.seekg(static_cast<std::streamoff>(offsets[0]));
@@ -154,7 +155,8 @@ ReplayPlan plan_from_st4np(const std::filesystem::path& dir, std::int64_t n, std
   const std::filesystem::path header_path = dir / "lt4nc.json";
   std::ifstream in(header_path);
   if (!in) {
-    throw InputError("'" + dir.string() + "' holds no ST4NP (no lt4nc.json): write one with `p3s predict app.model "
+    throw InputError("'" + dir.string() +
+                     "' holds no ST4NP (no lt4nc.json): write one with `p3s predict app.model "
                      "--np N -o DIR`");
   }
   ReplayPlan plan;
@@ -162,8 +164,9 @@ ReplayPlan plan_from_st4np(const std::filesystem::path& dir, std::int64_t n, std
   try {
     const json h = json::parse(in);
     if (h.at("schema_version").get<int>() < 3 || h.value("kind", std::string()) != "st4np") {
-      throw InputError("it is a logical trace without burst times (written with --logical, or by an earlier p3s); "
-                       "write the ST4NP with `p3s predict app.model --np N -o DIR`");
+      throw InputError(
+          "it is a logical trace without burst times (written with --logical, or by an earlier p3s); "
+          "write the ST4NP with `p3s predict app.model --np N -o DIR`");
     }
     plan.processes = h.at("processes").get<std::int64_t>();
     if (plan.processes != n) {
@@ -204,12 +207,13 @@ ReplayPlan plan_from_st4np(const std::filesystem::path& dir, std::int64_t n, std
     std::istringstream lines(rank_text(dir, h, n, rank));
     for (std::string line; std::getline(lines, line);) {
       const json j = json::parse(line);
-      if (j.at("rank").get<std::int64_t>() != rank) throw InputError("its index points rank " +
-                                                                     std::to_string(rank) + " at another's lines");
+      if (j.at("rank").get<std::int64_t>() != rank)
+        throw InputError("its index points rank " + std::to_string(rank) + " at another's lines");
       plan.phases.at(index_of(j.at("phase").get<std::uint32_t>())).rank = rank_from(j, plan);
     }
   } catch (const nlohmann::json::exception& e) {
-    throw InputError("ST4NP '" + dir.string() + "' cannot be read (" + e.what() + "); write it again with `p3s "
+    throw InputError("ST4NP '" + dir.string() + "' cannot be read (" + e.what() +
+                     "); write it again with `p3s "
                      "predict -o`");
   } catch (const InputError& e) {
     const std::string what = e.what();

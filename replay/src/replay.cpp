@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The replay's phase loop. Each rank runs the phase order of its plan (plan.cpp), and times its instances the way the analyzer times phases: each
-// instance ends at the rank's last call of it and begins where the rank's previous instance ended, so a rank's
-// instance times tile its time and their mean over ranks is the phase time, pipelines included. MPI_Init and
-// MPI_Finalize are not made again: the phases holding them are replayed without them.
+// The replay's phase loop. Each rank runs the phase order of its plan (plan.cpp), and times its instances the way the
+// analyzer times phases: each instance ends at the rank's last call of it and begins where the rank's previous instance
+// ended, so a rank's instance times tile its time and their mean over ranks is the phase time, pipelines included.
+// MPI_Init and MPI_Finalize are not made again: the phases holding them are replayed without them.
 #include "p3s/replay/replay.hpp"
 
 #include <mpi.h>
@@ -154,7 +154,12 @@ ReplayResult run_replay(const ReplayPlan& plan, const ReplayOptions& options) {
     double sq = 0;
     for (const double x : m.instances) sq += x * x;
     // Sums over ranks: mean instance time, squares, compute, predicted compute, MPI time, calls, instances.
-    double sums[7] = {mean, sq, m.compute_ns / k, m.predicted_ns / k, m.mpi_ns / k, m.calls / k,
+    double sums[7] = {mean,
+                      sq,
+                      m.compute_ns / k,
+                      m.predicted_ns / k,
+                      m.mpi_ns / k,
+                      m.calls / k,
                       static_cast<double>(m.instances.size())};
     MPI_Allreduce(MPI_IN_PLACE, sums, 7, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     double lo = mean, hi = mean;

@@ -139,11 +139,11 @@ std::string result_summary(const ReplayResult& r) {
       continue;
     }
     out << fmt("%11.0f", t.instances) << pad(time_text(t.time_ns), 16) << "  "
-        << pad((time_text(t.time_min_ns) + " .. " + time_text(t.time_max_ns)), -30)
-        << pad(time_text(t.compute_ns), 9) << pad(time_text(t.mpi_ns), 9)
-        << fmt("%7.1f", t.calls_per_instance) << '\n';
+        << pad((time_text(t.time_min_ns) + " .. " + time_text(t.time_max_ns)), -30) << pad(time_text(t.compute_ns), 9)
+        << pad(time_text(t.mpi_ns), 9) << fmt("%7.1f", t.calls_per_instance) << '\n';
   }
-  out << "PET          " << time_text(r.pet_ns) << " (weight x time over the phases; MPI_Init and MPI_Finalize apart)\n";
+  out << "PET          " << time_text(r.pet_ns)
+      << " (weight x time over the phases; MPI_Init and MPI_Finalize apart)\n";
   out << "main loop    " << time_text(r.main_ns) << " (the phases without MPI_Init and MPI_Finalize)\n";
   out << "replay wall  " << time_text(r.replay_wall_ns) << '\n';
   for (const std::string& note : r.notes) out << "note: " << note << '\n';
@@ -154,16 +154,18 @@ std::string comparison_summary(const Comparison& c) {
   std::ostringstream out;
   out << "compared with " << c.signature << " (n = " << c.processes << ")\n";
   out << "phase  run phase     predicted          real    error   compute: predicted      real    error\n";
-  const auto err = [](double p, double r) { return r > 0 ? fmt("%7.1f %%", 100 * (p - r) / r) : std::string("      -"); };
+  const auto err = [](double p, double r) {
+    return r > 0 ? fmt("%7.1f %%", 100 * (p - r) / r) : std::string("      -");
+  };
   for (const PhaseComparison& p : c.phases) {
     out << fmt("%5.0f", p.id) << (p.run_phase ? fmt("%11.0f", *p.run_phase) : std::string("          -"));
     if (!p.replayed) {
       out << "  does not occur at this n\n";
       continue;
     }
-    out << pad(time_text(p.predicted_ns), 14) << pad(time_text(p.real_ns), 14)
-        << err(p.predicted_ns, p.real_ns) << pad(time_text(p.predicted_compute_ns), 19)
-        << pad(time_text(p.real_compute_ns), 10) << err(p.predicted_compute_ns, p.real_compute_ns) << '\n';
+    out << pad(time_text(p.predicted_ns), 14) << pad(time_text(p.real_ns), 14) << err(p.predicted_ns, p.real_ns)
+        << pad(time_text(p.predicted_compute_ns), 19) << pad(time_text(p.real_compute_ns), 10)
+        << err(p.predicted_compute_ns, p.real_compute_ns) << '\n';
   }
   out << "main loop  predicted " << time_text(c.predicted_main_ns) << ", real " << time_text(c.real_main_ns)
       << ", error " << fmt("%.1f %%", 100 * c.main_error()) << '\n';

@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
   }
   double total = 0;
   MPI_Reduce(&sum, &total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-  if (rank == 0) printf("amdahl: n %d iterations %d cells %.0f serial %.0f sum %.6e\n", size, iters, cells, serial, total);
+  if (rank == 0)
+    printf("amdahl: n %d iterations %d cells %.0f serial %.0f sum %.6e\n", size, iters, cells, serial, total);
   free(out);
   free(in);
   MPI_Finalize();

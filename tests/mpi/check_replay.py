@@ -17,6 +17,9 @@ exit status != 0 and no result file: a model without compute-time laws (schema 2
 no whole number, an ST4NP for another number of ranks, a logical trace (no burst times), an existing result without
 --force; and a replay stuck in a receive (a tag no send matches) must
 be stopped by the watchdog, which names the rank, phase, instance and call.
+handwritten: an ST4NP written by the script with known peers, tags and sizes (a ring completed with MPI_Waitany
+and MPI_Testsome, an MPI_Allreduce on blocks of 2 ranks, an MPI_Bcast on every other rank, MPI_Sendrecv,
+MPI_Alltoall) replayed under `p3s record`: every call made as written, the compute time as written (APP unused).
 time: records APP (a sleep-mode app) at the fitted counts and at each --np, fits a model on the fitted runs,
 replays it at each --np with --compute sleep and compares with the real run there: the main-loop time (MPI_Init
 and MPI_Finalize apart) must be within --limit, every replayed phase's compute time within --compute-limit.
@@ -73,9 +76,13 @@ def replayed_instances(count):
 
 
 def expected_calls(a, model, n):
-    """Per rank, the calls p3s-replay must make: each replayed phase's LT4NC calls, instance after instance."""
+    """Per rank, the calls p3s-replay must make: each phase's LT4NC calls, instance after instance."""
     out = os.path.join(a.work, f"lt4nc.np{n}")
     run([a.p3s, "predict", model, "--np", n, "--logical", "-o", out, "--force"], "predict --logical")
+    return calls_of_trace(out, n)
+
+
+def calls_of_trace(out, n):
     with open(os.path.join(out, "lt4nc.json")) as f:
         header = json.load(f)
     lines = defaultdict(dict)
@@ -151,6 +158,22 @@ def first_difference(haystack, needle):
     return best, needle[best] if best < len(needle) else None, got
 
 
+def compare_calls(a, n, want, trace, what):
+    got = recorded_calls(a, trace)
+    # Collectives are compared by call name (the CSV names the operation by the call).
+    strip = lambda calls: [(c, tuple(k if k[0] != "coll" else ("coll",) for k in acts)) for c, acts in calls]
+    total = 0
+    for r in range(n):
+        w, g = strip(want[r]), strip(got.get(r, []))
+        total += len(w)
+        if not contains(g, w):
+            k, expected, actual = first_difference(g, w)
+            fail(f"{a.name} n={n} rank {r}: the replay's calls do not hold the predicted ones: the first "
+                 f"{k} of {len(w)} match, then expected {expected}, recorded {actual}")
+    print(f"CALLS {a.name} n={n} ({what}): every rank made its {total // n} predicted calls (mean per rank) as "
+          f"written")
+
+
 def check_calls(a):
     model = fit(a)
     for k, n in enumerate(a.np):
@@ -163,19 +186,76 @@ def check_calls(a):
             run([a.p3s, "predict", model, "--np", n, "-o", source, "--force"], "predict -o")
         trace = record(a, n, f"replay.np{n}", a.replay, source, "-o", os.path.join(a.work, f"replay.np{n}.json"),
                        "--force", "--warmup", WARMUP, "--instances", INSTANCES)
-        got = recorded_calls(a, trace)
-        # Collectives are compared by call name (the CSV names the operation by the call).
-        strip = lambda calls: [(c, tuple(k if k[0] != "coll" else ("coll",) for k in acts)) for c, acts in calls]
-        total = 0
+        compare_calls(a, n, want, trace, "model" if k == 0 else "ST4NP")
+
+
+def handwritten(n):
+    """An ST4NP written by hand, every size and peer known: a ring exchange completed with MPI_Waitany (one call per
+    receive) and MPI_Testsome (the sends), then an MPI_Allreduce on pairs of ranks (blocks of 2) and an MPI_Bcast
+    from each column's first rank (stride 2), then a blocking MPI_Sendrecv along the ring and an MPI_Alltoall."""
+    comms = [{"id": 0, "kind": "world", "param": None, "color": "0", "key": "r", "size": n, "created_by": "MPI_Init"},
+             {"id": 1, "kind": "block", "param": 2, "color": "r / 2", "key": "r", "size": 2,
+              "created_by": "MPI_Comm_split"},
+             {"id": 2, "kind": "strided", "param": 2, "color": "r mod 2", "key": "r", "size": n // 2,
+              "created_by": "MPI_Comm_split"}]
+    lines = []
+    for r in range(n):
+        left, right = (r - 1) % n, (r + 1) % n
+        p2p = lambda kind, peer, tag, size, **x: dict(kind=kind, peer=peer, tag=tag, bytes=size, comm=0, comm_size=n, **x)
+        coll = lambda op, comm, size, block, root=-1: dict(kind="coll", collective=op, root=root, comm=comm,
+                                                           comm_size=size, bytes=block * size, bytes_received=block * size,
+                                                           block=block)
+        call = lambda name, ns, *acts: {"call": name, "burst_work": 0, "burst_ns": ns, "actions": list(acts)}
+        ring = [call("MPI_Irecv", 20000, p2p("irecv", left, 1, 64)),
+                call("MPI_Irecv", 1000, p2p("irecv", right, 2, 32)),
+                call("MPI_Isend", 1000, p2p("send", right, 1, 64)),
+                call("MPI_Isend", 1000, p2p("send", left, 2, 32)),
+                call("MPI_Waitany", 1000, p2p("recv", left, 1, 64, started=0)),
+                call("MPI_Waitany", 1000, p2p("recv", right, 2, 32, started=1)),
+                call("MPI_Testsome", 1000, dict(kind="isend_complete", comm=0, comm_size=n, started=2),
+                     dict(kind="isend_complete", comm=0, comm_size=n, started=3))]
+        colls = [call("MPI_Allreduce", 30000, coll("ALLREDUCE", 1, 2, 16)),
+                 call("MPI_Bcast", 1000, coll("BCAST", 2, n // 2, 24, root=r % 2)),
+                 call("MPI_Sendrecv", 5000, p2p("send", right, 7, 128), p2p("recv", left, 7, 128)),
+                 call("MPI_Alltoall", 1000, coll("ALLTOALL", 0, n, 8))]
+        lines.append({"rank": r, "phase": 0, "calls": ring, "tail_work": 0, "tail_ns": 10000})
+        lines.append({"rank": r, "phase": 1, "calls": colls})
+    header = {"schema_version": 3, "kind": "st4np", "tool": "check_replay.py", "processes": n,
+              "inputs": {"application": "handwritten", "model_runs": []}, "work_metric": "cputime_ns",
+              "dims_rule": "openmpi", "communicators": comms, "order": [[0, 10], [1, 3]],
+              "phases": [{"id": 0, "calls": "MPI_Irecv MPI_Isend MPI_Testsome MPI_Waitany", "weight": 10},
+                         {"id": 1, "calls": "MPI_Allreduce MPI_Alltoall MPI_Bcast MPI_Sendrecv", "weight": 3}],
+              "limits": {}, "ranks_file": "ranks.jsonl", "index_file": "ranks.index"}
+    return header, lines
+
+
+def check_handwritten(a):
+    for n in a.np:
+        out = os.path.join(a.work, f"handwritten.np{n}")
+        shutil.rmtree(out, ignore_errors=True)
+        os.makedirs(out)
+        header, lines = handwritten(n)
+        offsets, text = [], b""
         for r in range(n):
-            w, g = strip(want[r]), strip(got.get(r, []))
-            total += len(w)
-            if not contains(g, w):
-                k, expected, actual = first_difference(g, w)
-                fail(f"{a.name} n={n} rank {r}: the replay's calls do not hold the predicted ones: the first "
-                     f"{k} of {len(w)} match, then expected {expected}, recorded {actual}")
-        print(f"CALLS {a.name} n={n} ({'model' if k == 0 else 'ST4NP'}): every rank made its {total // n} predicted "
-              f"calls (mean per rank) as written")
+            offsets.append(len(text))
+            text += b"".join((json.dumps(x) + "\n").encode() for x in lines if x["rank"] == r)
+        offsets.append(len(text))
+        with open(os.path.join(out, "ranks.jsonl"), "wb") as f:
+            f.write(text)
+        with open(os.path.join(out, "ranks.index"), "wb") as f:
+            f.write(b"".join(o.to_bytes(8, "little") for o in offsets))
+        with open(os.path.join(out, "lt4nc.json"), "w") as f:
+            json.dump(header, f)
+        trace = record(a, n, f"replay.handwritten.np{n}", a.replay, out, "-o", out + ".json", "--force", "--warmup",
+                       WARMUP, "--instances", INSTANCES)
+        compare_calls(a, n, calls_of_trace(out, n), trace, "hand-written ST4NP")
+        with open(out + ".json") as f:
+            result = json.load(f)
+        ring = result["phases"][0]
+        # 7 bursts of 26 us and a tail of 10 us per instance: the replay's compute time must be the trace's.
+        if abs(ring["compute_ns"] - 36000) > 0.5 * 36000 or ring["predicted_compute_ns"] != 36000:
+            fail(f"hand-written ring: compute {ring['compute_ns']:.0f} ns per instance emulated, "
+                 f"{ring['predicted_compute_ns']:.0f} predicted, 36000 written")
 
 
 def check_time(a):
@@ -203,6 +283,8 @@ def check_time(a):
               f"{c['predicted_main_ns'] / 1e6:.2f} ms error {100 * c['main_error']:+.1f} % "
               f"(whole run, MPI_Init and MPI_Finalize apart: {100 * c['error']:+.1f} %) worst phase compute error "
               f"{100 * worst_compute:.1f} % replay/app wall {100 * cost:.1f} %")
+    if a.sweep_instances:
+        sweep(a, model)
     print(f"{'app':12s} {'n':>4s} {'real (ms)':>10s} {'predicted':>10s} {'error':>8s} {'compute':>8s} {'cost':>7s}")
     for n, real, pred, err, comp, cost in rows:
         print(f"{a.name:12s} {n:4d} {real / 1e6:10.2f} {pred / 1e6:10.2f} {100 * err:+7.1f}% {100 * comp:7.1f}% "
@@ -286,9 +368,26 @@ def check_errors(a):
             fail(f"{out} was written over without --force")
 
 
+def sweep(a, model):
+    """The replay's cost (its wall time over the application's) and error against M, at the first --np."""
+    n = a.np[0]
+    real = os.path.join(a.work, f"{a.name}.np{n}")
+    with open(os.path.join(real, "signature.json")) as f:
+        app_ns = json.load(f)["run_time_ns"]
+    print(f"{'app':12s} {'n':>4s} {'M':>4s} {'error':>8s} {'replay wall':>12s} {'app wall':>10s} {'cost':>7s}")
+    for m in a.sweep_instances:
+        out = os.path.join(a.work, f"replay.np{n}.m{m}.json")
+        run(launch(a, n, a.replay, model, "--compute", "sleep", "-o", out, "--force", "--instances", m, "--compare",
+                   os.path.join(real, "signature.json")), f"replay at {n}, M = {m}")
+        with open(out) as f:
+            r = json.load(f)
+        print(f"{a.name:12s} {n:4d} {m:4d} {100 * r['comparison']['main_error']:+7.1f}% "
+              f"{r['replay_wall_ns'] / 1e6:9.1f} ms {app_ns / 1e6:7.1f} ms {100 * r['replay_wall_ns'] / app_ns:6.1f}%")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("mode", choices=["calls", "time", "errors"])
+    p.add_argument("mode", choices=["calls", "time", "errors", "handwritten"])
     p.add_argument("name")
     p.add_argument("--mpiexec", default="mpiexec")
     p.add_argument("--np-flag", default="-n")
@@ -302,12 +401,14 @@ def main():
     p.add_argument("--np", type=int, nargs="+")
     p.add_argument("--limit", type=float, default=0.10)
     p.add_argument("--compute-limit", type=float, default=0.05)
+    p.add_argument("--sweep-instances", type=int, nargs="*", default=[],
+                   help="time: also replay at the first --np with each of these M and print cost and error")
     a = p.parse_args()
     a.app_args = shlex.split(a.app_args)
-    a.fit = a.fit or ([4, 8, 16] if a.mode == "calls" else [2, 4, 8, 16])
+    a.fit = a.fit or ([2, 4, 8, 16] if a.mode == "time" else [4, 8, 16])
     a.np = a.np or ([8] if a.mode == "calls" else [32, 48])
     os.makedirs(a.work, exist_ok=True)
-    {"calls": check_calls, "time": check_time, "errors": check_errors}[a.mode](a)
+    {"calls": check_calls, "time": check_time, "errors": check_errors, "handwritten": check_handwritten}[a.mode](a)
 
 
 if __name__ == "__main__":

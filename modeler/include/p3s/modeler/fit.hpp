@@ -122,7 +122,7 @@ struct ModelOptions {
 
 /// For each model phase, the run's phase doing the same calls in the same order of first occurrence.
 [[nodiscard]] std::vector<std::optional<std::uint32_t>> relate_model_phases(const Model& model,
-                                                                           const analyzer::Signature& run);
+                                                                            const analyzer::Signature& run);
 
 /// Calibrates every work class's compute time with a far point (the method's CRMc): the far run's work per rank
 /// and instance is placed at the n where the class's predicted work per rank is the same, and its compute time

@@ -48,8 +48,8 @@ struct PhaseTime {
   double time_ns = 0;       ///< mean over ranks of each rank's median instance time
   double time_min_ns = 0;   ///< the smallest and largest ranks' median instance times
   double time_max_ns = 0;
-  double time_stddev_ns = 0;  ///< over every rank's every measured instance
-  double compute_ns = 0;      ///< emulated burst time per instance (mean over ranks)
+  double time_stddev_ns = 0;        ///< over every rank's every measured instance
+  double compute_ns = 0;            ///< emulated burst time per instance (mean over ranks)
   double predicted_compute_ns = 0;  ///< the predicted burst time per instance (mean over ranks)
   double mpi_ns = 0;                ///< time in MPI calls per instance (mean over ranks)
   double calls_per_instance = 0;    ///< MPI calls per instance (mean over ranks)
@@ -64,16 +64,16 @@ struct ReplayResult {
   /// The main loop: the same over the phases that hold neither MPI_Init nor MPI_Finalize (a set-up phase ending
   /// with MPI_Init also waits for the ranks that leave MPI_Init last, which no model of the application predicts).
   double main_ns = 0;
-  double replay_wall_ns = 0;  ///< the replay's own wall time (the slowest rank's)
+  double replay_wall_ns = 0;       ///< the replay's own wall time (the slowest rank's)
   std::vector<std::string> notes;  ///< what the replay could not emulate
 };
 
 /// One phase as a rank replays it.
 struct PlannedPhase {
   std::uint32_t id = 0;
-  std::string calls;       ///< its MPI functions ("MPI_Irecv MPI_Isend ..."), to relate it to a real run's
-  bool main_loop = true;   ///< holds neither MPI_Init nor MPI_Finalize
-  std::int64_t weight = 0;  ///< instances at n
+  std::string calls;            ///< its MPI functions ("MPI_Irecv MPI_Isend ..."), to relate it to a real run's
+  bool main_loop = true;        ///< holds neither MPI_Init nor MPI_Finalize
+  std::int64_t weight = 0;      ///< instances at n
   modeler::PredictedRank rank;  ///< this rank's calls in one instance
 };
 
@@ -124,9 +124,9 @@ struct Comparison {
   std::string signature;
   std::int64_t processes = 0;
   std::vector<PhaseComparison> phases;
-  double predicted_ns = 0;  ///< PET
-  double real_ns = 0;           ///< the run's time in its phases, MPI_Init and MPI_Finalize apart
-  double real_excluded_ns = 0;  ///< the run's time inside MPI_Init and MPI_Finalize
+  double predicted_ns = 0;       ///< PET
+  double real_ns = 0;            ///< the run's time in its phases, MPI_Init and MPI_Finalize apart
+  double real_excluded_ns = 0;   ///< the run's time inside MPI_Init and MPI_Finalize
   double predicted_main_ns = 0;  ///< the main loop (ReplayResult::main_ns)
   double real_main_ns = 0;       ///< the run's time in the same phases
   [[nodiscard]] double error() const { return real_ns > 0 ? (predicted_ns - real_ns) / real_ns : 0; }

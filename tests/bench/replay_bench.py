@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Replay benchmark: the accuracy and cost of p3s-replay on the sleep-mode apps, and the cost of writing an ST4NP.
+
+1. amdahl and stencil2d with --sleep-ns-per-cell 50, fitted at 2, 4, 8, 16 ranks, replayed at 32 and 48 with
+   --compute sleep against real runs there (tests/mpi/check_replay.py time, with the strict limits: main loop
+   within 10 %, each phase's compute time within 5 %); then at 32 with M = 1, 3, 5, 10 measured instances: the
+   replay's wall time over the application's, and the error.
+2. `p3s predict -o` (the ST4NP) at 4096 ranks of the stencil's model: time and peak memory, against a plain copy of
+   the file it writes, measured in the same session.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+from child_usage import run_quietly
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CHECK = os.path.join(HERE, "..", "mpi", "check_replay.py")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--p3s", required=True)
+    p.add_argument("--replay", required=True)
+    p.add_argument("--apps", required=True, help="the directory of the test apps")
+    p.add_argument("--mpiexec", default="mpiexec")
+    p.add_argument("--np-flag", default="-n")
+    p.add_argument("--preflag", dest="preflags", action="append", default=[])
+    p.add_argument("--work", required=True)
+    a = p.parse_args()
+    launch = [f"--mpiexec={a.mpiexec}", f"--np-flag={a.np_flag}", *[f"--preflag={x}" for x in a.preflags]]
+    failed = False
+    for app, args in (("amdahl", "20 4000000"), ("stencil2d", "20 1920")):
+        r = subprocess.run([sys.executable, CHECK, "time", app, *launch, "--p3s", a.p3s, "--replay", a.replay,
+                            "--app", os.path.join(a.apps, app), f"--app-args={args} --sleep-ns-per-cell 50",
+                            "--work", os.path.join(a.work, app), "--sweep-instances", "1", "3", "5", "10"],
+                           capture_output=True, text=True)
+        print("\n".join(x for x in r.stdout.splitlines() if not x.startswith(("replay at", "phase ", "    ", "PET",
+                                                                                  "main loop", "replay wall",
+                                                                                  "compared", "total", "result"))))
+        if r.returncode != 0:
+            print(r.stderr.strip().splitlines()[-1])
+            failed = True
+    model = os.path.join(a.work, "stencil2d", "stencil2d.model")
+    out = os.path.join(a.work, "st4np.4096")
+    seconds, mib = run_quietly([a.p3s, "predict", model, "--np", "4096", "-o", out, "--force"])
+    size = os.path.getsize(os.path.join(out, "ranks.jsonl"))
+    copy = os.path.join(a.work, "copy.jsonl")
+    copy_s, _ = run_quietly(["cp", os.path.join(out, "ranks.jsonl"), copy])
+    print(f"ST4NP at 4096 ranks: {seconds:.2f} s, peak {mib:.0f} MiB, {size / 1e6:.1f} MB "
+          f"({size / 4096 / 1024:.1f} KiB per rank); a plain copy of it {copy_s:.3f} s "
+          f"(ratio {seconds / max(copy_s, 1e-6):.0f}x)")
+    shutil.rmtree(out, ignore_errors=True)
+    os.remove(copy)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
