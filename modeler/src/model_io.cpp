@@ -240,6 +240,7 @@ json work_json(const WorkClass& w) {
          {"bursts", std::move(bursts)},
          {"largest_run_ranks", w.largest_run_ranks}};
   if (w.time_fit) j["time_fit"] = to_json(*w.time_fit);
+  if (w.time_shared_by_all) j["time_shared_by_all"] = true;
   if (w.far_point) j["far_point"] = far_point_json(*w.far_point);
   return j;
 }
@@ -258,6 +259,7 @@ WorkClass work_from(const json& j) {
   }
   w.largest_run_ranks = j.at("largest_run_ranks").get<std::int64_t>();
   if (j.contains("time_fit")) w.time_fit = regression_law_from_json(j.at("time_fit"));
+  w.time_shared_by_all = j.value("time_shared_by_all", false);
   if (j.contains("far_point")) w.far_point = far_point_from(j.at("far_point"));
   return w;
 }

@@ -188,7 +188,9 @@ void work_lines(std::ostringstream& out, const Model& m, const PhaseModel& p, co
       out << '\n';
     }
     if (w.time_fit)
-      out << "      compute time over the run, weight x ranks x per rank and instance (CRMi): "
+      out << (w.time_shared_by_all ? "      compute time over the run as if every rank were of the class, weight x n x "
+                                     "per rank and instance (CRMi): "
+                                   : "      compute time over the run, weight x ranks x per rank and instance (CRMi): ")
           << w.time_fit->to_string() << uncertainty(*w.time_fit) << '\n';
     if (w.far_point) {
       const FarPoint& f = *w.far_point;

@@ -372,25 +372,39 @@ class RankBuilder {
   }
 
   /// The work class's burst laws at n, each position's work and time shared among the calls at that position.
-  /// The times are scaled to the class's calibrated compute time where a far point gave one.
+  /// A class's ranks do the same work per instance, but not all at the same positions (a rank on a grid's boundary
+  /// skips a send, and its computation goes with the next call), and the laws of a position are the class's: so
+  /// the rank's own positions are scaled to add up to the class's work and time per rank (the time to its
+  /// compute-time law where it has one).
   void share_work(const WorkClass& wc, std::int64_t ranks, std::int64_t weight) {
     std::map<BurstPlace, std::int64_t> calls_per_burst;
     for (const BurstPlace& b : burst_of_) ++calls_per_burst[b];
     const bool timed = std::all_of(wc.bursts.begin(), wc.bursts.end(), [](const BurstModel& b) { return b.time; });
-    double scale = 1;  // the bursts' laws share the class's compute time out
-    if (timed && wc.time_fit) {
-      double sum = 0;
-      for (const BurstModel& b : wc.bursts) sum += b.time->at(n_, ranks, weight);
-      if (sum > 0) scale = *wc.time_at(n_, ranks, weight) / sum;
+    const auto present = [&](const BurstModel& b) {
+      return b.group < 0 || calls_per_burst.count(BurstPlace{b.group, b.pattern_case, b.term}) != 0;
+    };
+    double class_work = 0, own_work = 0, class_time = 0, own_time = 0;
+    for (const BurstModel& b : wc.bursts) {
+      const double w = b.work.at(n_, ranks, weight);
+      const double t = timed ? b.time->at(n_, ranks, weight) : 0;
+      class_work += w;
+      class_time += t;
+      if (present(b)) {
+        own_work += w;
+        own_time += t;
+      }
     }
+    if (timed) class_time = wc.time_at(n_, ranks, weight).value_or(class_time);
+    const double work_scale = own_work > 0 ? class_work / own_work : 1;
+    const double time_scale = own_time > 0 ? class_time / own_time : 1;
     if (timed) {
       out_.tail_ns = 0;
       for (PredictedCall& c : out_.calls) c.burst_ns = 0;
     }
     for (const BurstModel& b : wc.bursts) {
-      const double w = b.work.at(n_, ranks, weight);
+      const double w = work_scale * b.work.at(n_, ranks, weight);
       const std::optional<double> t =
-          timed ? std::optional<double>(scale * b.time->at(n_, ranks, weight)) : std::nullopt;
+          timed ? std::optional<double>(time_scale * b.time->at(n_, ranks, weight)) : std::nullopt;
       if (b.group < 0) {
         out_.tail_work = w;
         out_.tail_ns = t;

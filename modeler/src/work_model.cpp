@@ -120,7 +120,8 @@ void add_class(LearntWork& out, const std::vector<std::uint32_t>& cases, const R
     for (const auto& [key, w] : r->work) sums[key][r->n] += w;
     for (const auto& [key, t] : r->time) times[key][r->n] += t;
   }
-  std::vector<Sample> class_time;
+  std::vector<Sample> class_time;  // the class's compute time over the run
+  std::vector<Sample> all_time;    // the same as if every rank were of the class
   for (const auto& [n, m] : count) {
     const auto per_rank = [&, n = n, m = m](const std::map<BurstKey, std::map<std::int64_t, double>>& by_key) {
       double v = 0;
@@ -135,6 +136,7 @@ void add_class(LearntWork& out, const std::vector<std::uint32_t>& cases, const R
     const double weight = static_cast<double>(weights.at(n));
     measured.push_back({n, m, work, weight * static_cast<double>(m) * work, time});
     class_time.push_back({static_cast<double>(n), weight * static_cast<double>(m) * time});
+    all_time.push_back({static_cast<double>(n), weight * static_cast<double>(n) * time});
   }
   cls.largest_run_ranks = measured.empty() ? 0 : measured.back().ranks;
   for (const auto& [key, by_n] : sums) {
@@ -147,7 +149,14 @@ void add_class(LearntWork& out, const std::vector<std::uint32_t>& cases, const R
     b.time = burst_law(t == times.end() ? std::map<std::int64_t, double>{} : t->second, count, weights);
     cls.bursts.push_back(b);
   }
-  if (!members.empty()) cls.time_fit = class_time_law(class_time);
+  if (!members.empty()) {
+    // As for a burst's work: the flatter total says who shares the time. A class of a grid's edge ranks, whose
+    // number follows the grid's sides, has a smooth total only as if every rank were of it.
+    const RegressionLaw by_class = class_time_law(class_time);
+    const RegressionLaw by_all = class_time_law(all_time);
+    cls.time_shared_by_all = by_all.max_rel_error < by_class.max_rel_error;
+    cls.time_fit = cls.time_shared_by_all ? by_all : by_class;
+  }
   out.classes.push_back(std::move(cls));
   out.measured.push_back(std::move(measured));
 }
@@ -251,6 +260,7 @@ double FarPoint::factor(std::int64_t at) const {
 
 std::optional<double> WorkClass::time_at(std::int64_t n, std::int64_t ranks, std::int64_t weight) const {
   if (time_fit) {
+    if (time_shared_by_all) ranks = n;
     if (ranks <= 0 || weight <= 0) return 0.0;
     const double total = std::max(0.0, time_fit->value_at(static_cast<double>(n)));
     return total * (far_point ? far_point->factor(n) : 1.0) /

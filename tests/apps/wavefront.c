@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Scaling app: Sweep3D-like pipelined wavefront sweeps over an N x N x NZ grid on a non-periodic 2-D process grid.
 //
-// Usage: wavefront [iterations=6] [N=480] [NZ=8] [K=2]. NZ must be divisible by K (K blocks of NZ/K planes).
+// Usage: wavefront [iterations=6] [N=480] [NZ=8] [K=2] [--sleep-ns-per-cell X]. NZ must be divisible by K (K blocks
+// of NZ/K planes); with X (sleep_work.h) the sweep of a block sleeps X ns per cell instead of computing.
 // Process grid px x py = MPI_Dims_create(n, 2) (px >= py; rank = cx * py + cy); rank (cx, cy) owns nx = N/px by
 // ny = N/py columns of every plane (block distribution, the first N % px get one more; N = 480 divides exactly
 // at n = 1, 2, 4, 8, 16, 32, 64). Per iteration, for each of the 4 sweep directions (sx, sy) in the order
@@ -19,7 +20,9 @@
 // Expected laws: loop weight = iterations; per block and sweep a rank makes up to 2 receives and 2 sends (8K of
 // each per iteration): 2 calls at a corner of the process grid, 3 on an edge, 4 inside; x messages
 // N/py * NZ/K and y messages N/px * NZ/K doubles; peers at offsets -+py (x) and -+1 (y); 1 Allreduce.
+#define _POSIX_C_SOURCE 200809L  // clock_nanosleep, for the sleep mode
 #include "expect.h"
+#include "sleep_work.h"
 
 enum { kTagX = 1, kTagY = 2 };
 
@@ -29,6 +32,7 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const double sleep_ns = sleep_ns_per_cell(&argc, argv);
   const int iters = expect_arg_int(argc, argv, 1, 6);
   const int n_global = expect_arg_int(argc, argv, 2, 480);
   const int nz = expect_arg_int(argc, argv, 3, 8);
@@ -96,7 +100,8 @@ int main(int argc, char** argv) {
           for (int k = 0; k < nx * planes; ++k) in_y[k] = 0.0;
         // The sweep of the block: each cell depends on its upstream x and y neighbours (diamond difference
         // reduced to its recurrence), visited in the sweep's direction.
-        for (int k = 0; k < planes; ++k) {
+        if (sleep_ns > 0) sleep_cells((double)nx * ny * planes, sleep_ns);
+        for (int k = 0; k < planes && sleep_ns == 0; ++k) {
           const double w = 0.25 + 0.05 * (double)((b * planes + k) % 4);
           for (int j = 0; j < ny; ++j) row[j] = in_x[(size_t)k * ny + j];
           for (int ii = 0; ii < nx; ++ii) {

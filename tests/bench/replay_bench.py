@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Replay benchmark: the accuracy and cost of p3s-replay on the sleep-mode apps, and the cost of writing an ST4NP.
 
-1. amdahl and stencil2d with --sleep-ns-per-cell 50, fitted at 2, 4, 8, 16 ranks, replayed at 32 and 48 with
+1. amdahl, stencil2d and wavefront (a pipeline) with --sleep-ns-per-cell 50, fitted at 2 (4 for the pipeline), 4,
+   8, 16 ranks, replayed at 32 and 48 with
    --compute sleep against real runs there (tests/mpi/check_replay.py time, with the strict limits: main loop
    within 10 %, each phase's compute time within 5 %); then at 32 with M = 1, 3, 5, 10 measured instances: the
    replay's wall time over the application's, and the error.
@@ -33,8 +34,10 @@ def main():
     a = p.parse_args()
     launch = [f"--mpiexec={a.mpiexec}", f"--np-flag={a.np_flag}", *[f"--preflag={x}" for x in a.preflags]]
     failed = False
-    for app, args in (("amdahl", "20 4000000"), ("stencil2d", "20 1920")):
+    for app, args, fit in (("amdahl", "20 4000000", "2 4 8 16"), ("stencil2d", "20 1920", "2 4 8 16"),
+                           ("wavefront", "10 480 8 2", "4 8 16")):
         r = subprocess.run([sys.executable, CHECK, "time", app, *launch, "--p3s", a.p3s, "--replay", a.replay,
+                            "--fit", *fit.split(),
                             "--app", os.path.join(a.apps, app), f"--app-args={args} --sleep-ns-per-cell 50",
                             "--work", os.path.join(a.work, app), "--sweep-instances", "1", "3", "5", "10"],
                            capture_output=True, text=True)

@@ -248,6 +248,9 @@ struct WorkClass {
   /// bursts' times) fitted on the runs: the method's CRMi for the class, a constant under perfect strong scaling,
   /// rising where time per unit of work grows with n or a part does not shrink. Absent without time laws.
   std::optional<RegressionLaw> time_fit;
+  /// `time_fit` is the total as if all n processes were of the class (weight x n x time per rank), the flatter of
+  /// the two where the class's number of ranks follows a grid's sides rather than n.
+  bool time_shared_by_all = false;
   /// The far point that calibrates the fit (the method's CRMc); absent without one.
   std::optional<FarPoint> far_point;
   /// The class's compute time per rank and instance at n, for `ranks` ranks and `weight` instances: the fitted
