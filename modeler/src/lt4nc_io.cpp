@@ -200,15 +200,10 @@ void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path
       if (armed) std::filesystem::remove_all(dir, ignored);
     }
   } cleanup{dir, created};
-  if (executable) {
-    for (const PhaseModel& p : model.phases) {
-      const bool untimed = std::any_of(p.work.begin(), p.work.end(), [](const WorkClass& w) { return !w.time_fit; });
-      if (untimed || model.schema_version < 3) {
-        throw InputError(
-            "the model has no compute-time laws (it was written by an earlier p3s); re-run `p3s model` "
-            "on its signatures, or write the logical trace with --logical");
-      }
-    }
+  if (executable && !has_time_laws(model)) {
+    throw InputError(
+        "the model has no compute-time laws (it was written by an earlier p3s); re-run `p3s model` on "
+        "its signatures, or write the logical trace with --logical");
   }
   std::vector<PhasePredictor> phases;
   for (const PhaseModel& p : model.phases) phases.emplace_back(p, n);

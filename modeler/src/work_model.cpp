@@ -253,6 +253,13 @@ double BurstLaw::at(std::int64_t n, std::int64_t ranks, std::int64_t weight) con
   return std::max(0.0, v / (static_cast<double>(ranks) * static_cast<double>(weight)));
 }
 
+bool has_time_laws(const Model& model) {
+  if (model.schema_version < 3) return false;
+  return std::all_of(model.phases.begin(), model.phases.end(), [](const PhaseModel& p) {
+    return std::all_of(p.work.begin(), p.work.end(), [](const WorkClass& w) { return w.time_fit.has_value(); });
+  });
+}
+
 double FarPoint::factor(std::int64_t at) const {
   if (at <= from_n || from_n <= 0) return 1.0;
   return std::pow(static_cast<double>(at) / static_cast<double>(from_n), exponent);

@@ -30,14 +30,13 @@ bool main_loop(const std::string& calls) {
 /// Checks that the model predicts time (a model without compute-time laws would replay communication only), and
 /// says which phases have no model of their bursts, which then take no time.
 std::vector<std::string> require_time(const modeler::Model& model) {
-  const auto untimed = [](const modeler::WorkClass& w) { return !w.time_fit; };
+  if (!modeler::has_time_laws(model)) {
+    throw InputError(
+        "the model has no compute-time laws (it was written by an earlier p3s); re-run `p3s model` on "
+        "its signatures");
+  }
   std::vector<std::string> notes;
   for (const modeler::PhaseModel& p : model.phases) {
-    if (std::any_of(p.work.begin(), p.work.end(), untimed) || model.schema_version < 3) {
-      throw InputError(
-          "the model has no compute-time laws (it was written by an earlier p3s); re-run `p3s model` "
-          "on its signatures");
-    }
     if (p.work.empty()) {
       notes.push_back("phase " + std::to_string(p.id) +
                       " has no model of its bursts (no law reproduces its calls): they take no time in the replay");

@@ -366,6 +366,9 @@ struct Model {
   ModelLimits limits;
 };
 
+/// Whether the model predicts how long bursts take: every work class has a compute-time law (schema 3 and later).
+[[nodiscard]] bool has_time_laws(const Model& model);
+
 /// Writes the model as JSON (temporary file renamed into place). @throws p3s::Error when it cannot.
 void write_model(const Model& model, const std::filesystem::path& path);
 /// Reads a model file. @throws p3s::InputError naming the file when it is not a p3s model of this schema.
