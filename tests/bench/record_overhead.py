@@ -3,7 +3,8 @@
 """Recorder benchmarks; every figure is a ratio or difference against untraced runs made in the same session.
 
 1. Added cost per MPI call: a two-rank loop of 0-byte Isend/Irecv/Waitall (3 calls per iteration), traced
-   versus untraced, per counter mode; median over interleaved repetitions. Aim: <= 200 ns with `none`.
+   versus untraced, per counter mode; median over interleaved repetitions. Aim: <= 200 ns in the default mode.
+   1b: the same with one busy process per core beside the ranks (a loaded node).
 2. Whole-run slowdown of the halo test app: traced / untraced wall time, MPI_Finalize's conversion included.
    Aim: <= 1.05.
 3. Trace bytes per MPI call, and peak extra RSS per rank for a short and a 5x longer run (it must not grow).
@@ -45,9 +46,27 @@ class Bench:
         return ns, rss
 
 
-def per_call(b, iters, reps):
+class Load:
+    """Busy processes, one per core, for the loaded measurement: the ranks are switched out often, as on a busy
+    node, and every switch costs the CPU-time path a system call."""
+
+    def __init__(self, processes):
+        self.procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(processes)]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        for p in self.procs:
+            p.kill()
+            p.wait()
+
+
+def per_call(b, iters, reps, label="", load=0):
     modes = [("none", ["P3S_COUNTERS=none"]), ("cputime", ["P3S_COUNTERS=cputime"]),
              ("cputime+callsite", ["P3S_COUNTERS=cputime", "P3S_CALLSITE=1"])]
+    if load:
+        modes = modes[:2]
     probe = subprocess.run([b.a.p3s, "record", "--counters", "papi", "-o", os.path.join(b.a.work, "papi-probe"),
                             "--force", "--", "true"], capture_output=True, text=True)
     if "--counters papi" not in probe.stderr:
@@ -60,7 +79,8 @@ def per_call(b, iters, reps):
         for mode, env in modes:
             traced[mode].append(b.calls_run(iters, trace, env)[0])
     b0 = statistics.median(base)
-    print(f"1. cost per MPI call (2 ranks, 0-byte Isend/Irecv/Waitall, {iters} iterations x {reps} runs)")
+    print(f"1{label}. cost per MPI call (2 ranks, 0-byte Isend/Irecv/Waitall, {iters} iterations x {reps} runs"
+          f"{f', {load} busy processes beside them' if load else ''})")
     print(f"   untraced: {b0 / 3:8.1f} ns per call")
     for mode, _ in modes:
         t = statistics.median(traced[mode])
@@ -135,6 +155,8 @@ def main():
     a = p.parse_args()
     b = Bench(a)
     per_call(b, a.iters, a.reps)
+    with Load(os.cpu_count() or 2):
+        per_call(b, a.iters // 4, a.reps, "b", load=os.cpu_count() or 2)
     slowdown(b, a.reps)
     size_and_memory(b, a.iters)
 
