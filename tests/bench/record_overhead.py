@@ -8,6 +8,7 @@
 2. Whole-run slowdown of the halo test app: traced / untraced wall time, MPI_Finalize's conversion included.
    Aim: <= 1.05.
 3. Trace bytes per MPI call, and peak extra RSS per rank for a short and a 5x longer run (it must not grow).
+4. Fixed cost of a traced run: 4 ranks, one iteration, traced against untraced. Aim: <= 0.1 s.
 """
 import argparse
 import os
@@ -116,6 +117,29 @@ def slowdown(b, reps):
         print(f"   {mode:8s} {q:.3f} s: ratio {q / p:.3f}")
 
 
+def fixed_cost(b, reps):
+    """What a traced run costs whatever its length: a 4-rank run of one iteration, traced against untraced (launch
+    to exit: initialisation, the conversion to OTF2 and the archive's writing)."""
+    trace = os.path.join(b.a.work, "fixed")
+    cmd = b.launch(4) + [b.a.calls_app, "1"]
+
+    def timed(c):
+        t = time.perf_counter()
+        run(c)
+        return time.perf_counter() - t
+
+    front = [b.a.p3s, "record", "-o", trace, "--force", "--"] + cmd
+    run(cmd)
+    plain, traced, recorded = [], [], []
+    for _ in range(reps):
+        plain.append(timed(cmd))
+        traced.append(timed(b.launch(4) + b.traced(trace, "P3S_COUNTERS=auto") + [b.a.calls_app, "1"]))
+        recorded.append(timed(front))
+    p, q, r = statistics.median(plain), statistics.median(traced), statistics.median(recorded)
+    print(f"4. fixed cost per traced run, 4 ranks, one iteration ({reps} runs each, median; aim <= 0.1 s): untraced "
+          f"{p:.3f} s; preloaded {q:.3f} s, added {q - p:.3f} s; through `p3s record` {r:.3f} s, added {r - p:.3f} s")
+
+
 def archive_bytes(trace):
     total = 0
     for root, _, files in os.walk(trace):
@@ -159,6 +183,7 @@ def main():
         per_call(b, a.iters // 4, a.reps, "b", load=os.cpu_count() or 2)
     slowdown(b, a.reps)
     size_and_memory(b, a.iters)
+    fixed_cost(b, a.reps)
 
 
 if __name__ == "__main__":
