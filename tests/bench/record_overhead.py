@@ -27,6 +27,13 @@ def run(cmd, env=None):
     return r
 
 
+def timed(cmd):
+    """Wall time of one run of cmd, launch to exit."""
+    t = time.perf_counter()
+    run(cmd)
+    return time.perf_counter() - t
+
+
 class Bench:
     def __init__(self, a):
         self.a = a
@@ -99,11 +106,6 @@ def slowdown(b, reps):
     plain, traced = [], {m: [] for m, _ in modes}
     run(b.launch(4) + args)
 
-    def timed(cmd):
-        t = time.perf_counter()
-        run(cmd)
-        return time.perf_counter() - t
-
     for _ in range(reps):
         plain.append(timed(b.launch(4) + args))
         for mode, env in modes:
@@ -122,11 +124,6 @@ def fixed_cost(b, reps):
     to exit: initialisation, the conversion to OTF2 and the archive's writing)."""
     trace = os.path.join(b.a.work, "fixed")
     cmd = b.launch(4) + [b.a.calls_app, "1"]
-
-    def timed(c):
-        t = time.perf_counter()
-        run(c)
-        return time.perf_counter() - t
 
     front = [b.a.p3s, "record", "-o", trace, "--force", "--"] + cmd
     run(cmd)
