@@ -121,9 +121,23 @@ bool cpu_clock_available(std::string* why) noexcept {
   return false;
 }
 
+namespace {
+
+/// Bumped in a forked child: the page a thread mapped before the fork tells of the parent's thread, not the child.
+std::atomic<unsigned> g_fork_generation{0};
+
+void count_forks() noexcept {
+  static const int registered = pthread_atfork(nullptr, nullptr, [] { g_fork_generation.fetch_add(1); });
+  (void)registered;
+}
+
+}  // namespace
+
 bool CpuClock::open(bool allow_mapped) noexcept {
   close();
   if (!allow_mapped) return false;
+  count_forks();
+  fork_generation_ = g_fork_generation.load(std::memory_order_relaxed);
   const int fd = open_switch_event();
   if (fd < 0) return false;
   void* page = mmap(nullptr, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), PROT_READ, MAP_SHARED, fd, 0);
@@ -148,6 +162,7 @@ void CpuClock::close() noexcept {
 std::uint64_t CpuClock::read() noexcept {
   ++reads_;
   std::uint64_t now = 0;
+  if (page_ != nullptr && fork_generation_ != g_fork_generation.load(std::memory_order_relaxed)) close();
   if (page_ != nullptr) {
     const auto* pc = static_cast<const volatile perf_event_mmap_page*>(page_);
     const std::uint32_t before = pc->lock;

@@ -4,7 +4,9 @@
 #include "p3s/interpose/counters.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <thread>
@@ -88,6 +90,23 @@ TEST(CpuClock, MappedReadsEqualTheSystemCallWithinOnePercentOnAComputeLoop) {
   EXPECT_LT(clock.syscalls(), clock.reads() / 2) << clock.syscalls() << " system calls in " << clock.reads();
   EXPECT_GE(clock.syscalls(), 8u);
   clock.close();
+}
+
+TEST(CpuClock, AForkedChildDoesNotReadItsParentsPage) {
+  CpuClock clock;
+  if (!clock.open()) GTEST_SKIP() << "the kernel refuses perf_event_open here";
+  (void)clock.read();
+  const pid_t child = fork();
+  if (child == 0) {
+    // The child's first read must be its own system call, and it must stop using the parent's page.
+    const std::uint64_t before = clock.syscalls();
+    (void)clock.read();
+    _exit(clock.syscalls() == before + 1 && !clock.mapped() ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_TRUE(clock.mapped());  // the parent keeps its page
 }
 
 TEST(CpuClock, WithoutThePageEveryReadIsTheSystemCall) {

@@ -65,6 +65,7 @@ class CpuClock {
   std::uint64_t last_ = 0;
   std::uint64_t syscalls_ = 0;
   std::uint64_t reads_ = 0;
+  unsigned fork_generation_ = 0;  ///< a forked child's page is its parent's: reads after a fork are system calls
 };
 
 /// Whether this process may map a CPU-time page (CpuClock): tried once; `why` says why not.
