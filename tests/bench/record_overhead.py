@@ -103,7 +103,7 @@ def slowdown(b, reps):
         print("2. whole-run slowdown: skipped (no halo app)")
         return
     cases = [("mixed", 4, ["2000", "512", "512"]), ("communication-bound", 2, ["200000", "16", "16"]),
-             ("compute-heavy", 2, ["300", "1024", "1024"])]
+             ("compute-heavy", 2, ["1000", "1024", "1024"])]
     trace = os.path.join(b.a.work, "halo")
     modes = [("cputime", "P3S_COUNTERS=cputime"), ("none", "P3S_COUNTERS=none")]
     print(f"2. whole-run slowdown of halo2d ({reps} runs each, median, MPI_Finalize and archive writing included)")
