@@ -210,12 +210,12 @@ void Executor::completion(const PredictedCall& call) {
   requests.insert(requests.end(), null_requests_.begin(), null_requests_.end());
   null_requests_.clear();
   const auto count = static_cast<int>(requests.size());
+  std::vector<int> indices(requests.size());  // MPI_Testsome's and MPI_Waitsome's output
   if (info.test) {
     // A test completed these requests in the application: poll until they are, with the recorded function.
     for (int done = 0; done == 0;) {
       int index = MPI_UNDEFINED;
       int outcount = 0;
-      std::vector<int> indices(requests.size());
       switch (info.completes) {
         case mpi::Completes::Any:
           check(MPI_Testany(count, requests.data(), &index, &done, MPI_STATUS_IGNORE), call);
@@ -243,7 +243,6 @@ void Executor::completion(const PredictedCall& call) {
       }
       return;
     case mpi::Completes::Some: {
-      std::vector<int> indices(requests.size());
       for (int left = count; left > 0;) {
         int outcount = 0;
         check(MPI_Waitsome(count, requests.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE), call);
