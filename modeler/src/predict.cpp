@@ -383,10 +383,12 @@ class RankBuilder {
     const auto present = [&](const BurstModel& b) {
       return b.group < 0 || calls_per_burst.count(BurstPlace{b.group, b.pattern_case, b.term}) != 0;
     };
+    std::vector<std::pair<double, double>> laws;  // each burst's work and time at n, evaluated once
     double class_work = 0, own_work = 0, class_time = 0, own_time = 0;
     for (const BurstModel& b : wc.bursts) {
       const double w = b.work.at(n_, ranks, weight);
       const double t = timed ? b.time->at(n_, ranks, weight) : 0;
+      laws.emplace_back(w, t);
       class_work += w;
       class_time += t;
       if (present(b)) {
@@ -401,10 +403,10 @@ class RankBuilder {
       out_.tail_ns = 0;
       for (PredictedCall& c : out_.calls) c.burst_ns = 0;
     }
-    for (const BurstModel& b : wc.bursts) {
-      const double w = work_scale * b.work.at(n_, ranks, weight);
-      const std::optional<double> t =
-          timed ? std::optional<double>(time_scale * b.time->at(n_, ranks, weight)) : std::nullopt;
+    for (std::size_t k = 0; k < wc.bursts.size(); ++k) {
+      const BurstModel& b = wc.bursts[k];
+      const double w = work_scale * laws[k].first;
+      const std::optional<double> t = timed ? std::optional<double>(time_scale * laws[k].second) : std::nullopt;
       if (b.group < 0) {
         out_.tail_work = w;
         out_.tail_ns = t;
