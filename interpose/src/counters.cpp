@@ -1,20 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// PAPI and thread-CPU-time work counters, with detection of machines that have no hardware counters. Thread CPU
-// time is read through a perf_event page where the kernel allows it (CpuClock), by a system call elsewhere.
+// PAPI and thread-CPU-time work counters, with detection of machines that have no hardware counters.
 #include "p3s/interpose/counters.hpp"
 
-#include <linux/perf_event.h>
 #include <pthread.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <cerrno>
-#include <cstring>
-
-#include "clock.hpp"
 
 #include "p3s/trace/schema.hpp"
 
@@ -36,24 +25,8 @@ CounterSetup cputime_setup(std::string note) {
   s.mode = CounterMode::CpuTime;
   s.count = 1;
   s.names[0] = trace::metric::kCpuTime;
-  std::string why;
-  const std::string path = cpu_clock_available(&why)
-                               ? "thread CPU time read through a perf_event page (a system call only after the "
-                                 "thread was descheduled)"
-                               : "thread CPU time read by a system call at every MPI call (" + why + ")";
-  s.note = note.empty() ? path : std::move(note) + "; " + path;
+  s.note = std::move(note);
   return s;
-}
-
-/// A software event of the calling thread that counts nothing we read: its page is what matters.
-int open_switch_event() noexcept {
-  perf_event_attr attr{};
-  attr.size = sizeof attr;
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
-  attr.exclude_kernel = 1;  // allowed at perf_event_paranoid 2
-  attr.exclude_hv = 1;
-  return static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC));
 }
 
 #ifdef P3S_HAVE_PAPI
@@ -104,95 +77,6 @@ std::string try_papi(CounterSetup& setup) {
 
 }  // namespace
 
-bool cpu_clock_available(std::string* why) noexcept {
-  static std::atomic<int> known{-1};  // -1 untried, 0 no, 1 yes
-  static int error = 0;
-  if (known.load(std::memory_order_acquire) < 0) {
-    const int fd = open_switch_event();
-    error = fd < 0 ? errno : 0;
-    if (fd >= 0) ::close(fd);
-    known.store(fd >= 0 ? 1 : 0, std::memory_order_release);
-  }
-  if (known.load(std::memory_order_acquire) == 1) return true;
-  if (why != nullptr) {
-    *why = std::string("perf_event_open refused: ") + std::strerror(error) +
-           (error == EACCES || error == EPERM ? ", see /proc/sys/kernel/perf_event_paranoid" : "");
-  }
-  return false;
-}
-
-namespace {
-
-/// Bumped in a forked child: the page a thread mapped before the fork tells of the parent's thread, not the child.
-std::atomic<unsigned> g_fork_generation{0};
-
-void count_forks() noexcept {
-  static const int registered = pthread_atfork(nullptr, nullptr, [] { g_fork_generation.fetch_add(1); });
-  (void)registered;
-}
-
-}  // namespace
-
-bool CpuClock::open(bool allow_mapped) noexcept {
-  close();
-  if (!allow_mapped) return false;
-  count_forks();
-  fork_generation_ = g_fork_generation.load(std::memory_order_relaxed);
-  const int fd = open_switch_event();
-  if (fd < 0) return false;
-  void* page = mmap(nullptr, static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), PROT_READ, MAP_SHARED, fd, 0);
-  if (page == MAP_FAILED) {
-    ::close(fd);
-    return false;
-  }
-  fd_ = fd;
-  page_ = page;
-  seq_ = 1;
-  return true;
-}
-
-void CpuClock::close() noexcept {
-  if (page_ != nullptr) munmap(const_cast<void*>(page_), static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
-  if (fd_ >= 0) ::close(fd_);
-  page_ = nullptr;
-  fd_ = -1;
-  seq_ = 1;
-}
-
-std::uint64_t CpuClock::read() noexcept {
-  ++reads_;
-  std::uint64_t now = 0;
-  if (page_ != nullptr && fork_generation_ != g_fork_generation.load(std::memory_order_relaxed)) close();
-  if (page_ != nullptr) {
-    const auto* pc = static_cast<const volatile perf_event_mmap_page*>(page_);
-    const std::uint32_t before = pc->lock;
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    const std::uint64_t mono = clock_ns();
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    const std::uint32_t after = pc->lock;
-    if (before == seq_ && after == seq_ && (seq_ & 1U) == 0) {
-      now = base_cpu_ + (mono - base_mono_);  // running without a break since the base was read
-    } else {
-      // The thread was scheduled in or out since the base (or there is none yet): read the base again, and the
-      // sequence count before it, so that a switch during the read makes the next read a system call too.
-      seq_ = pc->lock;
-      std::atomic_signal_fence(std::memory_order_seq_cst);
-      base_cpu_ = thread_cpu_ns();
-      base_mono_ = clock_ns();
-      ++syscalls_;
-      now = base_cpu_;
-    }
-  } else {
-    now = thread_cpu_ns();
-    ++syscalls_;
-  }
-  // The wall clock also runs while the hypervisor steals the CPU; the system call's value can then be a little
-  // lower than the last extrapolation. The metric never goes back.
-  if (now < last_) now = last_;
-  last_ = now;
-  return now;
-}
-
 CounterProbe probe_counters(CountersRequest request) noexcept {
   CounterProbe out;
   try {
@@ -241,7 +125,6 @@ const char* work_metric_name(const CounterSetup& setup) noexcept {
 bool CounterReader::start(const CounterSetup& setup) noexcept {
   mode_ = setup.mode;
   count_ = setup.count;
-  if (mode_ == CounterMode::CpuTime) cpu_.open(cpu_clock_available());
 #ifdef P3S_HAVE_PAPI
   if (mode_ == CounterMode::Papi) {
     static constexpr int kAll[kMaxMetrics] = {PAPI_TOT_INS, PAPI_TOT_CYC, PAPI_L3_TCM};
@@ -273,14 +156,14 @@ bool CounterReader::start(const CounterSetup& setup) noexcept {
   return true;
 }
 
-void CounterReader::read(std::uint64_t* out) noexcept {
+void CounterReader::read(std::uint64_t* out) const noexcept {
   switch (mode_) {
     case CounterMode::None:
       // A thread whose counters failed to start still writes the run's number of columns.
       for (int i = 0; i < count_; ++i) out[i] = 0;
       return;
     case CounterMode::CpuTime:
-      out[0] = cpu_.read();
+      out[0] = thread_cpu_ns();
       return;
     case CounterMode::Papi: {
 #ifdef P3S_HAVE_PAPI
@@ -294,7 +177,6 @@ void CounterReader::read(std::uint64_t* out) noexcept {
 }
 
 void CounterReader::stop() noexcept {
-  cpu_.close();
 #ifdef P3S_HAVE_PAPI
   if (mode_ == CounterMode::Papi && eventset_ != PAPI_NULL) {
     long long v[kMaxMetrics] = {};

@@ -37,40 +37,6 @@ struct CounterProbe {
 /// Name of the work metric of a setup (trace::metric::*).
 [[nodiscard]] const char* work_metric_name(const CounterSetup& setup) noexcept;
 
-/// The calling thread's CPU time in ns without a system call on the hot path. A perf software event of the thread
-/// maps a page whose sequence count the kernel bumps whenever it schedules the thread in or out: while the count is
-/// unchanged the thread has run without a break since the last system-call read, so its CPU time has advanced as
-/// the monotonic clock (a vDSO read). After a change the next read is a system call again. Where the kernel
-/// refuses the event (perf_event_paranoid, seccomp) every read is the system call. Never decreases.
-/// Constant-initialisable (lives in the per-thread reader).
-class CpuClock {
- public:
-  constexpr CpuClock() noexcept = default;
-  /// Maps the page for the calling thread when `allow_mapped`; false where it cannot (then every read is
-  /// clock_gettime(CLOCK_THREAD_CPUTIME_ID)).
-  bool open(bool allow_mapped = true) noexcept;
-  [[nodiscard]] std::uint64_t read() noexcept;
-  void close() noexcept;
-  [[nodiscard]] bool mapped() const noexcept { return page_ != nullptr; }
-  /// Reads that were system calls, and all reads (for tests and benchmarks).
-  [[nodiscard]] std::uint64_t syscalls() const noexcept { return syscalls_; }
-  [[nodiscard]] std::uint64_t reads() const noexcept { return reads_; }
-
- private:
-  int fd_ = -1;
-  const void* page_ = nullptr;
-  std::uint32_t seq_ = 1;  ///< odd: no base yet
-  std::uint64_t base_cpu_ = 0;
-  std::uint64_t base_mono_ = 0;
-  std::uint64_t last_ = 0;
-  std::uint64_t syscalls_ = 0;
-  std::uint64_t reads_ = 0;
-  unsigned fork_generation_ = 0;  ///< a forked child's page is its parent's: reads after a fork are system calls
-};
-
-/// Whether this process may map a CPU-time page (CpuClock): tried once; `why` says why not.
-[[nodiscard]] bool cpu_clock_available(std::string* why = nullptr) noexcept;
-
 /// Per-thread reader; constant-initialisable so it can live in a thread_local without a guard.
 class CounterReader {
  public:
@@ -78,11 +44,10 @@ class CounterReader {
   /// Starts counting on the calling thread; false (and mode None) if that fails.
   bool start(const CounterSetup& setup) noexcept;
   /// Writes setup.count values (monotonic since start) into out.
-  void read(std::uint64_t* out) noexcept;
+  void read(std::uint64_t* out) const noexcept;
   void stop() noexcept;
 
  private:
-  CpuClock cpu_;
   CounterMode mode_ = CounterMode::None;
   int eventset_ = -1;
   int count_ = 0;
