@@ -455,55 +455,99 @@ void fit_collectives(GroupModel& gm, std::vector<std::string>& notes, const std:
   }
 }
 
-/// The rank's first event at a burst position (for ordering positions by where they occur).
-std::size_t first_event(const RankData& d, const detail::BurstKey& key, const std::vector<GroupModel>& groups) {
-  if (key.group < 0) return SIZE_MAX;
-  const RankGroup* rg = d.at[static_cast<std::size_t>(key.group)];
-  if (rg == nullptr || rg->calls.empty()) return SIZE_MAX;
-  if (groups[static_cast<std::size_t>(key.group)].role != Role::PointToPoint) {
-    return key.term < rg->calls.size() ? rg->calls[key.term].event : SIZE_MAX;
-  }
-  return rg->calls.front().event;  // terms of one group: the group's first call bounds them
-}
+/// A rank's calls of one phase with the burst positions each may stand for (detail::call_candidates).
+struct RankPositions {
+  std::vector<std::uint32_t> cases;  ///< the rank's pattern case per group
+  std::vector<const Call*> calls;    ///< group by group
+  std::vector<std::vector<detail::BurstKey>> candidates;
+};
 
-/// Burst work of one rank by burst position, with its work class.
-detail::RankWork rank_work(const RankData& d, const PhaseModel& pm) {
+RankPositions rank_positions(const RankData& d, const PhaseModel& pm) {
   const std::vector<GroupModel>& groups = pm.groups;
-  detail::RankWork w;
-  w.n = d.n;
-  w.r = d.r;
-  w.cases.assign(groups.size(), 0);
+  RankPositions out;
+  out.cases.assign(groups.size(), 0);
+  std::vector<detail::BurstKey> own;
+  std::vector<detail::BurstKey> potential;
+  std::vector<bool> in_loop(groups.size(), false);
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const RankGroup* rg = d.at[g];
+    const auto group = static_cast<std::int32_t>(g);
+    in_loop[g] = pm.in_loop(g);
     if (groups[g].role == Role::PointToPoint) {
       std::size_t which = 0;
       const std::vector<Entry> entries = groups[g].entries(d.r, d.n, &which);
-      w.cases[g] = static_cast<std::uint32_t>(which);
+      out.cases[g] = static_cast<std::uint32_t>(which);
+      const std::vector<detail::BurstKey> all = detail::group_positions(groups[g], group, out.cases[g]);
+      potential.insert(potential.end(), all.begin(), all.end());
       if (rg == nullptr) continue;
       for (std::size_t k = 0; k < rg->calls.size() && k < entries.size(); ++k) {
-        const detail::BurstKey key{static_cast<std::int32_t>(g), static_cast<std::uint32_t>(which), entries[k].term};
-        w.work[key] += rg->calls[k].burst_work;
-        w.time[key] += rg->calls[k].burst_ns;
+        own.push_back({group, out.cases[g], entries[k].term});
+        out.calls.push_back(&rg->calls[k]);
       }
     } else if (rg != nullptr) {
-      const bool iterations = pm.in_loop(g);  // a loop's calls: one burst position, whatever their number
       for (std::size_t k = 0; k < rg->calls.size(); ++k) {
-        const detail::BurstKey key{static_cast<std::int32_t>(g), 0, iterations ? 0 : static_cast<std::uint32_t>(k)};
-        w.work[key] += rg->calls[k].burst_work;
-        w.time[key] += rg->calls[k].burst_ns;
+        // A loop's calls: one burst position, whatever their number.
+        own.push_back({group, 0, in_loop[g] ? 0 : static_cast<std::uint32_t>(k)});
+        if (k == 0 || !in_loop[g]) potential.push_back(own.back());
+        out.calls.push_back(&rg->calls[k]);
       }
+    } else {
+      potential.push_back({group, 0, 0});
+    }
+  }
+  out.candidates = detail::call_candidates(own, potential, in_loop);
+  return out;
+}
+
+/// Per n, the mean burst time at each position over the calls that stand for nothing but their own (the class's
+/// computation there, for the calls that follow skipped ones to choose between).
+using PositionMeans = std::map<std::int64_t, std::map<detail::BurstKey, double>>;
+
+PositionMeans position_means(const std::vector<RankData>& ranks, const std::vector<RankPositions>& positions) {
+  std::map<std::int64_t, std::map<detail::BurstKey, std::pair<double, double>>> sums;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const RankPositions& p = positions[i];
+    for (std::size_t k = 0; k < p.calls.size(); ++k) {
+      if (p.candidates[k].size() != 1) continue;
+      auto& [sum, count] = sums[ranks[i].n][p.candidates[k].front()];
+      sum += p.calls[k]->burst_ns;
+      count += 1;
+    }
+  }
+  PositionMeans out;
+  for (const auto& [n, by_key] : sums) {
+    for (const auto& [key, s] : by_key) out[n][key] = s.first / s.second;
+  }
+  return out;
+}
+
+/// Burst work of one rank by burst position, with its work class.
+detail::RankWork rank_work(const RankData& d, const RankPositions& p, const std::map<detail::BurstKey, double>& means) {
+  detail::RankWork w;
+  w.n = d.n;
+  w.r = d.r;
+  w.cases = p.cases;
+  const auto mean = [&](const detail::BurstKey& key) {
+    const auto it = means.find(key);
+    return it == means.end() ? 0.0 : it->second;
+  };
+  std::size_t first = SIZE_MAX;  // the rank's first call in the phase
+  detail::BurstKey first_key;
+  for (std::size_t k = 0; k < p.calls.size(); ++k) {
+    const detail::BurstKey key = detail::stands_for(p.candidates[k], mean);
+    w.work[key] += p.calls[k]->burst_work;
+    w.time[key] += p.calls[k]->burst_ns;
+    if (p.calls[k]->event < first) {
+      first = p.calls[k]->event;
+      first_key = key;
     }
   }
   // A trailing phase's tail is the computation before its next instance's first call: it goes with that call,
   // so that the burst positions mean the same in every run (the analyzer's leading/trailing choice can differ
   // between runs of one application).
   if (d.rank->tail_work.n != 0) {
-    const auto first = std::min_element(w.work.begin(), w.work.end(), [&](const auto& a, const auto& b) {
-      return first_event(d, a.first, groups) < first_event(d, b.first, groups);
-    });
-    const detail::BurstKey key = first == w.work.end() ? detail::BurstKey{} : first->first;
-    w.work[key] += d.rank->tail_work.mean;
-    w.time[key] += d.rank->tail_ns.mean;
+    w.work[first_key] += d.rank->tail_work.mean;
+    w.time[first_key] += d.rank->tail_ns.mean;
   }
   return w;
 }
@@ -927,8 +971,15 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   }
   pm.grid_seen = detail::grid_seen(pm.groups, calls, fitted_n);
 
+  std::vector<RankPositions> positions;
+  for (const RankData& d : ranks) positions.push_back(rank_positions(d, pm));
+  const PositionMeans means = position_means(ranks, positions);
   std::vector<detail::RankWork> work;
-  for (const RankData& d : ranks) work.push_back(rank_work(d, pm));
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const auto at_n = means.find(ranks[i].n);
+    work.push_back(rank_work(ranks[i], positions[i], at_n == means.end() ? std::map<detail::BurstKey, double>{}
+                                                                         : at_n->second));
+  }
   detail::LearntWork learnt = detail::learn_work(work, weight_by_n);
   pm.work = std::move(learnt.classes);
   pr.measured = std::move(learnt.measured);

@@ -161,11 +161,14 @@ class RankBuilder {
           break;
       }
     }
-    for (const PhaseLoop& loop : phase_.loops) interleave(loop);
-    if (!phase_.work.empty()) {
-      const std::size_t cls = class_of(phase_, cases_, r_, n_);
-      share_work(phase_.work[cls], class_ranks[cls], weight);
+    if (phase_.work.empty()) {
+      for (const PhaseLoop& loop : phase_.loops) interleave(loop);
+      return std::move(out_);
     }
+    const std::size_t cls = class_of(phase_, cases_, r_, n_);
+    stand_for_skipped(phase_.work[cls], class_ranks[cls], weight);
+    for (const PhaseLoop& loop : phase_.loops) interleave(loop);
+    share_work(phase_.work[cls], class_ranks[cls], weight);
     return std::move(out_);
   }
 
@@ -178,6 +181,44 @@ class RankBuilder {
     out_.calls.back().call = gm.call;
     burst_of_.push_back(place);
     return out_.calls.back();
+  }
+
+  /// The burst positions of calls that follow calls this rank skips: where the class computes most, as the model
+  /// was fitted (detail::call_candidates). Calls are still group by group here.
+  void stand_for_skipped(const WorkClass& wc, std::int64_t ranks, std::int64_t weight) {
+    std::vector<detail::BurstKey> own;
+    std::vector<detail::BurstKey> potential;
+    std::vector<bool> in_loop(phase_.groups.size());
+    for (const auto& [g, which, term] : burst_of_) own.push_back({g, which, term});
+    for (std::size_t g = 0, i = 0; g < phase_.groups.size(); ++g) {
+      const auto group = static_cast<std::int32_t>(g);
+      in_loop[g] = phase_.in_loop(g);
+      const std::size_t begin = i;
+      while (i < own.size() && own[i].group == group) ++i;
+      if (phase_.groups[g].role == Role::PointToPoint) {
+        const std::vector<detail::BurstKey> all = detail::group_positions(phase_.groups[g], group, cases_[g]);
+        potential.insert(potential.end(), all.begin(), all.end());
+      } else if (begin == i) {
+        potential.push_back({group, 0, 0});
+      } else {
+        for (std::size_t k = begin; k < i; ++k) {
+          if (k == begin || own[k] != own[k - 1]) potential.push_back(own[k]);
+        }
+      }
+    }
+    std::map<detail::BurstKey, double> law_at_n;
+    for (const BurstModel& b : wc.bursts) {
+      law_at_n[{b.group, b.pattern_case, b.term}] = b.time ? b.time->at(n_, ranks, weight) : b.work.at(n_, ranks, weight);
+    }
+    const auto value = [&](const detail::BurstKey& key) {
+      const auto it = law_at_n.find(key);
+      return it == law_at_n.end() ? 0.0 : it->second;
+    };
+    const std::vector<std::vector<detail::BurstKey>> candidates = detail::call_candidates(own, potential, in_loop);
+    for (std::size_t i = 0; i < own.size(); ++i) {
+      const detail::BurstKey key = detail::stands_for(candidates[i], value);
+      burst_of_[i] = {key.group, key.pattern_case, key.term};
+    }
   }
 
   /// The burst position of call k of a group that is not point-to-point: its own, or the group's in a loop.

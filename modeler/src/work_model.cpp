@@ -241,6 +241,51 @@ LearntWork learn_work(std::span<const RankWork> ranks, const std::map<std::int64
   return out;
 }
 
+std::vector<BurstKey> group_positions(const GroupModel& gm, std::int32_t group, std::uint32_t which) {
+  if (!gm.measured.empty()) return {BurstKey{group, 0, 0}};
+  if (which >= gm.pattern.cases.size()) return {};
+  std::vector<BurstKey> out;
+  const std::size_t terms = gm.pattern.cases[which].program.terms.size();
+  for (std::size_t t = 0; t < terms; ++t) out.push_back({group, which, static_cast<std::uint32_t>(t)});
+  return out;
+}
+
+std::vector<std::vector<BurstKey>> call_candidates(std::span<const BurstKey> own, std::span<const BurstKey> potential,
+                                                   const std::vector<bool>& in_loop) {
+  std::vector<std::vector<BurstKey>> out;
+  out.reserve(own.size());
+  std::size_t next = 0;  // the first potential position after the previous call's
+  for (const BurstKey& key : own) {
+    // The call's own position, at or after the previous call's (the calls of one term share theirs).
+    std::size_t at = next > 0 ? next - 1 : 0;
+    while (at < potential.size() && potential[at] != key) ++at;
+    const bool looped = key.group >= 0 && static_cast<std::size_t>(key.group) < in_loop.size() &&
+                        in_loop[static_cast<std::size_t>(key.group)];
+    if (at == potential.size() || looped) {
+      out.push_back({key});
+      if (at < potential.size()) next = at + 1;
+      continue;
+    }
+    out.emplace_back(potential.begin() + static_cast<std::ptrdiff_t>(std::min(next, at)),
+                     potential.begin() + static_cast<std::ptrdiff_t>(at + 1));
+    next = at + 1;
+  }
+  return out;
+}
+
+BurstKey stands_for(std::span<const BurstKey> candidates, const std::function<double(const BurstKey&)>& value) {
+  BurstKey best = candidates.back();
+  double most = value(best);
+  for (const BurstKey& c : candidates.first(candidates.size() - 1)) {
+    const double v = value(c);
+    if (v > most) {
+      most = v;
+      best = c;
+    }
+  }
+  return best;
+}
+
 }  // namespace p3s::modeler::detail
 
 namespace p3s::modeler {

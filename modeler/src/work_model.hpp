@@ -3,6 +3,7 @@
 #pragma once
 
 #include <compare>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -20,6 +21,26 @@ struct BurstKey {
   std::uint32_t term = 0;
   auto operator<=>(const BurstKey&) const = default;
 };
+
+/// The burst positions of a point-to-point group for a rank in pattern case `which`: one per term of the case's
+/// program (one for a group whose calls were kept as measured; none when no case applies).
+[[nodiscard]] std::vector<BurstKey> group_positions(const GroupModel& gm, std::int32_t group, std::uint32_t which);
+
+/// The positions each of a rank's calls may stand for. A rank skips calls that the other ranks of its class make (a
+/// grid's boundary has no neighbour on one side, a pipeline's first rank receives nothing): its burst before its next
+/// call is then the computation the others make before one of the skipped calls or before that call, and the laws
+/// of the position it goes to are the class's. `own` holds the calls' own positions and `potential` every position
+/// of the rank's groups, both group by group in the phase's order; a call's candidates are the positions it skipped
+/// since its previous call, then its own. Calls of loops stand for their own (their calls are interleaved).
+[[nodiscard]] std::vector<std::vector<BurstKey>> call_candidates(std::span<const BurstKey> own,
+                                                                 std::span<const BurstKey> potential,
+                                                                 const std::vector<bool>& in_loop);
+
+/// The position a call stands for among its candidates: the one where the class computes most (`value`: a
+/// position's mean burst), its own on a tie. Fitting and prediction choose alike, so that a boundary rank's
+/// computation goes where the other ranks make theirs.
+[[nodiscard]] BurstKey stands_for(std::span<const BurstKey> candidates,
+                                  const std::function<double(const BurstKey&)>& value);
 
 /// One rank's work per phase instance in one run, by burst position.
 struct RankWork {
