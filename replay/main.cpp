@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// `mpirun -np N p3s-replay app.model|ST4NP_DIR [--compute spin|sleep] [--instances M] [--warmup W]
+// `mpirun -np N p3s-replay app.model|ST4NP_DIR [--compute spin|sleep] [--instances M] [--min-time S] [--warmup W]
 //  [--watchdog S] -o result.json [--force] [--compare SIG_AT_N]`: replays the prediction at N (the job's size).
 #include <mpi.h>
 
@@ -57,8 +57,13 @@ int main(int argc, char** argv) {
   app.add_option("--compute", compute, "How bursts are emulated: spin (busy, as the application) or sleep")
       ->check(CLI::IsMember({"spin", "sleep"}))
       ->capture_default_str();
-  app.add_option("--instances", options.instances, "Measured instances of each repeated phase")
+  app.add_option("--instances", options.instances, "Measured instances of each repeated phase, at least")
       ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--min-time", options.min_time_s,
+                 "Seconds the measured instances of a repeated phase last together, at least (more instances are "
+                 "measured, up to the phase's weight; 0: exactly --instances)")
+      ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
   app.add_option("--warmup", options.warmup, "Instances run before measuring a repeated phase")
       ->check(CLI::Range(0, 1000000))

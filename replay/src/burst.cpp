@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <ctime>
-#include <vector>
 
 namespace p3s::replay::detail {
 namespace {
@@ -30,28 +29,27 @@ std::int64_t now_ns() noexcept {
 }
 
 BurstEmulator::BurstEmulator(Compute mode) : mode_(mode) {
-  if (mode_ != Compute::Sleep) return;
-  prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);  // wake as close to the deadline as the kernel can
-  std::vector<std::int64_t> late;
-  for (int i = 0; i < 21; ++i) {
-    const std::int64_t deadline = now_ns() + 100000;
-    sleep_until(deadline);
-    late.push_back(now_ns() - deadline);
-  }
-  std::nth_element(late.begin(), late.begin() + 10, late.end());
-  latency_ = std::max<std::int64_t>(0, late[10]);
+  if (mode_ == Compute::Sleep) prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);  // wake as close to the deadline as it can
 }
 
-void BurstEmulator::run(double ns) const {
+void BurstEmulator::run(double ns) {
   if (!(ns > 0)) return;
-  const std::int64_t deadline = now_ns() + static_cast<std::int64_t>(ns);
-  if (mode_ == Compute::Sleep && static_cast<std::int64_t>(ns) > 2 * latency_) {
-    // Woken a typical latency early, the burst ends about on time, late by as much as the machine makes a sleeping
-    // process late: the jitter a sleeping application's ranks have, which their collectives wait for.
-    sleep_until(deadline - latency_);
+  const auto length = static_cast<std::int64_t>(ns);
+  const std::int64_t deadline = now_ns() + length;
+  if (mode_ == Compute::Sleep && length > latency_ + kShortestSleepNs) {
+    // Woken as early as this process's sleeps are late, the burst ends on time on average, each one late or early
+    // by the jitter a sleeping application's ranks have, which their collectives wait for. How late a sleep wakes
+    // grows with the machine's load (the ranks that spin in MPI calls on an oversubscribed node), so the estimate
+    // follows it: a running mean over the last few sleeps.
+    const std::int64_t wake = deadline - latency_;
+    sleep_until(wake);
+    latency_ += (std::max<std::int64_t>(0, now_ns() - wake) - latency_) / 8;
     return;
   }
+  // Too short to sleep: spun, as the application computes its short bursts. A burst spun only because of the
+  // estimate lets it decay, so that one very late wake cannot leave every later burst spun.
   spin_until(deadline);
+  if (length > kShortestSleepNs) latency_ -= latency_ / 8;
 }
 
 }  // namespace p3s::replay::detail

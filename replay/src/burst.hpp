@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Emulating a burst for its predicted duration: spinning on the clock, or sleeping until the deadline less the
-// machine's typical wake-up latency (measured once), so that bursts are not stretched by the timer on average;
-// bursts too short to sleep are spun.
+// Emulating a burst for its predicted duration: spinning on the clock, or sleeping until the deadline less how late
+// this process's sleeps wake (a running estimate), so that bursts are not stretched by the timer on average; bursts
+// too short to sleep are spun.
 #pragma once
 
 #include <cstdint>
@@ -16,12 +16,14 @@ namespace p3s::replay::detail {
 class BurstEmulator {
  public:
   explicit BurstEmulator(Compute mode);
-  /// Returns once `ns` have passed since the call.
-  void run(double ns) const;
-  /// The measured wake-up latency of a sleep (0 when spinning).
+  /// Returns about `ns` after the call: spinning, exactly; sleeping, on average over bursts.
+  void run(double ns);
+  /// How late a sleep of this process wakes, as now estimated (0 when spinning).
   [[nodiscard]] std::int64_t wake_latency_ns() const noexcept { return latency_; }
 
  private:
+  /// A sleep shorter than this after the early wake is spun instead.
+  static constexpr std::int64_t kShortestSleepNs = 50000;
   Compute mode_;
   std::int64_t latency_ = 0;
 };

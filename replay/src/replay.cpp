@@ -41,13 +41,62 @@ struct Measured {
   double calls = 0;
 };
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  if (v.size() % 2 == 1) return *mid;
-  return (*mid + *std::max_element(v.begin(), mid)) / 2;
-}
+/// How many instances of a repeated phase are measured: at least the options' minimum, and as many more as make the
+/// measured stretch last `min_time` (a phase's instance times are noisy, their sum much less: each instance starts
+/// where the last ended). The typical instance time is the mean over ranks of the last warm-up instance (of the first
+/// measured one without warm-up), reduced without blocking while the minimum is measured, so that no barrier
+/// separates the instances; every rank then decides alike.
+class InstanceCount {
+ public:
+  InstanceCount(MPI_Comm comm, std::uint64_t count, const ReplayOptions& o) : comm_(comm), count_(count) {
+    if (count <= 1) {
+      measured_ = count;
+      return;
+    }
+    warm_ = std::min<std::uint64_t>(static_cast<std::uint64_t>(o.warmup), count - 1);
+    most_ = std::max<std::uint64_t>(1, count - warm_ - 1);
+    measured_ = std::min<std::uint64_t>(static_cast<std::uint64_t>(o.instances), most_);
+    min_time_ns_ = o.min_time_s * 1e9;
+    sizing_ = min_time_ns_ > 0 && most_ > measured_;
+    sample_at_ = warm_ > 0 ? warm_ - 1 : 0;
+    decide_at_ = warm_ + measured_ - 1;
+  }
+  /// Whether instance `i` is measured: after the warm-up, and before the one instance that follows the measured ones
+  /// where the phase has it, so that the last measured instance ends as its neighbours do (ranks that finish a
+  /// phase's last instance go on to the next phase's calls, whose waiting slows the ranks still in it).
+  [[nodiscard]] bool measured(std::uint64_t i) const noexcept { return i >= warm_ && i < warm_ + measured_; }
+  [[nodiscard]] std::uint64_t total() const noexcept {
+    return warm_ + measured_ + (warm_ + measured_ < count_ ? 1 : 0);
+  }
+  /// After instance `i` ended, `ns` after the one before: samples it, or decides how many are measured.
+  void ended(std::uint64_t i, double ns, std::int64_t n) {
+    if (!sizing_) return;
+    if (i == sample_at_) {
+      sample_ = ns;
+      MPI_Iallreduce(MPI_IN_PLACE, &sample_, 1, MPI_DOUBLE, MPI_SUM, comm_, &request_);
+    }
+    if (i == decide_at_) {
+      MPI_Wait(&request_, MPI_STATUS_IGNORE);
+      const double typical = sample_ / static_cast<double>(n);
+      const double wanted = typical > 0 ? std::ceil(min_time_ns_ / typical) : static_cast<double>(most_);
+      measured_ = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(std::min(wanted, 1e18)), measured_, most_);
+      sizing_ = false;
+    }
+  }
+
+ private:
+  MPI_Comm comm_;
+  std::uint64_t count_ = 0;
+  std::uint64_t warm_ = 0;
+  std::uint64_t measured_ = 0;
+  std::uint64_t most_ = 0;
+  double min_time_ns_ = 0;
+  bool sizing_ = false;
+  std::uint64_t sample_at_ = 0;
+  std::uint64_t decide_at_ = 0;
+  double sample_ = 0;
+  MPI_Request request_ = MPI_REQUEST_NULL;
+};
 
 double largest_size(const std::vector<PlannedPhase>& phases) {
   double largest = 0;
@@ -72,7 +121,9 @@ ReplayResult run_replay(const ReplayPlan& plan, const ReplayOptions& options) {
   MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   const detail::Communicators comms(plan.comms, n, rank);
   detail::Executor executor(comms, rank, largest);
-  const detail::BurstEmulator burst(options.compute);
+  detail::BurstEmulator burst(options.compute);
+  MPI_Comm sizing = MPI_COMM_NULL;  // the instance counts' own reductions, apart from the replayed communication
+  MPI_Comm_dup(MPI_COMM_WORLD, &sizing);
   detail::Position position;
   const detail::Watchdog watchdog(rank, options.watchdog_s, position);
 
@@ -85,13 +136,12 @@ ReplayResult run_replay(const ReplayPlan& plan, const ReplayOptions& options) {
     const PlannedPhase& pm = plan.phases.at(e.phase);
     if (done[e.phase] || e.count == 0) continue;
     done[e.phase] = true;
-    const auto total = static_cast<int>(std::min<std::uint64_t>(e.count, options.warmup + options.instances));
-    const int warm = e.count > 1 ? std::max(0, total - options.instances) : 0;
+    InstanceCount count(sizing, e.count, options);
     const modeler::PredictedRank& calls = pm.rank;
     Measured& m = measured[e.phase];
     position.phase = pm.id;
-    for (int i = 0; i < total; ++i) {
-      const bool timed = i >= warm;
+    for (std::uint64_t i = 0; i < count.total(); ++i) {
+      const bool timed = count.measured(i);
       position.instance = static_cast<std::uint32_t>(i);
       executor.begin(calls.calls);
       for (std::size_t k = 0; k < calls.calls.size(); ++k) {
@@ -126,11 +176,13 @@ ReplayResult run_replay(const ReplayPlan& plan, const ReplayOptions& options) {
         m.predicted_ns += calls.tail_ns.value_or(0);
         m.instances.push_back(static_cast<double>(end - last_end));
       }
+      count.ended(i, static_cast<double>(end - last_end), n);
       last_end = end;
     }
   }
   MPI_Barrier(MPI_COMM_WORLD);
   const std::int64_t wall = detail::now_ns() - start;
+  MPI_Comm_free(&sizing);
 
   ReplayResult result;
   result.processes = n;
@@ -147,12 +199,16 @@ ReplayResult run_replay(const ReplayPlan& plan, const ReplayOptions& options) {
     t.replayed = done[p];
     t.instances = static_cast<int>(m.instances.size());
     const double k = std::max<double>(1, static_cast<double>(m.instances.size()));
-    // A rank's instance time is the median of its measured instances: an instance the machine interrupted (a
-    // descheduled rank on an oversubscribed node) weighs 1 in M here, where in the application it weighs 1 in
-    // its weight.
-    double mean = median(m.instances);
+    // A rank's instance time is the mean of its measured instances, as the application's phase time is its
+    // instances' sum over their number: consecutive instances tile the rank's time, so the mean is the measured
+    // stretch over its instances, and an instance that one rank's delay lengthened shortens the next.
     double sq = 0;
-    for (const double x : m.instances) sq += x * x;
+    double sum = 0;
+    for (const double x : m.instances) {
+      sum += x;
+      sq += x * x;
+    }
+    const double mean = sum / k;
     // Sums over ranks: mean instance time, squares, compute, predicted compute, MPI time, calls, instances.
     double sums[7] = {mean,
                       sq,

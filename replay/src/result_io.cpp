@@ -205,6 +205,7 @@ void write_result(const ReplayResult& r, const ReplayPlan& plan, const ResultInp
            {"command", inputs.command},
            {"compute", compute_name(inputs.options.compute)},
            {"instances", inputs.options.instances},
+           {"min_time_s", inputs.options.min_time_s},
            {"warmup", inputs.options.warmup}}},
          {"processes", r.processes},
          {"phases", std::move(phases)},

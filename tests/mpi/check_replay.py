@@ -9,8 +9,8 @@
 
 calls: records APP at the fitted counts, fits a model, writes the LT4NC at each --np and replays the model there
 under `p3s record` (the model at the first count, the ST4NP `p3s predict -o` writes at the others). On every rank the replay's recorded calls must hold, as one stretch, the LT4NC's calls of every
-phase but MPI_Init and MPI_Finalize, instance after instance (W warm-up and M measured instances of a repeated phase, as p3s-replay runs
-them): the same MPI functions, each send and receive with the same peer, tag and size, each collective with the
+phase but MPI_Init and MPI_Finalize, instance after instance (W warm-up, M measured and one trailing instance of a repeated phase, as p3s-replay
+runs them with --min-time 0): the same MPI functions, each send and receive with the same peer, tag and size, each collective with the
 same operation.
 errors: on copies of a model of APP with one defect each, p3s-replay must refuse, in one line printed once, with
 exit status != 0 and no result file: a model without compute-time laws (schema 2), a process count where a law is
@@ -71,8 +71,13 @@ def fit(a):
 
 
 def replayed_instances(count):
-    total = min(count, WARMUP + INSTANCES)
-    return total
+    """p3s-replay's instances of a phase the application runs `count` times, with --min-time 0: the warm-up, the
+    measured ones, and one more where the phase has it."""
+    if count <= 1:
+        return count
+    warm = min(WARMUP, count - 1)
+    measured = min(INSTANCES, max(1, count - warm - 1))
+    return warm + measured + (1 if warm + measured < count else 0)
 
 
 def expected_calls(a, model, n):
@@ -185,7 +190,7 @@ def check_calls(a):
             source = os.path.join(a.work, f"st4np.np{n}")
             run([a.p3s, "predict", model, "--np", n, "-o", source, "--force"], "predict -o")
         trace = record(a, n, f"replay.np{n}", a.replay, source, "-o", os.path.join(a.work, f"replay.np{n}.json"),
-                       "--force", "--warmup", WARMUP, "--instances", INSTANCES)
+                       "--force", "--warmup", WARMUP, "--instances", INSTANCES, "--min-time", 0)
         compare_calls(a, n, want, trace, "model" if k == 0 else "ST4NP")
 
 
@@ -247,7 +252,7 @@ def check_handwritten(a):
         with open(os.path.join(out, "lt4nc.json"), "w") as f:
             json.dump(header, f)
         trace = record(a, n, f"replay.handwritten.np{n}", a.replay, out, "-o", out + ".json", "--force", "--warmup",
-                       WARMUP, "--instances", INSTANCES)
+                       WARMUP, "--instances", INSTANCES, "--min-time", 0)
         compare_calls(a, n, calls_of_trace(out, n), trace, "hand-written ST4NP")
         with open(out + ".json") as f:
             result = json.load(f)

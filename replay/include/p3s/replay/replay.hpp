@@ -28,10 +28,13 @@ enum class Compute : std::uint8_t {
 
 struct ReplayOptions {
   Compute compute = Compute::Spin;
-  /// Instances of a repeated phase that are measured, after `warmup` that are not; consecutive, without barriers
-  /// between them, so that a pipeline's instances overlap as in the application.
+  /// Instances of a repeated phase that are measured at least, after `warmup` that are not; consecutive, without
+  /// barriers between them, so that a pipeline's instances overlap as in the application.
   int instances = 5;
   int warmup = 2;
+  /// More instances are measured, up to the phase's weight, until the measured ones last this long together (0: the
+  /// minimum only).
+  double min_time_s = 0.1;
   /// Seconds without progress after which a rank names where it is stuck and the replay stops.
   double watchdog_s = 120;
 };
@@ -45,8 +48,8 @@ struct PhaseTime {
   bool main_loop = true;    ///< holds neither MPI_Init nor MPI_Finalize
   bool replayed = false;    ///< false for a phase that does not occur at n (weight 0)
   int instances = 0;        ///< instances measured
-  double time_ns = 0;       ///< mean over ranks of each rank's median instance time
-  double time_min_ns = 0;   ///< the smallest and largest ranks' median instance times
+  double time_ns = 0;       ///< mean over ranks of each rank's mean instance time
+  double time_min_ns = 0;   ///< the smallest and largest ranks' mean instance times
   double time_max_ns = 0;
   double time_stddev_ns = 0;        ///< over every rank's every measured instance
   double compute_ns = 0;            ///< emulated burst time per instance (mean over ranks)
