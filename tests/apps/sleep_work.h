@@ -35,21 +35,39 @@ static inline double sleep_ns_per_cell(int* argc, char** argv) {
   return 0;
 }
 
-/// Sleeps for `cells` x `ns_per_cell` ns, to an absolute deadline with the least timer slack the kernel allows (a
-/// sleeping burst should last what it stands for, not what the timer adds).
+static inline long long sleep_work_now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/// Sleeps for `cells` x `ns_per_cell` ns, with the least timer slack the kernel allows (a sleeping burst should last
+/// what it stands for, not what the timer adds). A sleep wakes late, by more the busier the machine (on an
+/// oversubscribed node the ranks waiting in MPI spin), so it is woken as early as this process's recent sleeps were
+/// late: the bursts then last what they stand for on average, as if each rank had its own core. A burst too short
+/// to sleep (50 us after the early wake) is spun.
 static inline void sleep_cells(double cells, double ns_per_cell) {
   static int slack_set = 0;
+  static long long late = 0;  // running mean of how late a sleep woke
   if (!slack_set) {
     prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     slack_set = 1;
   }
   const double ns = cells * ns_per_cell;
   if (!(ns >= 1)) return;
+  const long long deadline = sleep_work_now_ns() + (long long)ns;
+  if ((long long)ns <= late + 50000) {
+    while (sleep_work_now_ns() < deadline) {
+    }
+    if ((long long)ns > 50000) late -= late / 8;  // one very late wake must not leave every later burst spun
+    return;
+  }
+  const long long wake = deadline - late;
   struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  const long long end = (long long)t.tv_sec * 1000000000LL + t.tv_nsec + (long long)ns;
-  t.tv_sec = (time_t)(end / 1000000000LL);
-  t.tv_nsec = (long)(end % 1000000000LL);
+  t.tv_sec = (time_t)(wake / 1000000000LL);
+  t.tv_nsec = (long)(wake % 1000000000LL);
   while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR) {
   }
+  const long long woke = sleep_work_now_ns() - wake;
+  late += ((woke > 0 ? woke : 0) - late) / 8;
 }
