@@ -425,7 +425,7 @@ class RankBuilder {
       return b.group < 0 || calls_per_burst.count(BurstPlace{b.group, b.pattern_case, b.term}) != 0;
     };
     std::vector<std::pair<double, double>> laws;  // each burst's work and time at n, evaluated once
-    double class_work = 0, own_work = 0, class_time = 0, own_time = 0;
+    double class_work = 0, own_work = 0, class_time = 0, own_time = 0, own_fixed = 0;
     for (const BurstModel& b : wc.bursts) {
       const double w = b.work.at(n_, ranks, weight);
       const double t = timed ? b.time->at(n_, ranks, weight) : 0;
@@ -435,19 +435,22 @@ class RankBuilder {
       if (present(b)) {
         own_work += w;
         own_time += t;
+        if (timed && !b.time->scaling) own_fixed += t;
       }
     }
     if (timed) class_time = wc.time_at(n_, ranks, weight).value_or(class_time);
     const double work_scale = own_work > 0 ? class_work / own_work : 1;
-    const double time_scale = own_time > 0 ? class_time / own_time : 1;
-    if (timed) {
-      out_.tail_ns = 0;
-      for (PredictedCall& c : out_.calls) c.burst_ns = 0;
-    }
+    // The class's compute time law moves the time of the positions that shrink with n (the time per unit of work
+    // drifts as each rank's data shrinks); positions whose time does not shrink (a root's serial part, control
+    // code) keep their laws' time, unless the law leaves them nothing.
+    const double shrinking = own_time - own_fixed;
+    const bool split_scale = shrinking > 0 && class_time > own_fixed;
+    const double time_scale = split_scale ? (class_time - own_fixed) / shrinking : own_time > 0 ? class_time / own_time : 1;
     for (std::size_t k = 0; k < wc.bursts.size(); ++k) {
       const BurstModel& b = wc.bursts[k];
       const double w = work_scale * laws[k].first;
-      const std::optional<double> t = timed ? std::optional<double>(time_scale * laws[k].second) : std::nullopt;
+      const double scale = split_scale && !b.time->scaling ? 1 : time_scale;
+      const std::optional<double> t = timed ? std::optional<double>(scale * laws[k].second) : std::nullopt;
       if (b.group < 0) {
         out_.tail_work = w;
         out_.tail_ns = t;

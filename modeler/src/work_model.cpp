@@ -161,18 +161,41 @@ void add_class(LearntWork& out, const std::vector<std::uint32_t>& cases, const R
   out.measured.push_back(std::move(measured));
 }
 
-/// A predicate from the rank-class family that separates the members by work (or by the bursts' time, `by_time`)
-/// in every fitted run: the two sides' means differ by more than kSimilar, and each side's own spread is under
-/// half that difference (so noise alone, which scatters rather than sorts ranks, does not split a class).
-std::optional<RankPredicate> work_split(const std::vector<const RankWork*>& members, bool by_time) {
-  std::map<std::int64_t, std::vector<std::pair<std::int64_t, double>>> by_n;
-  for (const RankWork* m : members) {
-    double w = 0;
-    for (const auto& [key, v] : by_time ? m->time : m->work) w += v;
-    by_n[m->n].emplace_back(m->r, w);
+/// Per run (n), each member's rank and value.
+using ByRun = std::map<std::int64_t, std::vector<std::pair<std::int64_t, double>>>;
+
+/// How predicate `p` splits one run's values: the two sides' means and the larger spread within a side (highest
+/// less lowest); nullopt when a side is empty.
+struct Sides {
+  double a = 0, b = 0;  ///< the means of the ranks where p holds and of the others
+  double spread = 0;    ///< the larger of the two sides' spreads
+  double rel_spread = 0;
+};
+std::optional<Sides> sides(const RankPredicate& p, std::int64_t n, const std::vector<std::pair<std::int64_t, double>>& v) {
+  double sum[2] = {0, 0}, lo[2] = {1e300, 1e300}, hi[2] = {0, 0};
+  int count[2] = {0, 0};
+  for (const auto& [r, w] : v) {
+    const int side = p.holds(r, n) ? 0 : 1;
+    sum[side] += w;
+    ++count[side];
+    lo[side] = std::min(lo[side], w);
+    hi[side] = std::max(hi[side], w);
   }
+  if (count[0] == 0 || count[1] == 0) return std::nullopt;
+  Sides s;
+  s.a = sum[0] / count[0];
+  s.b = sum[1] / count[1];
+  s.spread = std::max(hi[0] - lo[0], hi[1] - lo[1]);
+  s.rel_spread = std::max(hi[0] > 0 ? (hi[0] - lo[0]) / hi[0] : 0, hi[1] > 0 ? (hi[1] - lo[1]) / hi[1] : 0);
+  return s;
+}
+
+/// A predicate from the rank-class family that separates the members by their work per instance in every fitted
+/// run: the two sides' means differ by more than kSimilar, and each side's own spread is under half that
+/// difference (so noise alone, which scatters rather than sorts ranks, does not split a class).
+std::optional<RankPredicate> split_by_totals(const ByRun& totals) {
   bool spread = false;
-  for (const auto& [n, v] : by_n) {
+  for (const auto& [n, v] : totals) {
     const auto [lo, hi] =
         std::minmax_element(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
     spread = spread || (hi->second > 0 && (hi->second - lo->second) / hi->second > kSimilar);
@@ -180,25 +203,10 @@ std::optional<RankPredicate> work_split(const std::vector<const RankWork*>& memb
   if (!spread) return std::nullopt;
   for (const RankPredicate& p : rank_predicates()) {
     bool ok = true;
-    for (const auto& [n, v] : by_n) {
-      double sum[2] = {0, 0}, lo[2] = {1e300, 1e300}, hi[2] = {0, 0};
-      int count[2] = {0, 0};
-      for (const auto& [r, w] : v) {
-        const int side = p.holds(r, n) ? 0 : 1;
-        sum[side] += w;
-        ++count[side];
-        lo[side] = std::min(lo[side], w);
-        hi[side] = std::max(hi[side], w);
-      }
-      if (count[0] == 0 || count[1] == 0) {
-        ok = false;
-        break;
-      }
-      const double a = sum[0] / count[0];
-      const double b = sum[1] / count[1];
-      const double gap = std::abs(a - b) / std::max(a, b);
-      const double own = std::max(hi[0] > 0 ? (hi[0] - lo[0]) / hi[0] : 0, hi[1] > 0 ? (hi[1] - lo[1]) / hi[1] : 0);
-      if (gap <= kSimilar || own >= gap / 2) {
+    for (const auto& [n, v] : totals) {
+      const std::optional<Sides> s = sides(p, n, v);
+      const double gap = s ? std::abs(s->a - s->b) / std::max(s->a, s->b) : 0;
+      if (!s || gap <= kSimilar || s->rel_spread >= gap / 2) {
         ok = false;
         break;
       }
@@ -206,6 +214,58 @@ std::optional<RankPredicate> work_split(const std::vector<const RankWork*>& memb
     if (ok) return p;
   }
   return std::nullopt;
+}
+
+/// A predicate that separates the members at one burst position in every fitted run, where their totals do not
+/// tell them apart (a root's serial part on a machine whose cores differ by more than it at small n): the sides
+/// differ there by more than twice the spread within a side, and by more than kSimilar of a member's work per
+/// instance in the largest run (where it weighs most).
+std::optional<RankPredicate> split_by_position(const std::vector<const RankWork*>& members, const ByRun& totals,
+                                               bool by_time) {
+  std::map<BurstKey, ByRun> at;
+  for (const RankWork* m : members) {
+    for (const auto& [key, v] : by_time ? m->time : m->work) at[key];
+  }
+  for (const RankWork* m : members) {
+    const std::map<BurstKey, double>& values = by_time ? m->time : m->work;
+    for (auto& [key, runs] : at) {
+      const auto it = values.find(key);
+      runs[m->n].emplace_back(m->r, it == values.end() ? 0.0 : it->second);
+    }
+  }
+  if (totals.empty()) return std::nullopt;
+  const auto& [largest, largest_totals] = *totals.rbegin();
+  double mean_total = 0;
+  for (const auto& [r, w] : largest_totals) mean_total += w / static_cast<double>(largest_totals.size());
+  for (const RankPredicate& p : rank_predicates()) {
+    for (const auto& [key, runs] : at) {
+      bool ok = true;
+      for (const auto& [n, v] : runs) {
+        const std::optional<Sides> s = sides(p, n, v);
+        if (!s || std::abs(s->a - s->b) <= 2 * s->spread) {
+          ok = false;
+          break;
+        }
+      }
+      if (!ok) continue;
+      const std::optional<Sides> s = sides(p, largest, runs.at(largest));
+      if (s && std::abs(s->a - s->b) > kSimilar * mean_total) return p;
+    }
+  }
+  return std::nullopt;
+}
+
+/// A predicate from the rank-class family that separates the members by work (or by the bursts' time, `by_time`):
+/// by their work per instance, else at one burst position.
+std::optional<RankPredicate> work_split(const std::vector<const RankWork*>& members, bool by_time) {
+  ByRun totals;
+  for (const RankWork* m : members) {
+    double w = 0;
+    for (const auto& [key, v] : by_time ? m->time : m->work) w += v;
+    totals[m->n].emplace_back(m->r, w);
+  }
+  if (std::optional<RankPredicate> p = split_by_totals(totals)) return p;
+  return split_by_position(members, totals, by_time);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // the reduction that follows the send it skips, with no computation spread over the calls around it.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,50 @@ TEST(BurstPositions, APipelinesEndsComputeWhereTheyDidInTheRuns) {
         EXPECT_LT(burst, 0.01 * compute) << "rank " << r << ", before " << c.call << ": computation moved here";
       }
     }
+  }
+}
+
+/// An Amdahl loop on n ranks: rank 0 computes a serial part of 3e6 before an MPI_Bcast that the others wait in,
+/// then every rank computes 1e8 / n before an MPI_Allreduce, 10 % more or less from rank to rank (cores that differ
+/// by more than the serial part at small n: the ranks' totals do not tell rank 0 apart).
+Signature amdahl(std::int32_t n) {
+  Signature s = ring(n, 40, "cputime_ns", "mpirun -np " + std::to_string(n) + " ./amdahl");
+  analyzer::SigPhase& loop = s.phases.at(1);
+  for (std::int32_t r = 0; r < n; ++r) {
+    analyzer::SigRank& b = loop.ranks.at(static_cast<std::size_t>(r));
+    b.events.clear();
+    SigAction bcast;
+    bcast.kind = mpi::ActionKind::Collective;
+    bcast.collective = mpi::Collective::Bcast;
+    bcast.root = 0;
+    bcast.comm_size = static_cast<std::uint32_t>(n);
+    bcast.bytes = 32;
+    bcast.bytes_received = 32;
+    b.events.push_back(event(mpi::Function::MPI_Bcast, {bcast}, r == 0 ? 3e6 : 1000));
+    SigAction reduce;
+    reduce.kind = mpi::ActionKind::Collective;
+    reduce.collective = mpi::Collective::Allreduce;
+    reduce.comm_size = static_cast<std::uint32_t>(n);
+    reduce.bytes = 8.0 * n;
+    reduce.bytes_received = 8.0 * n;
+    const double noise = 1 + 0.1 * std::sin(1.7 * r + 0.3 * n);
+    b.events.push_back(event(mpi::Function::MPI_Allreduce, {reduce}, 1e8 / n * noise));
+  }
+  loop.work = stat(1e8 + 3e6);
+  return s;
+}
+
+TEST(BurstPositions, ARootsSerialPartStaysOnTheRootWhenTotalsCannotTellIt) {
+  std::vector<std::filesystem::path> runs;
+  for (const std::int32_t n : {2, 4, 8, 16}) runs.push_back(save(amdahl(n), "amdahl" + std::to_string(n)));
+  ModelOptions o;
+  o.hold_out_largest = false;
+  const Fit fit = build_model(runs, o);
+  const PhasePredictor p(fit.model.phases.at(1), 32);
+  const double root = p.rank(0).calls.at(0).burst_ns.value();
+  EXPECT_NEAR(root, 3e6, 0.05 * 3e6) << "rank 0's serial part";
+  for (const std::int64_t r : {1, 17, 31}) {
+    EXPECT_LT(p.rank(r).calls.at(0).burst_ns.value(), 1e4) << "rank " << r << " computes part of the serial part";
   }
 }
 
