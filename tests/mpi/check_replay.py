@@ -33,6 +33,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 from collections import defaultdict
 
 WARMUP = 2
@@ -269,7 +270,7 @@ def check_time(a):
     for n in a.np:
         real = record(a, n, f"{a.name}.np{n}", a.app, *a.app_args)
         out = os.path.join(a.work, f"replay.np{n}.json")
-        r = run(launch(a, n, a.replay, model, "--compute", "sleep", "-o", out, "--force", "--compare",
+        r = run(launch(a, n, a.replay, model, "--compute", a.compute, "-o", out, "--force", "--compare",
                        os.path.join(real, "signature.json")), f"replay at {n}")
         print(r.stdout)
         with open(out) as f:
@@ -373,21 +374,34 @@ def check_errors(a):
             fail(f"{out} was written over without --force")
 
 
+def timed_run(cmd, what):
+    start = time.monotonic()
+    run(cmd, what)
+    return time.monotonic() - start
+
+
 def sweep(a, model):
-    """The replay's cost (its wall time over the application's) and error against M, at the first --np."""
+    """The replay's cost against M, at the first --np: its wall time from its first phase to its last over the
+    application's run time (MPI_Init included, as the signature has it), and the whole replay job's wall time over
+    the whole untraced application job's; and the error."""
     n = a.np[0]
     real = os.path.join(a.work, f"{a.name}.np{n}")
     with open(os.path.join(real, "signature.json")) as f:
         app_ns = json.load(f)["run_time_ns"]
-    print(f"{'app':12s} {'n':>4s} {'M':>4s} {'error':>8s} {'replay wall':>12s} {'app wall':>10s} {'cost':>7s}")
-    for m in a.sweep_instances:
+    app_job = timed_run(launch(a, n, a.app, *a.app_args), f"{a.name} at {n}, untraced")
+    print(f"{'app':12s} {'n':>4s} {'M':>7s} {'error':>8s} {'replay':>10s} {'app':>10s} {'cost':>7s} "
+          f"{'replay job':>11s} {'app job':>8s} {'cost':>7s}")
+    for m in [*a.sweep_instances, None]:
         out = os.path.join(a.work, f"replay.np{n}.m{m}.json")
-        run(launch(a, n, a.replay, model, "--compute", "sleep", "-o", out, "--force", "--instances", m, "--compare",
-                   os.path.join(real, "signature.json")), f"replay at {n}, M = {m}")
+        extra = ["--instances", m, "--min-time", 0] if m is not None else []
+        job = timed_run(launch(a, n, a.replay, model, "--compute", a.compute, "-o", out, "--force", *extra,
+                               "--compare", os.path.join(real, "signature.json")), f"replay at {n}, M = {m}")
         with open(out) as f:
             r = json.load(f)
-        print(f"{a.name:12s} {n:4d} {m:4d} {100 * r['comparison']['main_error']:+7.1f}% "
-              f"{r['replay_wall_ns'] / 1e6:9.1f} ms {app_ns / 1e6:7.1f} ms {100 * r['replay_wall_ns'] / app_ns:6.1f}%")
+        label = str(m) if m is not None else "default"
+        print(f"{a.name:12s} {n:4d} {label:>7s} {100 * r['comparison']['main_error']:+7.1f}% "
+              f"{r['replay_wall_ns'] / 1e6:7.1f} ms {app_ns / 1e6:7.1f} ms {100 * r['replay_wall_ns'] / app_ns:6.1f}% "
+              f"{job:9.2f} s {app_job:6.2f} s {100 * job / app_job:6.1f}%")
 
 
 def main():
@@ -406,6 +420,8 @@ def main():
     p.add_argument("--np", type=int, nargs="+")
     p.add_argument("--limit", type=float, default=0.10)
     p.add_argument("--compute-limit", type=float, default=0.05)
+    p.add_argument("--compute", choices=["sleep", "spin"], default="sleep",
+                   help="time: how the replay emulates bursts (sleep for the sleep-mode apps, spin for real computation)")
     p.add_argument("--sweep-instances", type=int, nargs="*", default=[],
                    help="time: also replay at the first --np with each of these M and print cost and error")
     a = p.parse_args()
