@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "watchdog.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -36,8 +37,11 @@ void Watchdog::watch() {
   using Clock = std::chrono::steady_clock;
   std::uint64_t last = position_.step.load();
   Clock::time_point since = Clock::now();
+  // A look every twentieth of the limit (at most every 2 s): a thread that wakes often on each of many
+  // oversubscribed ranks would take the cores from the replay it guards.
+  const auto every = std::chrono::duration<double>(std::clamp(seconds_ / 20, 0.05, 2.0));
   std::unique_lock lock(mutex_);
-  while (!wake_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stop_; })) {
+  while (!wake_.wait_for(lock, every, [this] { return stop_; })) {
     const std::uint64_t step = position_.step.load();
     if (step != last) {
       last = step;
