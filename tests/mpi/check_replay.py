@@ -264,31 +264,49 @@ def check_handwritten(a):
                  f"{ring['predicted_compute_ns']:.0f} predicted, 36000 written")
 
 
+def one_comparison(a, n, model, k):
+    """A real run at n and a replay beside it: main loop real and predicted, the worst main-loop phase's compute
+    error, and the replay's wall time over the application's run time."""
+    real = record(a, n, f"{a.name}.np{n}" + (f".{k}" if k is not None else ""), a.app, *a.app_args)
+    out = os.path.join(a.work, f"replay.np{n}" + (f".{k}" if k is not None else "") + ".json")
+    r = run(launch(a, n, a.replay, model, "--compute", a.compute, "-o", out, "--force", "--compare",
+                   os.path.join(real, "signature.json")), f"replay at {n}")
+    print(r.stdout)
+    with open(out) as f:
+        result = json.load(f)
+    with open(os.path.join(real, "signature.json")) as f:
+        sig = json.load(f)
+    c = result["comparison"]
+    worst_compute = 0.0
+    for p in c["phases"]:
+        if p["main_loop"] and p["real_compute_ns"] > 0 and p["real_ns"] > 0.01 * c["real_main_ns"]:
+            worst_compute = max(worst_compute,
+                                abs(p["predicted_compute_ns"] - p["real_compute_ns"]) / p["real_compute_ns"])
+    return c["real_main_ns"], c["predicted_main_ns"], worst_compute, result["replay_wall_ns"] / sig["run_time_ns"]
+
+
+def median(v):
+    v = sorted(v)
+    return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2
+
+
 def check_time(a):
     model = fit(a)
     rows = []
     for n in a.np:
-        real = record(a, n, f"{a.name}.np{n}", a.app, *a.app_args)
-        out = os.path.join(a.work, f"replay.np{n}.json")
-        r = run(launch(a, n, a.replay, model, "--compute", a.compute, "-o", out, "--force", "--compare",
-                       os.path.join(real, "signature.json")), f"replay at {n}")
-        print(r.stdout)
-        with open(out) as f:
-            result = json.load(f)
-        with open(os.path.join(real, "signature.json")) as f:
-            sig = json.load(f)
-        c = result["comparison"]
-        worst_compute = 0.0
-        for p in c["phases"]:
-            if p["main_loop"] and p["real_compute_ns"] > 0 and p["real_ns"] > 0.01 * c["real_main_ns"]:
-                worst_compute = max(worst_compute,
-                                    abs(p["predicted_compute_ns"] - p["real_compute_ns"]) / p["real_compute_ns"])
-        cost = result["replay_wall_ns"] / sig["run_time_ns"]
-        rows.append((n, c["real_main_ns"], c["predicted_main_ns"], c["main_error"], worst_compute, cost))
-        print(f"ACCURACY {a.name} n={n}: main loop real {c['real_main_ns'] / 1e6:.2f} ms predicted "
-              f"{c['predicted_main_ns'] / 1e6:.2f} ms error {100 * c['main_error']:+.1f} % "
-              f"(whole run, MPI_Init and MPI_Finalize apart: {100 * c['error']:+.1f} %) worst phase compute error "
-              f"{100 * worst_compute:.1f} % replay/app wall {100 * cost:.1f} %")
+        # Real runs and replays alternate, so that both see the machine as it is then; with --repeat K the medians
+        # are compared (a 2-core machine's time for 48 ranks drifts by 10 % over minutes).
+        runs = [one_comparison(a, n, model, k if a.repeat > 1 else None) for k in range(a.repeat)]
+        real, pred = median([x[0] for x in runs]), median([x[1] for x in runs])
+        err = (pred - real) / real
+        comp, cost = median([x[2] for x in runs]), median([x[3] for x in runs])
+        spread = (f" (real {min(x[0] for x in runs) / 1e6:.1f}..{max(x[0] for x in runs) / 1e6:.1f} ms, predicted "
+                  f"{min(x[1] for x in runs) / 1e6:.1f}..{max(x[1] for x in runs) / 1e6:.1f} ms over {a.repeat})"
+                  if a.repeat > 1 else "")
+        rows.append((n, real, pred, err, comp, cost))
+        print(f"ACCURACY {a.name} n={n}: main loop real {real / 1e6:.2f} ms predicted {pred / 1e6:.2f} ms error "
+              f"{100 * err:+.1f} %{spread} worst phase compute error {100 * comp:.1f} % replay/app wall "
+              f"{100 * cost:.1f} %")
     if a.sweep_instances:
         sweep(a, model)
     print(f"{'app':12s} {'n':>4s} {'real (ms)':>10s} {'predicted':>10s} {'error':>8s} {'compute':>8s} {'cost':>7s}")
@@ -385,7 +403,7 @@ def sweep(a, model):
     application's run time (MPI_Init included, as the signature has it), and the whole replay job's wall time over
     the whole untraced application job's; and the error."""
     n = a.np[0]
-    real = os.path.join(a.work, f"{a.name}.np{n}")
+    real = os.path.join(a.work, f"{a.name}.np{n}" + (".0" if a.repeat > 1 else ""))
     with open(os.path.join(real, "signature.json")) as f:
         app_ns = json.load(f)["run_time_ns"]
     app_job = timed_run(launch(a, n, a.app, *a.app_args), f"{a.name} at {n}, untraced")
@@ -422,6 +440,8 @@ def main():
     p.add_argument("--compute-limit", type=float, default=0.05)
     p.add_argument("--compute", choices=["sleep", "spin"], default="sleep",
                    help="time: how the replay emulates bursts (sleep for the sleep-mode apps, spin for real computation)")
+    p.add_argument("--repeat", type=int, default=1,
+                   help="time: real runs and replays at each --np, alternating; their medians are compared")
     p.add_argument("--sweep-instances", type=int, nargs="*", default=[],
                    help="time: also replay at the first --np with each of these M and print cost and error")
     a = p.parse_args()
