@@ -977,8 +977,8 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   std::vector<detail::RankWork> work;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const auto at_n = means.find(ranks[i].n);
-    work.push_back(rank_work(ranks[i], positions[i], at_n == means.end() ? std::map<detail::BurstKey, double>{}
-                                                                         : at_n->second));
+    work.push_back(
+        rank_work(ranks[i], positions[i], at_n == means.end() ? std::map<detail::BurstKey, double>{} : at_n->second));
   }
   detail::LearntWork learnt = detail::learn_work(work, weight_by_n);
   pm.work = std::move(learnt.classes);

@@ -208,7 +208,8 @@ class RankBuilder {
     }
     std::map<detail::BurstKey, double> law_at_n;
     for (const BurstModel& b : wc.bursts) {
-      law_at_n[{b.group, b.pattern_case, b.term}] = b.time ? b.time->at(n_, ranks, weight) : b.work.at(n_, ranks, weight);
+      law_at_n[{b.group, b.pattern_case, b.term}] =
+          b.time ? b.time->at(n_, ranks, weight) : b.work.at(n_, ranks, weight);
     }
     const auto value = [&](const detail::BurstKey& key) {
       const auto it = law_at_n.find(key);
@@ -445,7 +446,9 @@ class RankBuilder {
     // code) keep their laws' time, unless the law leaves them nothing.
     const double shrinking = own_time - own_fixed;
     const bool split_scale = shrinking > 0 && class_time > own_fixed;
-    const double time_scale = split_scale ? (class_time - own_fixed) / shrinking : own_time > 0 ? class_time / own_time : 1;
+    const double time_scale = split_scale    ? (class_time - own_fixed) / shrinking
+                              : own_time > 0 ? class_time / own_time
+                                             : 1;
     for (std::size_t k = 0; k < wc.bursts.size(); ++k) {
       const BurstModel& b = wc.bursts[k];
       const double w = work_scale * laws[k].first;

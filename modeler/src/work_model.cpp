@@ -171,7 +171,8 @@ struct Sides {
   double spread = 0;    ///< the larger of the two sides' spreads
   double rel_spread = 0;
 };
-std::optional<Sides> sides(const RankPredicate& p, std::int64_t n, const std::vector<std::pair<std::int64_t, double>>& v) {
+std::optional<Sides> sides(const RankPredicate& p, std::int64_t n,
+                           const std::vector<std::pair<std::int64_t, double>>& v) {
   double sum[2] = {0, 0}, lo[2] = {1e300, 1e300}, hi[2] = {0, 0};
   int count[2] = {0, 0};
   for (const auto& [r, w] : v) {

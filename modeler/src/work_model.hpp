@@ -3,8 +3,8 @@
 #pragma once
 
 #include <compare>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <span>
 #include <vector>

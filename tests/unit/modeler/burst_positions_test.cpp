@@ -51,7 +51,8 @@ Signature pipeline(std::int32_t n) {
   for (std::int32_t r = 0; r < n; ++r) {
     analyzer::SigRank& b = loop.ranks.at(static_cast<std::size_t>(r));
     b.events.clear();
-    if (r > 0) b.events.push_back(event(mpi::Function::MPI_Recv, {message(mpi::ActionKind::Recv, r, r - 1, bytes)}, 1000));
+    if (r > 0)
+      b.events.push_back(event(mpi::Function::MPI_Recv, {message(mpi::ActionKind::Recv, r, r - 1, bytes)}, 1000));
     const double compute = 1e8 / n;
     if (r < n - 1) {
       b.events.push_back(event(mpi::Function::MPI_Send, {message(mpi::ActionKind::Send, r, r + 1, bytes)}, compute));
