@@ -159,7 +159,8 @@ void work_lines(std::ostringstream& out, const Model& m, const PhaseModel& p, co
       if (b.time)
         out << "      " << std::string(burst_place(p, b).size(), ' ') << "  time " << burst_law_text(*b.time) << '\n';
     }
-    out << "      SCIC        n   ranks  work/rank/instance   weight          total    time/rank (ns)  time/work\n";
+    // The time column of the predicted rows is the method's CT4NC: predicted compute time per rank and instance.
+    out << "      SCIC/CT4NC  n   ranks  work/rank/instance   weight          total    time/rank (ns)  time/work\n";
     const std::vector<ScicRow> none;
     const std::vector<ScicRow>& measured = k < r.measured.size() ? r.measured[k] : none;
     for (const ScicRow& row : measured) {
