@@ -57,13 +57,7 @@ Signature pipeline(std::int32_t n) {
     if (r < n - 1) {
       b.events.push_back(event(mpi::Function::MPI_Send, {message(mpi::ActionKind::Send, r, r + 1, bytes)}, compute));
     }
-    SigAction reduce;
-    reduce.kind = mpi::ActionKind::Collective;
-    reduce.collective = mpi::Collective::Allreduce;
-    reduce.comm_size = static_cast<std::uint32_t>(n);
-    reduce.bytes = 8.0 * n;
-    reduce.bytes_received = 8.0 * n;
-    b.events.push_back(event(mpi::Function::MPI_Allreduce, {reduce}, r < n - 1 ? 300 : 300 + compute));
+    b.events.push_back(event(mpi::Function::MPI_Allreduce, {allreduce(n)}, r < n - 1 ? 300 : 300 + compute));
   }
   loop.work = stat(1e8 + 1300.0 * n);
   return s;
@@ -109,14 +103,8 @@ Signature amdahl(std::int32_t n) {
     bcast.bytes = 32;
     bcast.bytes_received = 32;
     b.events.push_back(event(mpi::Function::MPI_Bcast, {bcast}, r == 0 ? 3e6 : 1000));
-    SigAction reduce;
-    reduce.kind = mpi::ActionKind::Collective;
-    reduce.collective = mpi::Collective::Allreduce;
-    reduce.comm_size = static_cast<std::uint32_t>(n);
-    reduce.bytes = 8.0 * n;
-    reduce.bytes_received = 8.0 * n;
     const double noise = 1 + 0.1 * std::sin(1.7 * r + 0.3 * n);
-    b.events.push_back(event(mpi::Function::MPI_Allreduce, {reduce}, 1e8 / n * noise));
+    b.events.push_back(event(mpi::Function::MPI_Allreduce, {allreduce(n)}, 1e8 / n * noise));
   }
   loop.work = stat(1e8 + 3e6);
   return s;

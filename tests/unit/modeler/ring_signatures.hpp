@@ -85,6 +85,17 @@ inline analyzer::SigPhase init_phase(std::int32_t n) {
   return init;
 }
 
+/// An MPI_Allreduce of one double per rank on n ranks, as Score-P counts its bytes.
+inline SigAction allreduce(std::int32_t n) {
+  SigAction reduce;
+  reduce.kind = mpi::ActionKind::Collective;
+  reduce.collective = mpi::Collective::Allreduce;
+  reduce.comm_size = static_cast<std::uint32_t>(n);
+  reduce.bytes = 8.0 * n;
+  reduce.bytes_received = 8.0 * n;
+  return reduce;
+}
+
 /// One rank's iteration: Irecv from the left, an Isend per peer (the work 1e8 / n before the first), a Waitall
 /// completing all of them, an Allreduce, then `probes` MPI_Iprobe calls.
 inline analyzer::SigRank loop_rank(std::int32_t r, std::int32_t n, const std::vector<std::int32_t>& peers, double extra,
@@ -111,14 +122,8 @@ inline analyzer::SigRank loop_rank(std::int32_t r, std::int32_t n, const std::ve
   done_recv.request = true;
   done_recv.started = 0;
   done.push_back(done_recv);
-  SigAction reduce;
-  reduce.kind = mpi::ActionKind::Collective;
-  reduce.collective = mpi::Collective::Allreduce;
-  reduce.comm_size = static_cast<std::uint32_t>(n);
-  reduce.bytes = 8.0 * n;
-  reduce.bytes_received = 8.0 * n;
   b.events.push_back(event(mpi::Function::MPI_Waitall, done, 500));
-  b.events.push_back(event(mpi::Function::MPI_Allreduce, {reduce}, 300));
+  b.events.push_back(event(mpi::Function::MPI_Allreduce, {allreduce(n)}, 300));
   for (std::int32_t k = 0; k < probes; ++k) b.events.push_back(event(mpi::Function::MPI_Iprobe, {}, 50));
   return b;
 }
