@@ -499,42 +499,44 @@ RankPositions rank_positions(const RankData& d, const PhaseModel& pm) {
   return out;
 }
 
-/// Per n, the mean burst time at each position over the calls that stand for nothing but their own (the class's
-/// computation there, for the calls that follow skipped ones to choose between).
-using PositionMeans = std::map<std::int64_t, std::map<detail::BurstKey, double>>;
+/// Per run (n) and pattern cases (the work class a rank is in, but for splits by work), the time per rank at each
+/// position of the calls that stand for nothing but their own: what the class computes there, as its time law at
+/// a position is per rank (every call at it summed), for the calls that follow skipped ones to choose between.
+using ClassKey = std::pair<std::int64_t, std::vector<std::uint32_t>>;
+using PositionTimes = std::map<ClassKey, std::map<detail::BurstKey, double>>;
 
-PositionMeans position_means(const std::vector<RankData>& ranks, const std::vector<RankPositions>& positions) {
-  std::map<std::int64_t, std::map<detail::BurstKey, std::pair<double, double>>> sums;
+PositionTimes position_times(const std::vector<RankData>& ranks, const std::vector<RankPositions>& positions) {
+  PositionTimes sums;
+  std::map<ClassKey, double> members;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const RankPositions& p = positions[i];
+    const ClassKey cls{ranks[i].n, p.cases};
+    members[cls] += 1;
+    std::map<detail::BurstKey, double>& at = sums[cls];
     for (std::size_t k = 0; k < p.calls.size(); ++k) {
-      if (p.candidates[k].size() != 1) continue;
-      auto& [sum, count] = sums[ranks[i].n][p.candidates[k].front()];
-      sum += p.calls[k]->burst_ns;
-      count += 1;
+      if (p.candidates[k].size() == 1) at[p.candidates[k].front()] += p.calls[k]->burst_ns;
     }
   }
-  PositionMeans out;
-  for (const auto& [n, by_key] : sums) {
-    for (const auto& [key, s] : by_key) out[n][key] = s.first / s.second;
+  for (auto& [cls, at] : sums) {
+    for (auto& [key, t] : at) t /= members.at(cls);
   }
-  return out;
+  return sums;
 }
 
 /// Burst work of one rank by burst position, with its work class.
-detail::RankWork rank_work(const RankData& d, const RankPositions& p, const std::map<detail::BurstKey, double>& means) {
+detail::RankWork rank_work(const RankData& d, const RankPositions& p, const std::map<detail::BurstKey, double>& times) {
   detail::RankWork w;
   w.n = d.n;
   w.r = d.r;
   w.cases = p.cases;
-  const auto mean = [&](const detail::BurstKey& key) {
-    const auto it = means.find(key);
-    return it == means.end() ? 0.0 : it->second;
+  const auto time_at = [&](const detail::BurstKey& key) {
+    const auto it = times.find(key);
+    return it == times.end() ? 0.0 : it->second;
   };
   std::size_t first = SIZE_MAX;  // the rank's first call in the phase
   detail::BurstKey first_key;
   for (std::size_t k = 0; k < p.calls.size(); ++k) {
-    const detail::BurstKey key = detail::stands_for(p.candidates[k], mean);
+    const detail::BurstKey key = detail::stands_for(p.candidates[k], time_at);
     w.work[key] += p.calls[k]->burst_work;
     w.time[key] += p.calls[k]->burst_ns;
     if (p.calls[k]->event < first) {
@@ -973,12 +975,10 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
 
   std::vector<RankPositions> positions;
   for (const RankData& d : ranks) positions.push_back(rank_positions(d, pm));
-  const PositionMeans means = position_means(ranks, positions);
+  const PositionTimes times = position_times(ranks, positions);
   std::vector<detail::RankWork> work;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
-    const auto at_n = means.find(ranks[i].n);
-    work.push_back(
-        rank_work(ranks[i], positions[i], at_n == means.end() ? std::map<detail::BurstKey, double>{} : at_n->second));
+    work.push_back(rank_work(ranks[i], positions[i], times.at({ranks[i].n, positions[i].cases})));
   }
   detail::LearntWork learnt = detail::learn_work(work, weight_by_n);
   pm.work = std::move(learnt.classes);

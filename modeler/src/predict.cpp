@@ -186,6 +186,10 @@ class RankBuilder {
   /// The burst positions of calls that follow calls this rank skips: where the class computes most, as the model
   /// was fitted (detail::call_candidates). Calls are still group by group here.
   void stand_for_skipped(const WorkClass& wc, std::int64_t ranks, std::int64_t weight) {
+    // A model without compute-time laws (schema 2) was fitted with every call at its own position.
+    if (!std::all_of(wc.bursts.begin(), wc.bursts.end(), [](const BurstModel& b) { return b.time.has_value(); })) {
+      return;
+    }
     std::vector<detail::BurstKey> own;
     std::vector<detail::BurstKey> potential;
     std::vector<bool> in_loop(phase_.groups.size());
@@ -207,10 +211,7 @@ class RankBuilder {
       }
     }
     std::map<detail::BurstKey, double> law_at_n;
-    for (const BurstModel& b : wc.bursts) {
-      law_at_n[{b.group, b.pattern_case, b.term}] =
-          b.time ? b.time->at(n_, ranks, weight) : b.work.at(n_, ranks, weight);
-    }
+    for (const BurstModel& b : wc.bursts) law_at_n[{b.group, b.pattern_case, b.term}] = b.time->at(n_, ranks, weight);
     const auto value = [&](const detail::BurstKey& key) {
       const auto it = law_at_n.find(key);
       return it == law_at_n.end() ? 0.0 : it->second;
@@ -449,6 +450,10 @@ class RankBuilder {
     const double time_scale = split_scale    ? (class_time - own_fixed) / shrinking
                               : own_time > 0 ? class_time / own_time
                                              : 1;
+    if (timed) {  // a call at a position without a law computes nothing: its time is 0, not unknown
+      out_.tail_ns = 0;
+      for (PredictedCall& c : out_.calls) c.burst_ns = 0;
+    }
     for (std::size_t k = 0; k < wc.bursts.size(); ++k) {
       const BurstModel& b = wc.bursts[k];
       const double w = work_scale * laws[k].first;

@@ -315,20 +315,27 @@ std::vector<std::vector<BurstKey>> call_candidates(std::span<const BurstKey> own
                                                    const std::vector<bool>& in_loop) {
   std::vector<std::vector<BurstKey>> out;
   out.reserve(own.size());
+  const auto looped = [&](const BurstKey& k) {
+    return k.group >= 0 && static_cast<std::size_t>(k.group) < in_loop.size() &&
+           in_loop[static_cast<std::size_t>(k.group)];
+  };
   std::size_t next = 0;  // the first potential position after the previous call's
   for (const BurstKey& key : own) {
     // The call's own position, at or after the previous call's (the calls of one term share theirs).
     std::size_t at = next > 0 ? next - 1 : 0;
     while (at < potential.size() && potential[at] != key) ++at;
-    const bool looped = key.group >= 0 && static_cast<std::size_t>(key.group) < in_loop.size() &&
-                        in_loop[static_cast<std::size_t>(key.group)];
-    if (at == potential.size() || looped) {
+    if (at == potential.size() || looped(key)) {
       out.push_back({key});
       if (at < potential.size()) next = at + 1;
       continue;
     }
-    out.emplace_back(potential.begin() + static_cast<std::ptrdiff_t>(std::min(next, at)),
-                     potential.begin() + static_cast<std::ptrdiff_t>(at + 1));
+    // The positions skipped since the previous call, but those of loops (a loop's calls are interleaved: a call
+    // standing for one would be moved into the loop), then the call's own.
+    std::vector<BurstKey>& c = out.emplace_back();
+    for (std::size_t k = std::min(next, at); k < at; ++k) {
+      if (!looped(potential[k])) c.push_back(potential[k]);
+    }
+    c.push_back(key);
     next = at + 1;
   }
   return out;

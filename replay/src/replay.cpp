@@ -49,13 +49,15 @@ struct Measured {
 class InstanceCount {
  public:
   InstanceCount(MPI_Comm comm, std::uint64_t count, const ReplayOptions& o) : comm_(comm), count_(count) {
-    if (count <= 1) {
-      measured_ = count;
+    const auto warmup = static_cast<std::uint64_t>(std::max(0, o.warmup));
+    const auto least = static_cast<std::uint64_t>(std::max(1, o.instances));
+    if (count <= warmup + least + 1) {
+      measured_ = count;  // a phase this short is measured whole, as the application runs it: cold instance too
       return;
     }
-    warm_ = std::min<std::uint64_t>(static_cast<std::uint64_t>(o.warmup), count - 1);
-    most_ = std::max<std::uint64_t>(1, count - warm_ - 1);
-    measured_ = std::min<std::uint64_t>(static_cast<std::uint64_t>(o.instances), most_);
+    warm_ = warmup;
+    most_ = count - warm_ - 1;
+    measured_ = least;
     min_time_ns_ = o.min_time_s * 1e9;
     sizing_ = min_time_ns_ > 0 && most_ > measured_;
     sample_at_ = warm_ > 0 ? warm_ - 1 : 0;
@@ -68,16 +70,17 @@ class InstanceCount {
   [[nodiscard]] std::uint64_t total() const noexcept {
     return warm_ + measured_ + (warm_ + measured_ < count_ ? 1 : 0);
   }
-  /// After instance `i` ended, `ns` after the one before: samples it, or decides how many are measured.
-  void ended(std::uint64_t i, double ns, std::int64_t n) {
+  /// After instance `i` ended, `ns` after the one before: samples it, or decides how many are measured. The sample
+  /// is reduced as whole nanoseconds, so that every rank gets the same sum and decides alike.
+  void ended(std::uint64_t i, std::int64_t ns, std::int64_t n) {
     if (!sizing_) return;
     if (i == sample_at_) {
       sample_ = ns;
-      MPI_Iallreduce(MPI_IN_PLACE, &sample_, 1, MPI_DOUBLE, MPI_SUM, comm_, &request_);
+      MPI_Iallreduce(MPI_IN_PLACE, &sample_, 1, MPI_INT64_T, MPI_SUM, comm_, &request_);
     }
     if (i == decide_at_) {
       MPI_Wait(&request_, MPI_STATUS_IGNORE);
-      const double typical = sample_ / static_cast<double>(n);
+      const double typical = static_cast<double>(sample_) / static_cast<double>(n);
       const double wanted = typical > 0 ? std::ceil(min_time_ns_ / typical) : static_cast<double>(most_);
       measured_ = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(std::min(wanted, 1e18)), measured_, most_);
       sizing_ = false;
@@ -94,7 +97,7 @@ class InstanceCount {
   bool sizing_ = false;
   std::uint64_t sample_at_ = 0;
   std::uint64_t decide_at_ = 0;
-  double sample_ = 0;
+  std::int64_t sample_ = 0;
   MPI_Request request_ = MPI_REQUEST_NULL;
 };
 
@@ -176,7 +179,7 @@ ReplayResult run_replay(const ReplayPlan& plan, const ReplayOptions& options) {
         m.predicted_ns += calls.tail_ns.value_or(0);
         m.instances.push_back(static_cast<double>(end - last_end));
       }
-      count.ended(i, static_cast<double>(end - last_end), n);
+      count.ended(i, end - last_end, n);
       last_end = end;
     }
   }

@@ -9,8 +9,8 @@
 
 calls: records APP at the fitted counts, fits a model, writes the LT4NC at each --np and replays the model there
 under `p3s record` (the model at the first count, the ST4NP `p3s predict -o` writes at the others). On every rank the replay's recorded calls must hold, as one stretch, the LT4NC's calls of every
-phase but MPI_Init and MPI_Finalize, instance after instance (W warm-up, M measured and one trailing instance of a repeated phase, as p3s-replay
-runs them with --min-time 0): the same MPI functions, each send and receive with the same peer, tag and size, each collective with the
+phase but MPI_Init and MPI_Finalize, instance after instance (W warm-up, M measured and one trailing instance of a repeated phase, or all of a
+shorter one, as p3s-replay runs them with --min-time 0): the same MPI functions, each send and receive with the same peer, tag and size, each collective with the
 same operation.
 errors: on copies of a model of APP with one defect each, p3s-replay must refuse, in one line printed once, with
 exit status != 0 and no result file: a model without compute-time laws (schema 2), a process count where a law is
@@ -72,13 +72,9 @@ def fit(a):
 
 
 def replayed_instances(count):
-    """p3s-replay's instances of a phase the application runs `count` times, with --min-time 0: the warm-up, the
-    measured ones, and one more where the phase has it."""
-    if count <= 1:
-        return count
-    warm = min(WARMUP, count - 1)
-    measured = min(INSTANCES, max(1, count - warm - 1))
-    return warm + measured + (1 if warm + measured < count else 0)
+    """p3s-replay's instances of a phase the application runs `count` times, with --min-time 0: all of them where
+    there are no more than the warm-up, the measured ones and one; else the warm-up, the measured ones and one more."""
+    return count if count <= WARMUP + INSTANCES + 1 else WARMUP + INSTANCES + 1
 
 
 def expected_calls(a, model, n):

@@ -33,6 +33,9 @@ TEST(BurstPositions, ACallStandsForThePositionsItSkippedAndItsOwn) {
   std::vector<bool> loop(4, false);
   loop[1] = true;
   EXPECT_EQ(detail::call_candidates(own, potential, loop)[1], (std::vector<BurstKey>{{1, 0, 1}}));
+  // A call after a loop it skipped does not stand for the loop's positions (it would be moved into the loop).
+  const std::vector<BurstKey> after = {{0, 0, 0}, {3, 0, 0}};
+  EXPECT_EQ(detail::call_candidates(after, potential, loop)[1], (std::vector<BurstKey>{{2, 0, 0}, {3, 0, 0}}));
 }
 
 TEST(BurstPositions, TheCallGoesWhereTheClassComputesMostAndStaysOnATie) {
