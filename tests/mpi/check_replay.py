@@ -19,7 +19,8 @@ no whole number, an ST4NP for another number of ranks, a logical trace (no burst
 be stopped by the watchdog, which names the rank, phase, instance and call.
 handwritten: an ST4NP written by the script with known peers, tags and sizes (a ring completed with MPI_Waitany
 and MPI_Testsome, an MPI_Allreduce on blocks of 2 ranks, an MPI_Bcast on every other rank, MPI_Sendrecv,
-MPI_Alltoall) replayed under `p3s record`: every call made as written, the compute time as written (APP unused).
+MPI_Alltoall, a halo exchange on a grid whose boundary ranks skip calls) replayed under `p3s record`: every
+call made as written, the compute time as written (APP unused).
 time: records APP (a sleep-mode app) at the fitted counts and at each --np, fits a model on the fitted runs,
 replays it at each --np with --compute sleep and compares with the real run there: the main-loop time (MPI_Init
 and MPI_Finalize apart) must be within --limit, every replayed phase's compute time within --compute-limit.
@@ -194,7 +195,9 @@ def check_calls(a):
 def handwritten(n):
     """An ST4NP written by hand, every size and peer known: a ring exchange completed with MPI_Waitany (one call per
     receive) and MPI_Testsome (the sends), then an MPI_Allreduce on pairs of ranks (blocks of 2) and an MPI_Bcast
-    from each column's first rank (stride 2), then a blocking MPI_Sendrecv along the ring and an MPI_Alltoall."""
+    from each column's first rank (stride 2), then a blocking MPI_Sendrecv along the ring and an MPI_Alltoall; then a
+    halo exchange on an n/2 x 2 grid that is not periodic (Irecv and Isend to each neighbour a rank has, rows of
+    256 bytes up and down, columns of 96 bytes left and right, one MPI_Waitall), where boundary ranks skip calls."""
     comms = [{"id": 0, "kind": "world", "param": None, "color": "0", "key": "r", "size": n, "created_by": "MPI_Init"},
              {"id": 1, "kind": "block", "param": 2, "color": "r / 2", "key": "r", "size": 2,
               "created_by": "MPI_Comm_split"},
@@ -222,13 +225,28 @@ def handwritten(n):
                  call("MPI_Alltoall", 1000, coll("ALLTOALL", 0, n, 8))]
         lines.append({"rank": r, "phase": 0, "calls": ring, "tail_work": 0, "tail_ns": 10000})
         lines.append({"rank": r, "phase": 1, "calls": colls})
+        lines.append({"rank": r, "phase": 2, "calls": grid_exchange(r, n, p2p, call)})
     header = {"schema_version": 3, "kind": "st4np", "tool": "check_replay.py", "processes": n,
               "inputs": {"application": "handwritten", "model_runs": []}, "work_metric": "cputime_ns",
-              "dims_rule": "openmpi", "communicators": comms, "order": [[0, 10], [1, 3]],
+              "dims_rule": "openmpi", "communicators": comms, "order": [[0, 10], [1, 3], [2, 4]],
               "phases": [{"id": 0, "calls": "MPI_Irecv MPI_Isend MPI_Testsome MPI_Waitany", "weight": 10},
-                         {"id": 1, "calls": "MPI_Allreduce MPI_Alltoall MPI_Bcast MPI_Sendrecv", "weight": 3}],
+                         {"id": 1, "calls": "MPI_Allreduce MPI_Alltoall MPI_Bcast MPI_Sendrecv", "weight": 3},
+                         {"id": 2, "calls": "MPI_Irecv MPI_Isend MPI_Waitall", "weight": 4}],
               "limits": {}, "ranks_file": "ranks.jsonl", "index_file": "ranks.index"}
     return header, lines
+
+
+def grid_exchange(r, n, p2p, call):
+    """Rank r's calls of one halo exchange on the n/2 x 2 grid (row-major, not periodic)."""
+    row, col = divmod(r, 2)
+    neighbours = [(peer, size) for peer, size, there in ((r - 2, 256, row > 0), (r + 2, 256, row < n // 2 - 1),
+                                                         (r - 1, 96, col > 0), (r + 1, 96, col < 1)) if there]
+    calls = [call("MPI_Irecv", 2000, p2p("irecv", peer, 3, size)) for peer, size in neighbours]
+    calls += [call("MPI_Isend", 1000, p2p("send", peer, 3, size)) for peer, size in neighbours]
+    done = [p2p("recv", peer, 3, size, started=k) for k, (peer, size) in enumerate(neighbours)]
+    done += [dict(kind="isend_complete", comm=0, comm_size=n, started=len(neighbours) + k)
+             for k in range(len(neighbours))]
+    return calls + [call("MPI_Waitall", 50000, *done)]
 
 
 def check_handwritten(a):
