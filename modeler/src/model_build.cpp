@@ -467,18 +467,13 @@ RankPositions rank_positions(const RankData& d, const PhaseModel& pm) {
   RankPositions out;
   out.cases.assign(groups.size(), 0);
   std::vector<detail::BurstKey> own;
-  std::vector<detail::BurstKey> potential;
-  std::vector<bool> in_loop(groups.size(), false);
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const RankGroup* rg = d.at[g];
     const auto group = static_cast<std::int32_t>(g);
-    in_loop[g] = pm.in_loop(g);
     if (groups[g].role == Role::PointToPoint) {
       std::size_t which = 0;
       const std::vector<Entry> entries = groups[g].entries(d.r, d.n, &which);
       out.cases[g] = static_cast<std::uint32_t>(which);
-      const std::vector<detail::BurstKey> all = detail::group_positions(groups[g], group, out.cases[g]);
-      potential.insert(potential.end(), all.begin(), all.end());
       if (rg == nullptr) continue;
       for (std::size_t k = 0; k < rg->calls.size() && k < entries.size(); ++k) {
         own.push_back({group, out.cases[g], entries[k].term});
@@ -487,15 +482,12 @@ RankPositions rank_positions(const RankData& d, const PhaseModel& pm) {
     } else if (rg != nullptr) {
       for (std::size_t k = 0; k < rg->calls.size(); ++k) {
         // A loop's calls: one burst position, whatever their number.
-        own.push_back({group, 0, in_loop[g] ? 0 : static_cast<std::uint32_t>(k)});
-        if (k == 0 || !in_loop[g]) potential.push_back(own.back());
+        own.push_back({group, 0, pm.in_loop(g) ? 0 : static_cast<std::uint32_t>(k)});
         out.calls.push_back(&rg->calls[k]);
       }
-    } else {
-      potential.push_back({group, 0, 0});
     }
   }
-  out.candidates = detail::call_candidates(own, potential, in_loop);
+  out.candidates = detail::rank_candidates(pm, own, out.cases);
   return out;
 }
 

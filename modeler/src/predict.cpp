@@ -191,32 +191,14 @@ class RankBuilder {
       return;
     }
     std::vector<detail::BurstKey> own;
-    std::vector<detail::BurstKey> potential;
-    std::vector<bool> in_loop(phase_.groups.size());
     for (const auto& [g, which, term] : burst_of_) own.push_back({g, which, term});
-    for (std::size_t g = 0, i = 0; g < phase_.groups.size(); ++g) {
-      const auto group = static_cast<std::int32_t>(g);
-      in_loop[g] = phase_.in_loop(g);
-      const std::size_t begin = i;
-      while (i < own.size() && own[i].group == group) ++i;
-      if (phase_.groups[g].role == Role::PointToPoint) {
-        const std::vector<detail::BurstKey> all = detail::group_positions(phase_.groups[g], group, cases_[g]);
-        potential.insert(potential.end(), all.begin(), all.end());
-      } else if (begin == i) {
-        potential.push_back({group, 0, 0});
-      } else {
-        for (std::size_t k = begin; k < i; ++k) {
-          if (k == begin || own[k] != own[k - 1]) potential.push_back(own[k]);
-        }
-      }
-    }
     std::map<detail::BurstKey, double> law_at_n;
     for (const BurstModel& b : wc.bursts) law_at_n[{b.group, b.pattern_case, b.term}] = b.time->at(n_, ranks, weight);
     const auto value = [&](const detail::BurstKey& key) {
       const auto it = law_at_n.find(key);
       return it == law_at_n.end() ? 0.0 : it->second;
     };
-    const std::vector<std::vector<detail::BurstKey>> candidates = detail::call_candidates(own, potential, in_loop);
+    const std::vector<std::vector<detail::BurstKey>> candidates = detail::rank_candidates(phase_, own, cases_);
     for (std::size_t i = 0; i < own.size(); ++i) {
       const detail::BurstKey key = detail::stands_for(candidates[i], value);
       burst_of_[i] = {key.group, key.pattern_case, key.term};

@@ -341,6 +341,29 @@ std::vector<std::vector<BurstKey>> call_candidates(std::span<const BurstKey> own
   return out;
 }
 
+std::vector<std::vector<BurstKey>> rank_candidates(const PhaseModel& pm, std::span<const BurstKey> own,
+                                                   std::span<const std::uint32_t> cases) {
+  std::vector<BurstKey> potential;
+  std::vector<bool> in_loop(pm.groups.size());
+  for (std::size_t g = 0, i = 0; g < pm.groups.size(); ++g) {
+    const auto group = static_cast<std::int32_t>(g);
+    in_loop[g] = pm.in_loop(g);
+    const std::size_t begin = i;
+    while (i < own.size() && own[i].group == group) ++i;
+    if (pm.groups[g].role == Role::PointToPoint) {
+      const std::vector<BurstKey> all = group_positions(pm.groups[g], group, cases[g]);
+      potential.insert(potential.end(), all.begin(), all.end());
+    } else if (begin == i) {
+      potential.push_back({group, 0, 0});
+    } else {
+      for (std::size_t k = begin; k < i; ++k) {
+        if (k == begin || own[k] != own[k - 1]) potential.push_back(own[k]);
+      }
+    }
+  }
+  return call_candidates(own, potential, in_loop);
+}
+
 BurstKey stands_for(std::span<const BurstKey> candidates, const std::function<double(const BurstKey&)>& value) {
   BurstKey best = candidates.back();
   double most = value(best);

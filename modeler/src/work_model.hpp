@@ -36,6 +36,11 @@ struct BurstKey {
                                                                  std::span<const BurstKey> potential,
                                                                  const std::vector<bool>& in_loop);
 
+/// call_candidates for a rank of phase `pm` with these pattern cases, its calls' own positions listed group by group:
+/// every position of its groups (a group it makes no call of has its first), and which groups are loops.
+[[nodiscard]] std::vector<std::vector<BurstKey>> rank_candidates(const PhaseModel& pm, std::span<const BurstKey> own,
+                                                                 std::span<const std::uint32_t> cases);
+
 /// The position a call stands for among its candidates: the one where the class computes most (`value`: a
 /// position's mean burst), its own on a tie. Fitting and prediction choose alike, so that a boundary rank's
 /// computation goes where the other ranks make theirs.
