@@ -18,14 +18,12 @@ class BurstEmulator {
   explicit BurstEmulator(Compute mode);
   /// Returns about `ns` after the call: spinning, exactly; sleeping, on average over bursts.
   void run(double ns);
-  /// How late a sleep of this process wakes, as now estimated (0 when spinning).
-  [[nodiscard]] std::int64_t wake_latency_ns() const noexcept { return latency_; }
 
  private:
   /// A sleep shorter than this after the early wake is spun instead.
   static constexpr std::int64_t kShortestSleepNs = 50000;
   Compute mode_;
-  std::int64_t latency_ = 0;
+  std::int64_t latency_ = 0;  ///< how late this process's sleeps wake, as now estimated
 };
 
 }  // namespace p3s::replay::detail

@@ -47,6 +47,7 @@ static inline long long sleep_work_now_ns(void) {
 /// late: the bursts then last what they stand for on average, as if each rank had its own core. A burst too short
 /// to sleep (50 us after the early wake) is spun.
 static inline void sleep_cells(double cells, double ns_per_cell) {
+  enum { kShortestSleepNs = 50000 };
   static int slack_set = 0;
   static long long late = 0;  // running mean of how late a sleep woke
   if (!slack_set) {
@@ -56,10 +57,10 @@ static inline void sleep_cells(double cells, double ns_per_cell) {
   const double ns = cells * ns_per_cell;
   if (!(ns >= 1)) return;
   const long long deadline = sleep_work_now_ns() + (long long)ns;
-  if ((long long)ns <= late + 50000) {
+  if ((long long)ns <= late + kShortestSleepNs) {
     while (sleep_work_now_ns() < deadline) {
     }
-    if ((long long)ns > 50000) late -= late / 8;  // one very late wake must not leave every later burst spun
+    if ((long long)ns > kShortestSleepNs) late -= late / 8;  // one very late wake must not leave every later burst spun
     return;
   }
   const long long wake = deadline - late;
