@@ -98,19 +98,31 @@ std::size_t BurstHistogram::compute_class_edge(std::size_t split) const noexcept
     return static_cast<double>(counts_[b]) * std::exp2(static_cast<double>(b) / kBinsPerOctave);
   };
   std::array<double, kBins> work{};
+  std::array<std::uint64_t, kBins> count{};
   double work_all = 0;
+  std::size_t heaviest = 0;
   for (std::size_t c = 0; c < class_count; ++c) {
-    std::uint64_t count = 0;
     for (std::size_t b = classes[c].first; b <= classes[c].second; ++b) {
-      count += counts_[b];
+      count[c] += counts_[b];
       work[c] += work_in(b);
     }
-    if (count < kMinClassBursts) work[c] = 0;
+    if (count[c] < kMinClassBursts) work[c] = 0;
     work_all += work[c];
+    if (work[c] > work[heaviest]) heaviest = c;
   }
+  // A class holding most of all bursts yet ten times shorter than the class holding most of the work is the spacing
+  // of the calls themselves (a cheap recorder sees 0.1-1 us between back-to-back calls, which Otsu's split may cut
+  // in two), not the computation of a loop: as anchors, nearly every call would begin a unit.
+  const auto spacing = [&](std::size_t c) {
+    return c != heaviest &&
+           static_cast<double>(classes[c].second) + kMinSeparation <= static_cast<double>(classes[heaviest].first) &&
+           2 * count[c] > total_;
+  };
   std::size_t edge = kBins;
   for (std::size_t c = 0; c < class_count; ++c) {
-    if (work[c] > 0 && work[c] >= kComputeClassShare * work_all) edge = std::min(edge, classes[c].first);
+    if (work[c] > 0 && work[c] >= kComputeClassShare * work_all && !spacing(c)) {
+      edge = std::min(edge, classes[c].first);
+    }
   }
   return edge == kBins ? split : edge;
 }
