@@ -15,6 +15,9 @@ constexpr std::array kTable{
            "directory of the run's archive (DIR/traces.otf2); must be shared by all ranks"},
     EnvVar{"P3S_COUNTERS", "enum", "auto", "auto|papi|cputime|none",
            "work counters read at each MPI call: auto = PAPI instructions if the presets exist, else thread CPU time"},
+    EnvVar{"P3S_CPUTIME_WINDOW_US", "int", "20", "0..1000",
+           "thread CPU time is read by a system call at most this often and after each context switch, and "
+           "follows the clock in between; 0: a system call at every MPI call (exact, slow on VMs)"},
     EnvVar{"P3S_CALLSITE", "bool", "0", "0|1", "record the calling location of every MPI call (libunwind)"},
     EnvVar{"P3S_BUFFER_MB", "int", "8", "1..4096",
            "event buffer per thread in MiB; it is written to disk whenever it fills"},
@@ -102,6 +105,13 @@ bool apply(Config& c, std::string_view name, std::string_view v) {
     const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), mb);
     if (ec != std::errc{} || end != v.data() + v.size() || mb < 1 || mb > 4096) return false;
     c.buffer_mb = mb;
+    return true;
+  }
+  if (name == "P3S_CPUTIME_WINDOW_US") {
+    std::uint32_t us = 0;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), us);
+    if (ec != std::errc{} || end != v.data() + v.size() || us > 1000) return false;
+    c.cputime_window_us = us;
     return true;
   }
   if (name == "P3S_FLUSH_SECONDS") {

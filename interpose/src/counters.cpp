@@ -5,6 +5,8 @@
 #include <pthread.h>
 #include <time.h>
 
+#include "clock.hpp"
+
 #include "p3s/trace/schema.hpp"
 
 #ifdef P3S_HAVE_PAPI
@@ -14,18 +16,16 @@
 namespace p3s::interpose {
 namespace {
 
-std::uint64_t thread_cpu_ns() noexcept {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ULL + static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
-CounterSetup cputime_setup(std::string note) {
+CounterSetup cputime_setup(std::string note, std::uint64_t window_ns) {
   CounterSetup s;
   s.mode = CounterMode::CpuTime;
   s.count = 1;
   s.names[0] = trace::metric::kCpuTime;
   s.note = std::move(note);
+  s.cpu_window_ns = window_ns;
+  std::string why;
+  s.cpu_perf = task_clock_available(&why);
+  s.read_path = cpu_clock_description(window_ns, s.cpu_perf, why);
   return s;
 }
 
@@ -77,7 +77,7 @@ std::string try_papi(CounterSetup& setup) {
 
 }  // namespace
 
-CounterProbe probe_counters(CountersRequest request) noexcept {
+CounterProbe probe_counters(CountersRequest request, std::uint64_t cpu_window_ns) noexcept {
   CounterProbe out;
   try {
     switch (request) {
@@ -85,7 +85,7 @@ CounterProbe probe_counters(CountersRequest request) noexcept {
         out.setup = CounterSetup{};
         return out;
       case CountersRequest::CpuTime:
-        out.setup = cputime_setup("");
+        out.setup = cputime_setup("", cpu_window_ns);
         return out;
       case CountersRequest::Auto:
       case CountersRequest::Papi: {
@@ -99,13 +99,13 @@ CounterProbe probe_counters(CountersRequest request) noexcept {
 #else
         const std::string reason = "p3s was built without PAPI";
 #endif
-        out.setup = cputime_setup(reason + "; work is thread CPU time instead");
+        out.setup = cputime_setup(reason + "; work is thread CPU time instead", cpu_window_ns);
         if (request == CountersRequest::Papi) out.error = reason;
         return out;
       }
     }
   } catch (...) {
-    out.setup = cputime_setup("counter detection failed; work is thread CPU time");
+    out.setup = cputime_setup("counter detection failed; work is thread CPU time", cpu_window_ns);
   }
   return out;
 }
@@ -125,6 +125,7 @@ const char* work_metric_name(const CounterSetup& setup) noexcept {
 bool CounterReader::start(const CounterSetup& setup) noexcept {
   mode_ = setup.mode;
   count_ = setup.count;
+  if (mode_ == CounterMode::CpuTime) cpu_.open(setup.cpu_window_ns, setup.cpu_perf);
 #ifdef P3S_HAVE_PAPI
   if (mode_ == CounterMode::Papi) {
     static constexpr int kAll[kMaxMetrics] = {PAPI_TOT_INS, PAPI_TOT_CYC, PAPI_L3_TCM};
@@ -156,14 +157,24 @@ bool CounterReader::start(const CounterSetup& setup) noexcept {
   return true;
 }
 
-void CounterReader::read(std::uint64_t* out) const noexcept {
+std::uint64_t CounterReader::read_then_clock(std::uint64_t* out) noexcept {
+  if (mode_ == CounterMode::CpuTime) {
+    const std::uint64_t now = clock_ns();
+    out[0] = cpu_.read(now);
+    return now;
+  }
+  read(out);
+  return clock_ns();
+}
+
+void CounterReader::read(std::uint64_t* out) noexcept {
   switch (mode_) {
     case CounterMode::None:
       // A thread whose counters failed to start still writes the run's number of columns.
       for (int i = 0; i < count_; ++i) out[i] = 0;
       return;
     case CounterMode::CpuTime:
-      out[0] = thread_cpu_ns();
+      out[0] = cpu_.read(clock_ns());
       return;
     case CounterMode::Papi: {
 #ifdef P3S_HAVE_PAPI
@@ -185,6 +196,7 @@ void CounterReader::stop() noexcept {
     PAPI_destroy_eventset(&eventset_);
   }
 #endif
+  cpu_.close();
   mode_ = CounterMode::None;
 }
 

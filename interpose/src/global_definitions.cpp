@@ -232,6 +232,7 @@ class GlobalDefinitions {
     prop(trace::property::kWorkMetric, work_metric_name(run_.counters));
     prop(trace::property::kCountersRequested, run_.counters_requested);
     prop(trace::property::kCountersNote, run_.counters.note);
+    prop(trace::property::kCpuTimeRead, run_.counters.read_path);
     prop(trace::property::kProcesses, std::to_string(run_.world_size));
     prop(trace::property::kCommand, run_.command);
     prop(trace::property::kDate, run_.date);

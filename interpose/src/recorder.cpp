@@ -161,8 +161,7 @@ Scope::Scope(Region region) noexcept : region_(region) {
   // call-site unwinding then counts as time in MPI, not as application work.
   std::uint64_t payload[1 + kMaxMetrics];
   const std::size_t first_metric = s.config.callsite ? 1 : 0;
-  td->counters.read(payload + first_metric);
-  t_enter_ = clock_ns();
+  t_enter_ = td->counters.read_then_clock(payload + first_metric);
   std::uint8_t flags = 0;
   if (s.config.callsite) {
     payload[0] = current_callsite(s, *td->log);

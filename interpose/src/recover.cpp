@@ -57,6 +57,8 @@ void scan(Log& log, RankDefs& defs, RunInfo& run) {
           const std::string_view name(key, klen);
           if (name == "command") run.command = std::move(value);
           if (name == "mpi_library") run.mpi_library = std::move(value);
+          if (name == "counters_note") run.counters.note = std::move(value);
+          if (name == "cpu_time_read") run.counters.read_path = std::move(value);
         }
         break;
       }

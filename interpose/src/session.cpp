@@ -168,15 +168,22 @@ bool prepare_directory(State& s) {
 
 /// The work counters: every rank must record the same columns, so PAPI is used only if it works everywhere.
 void choose_counters(State& s) {
-  CounterProbe probe = probe_counters(s.config.counters);
+  const std::uint64_t window_ns = std::uint64_t{s.config.cputime_window_us} * 1000;
+  CounterProbe probe = probe_counters(s.config.counters, window_ns);
   const bool papi_here = probe.setup.mode == CounterMode::Papi;
   if (!all_ok(s.tool_comm, papi_here || s.config.counters == CountersRequest::None ||
                                s.config.counters == CountersRequest::CpuTime) &&
       papi_here) {
-    probe = probe_counters(CountersRequest::CpuTime);
+    probe = probe_counters(CountersRequest::CpuTime, window_ns);
     probe.setup.note = "PAPI is not available on every rank; work is thread CPU time instead";
   }
   s.counters = probe.setup;
+  // The archive states one way of reading CPU time: the perf task clock only where every rank has it.
+  if (s.counters.mode == CounterMode::CpuTime && !all_ok(s.tool_comm, s.counters.cpu_perf) && s.counters.cpu_perf) {
+    s.counters.cpu_perf = false;
+    s.counters.read_path =
+        cpu_clock_description(s.counters.cpu_window_ns, false, "the perf task clock is refused on some ranks");
+  }
   if (s.rank == 0 && !probe.error.empty()) {
     warn(s, "P3S_COUNTERS=papi: " + probe.error + "; recording thread CPU time instead");
   }
@@ -306,6 +313,7 @@ void start(int region, InitEnter init, const int* provided) {
   write_meta(log, "command", command_line(s.config));
   write_meta(log, "counters_requested", std::string(to_string(s.config.counters)));
   write_meta(log, "counters_note", s.counters.note);
+  write_meta(log, "cpu_time_read", s.counters.read_path);
   write_meta(log, "mpi_library", s.mpi_library);
   register_predefined_comms(s, log);
   if (s.config.callsite) init_callsites();

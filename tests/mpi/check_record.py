@@ -9,6 +9,7 @@ Each failure exits non-zero with a message naming the scenario step.
 """
 import argparse
 import json
+import re
 import os
 import resource
 import shutil
@@ -317,6 +318,16 @@ def counters(c):
         fail("none", r.stderr)
     if "METRIC " in run(["otf2-print", os.path.join(trace, "traces.otf2")]).stdout:
         fail("none", "--counters none must not write metric records")
+    # Thread CPU time: the archive says how it was read, with the window the recorder was given.
+    for window, expected in (("20", "at most every 20 us"), ("0", "at every MPI call")):
+        trace = os.path.join(c.work("cputime" + window), "trace")
+        r = run(c.mpirun(2) + ["env", f"LD_PRELOAD={c.a.preload}", f"P3S_TRACE_DIR={trace}", "P3S_COUNTERS=cputime",
+                               f"P3S_CPUTIME_WINDOW_US={window}", c.apps["ring"], "5"])
+        info = run(["otf2-print", "--show-info", os.path.join(trace, "traces.otf2")]).stdout
+        read = re.search(r"P3S::CPU_TIME_READ\s*\n\s*Property value\s+(.*)", info)
+        if r.returncode != 0 or read is None or expected not in read.group(1):
+            fail("cputime-read", f"window {window}: expected '{expected}' in P3S::CPU_TIME_READ: "
+                                 f"{read.group(1) if read else info[-500:]} {r.stderr}")
 
 
 def record_cli(c):

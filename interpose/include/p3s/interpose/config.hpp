@@ -16,11 +16,15 @@ enum class CountersRequest : std::uint8_t { Auto, Papi, CpuTime, None };
 /// When to measure clock offsets between ranks (ranks sharing rank 0's host share its clock).
 enum class ClockSync : std::uint8_t { Auto, Always, Never };
 
+/// Thread CPU time is read by a system call at most this often (P3S_CPUTIME_WINDOW_US).
+inline constexpr std::uint32_t kDefaultCpuWindowUs = 20;
+
 /// Effective configuration of one traced process.
 struct Config {
   std::string trace_dir = "p3s-trace";
   CountersRequest counters = CountersRequest::Auto;
   bool callsite = false;
+  std::uint32_t cputime_window_us = kDefaultCpuWindowUs;  ///< 0: a system call at every read
   std::uint32_t buffer_mb = 8;
   std::uint32_t flush_seconds = 1;
   bool keep_raw = false;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "p3s/interpose/config.hpp"
+#include "p3s/interpose/cpu_clock.hpp"
 
 namespace p3s::interpose {
 
@@ -22,6 +23,9 @@ struct CounterSetup {
   int count = 0;                                 ///< values per enter/leave record
   std::array<std::string, kMaxMetrics> names{};  ///< metric member names, the work metric first
   std::string note;                              ///< why the mode differs from what was requested
+  std::uint64_t cpu_window_ns = 0;               ///< CpuTime: the CpuClock window (0: a system call every read)
+  bool cpu_perf = false;                         ///< CpuTime: the CpuClock reads the perf task clock
+  std::string read_path;                         ///< CpuTime: how thread CPU time is read (archive provenance)
 };
 
 /// Outcome of deciding on counters: `error` is set when PAPI was demanded but cannot be used.
@@ -32,7 +36,9 @@ struct CounterProbe {
 
 /// Resolves a request against this machine. `auto` and a failed `papi` fall back to thread CPU time;
 /// the fallback is explained in setup.note. Initialises PAPI when it is tried.
-[[nodiscard]] CounterProbe probe_counters(CountersRequest request) noexcept;
+/// `cpu_window_ns` is the CpuClock window of thread CPU time.
+[[nodiscard]] CounterProbe probe_counters(CountersRequest request,
+                                          std::uint64_t cpu_window_ns = kDefaultCpuWindowUs * 1000ULL) noexcept;
 
 /// Name of the work metric of a setup (trace::metric::*).
 [[nodiscard]] const char* work_metric_name(const CounterSetup& setup) noexcept;
@@ -44,10 +50,15 @@ class CounterReader {
   /// Starts counting on the calling thread; false (and mode None) if that fails.
   bool start(const CounterSetup& setup) noexcept;
   /// Writes setup.count values (monotonic since start) into out.
-  void read(std::uint64_t* out) const noexcept;
+  void read(std::uint64_t* out) noexcept;
+  /// read(out) at the start of an MPI call, and the clock_ns() the call starts at: counters first, so that the
+  /// burst before the call excludes the clock read; for CPU time one clock read serves both.
+  [[nodiscard]] std::uint64_t read_then_clock(std::uint64_t* out) noexcept;
   void stop() noexcept;
+  [[nodiscard]] const CpuClock& cpu_clock() const noexcept { return cpu_; }
 
  private:
+  CpuClock cpu_;
   CounterMode mode_ = CounterMode::None;
   int eventset_ = -1;
   int count_ = 0;

@@ -24,6 +24,8 @@ inline constexpr const char* kWorkMetric = "P3S::WORK_METRIC";
 /// What the user asked for (auto, papi, cputime, none) and why the metric differs, if it does.
 inline constexpr const char* kCountersRequested = "P3S::COUNTERS_REQUESTED";
 inline constexpr const char* kCountersNote = "P3S::COUNTERS_NOTE";
+/// How thread CPU time was read (the system-call window, whether context switches were followed).
+inline constexpr const char* kCpuTimeRead = "P3S::CPU_TIME_READ";
 /// "true" when every rank reached MPI_Finalize; "false" for an archive rebuilt by `p3s recover`.
 inline constexpr const char* kComplete = "P3S::COMPLETE";
 /// Ranks whose logs ended before MPI_Finalize, comma separated (only in recovered archives).

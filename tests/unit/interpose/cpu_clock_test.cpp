@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// CpuClock: its values are thread CPU time (the system call's within 1 % over a compute loop), most reads need no
+// system call, a descheduled thread gains no CPU time, and the value never goes back.
+#include "p3s/interpose/cpu_clock.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "clock.hpp"
+
+namespace p3s::interpose {
+namespace {
+
+constexpr std::uint64_t kWindow = 20000;
+
+void compute(long iterations) {
+  volatile double x = 1.0;
+  for (long i = 0; i < iterations; ++i) x = x * 1.0000001 + 1e-9;
+}
+
+bool perf_here() { return task_clock_available(); }
+
+class CpuClockModes : public ::testing::TestWithParam<bool> {};
+
+TEST_P(CpuClockModes, ComputeLoopMatchesTheSystemCallWithinOnePercent) {
+  if (GetParam() && !perf_here()) GTEST_SKIP() << "no perf task clock here";
+  CpuClock c;
+  c.open(kWindow, GetParam());
+  EXPECT_EQ(c.uses_task_clock(), GetParam());
+  const std::uint64_t sys0 = thread_cpu_ns();
+  const std::uint64_t v0 = c.read(clock_ns());
+  // Bursts of about 0.1 ms read between like MPI calls, then one long burst: both must add up as the system call.
+  for (int i = 0; i < 200; ++i) {
+    compute(20000);
+    (void)c.read(clock_ns());
+  }
+  compute(20000000);
+  const std::uint64_t v1 = c.read(clock_ns());
+  const std::uint64_t sys1 = thread_cpu_ns();
+  const double ours = static_cast<double>(v1 - v0);
+  const double reference = static_cast<double>(sys1 - sys0);
+  ASSERT_GT(reference, 5e6);
+  EXPECT_NEAR(ours / reference, 1.0, 0.01) << ours << " ns against " << reference << " ns";
+  // The values continue the thread's CPU time rather than start from 0.
+  EXPECT_NEAR(static_cast<double>(v0), static_cast<double>(sys0), 1e6);
+}
+
+TEST_P(CpuClockModes, MostReadsNeedNoSystemCall) {
+  if (GetParam() && !perf_here()) GTEST_SKIP() << "no perf task clock here";
+  CpuClock c;
+  c.open(kWindow, GetParam());
+  for (int i = 0; i < 10000; ++i) (void)c.read(clock_ns());
+  EXPECT_EQ(c.reads(), 10000U);
+  // 10,000 back-to-back reads take a few hundred us: a system call every 20 us (and after switches) is a small
+  // fraction of them.
+  EXPECT_LT(c.syscalls(), c.reads() / 10) << c.syscalls() << " system calls";
+}
+
+TEST_P(CpuClockModes, WindowZeroReadsEveryTime) {
+  if (GetParam() && !perf_here()) GTEST_SKIP() << "no perf task clock here";
+  CpuClock c;
+  c.open(0, GetParam());
+  for (int i = 0; i < 100; ++i) (void)c.read(clock_ns());
+  EXPECT_EQ(c.syscalls(), 100U);
+}
+
+TEST_P(CpuClockModes, SleepingGainsNoCpuTimeAndValuesNeverGoBack) {
+  if (GetParam() && !perf_here()) GTEST_SKIP() << "no perf task clock here";
+  CpuClock c;
+  c.open(kWindow, GetParam());
+  std::uint64_t last = c.read(clock_ns());
+  for (int i = 0; i < 20; ++i) {
+    usleep(2000);
+    const std::uint64_t v = c.read(clock_ns());
+    EXPECT_GE(v, last);
+    // 2 ms asleep: at most one window plus the wake-up's own CPU time.
+    EXPECT_LT(v - last, 400000U) << "sleep " << i;
+    last = v;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Source, CpuClockModes, ::testing::Values(false, true),
+                         [](const auto& p) { return p.param ? "TaskClock" : "ClockGettime"; });
+
+TEST(CpuClock, SwitchRecordsCatchASleepInsideAWindow) {
+  if (!perf_here()) GTEST_SKIP() << "no perf task clock here";
+  // A window far longer than the sleep: only the switch records can tell that the thread was off the CPU.
+  CpuClock c;
+  c.open(1000000000ULL, true);
+  ASSERT_TRUE(c.follows_switches());
+  const std::uint64_t before = c.read(clock_ns());
+  usleep(20000);
+  const std::uint64_t after = c.read(clock_ns());
+  EXPECT_LT(after - before, 5000000U) << "a 20 ms sleep counted as CPU time";
+  EXPECT_EQ(c.syscalls(), 2U);
+}
+
+TEST(CpuClock, ForkedChildStopsReadingItsParentsEvent) {
+  if (!perf_here()) GTEST_SKIP() << "no perf task clock here";
+  CpuClock c;
+  c.open(kWindow, true);
+  const std::uint64_t parent = c.read(clock_ns());
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::uint64_t a = c.read(clock_ns());
+    compute(1000000);
+    const std::uint64_t b = c.read(clock_ns());
+    _exit(!c.uses_task_clock() && a >= parent && b >= a ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_TRUE(c.uses_task_clock());
+}
+
+TEST(CpuClock, DescriptionSaysHowItReads) {
+  EXPECT_NE(cpu_clock_description(20000, true, "").find("every 20 us"), std::string::npos);
+  EXPECT_NE(cpu_clock_description(20000, true, "").find("perf task clock"), std::string::npos);
+  EXPECT_NE(cpu_clock_description(0, false, "").find("at every MPI call"), std::string::npos);
+  EXPECT_NE(cpu_clock_description(20000, false, "refused").find("(refused)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace p3s::interpose
