@@ -11,6 +11,8 @@
    mix, communication-bound (aim <= 1.10) and compute-heavy (aim <= 1.02).
 3. Trace bytes per MPI call, and peak extra RSS per rank for a short and a 5x longer run (it must not grow).
 4. Fixed cost of a traced run: 4 ranks, one iteration, traced against untraced. Aim: <= 0.1 s.
+5. Conversion: events per second of `p3s recover` (raw logs to OTF2, one process) against writing the same
+   events with OTF2 directly (otf2_direct), the least a converter must spend.
 """
 import argparse
 import os
@@ -105,7 +107,7 @@ def slowdown(b, reps):
     if not b.a.halo_app:
         print("2. whole-run slowdown: skipped (no halo app)")
         return
-    cases = [("mixed", 4, ["2000", "512", "512"]), ("communication-bound", 2, ["200000", "16", "16"]),
+    cases = [("mixed", 4, ["2000", "512", "512"]), ("communication-bound", 2, ["1000000", "16", "16"]),
              ("compute-heavy", 2, ["1000", "1024", "1024"])]
     trace = os.path.join(b.a.work, "halo")
     modes = [("cputime", "P3S_COUNTERS=cputime"), ("none", "P3S_COUNTERS=none")]
@@ -166,6 +168,28 @@ def size_and_memory(b, iters):
               f"peak extra RSS per rank {extra / 1024:6.1f} MiB")
 
 
+def conversion(b, iters, reps):
+    """Raw logs of a 2-rank run kept (P3S_KEEP_RAW) and converted again by `p3s recover`, against otf2_direct writing
+    as many locations and loop iterations."""
+    trace = os.path.join(b.a.work, "convert")
+    b.calls_run(iters, trace, ["P3S_COUNTERS=cputime", "P3S_KEEP_RAW=1"])
+    ours, direct = [], []
+    events = 0
+    for _ in range(reps):
+        t = time.perf_counter()
+        r = run([b.a.p3s, "recover", trace])
+        ours.append(time.perf_counter() - t)
+        events = int(re.search(r": (\d+) events", r.stdout).group(1))
+        out = os.path.join(b.a.work, "direct")
+        shutil.rmtree(out, ignore_errors=True)
+        r = run([b.a.otf2_direct, out, "2", str(iters)])
+        direct.append(float(re.search(r"events_per_s ([\d.]+)", r.stdout).group(1)))
+    rate = events / statistics.median(ours)
+    best = statistics.median(direct)
+    print(f"5. conversion ({reps} runs, median): p3s recover {events} events of 2 ranks, {rate / 1e6:.1f} M events/s; "
+          f"OTF2 written directly {best / 1e6:.1f} M events/s; ratio {rate / best:.2f}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--mpiexec", default="mpiexec")
@@ -175,13 +199,14 @@ def main():
     p.add_argument("--p3s", required=True)
     p.add_argument("--calls-app", required=True)
     p.add_argument("--halo-app", default="")
+    p.add_argument("--otf2-direct", default="")
     p.add_argument("--work", required=True)
     p.add_argument("--iters", type=int, default=200000)
     p.add_argument("--reps", type=int, default=7)
-    p.add_argument("--only", type=int, action="append", choices=[1, 2, 3, 4], default=[],
+    p.add_argument("--only", type=int, action="append", choices=[1, 2, 3, 4, 5], default=[],
                    help="run only these parts (repeatable); all by default")
     a = p.parse_args()
-    parts = set(a.only or [1, 2, 3, 4])
+    parts = set(a.only or [1, 2, 3, 4, 5])
     b = Bench(a)
     if 1 in parts:
         per_call(b, a.iters, a.reps)
@@ -193,6 +218,8 @@ def main():
         size_and_memory(b, a.iters)
     if 4 in parts:
         fixed_cost(b, a.reps)
+    if 5 in parts and a.otf2_direct:
+        conversion(b, a.iters, a.reps)
 
 
 if __name__ == "__main__":
