@@ -65,6 +65,15 @@ bool parse_bool(std::string_view v, bool& out) {
   return false;
 }
 
+/// The whole of `v` as an integer in [lo, hi]; `out` is left alone otherwise.
+bool parse_uint(std::string_view v, std::uint32_t lo, std::uint32_t hi, std::uint32_t& out) {
+  std::uint32_t value = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), value);
+  if (ec != std::errc{} || end != v.data() + v.size() || value < lo || value > hi) return false;
+  out = value;
+  return true;
+}
+
 /// Applies one recognised variable; returns false when the value is invalid.
 bool apply(Config& c, std::string_view name, std::string_view v) {
   if (name == "P3S_TRACE_DIR") {
@@ -100,27 +109,9 @@ bool apply(Config& c, std::string_view name, std::string_view v) {
       return false;
     return true;
   }
-  if (name == "P3S_BUFFER_MB") {
-    std::uint32_t mb = 0;
-    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), mb);
-    if (ec != std::errc{} || end != v.data() + v.size() || mb < 1 || mb > 4096) return false;
-    c.buffer_mb = mb;
-    return true;
-  }
-  if (name == "P3S_CPUTIME_WINDOW_US") {
-    std::uint32_t us = 0;
-    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), us);
-    if (ec != std::errc{} || end != v.data() + v.size() || us > 1000) return false;
-    c.cputime_window_us = us;
-    return true;
-  }
-  if (name == "P3S_FLUSH_SECONDS") {
-    std::uint32_t seconds = 0;
-    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seconds);
-    if (ec != std::errc{} || end != v.data() + v.size() || seconds > 3600) return false;
-    c.flush_seconds = seconds;
-    return true;
-  }
+  if (name == "P3S_BUFFER_MB") return parse_uint(v, 1, 4096, c.buffer_mb);
+  if (name == "P3S_CPUTIME_WINDOW_US") return parse_uint(v, 0, 1000, c.cputime_window_us);
+  if (name == "P3S_FLUSH_SECONDS") return parse_uint(v, 0, 3600, c.flush_seconds);
   if (name == "P3S_CALLSITE") return parse_bool(v, c.callsite);
   if (name == "P3S_KEEP_RAW") return parse_bool(v, c.keep_raw);
   if (name == "P3S_ENABLE") return parse_bool(v, c.enabled);

@@ -25,7 +25,7 @@ TEST(Config, DefaultsWithoutVariables) {
 TEST(Config, ParsesEveryVariable) {
   const ParsedConfig p = parse({"P3S_TRACE_DIR=/tmp/x", "P3S_COUNTERS=cputime", "P3S_CALLSITE=1", "P3S_BUFFER_MB=2",
                                 "P3S_KEEP_RAW=yes", "P3S_FLUSH_SECONDS=0", "P3S_CLOCK_SYNC=always", "P3S_ENABLE=0",
-                                "P3S_VERBOSE=on", "P3S_COMMAND=mpirun -np 2 ./a"});
+                                "P3S_VERBOSE=on", "P3S_COMMAND=mpirun -np 2 ./a", "P3S_CPUTIME_WINDOW_US=0"});
   EXPECT_TRUE(p.warnings.empty());
   EXPECT_EQ(p.config.trace_dir, "/tmp/x");
   EXPECT_EQ(p.config.counters, CountersRequest::CpuTime);
@@ -37,6 +37,15 @@ TEST(Config, ParsesEveryVariable) {
   EXPECT_FALSE(p.config.enabled);
   EXPECT_TRUE(p.config.verbose);
   EXPECT_EQ(p.config.command, "mpirun -np 2 ./a");
+  EXPECT_EQ(p.config.cputime_window_us, 0u);
+}
+
+TEST(Config, CpuTimeWindowIsBounded) {
+  EXPECT_EQ(parse({}).config.cputime_window_us, kDefaultCpuWindowUs);
+  const ParsedConfig p = parse({"P3S_CPUTIME_WINDOW_US=1001"});
+  ASSERT_EQ(p.warnings.size(), 1u);
+  EXPECT_EQ(p.config.cputime_window_us, kDefaultCpuWindowUs);
+  EXPECT_EQ(parse({"P3S_CPUTIME_WINDOW_US=1000"}).config.cputime_window_us, 1000u);
 }
 
 TEST(Config, InvalidValueKeepsDefaultAndWarnsOnce) {
