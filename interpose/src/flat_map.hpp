@@ -27,21 +27,11 @@ class FlatMap {
   }
 
   /// Inserts or overwrites; false only when growing the table fails.
-  bool put(std::uint64_t key, const Value& value) noexcept {
-    if ((size_ + 1) * 2 > slots_.size() && !grow()) return false;
-    for (std::size_t i = home(key);; i = next(i)) {
-      Slot& s = slots_[i];
-      if (!s.used) {
-        s = Slot{key, value, true};
-        ++size_;
-        return true;
-      }
-      if (s.key == key) {
-        s.value = value;
-        return true;
-      }
-    }
-  }
+  bool put(std::uint64_t key, const Value& value) noexcept { return store(key, value, true) != Stored::Failed; }
+
+  enum class Stored : std::uint8_t { Inserted, Present, Failed };
+  /// Inserts unless `key` is present (then the table is unchanged): one probe where find and put take two.
+  Stored insert(std::uint64_t key, const Value& value) noexcept { return store(key, value, false); }
 
   /// Removes `key` if present, shifting later entries of its probe chain back (no tombstones).
   void erase(std::uint64_t key) noexcept {
@@ -81,6 +71,21 @@ class FlatMap {
     return static_cast<std::size_t>((key * kGoldenGamma) >> 20) & (slots_.size() - 1);
   }
   std::size_t next(std::size_t i) const noexcept { return (i + 1) & (slots_.size() - 1); }
+  Stored store(std::uint64_t key, const Value& value, bool overwrite) noexcept {
+    if ((size_ + 1) * 2 > slots_.size() && !grow()) return Stored::Failed;
+    for (std::size_t i = home(key);; i = next(i)) {
+      Slot& s = slots_[i];
+      if (!s.used) {
+        s = Slot{key, value, true};
+        ++size_;
+        return Stored::Inserted;
+      }
+      if (s.key == key) {
+        if (overwrite) s.value = value;
+        return Stored::Present;
+      }
+    }
+  }
   bool grow() noexcept {
     try {
       std::vector<Slot> old(slots_.size() * 2);

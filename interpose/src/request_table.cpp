@@ -5,7 +5,8 @@
 namespace p3s::interpose {
 
 bool RequestTable::add(std::uint64_t handle, const RequestInfo& info) noexcept {
-  if (oldest_.find(handle) == nullptr) return oldest_.put(handle, info);
+  const auto stored = oldest_.insert(handle, info);
+  if (stored != FlatMap<RequestInfo>::Stored::Present) return stored == FlatMap<RequestInfo>::Stored::Inserted;
   try {
     younger_.emplace(handle, info);
     return true;

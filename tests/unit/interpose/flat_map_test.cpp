@@ -24,6 +24,14 @@ TEST(FlatMap, FindPutErase) {
   m.erase(7);  // erasing a missing key is harmless
 }
 
+TEST(FlatMap, InsertKeepsAPresentValue) {
+  FlatMap<int> m(16);
+  EXPECT_EQ(m.insert(7, 70), FlatMap<int>::Stored::Inserted);
+  EXPECT_EQ(m.insert(7, 71), FlatMap<int>::Stored::Present);
+  EXPECT_EQ(*m.find(7), 70);
+  EXPECT_EQ(m.size(), 1u);
+}
+
 TEST(FlatMap, MatchesStdMapUnderChurn) {
   // Pointer-like keys (aligned, clustered) as MPI handles are in Open MPI; growth from a tiny table.
   FlatMap<std::uint64_t> m(16);
