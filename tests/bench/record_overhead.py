@@ -6,7 +6,9 @@
    versus untraced, per counter mode; median over interleaved repetitions. Aim: <= 200 ns in the default mode.
    "cputime syscall" reads thread CPU time by a system call at every call (P3S_CPUTIME_WINDOW_US=0), as the
    default mode's CPU clock does only after a context switch or once per 20 us.
-   1b: the same with one busy process per core beside the ranks (a loaded node).
+   1b: the same with one busy process per core beside the ranks (a loaded node). Where SCOREP_ROOT names a Score-P
+   8.x installation, the loop is also built with Score-P's MPI adapter and traced, and the ratio of added costs is
+   printed (aim: p3s's <= 1/4 of Score-P's).
 2. Whole-run slowdown of the halo test app: traced / untraced wall time, MPI_Finalize's conversion included, as a
    mix, communication-bound (aim <= 1.10) and compute-heavy (aim <= 1.02).
 3. Trace bytes per MPI call, and peak extra RSS per rank for a short and a 5x longer run (it must not grow).
@@ -50,6 +52,20 @@ class Bench:
         shutil.rmtree(trace, ignore_errors=True)
         return ["env", f"LD_PRELOAD={self.a.preload}", f"P3S_TRACE_DIR={trace}", *env]
 
+    def scorep_app(self):
+        """bench_calls instrumented by Score-P (MPI adapter only) when SCOREP_ROOT names an installation, else None."""
+        root = os.environ.get("SCOREP_ROOT")
+        if not root or not self.a.calls_source:
+            return None
+        scorep = os.path.join(root, "bin", "scorep")
+        if not os.access(scorep, os.X_OK):
+            sys.exit(f"SCOREP_ROOT={root} holds no bin/scorep; unset it or name a Score-P installation")
+        exe = os.path.join(self.a.work, "bench_calls_scorep")
+        if not os.path.exists(exe):
+            run([scorep, "--mpp=mpi", "--thread=none", "--nocompiler", "--nouser",
+                 self.a.mpicc or "mpicc", "-O2", self.a.calls_source, "-o", exe])
+        return exe
+
     def calls_run(self, iters, trace=None, env=()):
         prefix = self.traced(trace, *env) if trace else []
         r = run(self.launch(2) + prefix + [self.a.calls_app, str(iters)])
@@ -91,6 +107,15 @@ def per_call(b, iters, reps, label="", load=0):
         base.append(b.calls_run(iters)[0])
         for mode, env in modes:
             traced[mode].append(b.calls_run(iters, trace, env)[0])
+    scorep = b.scorep_app() if not load else None
+    scorep_runs = []
+    if scorep:
+        for _ in range(reps):
+            env = ["SCOREP_ENABLE_TRACING=true", "SCOREP_ENABLE_PROFILING=false", "SCOREP_TOTAL_MEMORY=256M",
+                   "SCOREP_OVERWRITE_EXPERIMENT_DIRECTORY=true",
+                   f"SCOREP_EXPERIMENT_DIRECTORY={os.path.join(b.a.work, 'scorep-run')}"]
+            r = run(b.launch(2) + ["env", *env, scorep, str(iters)])
+            scorep_runs.append(float(re.search(r"ns_per_iter ([\d.]+)", r.stdout).group(1)))
     b0 = statistics.median(base)
     print(f"1{label}. cost per MPI call (2 ranks, 0-byte Isend/Irecv/Waitall, {iters} iterations x {reps} runs"
           f"{f', {load} busy processes beside them' if load else ''})")
@@ -98,6 +123,13 @@ def per_call(b, iters, reps, label="", load=0):
     for mode, _ in modes:
         t = statistics.median(traced[mode])
         print(f"   {mode:17s} {t / 3:8.1f} ns per call  added {(t - b0) / 3:7.1f} ns  ratio {t / b0:5.2f}")
+    if scorep_runs:
+        t = statistics.median(scorep_runs)
+        ours = statistics.median(traced["cputime"]) - b0
+        print(f"   Score-P tracing   {t / 3:8.1f} ns per call  added {(t - b0) / 3:7.1f} ns  ratio {t / b0:5.2f}; "
+              f"p3s cputime's added cost over Score-P's: {ours / max(t - b0, 1e-9):.2f} (aim <= 0.25)")
+    elif not load:
+        print("   Score-P tracing: skipped (set SCOREP_ROOT to a Score-P 8.x installation to compare)")
 
 
 def slowdown(b, reps):
@@ -200,6 +232,8 @@ def main():
     p.add_argument("--calls-app", required=True)
     p.add_argument("--halo-app", default="")
     p.add_argument("--otf2-direct", default="")
+    p.add_argument("--calls-source", default="", help="bench_calls.c, built with Score-P where SCOREP_ROOT is set")
+    p.add_argument("--mpicc", default="mpicc")
     p.add_argument("--work", required=True)
     p.add_argument("--iters", type=int, default=200000)
     p.add_argument("--reps", type=int, default=7)
