@@ -148,9 +148,11 @@ std::uint64_t CpuClock::read(std::uint64_t now_ns) noexcept {
     close();
   }
   const std::uint64_t head = ring_ != nullptr ? ring_head(ring_) : 0;
+  // A read right after the system call can come before the middle of it: no time has passed since the anchor.
+  const std::uint64_t since = now_ns > anchor_wall_ ? now_ns - anchor_wall_ : 0;
   std::uint64_t now = 0;
-  if (anchored_ && head == head_ && now_ns >= anchor_wall_ && now_ns - anchor_wall_ < window_ns_) {
-    now = anchor_cpu_ + (now_ns - anchor_wall_);
+  if (anchored_ && head == head_ && since < window_ns_) {
+    now = anchor_cpu_ + since;
   } else {
     anchor(now_ns, head);
     now = anchor_cpu_;
