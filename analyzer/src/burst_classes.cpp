@@ -16,6 +16,8 @@ constexpr double kMinSeparation = 3.3219280948873622 * kBinsPerOctave;  // log2(
 constexpr double kMinLongFraction = 0.02;
 /// The least share of the long bursts' work a class of computation holds.
 constexpr double kComputeClassShare = 0.1;
+/// The spacing of back-to-back calls lies below 4 us (its class's last bin; bins are quarter octaves of ns).
+constexpr std::size_t kMaxSpacingBin = 12 * static_cast<std::size_t>(kBinsPerOctave);
 /// A class of fewer bursts is set-up or a delay, not the computation of a repeated step.
 constexpr std::uint64_t kMinClassBursts = 3;
 /// A bin holding less than this share of its class's fullest bin is no part of the class.
@@ -110,11 +112,11 @@ std::size_t BurstHistogram::compute_class_edge(std::size_t split) const noexcept
     work_all += work[c];
     if (work[c] > work[heaviest]) heaviest = c;
   }
-  // A class holding most of all bursts yet ten times shorter than the class holding most of the work is the spacing
-  // of the calls themselves (a cheap recorder sees 0.1-1 us between back-to-back calls, which Otsu's split may cut
-  // in two), not the computation of a loop: as anchors, nearly every call would begin a unit.
+  // A class of bursts under 4 us holding most of all bursts yet ten times shorter than the class holding most of the
+  // work is the spacing of the calls themselves (a cheap recorder sees 0.1-1 us between back-to-back calls, which
+  // Otsu's split may cut in two), not the computation of a loop: as anchors, nearly every call would begin a unit.
   const auto spacing = [&](std::size_t c) {
-    return c != heaviest &&
+    return c != heaviest && classes[c].second <= kMaxSpacingBin &&
            static_cast<double>(classes[c].second) + kMinSeparation <= static_cast<double>(classes[heaviest].first) &&
            2 * count[c] > total_;
   };

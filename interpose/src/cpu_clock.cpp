@@ -109,14 +109,18 @@ void CpuClock::open(std::uint64_t window_ns, bool use_perf) noexcept {
     ::close(fd);
     return;
   }
+  const std::uint64_t after = thread_cpu_ns();
   fd_ = fd;
-  offset_ = before > clock ? before - clock : 0;
+  const std::uint64_t at_read = before + (after - before) / 2;
+  offset_ = at_read > clock ? at_read - clock : 0;
   void* ring = mmap(nullptr, ring_bytes(), PROT_READ, MAP_SHARED, fd, 0);
   if (ring != MAP_FAILED) ring_ = ring;
 }
 
 void CpuClock::close() noexcept {
-  if (ring_ != nullptr) munmap(const_cast<void*>(ring_), ring_bytes());
+  // A forked child has no copy of the ring (perf maps it VM_DONTCOPY): its address may hold something else.
+  const bool forked = fork_generation_ != g_fork_generation.load(std::memory_order_relaxed);
+  if (ring_ != nullptr && !forked) munmap(const_cast<void*>(ring_), ring_bytes());
   if (fd_ >= 0) ::close(fd_);
   ring_ = nullptr;
   fd_ = -1;
@@ -126,7 +130,7 @@ void CpuClock::close() noexcept {
 std::uint64_t CpuClock::exact() noexcept {
   std::uint64_t clock = 0;
   if (fd_ >= 0 && read_event(fd_, clock)) return offset_ + clock;
-  return thread_cpu_ns();
+  return fallback_offset_ + thread_cpu_ns();
 }
 
 void CpuClock::anchor(std::uint64_t now_ns, std::uint64_t head) noexcept {
@@ -143,9 +147,11 @@ void CpuClock::anchor(std::uint64_t now_ns, std::uint64_t head) noexcept {
 std::uint64_t CpuClock::read(std::uint64_t now_ns) noexcept {
   ++reads_;
   if (fd_ >= 0 && fork_generation_ != g_fork_generation.load(std::memory_order_relaxed)) {
-    // A forked child: the event and its ring belong to the parent's thread. The child's own CPU time continues
-    // from where the parent's was (the child inherits nothing of it), so the value may only stay or grow.
+    // A forked child: the event and its ring belong to the parent's thread. The child's own CPU time (from 0) goes
+    // on from the parent's last value.
     close();
+    const std::uint64_t own = thread_cpu_ns();
+    fallback_offset_ = last_ > own ? last_ - own : 0;
   }
   const std::uint64_t head = ring_ != nullptr ? ring_head(ring_) : 0;
   // A read right after the system call can come before the middle of it: no time has passed since the anchor.

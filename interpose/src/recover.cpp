@@ -57,8 +57,9 @@ void scan(Log& log, RankDefs& defs, RunInfo& run) {
           const std::string_view name(key, klen);
           if (name == "command") run.command = std::move(value);
           if (name == "mpi_library") run.mpi_library = std::move(value);
-          if (name == "counters_note") run.counters.note = std::move(value);
-          if (name == "cpu_time_read") run.counters.read_path = std::move(value);
+          // The first log's (rank 0's), as MPI_Finalize writes them.
+          if (name == "counters_note" && run.counters.note.empty()) run.counters.note = std::move(value);
+          if (name == "cpu_time_read" && run.counters.read_path.empty()) run.counters.read_path = std::move(value);
         }
         break;
       }

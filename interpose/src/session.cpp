@@ -179,7 +179,9 @@ void choose_counters(State& s) {
   }
   s.counters = probe.setup;
   // The archive states one way of reading CPU time: the perf task clock only where every rank has it.
-  if (s.counters.mode == CounterMode::CpuTime && !all_ok(s.tool_comm, s.counters.cpu_perf) && s.counters.cpu_perf) {
+  // Every rank takes part, whatever its mode (an MPMD launch may give ranks different environments).
+  const bool perf_everywhere = all_ok(s.tool_comm, s.counters.mode != CounterMode::CpuTime || s.counters.cpu_perf);
+  if (s.counters.mode == CounterMode::CpuTime && s.counters.cpu_perf && !perf_everywhere) {
     s.counters.cpu_perf = false;
     s.counters.read_path =
         cpu_clock_description(s.counters.cpu_window_ns, false, "the perf task clock is refused on some ranks");

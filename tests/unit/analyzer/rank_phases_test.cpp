@@ -88,6 +88,18 @@ TEST(BurstClasses, TheSpacingOfBackToBackCallsIsNoComputationEvenWhenOtsuCutsIt)
   EXPECT_LT(t, 71434u);  // the force computation
 }
 
+TEST(BurstClasses, AnInnerLoopThatComputesIsNoSpacingEvenWithMostOfTheBursts) {
+  // Calls 1 us apart, an inner loop of 15 us bursts holding three quarters of the bursts and 40 % of the work, and
+  // an outer step of 1 ms: the inner loop computes, it is not the calls' spacing.
+  BurstHistogram h;
+  for (int i = 0; i < 300; ++i) h.add(1000 + 31 * (i % 5));
+  for (int i = 0; i < 1000; ++i) h.add(15000 + 300 * (i % 7));
+  for (int i = 0; i < 20; ++i) h.add(1000000);
+  const std::uint64_t t = h.compute_threshold();
+  EXPECT_GT(t, 1200u);
+  EXPECT_LE(t, 15000u);
+}
+
 TEST(BurstClasses, NestedLoopsThatEachComputeAllCount) {
   // 400 us x 10, 60 us x 40, 15 us x 120: the three together hold the work.
   BurstHistogram h;

@@ -31,7 +31,12 @@ TEST_P(CpuClockModes, ComputeLoopMatchesTheSystemCallWithinOnePercent) {
   EXPECT_EQ(c.uses_task_clock(), GetParam());
   const std::uint64_t sys0 = thread_cpu_ns();
   const std::uint64_t v0 = c.read(clock_ns());
-  // Bursts of about 0.1 ms read between like MPI calls, then one long burst: both must add up as the system call.
+  // Bursts of a few us (extrapolated within the window) and of about 0.1 ms read between like MPI calls, then one
+  // long burst: all must add up as the system call.
+  for (int i = 0; i < 2000; ++i) {
+    compute(500);
+    (void)c.read(clock_ns());
+  }
   for (int i = 0; i < 200; ++i) {
     compute(20000);
     (void)c.read(clock_ns());
@@ -62,13 +67,18 @@ TEST_P(CpuClockModes, AReadJustAfterTheSystemCallNeedsNoOther) {
   if (GetParam() && !perf_here()) GTEST_SKIP() << "no perf task clock here";
   // Like the leave of a short MPI call after its enter took the system call: the second read's clock may come
   // before the middle of the first read.
-  CpuClock c;
-  c.open(kWindow, GetParam());
-  const std::uint64_t t = clock_ns();
-  const std::uint64_t a = c.read(t);
-  const std::uint64_t b = c.read(t + 1);
-  EXPECT_GE(b, a);
-  EXPECT_EQ(c.syscalls(), 1U);
+  // A switch between the two reads takes a second system call rightly: one attempt in five must do without.
+  bool single = false;
+  for (int attempt = 0; attempt < 5 && !single; ++attempt) {
+    CpuClock c;
+    c.open(kWindow, GetParam());
+    const std::uint64_t t = clock_ns();
+    const std::uint64_t a = c.read(t);
+    const std::uint64_t b = c.read(t + 1);
+    EXPECT_GE(b, a);
+    single = c.syscalls() == 1;
+  }
+  EXPECT_TRUE(single);
 }
 
 TEST_P(CpuClockModes, WindowZeroReadsEveryTime) {
@@ -121,7 +131,8 @@ TEST(CpuClock, ForkedChildStopsReadingItsParentsEvent) {
     const std::uint64_t a = c.read(clock_ns());
     compute(1000000);
     const std::uint64_t b = c.read(clock_ns());
-    _exit(!c.uses_task_clock() && a >= parent && b >= a ? 0 : 1);
+    // The child's own computation counts, from where the parent's value was.
+    _exit(!c.uses_task_clock() && a >= parent && b > a + 1000000 ? 0 : 1);
   }
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);

@@ -17,11 +17,13 @@ namespace p3s::interpose {
 ///   value at most one window (and at most the break) too high, and the next system call corrects it.
 ///
 /// The system call reads that same task clock (read(2) of the event), which runs with the thread's CPU time from
-/// where it was when the clock was opened. It does not use clock_gettime(CLOCK_THREAD_CPUTIME_ID): that call
-/// updates the scheduler's accounting of the thread, and on a node with more runnable threads than cores it made
-/// the ranks be preempted several times more often (a 2-rank ping-pong beside two busy processes ran 5-20x slower
-/// with it, not with the task clock). Where perf events are refused, clock_gettime is the fallback.
-/// Values never decrease.
+/// where it was when the clock was opened. It counts the time the thread is on a CPU as the kernel's scheduler
+/// clock sees it, interrupts and time stolen by the hypervisor included, which CLOCK_THREAD_CPUTIME_ID leaves out
+/// where the kernel accounts for them apart (0.04 % apart on a compute loop here). It does not use
+/// clock_gettime(CLOCK_THREAD_CPUTIME_ID): that call updates the scheduler's accounting of the thread, and on a node
+/// with more runnable threads than cores it made the ranks be preempted several times more often (a 2-rank ping-pong
+/// beside two busy processes ran 5-20x slower with it, not with the task clock). Where perf events are refused,
+/// clock_gettime is the fallback. Values never decrease.
 class CpuClock {
  public:
   constexpr CpuClock() noexcept = default;
@@ -49,7 +51,8 @@ class CpuClock {
 
   int fd_ = -1;
   const void* ring_ = nullptr;
-  std::uint64_t offset_ = 0;  ///< thread CPU time when the task clock read 0
+  std::uint64_t offset_ = 0;           ///< thread CPU time when the task clock read 0
+  std::uint64_t fallback_offset_ = 0;  ///< added to clock_gettime's value: a forked child goes on from the parent's
   std::uint64_t window_ns_ = 0;
   std::uint64_t head_ = 0;         ///< the ring's head when the anchor was read
   std::uint64_t anchor_cpu_ = 0;   ///< CPU time of the last system call ...
@@ -58,8 +61,7 @@ class CpuClock {
   std::uint64_t last_ = 0;
   std::uint64_t syscalls_ = 0;
   std::uint64_t reads_ = 0;
-  unsigned fork_generation_ = 0;
-  std::uint64_t anchor_dur_ = 0;  ///< a forked child's event counts its parent's thread, not the child
+  unsigned fork_generation_ = 0;  ///< a forked child's event counts its parent's thread, not the child
 };
 
 /// The calling thread's CPU time by clock_gettime(CLOCK_THREAD_CPUTIME_ID).
