@@ -551,11 +551,7 @@ void warn(const State& s, const std::string& message) noexcept {
   std::fprintf(stderr, "p3s[rank %d]: %s\n", s.rank, message.c_str());
 }
 
-InitEnter init_enter() noexcept {
-  timespec cpu{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
-  return {clock_ns(), static_cast<std::uint64_t>(cpu.tv_sec) * 1000000000ULL + static_cast<std::uint64_t>(cpu.tv_nsec)};
-}
+InitEnter init_enter() noexcept { return {clock_ns(), thread_cpu_ns()}; }
 
 void on_init(int rc, Region region, InitEnter enter, int /*required*/, const int* provided) noexcept {
   if (rc != MPI_SUCCESS || g_state != nullptr) return;

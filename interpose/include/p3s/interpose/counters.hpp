@@ -55,7 +55,6 @@ class CounterReader {
   /// burst before the call excludes the clock read; for CPU time one clock read serves both.
   [[nodiscard]] std::uint64_t read_then_clock(std::uint64_t* out) noexcept;
   void stop() noexcept;
-  [[nodiscard]] const CpuClock& cpu_clock() const noexcept { return cpu_; }
 
  private:
   CpuClock cpu_;
