@@ -46,7 +46,7 @@ const char* metric_unit(const std::string& name) {
 }
 
 const char* metric_description(const std::string& name) {
-  if (name == trace::metric::kCpuTime) return "CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID)";
+  if (name == trace::metric::kCpuTime) return "CPU time of the calling thread (how it was read: P3S::CPU_TIME_READ)";
   if (name == trace::metric::kInstructions) return "Instructions completed";
   if (name == trace::metric::kCycles) return "Total cycles";
   return "Level 3 cache misses";
