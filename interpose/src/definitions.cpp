@@ -62,12 +62,17 @@ class Reader {
   std::size_t pos_ = 0;
 };
 
+/// The recorder numbers communicators and call sites in order, so a definition's index is at most the count so far
+/// (a lost record leaves a gap of one). An index far beyond it is a damaged record of a killed run.
+constexpr std::size_t kMaxDefinitionGap = 1 << 16;
+
 }  // namespace
 
 void add_definition(RankDefs& defs, raw::Kind kind, const std::byte* payload, std::size_t bytes) {
   if (kind == raw::Kind::CommDef && bytes >= sizeof(raw::CommDefinition)) {
     CommDef c;
     std::memcpy(&c.def, payload, sizeof c.def);
+    if (c.def.local > defs.comms.size() + kMaxDefinitionGap) return;  // damage: never allocated
     if ((c.def.flags & raw::kCommHasMembers) != 0) {
       const std::size_t avail = (bytes - sizeof c.def) / sizeof(std::int32_t);
       c.members.resize(std::min<std::size_t>(c.def.size, avail));
@@ -80,6 +85,7 @@ void add_definition(RankDefs& defs, raw::Kind kind, const std::byte* payload, st
     std::memcpy(&d, payload, sizeof d);
     const char* text = reinterpret_cast<const char*>(payload + sizeof d);
     const std::size_t max = bytes - sizeof d;
+    if (d.id > defs.callsites.size() + kMaxDefinitionGap) return;
     if (defs.callsites.size() <= d.id) defs.callsites.resize(d.id + 1);
     defs.callsites[d.id] = std::string(text, strnlen(text, max));
   }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Layout of the raw per-thread event logs the recorder appends to while the application runs.
 //
-// A log is a 256-byte FileHeader followed by records. Every record starts with a 16-byte RecordHeader whose
-// `bytes` gives the whole record size (a multiple of 8), so a reader can skip kinds it does not know and
-// stop cleanly at a torn last record of a killed process. Times are the rank's CLOCK_MONOTONIC in ns.
+// A log is a 256-byte FileHeader followed by records, each encoded compactly (raw_codec.hpp: a length, then the
+// kind, region, time and payload as varints), so a reader can skip kinds it does not know and stop cleanly at a
+// torn last record of a killed process. A reader gives every record back as a RecordHeader and the payload
+// structure below. Times are the rank's CLOCK_MONOTONIC in ns.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,8 @@
 namespace p3s::interpose::raw {
 
 inline constexpr char kMagic[8] = {'P', '3', 'S', 'R', 'A', 'W', '0', '1'};
-inline constexpr std::uint32_t kVersion = 1;
+/// 2: records encoded compactly (raw_codec.hpp); 1 stored RecordHeader and payload as they are.
+inline constexpr std::uint32_t kVersion = 2;
 
 struct FileHeader {
   char magic[8];
@@ -60,6 +62,7 @@ enum class Kind : std::uint8_t {
 
 inline constexpr std::uint8_t kFlagCallsite = 1;
 
+/// A record as a reader gives it back; `bytes` is the decoded size (this header and the payload padded to 8).
 struct RecordHeader {
   Kind kind;
   std::uint8_t flags;

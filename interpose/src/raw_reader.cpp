@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Raw log reading in 1 MiB chunks; a record straddling two chunks is moved to the front before refilling.
+// Raw log reading in 1 MiB chunks; a record straddling two chunks is moved to the front before refilling, and
+// each record is decoded into a buffer of its own.
 #include "raw_reader.hpp"
 
 #include <sys/stat.h>
@@ -13,6 +14,8 @@ constexpr std::size_t kChunk = 1 << 20;
 /// The longest record the recorder writes is far below this (a call site's text, the command line): a longer
 /// length is damage, and is never allocated.
 constexpr std::uint32_t kMaxRecordBytes = 16U << 20;
+/// A record's length is a varint of at most this many bytes.
+constexpr std::size_t kMaxLengthBytes = 4;
 }  // namespace
 
 RawReader::RawReader(std::string path, std::FILE* file, const raw::FileHeader& header, std::uint64_t file_bytes)
@@ -71,24 +74,37 @@ bool RawReader::fill(std::size_t need) {
 
 bool RawReader::next(RawRecord& record) {
   if (torn_) return false;
-  if (!fill(sizeof(raw::RecordHeader))) {
-    torn_ = end_ != begin_;  // a partial header left at the end
+  fill(kMaxLengthBytes);  // fewer at the end of the file
+  if (end_ == begin_) return false;
+  const std::byte* p = chunk_.data() + begin_;
+  std::uint64_t length = 0;
+  if (!raw::get_varint(p, chunk_.data() + end_, length)) {
+    torn_ = true;  // a partial length at the end, or damage
     return false;
   }
-  std::memcpy(&record.header, chunk_.data() + begin_, sizeof record.header);
-  const std::uint32_t bytes = record.header.bytes;
-  if (bytes < sizeof(raw::RecordHeader) || bytes % 8 != 0 || bytes > kMaxRecordBytes || bytes > bytes_left()) {
-    torn_ = true;  // garbage: a write cut in the middle, or a damaged length (never allocated)
+  const auto head = static_cast<std::size_t>(p - (chunk_.data() + begin_));
+  if (length == 0 || length > kMaxRecordBytes || head + length > bytes_left()) {
+    torn_ = true;  // a write cut in the middle, or a damaged length (never allocated)
     return false;
   }
-  if (!fill(bytes)) {
+  if (!fill(head + length)) {
     torn_ = true;
     return false;
   }
-  record.payload = chunk_.data() + begin_ + sizeof(raw::RecordHeader);
-  record.payload_bytes = bytes - sizeof(raw::RecordHeader);
-  begin_ += bytes;
-  consumed_ += bytes;
+  const std::byte* body = chunk_.data() + begin_ + head;
+  const auto kind = static_cast<raw::Kind>(static_cast<std::uint8_t>(*body) & raw::kTagKindMask);
+  // No encoded byte gives more than 8 decoded ones; a verbatim body gives itself.
+  const std::size_t room = (raw::verbatim(kind) ? length : 8 * length) + 8;
+  if (decoded_.size() < room) decoded_.resize(room);
+  const long bytes = raw::decode(body, body + length, codec_, record.header, decoded_.data());
+  if (bytes < 0) {
+    torn_ = true;
+    return false;
+  }
+  record.payload = decoded_.data();
+  record.payload_bytes = static_cast<std::size_t>(bytes);
+  begin_ += head + length;
+  consumed_ += head + length;
   return true;
 }
 
@@ -96,6 +112,7 @@ void RawReader::rewind() {
   std::fseek(file_, static_cast<long>(sizeof(raw::FileHeader)), SEEK_SET);
   begin_ = end_ = 0;
   consumed_ = 0;
+  codec_ = {};
   torn_ = false;
 }
 

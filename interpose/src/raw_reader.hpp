@@ -9,11 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "raw_codec.hpp"
 #include "raw_format.hpp"
 
 namespace p3s::interpose {
 
-/// One record as read: its header and a pointer to its payload (valid until the next call to next()).
+/// One record as read: its header and a pointer to its decoded payload (valid until the next call to next()).
 struct RawRecord {
   raw::RecordHeader header;
   const std::byte* payload;
@@ -53,6 +54,8 @@ class RawReader {
   std::FILE* file_;
   raw::FileHeader header_;
   std::vector<std::byte> chunk_;
+  std::vector<std::byte> decoded_;  ///< the current record's payload
+  raw::CodecState codec_;
   std::size_t begin_ = 0;
   std::size_t end_ = 0;
   std::uint64_t consumed_ = 0;

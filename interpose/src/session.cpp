@@ -480,7 +480,7 @@ LocalMaps exchange_definitions(State& s, Unified& unified, bool& ok, std::string
 }
 
 /// After the archive: the raw logs go (unless kept), or the user learns how to recover them.
-void report_archive(State& s, bool ok, const std::string& error) {
+void report_archive(State& s, bool ok, const std::string& error, std::uint64_t started_ns) {
   if (ok) {
     if (!s.config.keep_raw) {
       std::error_code ec;
@@ -489,8 +489,8 @@ void report_archive(State& s, bool ok, const std::string& error) {
       if (s.rank == 0) fs::remove(raw_dir(s.dir), ec);  // only if now empty
     }
     if (s.rank == 0 && s.config.verbose) {
-      std::fprintf(stderr, "p3s: wrote %s/traces.otf2 (%d ranks, work metric %s)\n", s.dir.c_str(), s.size,
-                   work_metric_name(s.counters));
+      std::fprintf(stderr, "p3s: wrote %s/traces.otf2 (%d ranks, work metric %s) in %.3f s after MPI_Finalize\n",
+                   s.dir.c_str(), s.size, work_metric_name(s.counters), 1e-9 * static_cast<double>(clock_ns() - started_ns));
     }
   } else if (s.rank == 0 || !error.empty()) {
     warn(s, "writing the OTF2 archive failed (" + (error.empty() ? std::string("on another rank") : error) +
@@ -502,6 +502,7 @@ void report_archive(State& s, bool ok, const std::string& error) {
 }
 
 void finish(State& s, int region) {
+  const std::uint64_t started_ns = clock_ns();
   bool ok = true;
   std::string error;
   const raw::ClockSyncAtEnd end = record_finalize(s, region, ok, error);
@@ -519,7 +520,7 @@ void finish(State& s, int region) {
     if (!ok) error = publish_error;
   }
   ok = all_ok(s.tool_comm, ok);
-  report_archive(s, ok, error);
+  report_archive(s, ok, error, started_ns);
   PMPI_Group_free(&s.world_group);
   PMPI_Comm_free(&s.tool_comm);
 }

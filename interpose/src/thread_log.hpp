@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "raw_codec.hpp"
 #include "raw_format.hpp"
 
 namespace p3s::interpose {
@@ -23,28 +24,23 @@ class ThreadLog {
   ThreadLog(const ThreadLog&) = delete;
   ThreadLog& operator=(const ThreadLog&) = delete;
 
-  /// Appends a record made of a header and up to two payload parts; false once the log has failed.
+  /// Appends a record made of a header and up to two payload parts (encoded: raw_codec.hpp); false once the log
+  /// has failed.
   bool append(raw::Kind kind, std::uint8_t flags, std::uint16_t region, std::uint64_t time_ns,
               const void* part1 = nullptr, std::size_t bytes1 = 0, const void* part2 = nullptr,
               std::size_t bytes2 = 0) noexcept {
-    const std::size_t payload = bytes1 + bytes2;
-    const auto total = raw::padded(static_cast<std::uint32_t>(sizeof(raw::RecordHeader) + payload));
+    const std::size_t most = raw::max_encoded(bytes1 + bytes2);
     std::size_t used = used_.load(std::memory_order_relaxed);
-    if (used + total > capacity_) {
-      if (!make_room(total)) return false;
+    if (used + most > capacity_) {
+      if (!make_room(most)) return false;
       used = 0;
     }
-    std::byte* p = buffer_.get() + used;
-    const raw::RecordHeader h{kind, flags, region, total, time_ns};
-    std::memcpy(p, &h, sizeof h);
-    p += sizeof h;
-    if (bytes1 != 0) std::memcpy(p, part1, bytes1);
-    if (bytes2 != 0) std::memcpy(p + bytes1, part2, bytes2);
-    // Zero the padding so logs are deterministic.
-    const std::size_t pad = total - sizeof h - payload;
-    if (pad != 0) std::memset(p + payload, 0, pad);
+    std::byte* const start = buffer_.get() + used;
+    const std::byte* const end =
+        raw::encode(start, codec_, kind, flags, region, time_ns, static_cast<const std::byte*>(part1), bytes1,
+                    static_cast<const std::byte*>(part2), bytes2);
     // Published after the bytes: a signal handler flushing the buffer sees only whole records.
-    used_.store(used + total, std::memory_order_release);
+    used_.store(used + static_cast<std::size_t>(end - start), std::memory_order_release);
     ++records_;
     // A slow application fills its buffer rarely; writing it at least every interval bounds what a kill
     // that cannot be caught (SIGKILL) takes away.
@@ -93,6 +89,7 @@ class ThreadLog {
   std::atomic<bool> flushing_{false};  ///< a regular flush is writing: the termination handler keeps out
   std::uint64_t flush_interval_ns_ = 0;
   std::uint64_t last_flush_ns_ = 0;
+  raw::CodecState codec_;
   std::uint64_t records_ = 0;
   std::uint64_t flushes_ = 0;
   bool failed_ = false;

@@ -11,7 +11,8 @@
    printed (aim: p3s's <= 1/4 of Score-P's).
 2. Whole-run slowdown of the halo test app: traced / untraced wall time, MPI_Finalize's conversion included, as a
    mix, communication-bound (aim <= 1.10) and compute-heavy (aim <= 1.02).
-3. Trace bytes per MPI call, and peak extra RSS per rank for a short and a 5x longer run (it must not grow).
+3. Trace bytes per MPI call (the archive, and the raw logs the run writes first), and peak extra RSS per rank for
+   a short and a 5x longer run (it must not grow).
 4. Fixed cost of a traced run: 4 ranks, one iteration, traced against untraced. Aim: <= 0.1 s.
 5. Conversion: events per second of `p3s recover` (raw logs to OTF2, one process) against writing the same
    events with OTF2 directly (otf2_direct), the least a converter must spend.
@@ -188,16 +189,17 @@ def size_and_memory(b, iters):
     for n in (iters, 5 * iters):
         trace = os.path.join(b.a.work, f"size{n}")
         _, base_rss = b.calls_run(n)
-        _, rss = b.calls_run(n, trace, ["P3S_COUNTERS=cputime"])
+        _, rss = b.calls_run(n, trace, ["P3S_COUNTERS=cputime", "P3S_KEEP_RAW=1"])
         calls = 2 * (3 * n + 2)  # two ranks: the loop plus Init/Barrier... counted exactly below when possible
         summary = subprocess.run([b.a.p3s, "summary", "--json", trace], capture_output=True, text=True)
         if summary.returncode == 0:
             import json
             calls = sum(sum(r["calls"].values()) for r in json.loads(summary.stdout)["ranks"])
-        size = archive_bytes(trace)
+        raw = archive_bytes(os.path.join(trace, "p3s-raw"))
+        size = archive_bytes(trace) - raw
         extra = max(t - u for t, u in zip(sorted(rss), sorted(base_rss)))
         print(f"   {n:8d} iterations: {calls} calls, archive {size / 1e6:7.1f} MB, {size / calls:5.1f} bytes/call, "
-              f"peak extra RSS per rank {extra / 1024:6.1f} MiB")
+              f"raw logs {raw / calls:5.1f} bytes/call, peak extra RSS per rank {extra / 1024:6.1f} MiB")
 
 
 def conversion(b, iters, reps):

@@ -65,7 +65,7 @@ def crash(c):
     """SIGKILL of one rank mid-run: `p3s record` notices, recovers what was flushed, exits non-zero."""
     d = c.work("crash")
     trace = os.path.join(d, "trace")
-    r = c.record(trace, c.mpirun(4) + [c.apps["crash"], "20000", "--die-at", "3000"], "--buffer-mb", "1")
+    r = c.record(trace, c.mpirun(4) + [c.apps["crash"], "20000", "--die-at", "15000"], "--buffer-mb", "1")
     if r.returncode == 0:
         fail("exit", "p3s record returned 0 although a rank was killed")
     if "ended before MPI_Finalize" not in r.stderr:
@@ -79,7 +79,8 @@ def crash(c):
     # The MPI library (whose MPI_Dims_create a model's grids follow) is kept through the recovery.
     if "MPI" not in s.get("mpi_library", "") and "MPICH" not in s.get("mpi_library", ""):
         fail("archive", f"the recovered archive does not name the MPI library: {s.get('mpi_library')!r}")
-    # 1 MiB buffers fill after ~10^4 calls: every rank flushed at least once before the kill at iteration 3000.
+    # 1 MiB buffers fill after ~5*10^4 calls (about 20 bytes each): every rank flushed at least once before the kill
+    # at iteration 15000 (75000 calls).
     for rank in s["ranks"]:
         if rank["calls"].get("MPI_Sendrecv", 0) < 1000:
             fail("archive", f"rank {rank['rank']} kept only {rank['calls'].get('MPI_Sendrecv', 0)} Sendrecv calls")
@@ -109,16 +110,23 @@ def damaged_length(c, trace):
     log = os.path.join(d, "p3s-raw", "1.0.raw")
     with open(log, "r+b") as f:
         data = f.read()
-        at, offsets = 256, []  # the file header, then records of (kind, flags, region, bytes, time)
-        while at + 16 <= len(data):
-            length = struct.unpack_from("<I", data, at + 4)[0]
-            if length < 16 or at + length > len(data):
+        at, offsets = 256, []  # the file header, then records of (length varint, body)
+        while at < len(data):
+            length, shift, head = 0, 0, 0
+            while at + head < len(data):
+                b = data[at + head]
+                head += 1
+                length |= (b & 0x7F) << shift
+                shift += 7
+                if b < 0x80:
+                    break
+            if length == 0 or at + head + length > len(data):
                 break
             offsets.append(at)
-            at += length
+            at += head + length
         middle = offsets[len(offsets) // 2]
-        f.seek(middle + 4)
-        f.write(struct.pack("<I", 0xFFFFFFF8))
+        f.seek(middle)
+        f.write(bytes([0xFF, 0xFF, 0xFF, 0xFF, 0x0F]))  # a length of 4 GiB over the record's first bytes
     limit = lambda: resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
     r = subprocess.run([c.a.p3s, "recover", d], capture_output=True, text=True, timeout=120, preexec_fn=limit)
     if r.returncode != 0 or "rank 1: its raw log is torn after" not in r.stdout or "damaged" not in r.stdout:

@@ -92,5 +92,26 @@ TEST(Definitions, SerialisationRoundTrips) {
   EXPECT_THROW((void)deserialize_local_maps(std::vector<std::byte>(3)), std::runtime_error);
 }
 
+TEST(Definitions, ADamagedIndexFromAKilledRunAllocatesNothing) {
+  // A flipped bit in a raw log of a killed run can make a definition's index huge: the record is dropped, the
+  // tables keep their size and the definitions before it.
+  RankDefs defs;
+  const raw::CommDefinition world{0, raw::kNoParent, raw::kWorldKey, 2, raw::kCommWorld, 0, 0};
+  add_definition(defs, raw::Kind::CommDef, reinterpret_cast<const std::byte*>(&world), sizeof world);
+  const raw::CommDefinition damaged{0xfffffff0u, 0, 7, 2, 0, 0, 0};
+  add_definition(defs, raw::Kind::CommDef, reinterpret_cast<const std::byte*>(&damaged), sizeof damaged);
+  EXPECT_EQ(defs.comms.size(), 1u);
+  struct {
+    raw::CallsiteDefinition def;
+    char text[8];
+  } site{{std::uint64_t{1} << 40}, "main+1"};
+  add_definition(defs, raw::Kind::CallsiteDef, reinterpret_cast<const std::byte*>(&site), sizeof site);
+  EXPECT_TRUE(defs.callsites.empty());
+  // A gap of one lost record is kept as a gap.
+  const raw::CommDefinition after_gap{2, 0, 9, 2, 0, 1, 0};
+  add_definition(defs, raw::Kind::CommDef, reinterpret_cast<const std::byte*>(&after_gap), sizeof after_gap);
+  EXPECT_EQ(defs.comms.size(), 3u);
+}
+
 }  // namespace
 }  // namespace p3s::interpose

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The compact encoding of raw log records (version 2): what ThreadLog writes and RawReader reads back into the
+// fixed structures of raw_format.hpp.
+//
+// A record is `length body`, `length` being the body's size as an unsigned LEB128 varint, so that a reader skips
+// a kind it does not know and stops cleanly at a torn tail. The body is:
+//   tag      one byte: the kind in its low 5 bits; kTagFlags: a flags byte follows; kTagRegion: the region
+//            follows (varint); kTagNoTime: the record has time 0 and no time field
+//   time     zigzag varint of the difference to the last record with a time (the first: to 0)
+//   payload  by kind:
+//            - Enter/Leave: 64-bit varints; an Enter with kFlagCallsite starts with its call site id, then each
+//              metric as the zigzag difference to the same metric of the previous Enter or Leave
+//            - CommDef, CallsiteDef, Meta: the bytes as they are
+//            - every other kind: each 32-bit word of the structure as a zigzag varint of its signed value
+// A decoded payload is zero-padded to a multiple of 8 bytes, as version 1 stored it.
+//
+// With this encoding a halo exchange's point-to-point call takes about 20 bytes instead of 80.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "raw_format.hpp"
+
+namespace p3s::interpose::raw {
+
+inline constexpr std::uint8_t kTagKindMask = 0x1f;
+inline constexpr std::uint8_t kTagFlags = 0x20;
+inline constexpr std::uint8_t kTagRegion = 0x40;
+inline constexpr std::uint8_t kTagNoTime = 0x80;
+/// Metrics delta-coded per thread; more values in an Enter/Leave are written as they are.
+inline constexpr std::size_t kCodedMetrics = 3;
+
+[[nodiscard]] constexpr bool verbatim(Kind kind) noexcept {
+  return kind == Kind::CommDef || kind == Kind::CallsiteDef || kind == Kind::Meta;
+}
+[[nodiscard]] constexpr bool region_record(Kind kind) noexcept { return kind == Kind::Enter || kind == Kind::Leave; }
+
+/// The most bytes a record of `payload` bytes can take encoded (the buffer's room check).
+[[nodiscard]] constexpr std::size_t max_encoded(std::size_t payload) noexcept {
+  return 5 + 1 + 1 + 3 + 10 + payload + payload / 4 + 2;
+}
+
+inline std::byte* put_varint(std::byte* p, std::uint64_t v) noexcept {
+  while (v >= 0x80) {
+    *p++ = static_cast<std::byte>(static_cast<std::uint8_t>(v) | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<std::byte>(v);
+  return p;
+}
+
+[[nodiscard]] constexpr std::uint64_t zigzag(std::int64_t v) noexcept {
+  return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
+}
+[[nodiscard]] constexpr std::int64_t unzigzag(std::uint64_t v) noexcept {
+  return static_cast<std::int64_t>(v >> 1) ^ -static_cast<std::int64_t>(v & 1);
+}
+
+/// Reads a varint from [p, end); false when it runs past `end` or over 64 bits (damage or a torn tail).
+inline bool get_varint(const std::byte*& p, const std::byte* end, std::uint64_t& v) noexcept {
+  v = 0;
+  for (unsigned shift = 0; shift < 64 && p != end; shift += 7) {
+    const auto b = static_cast<std::uint8_t>(*p++);
+    v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) return true;
+  }
+  return false;
+}
+
+/// What both sides remember between the records of one log.
+struct CodecState {
+  std::uint64_t time_ns = 0;
+  std::uint64_t metrics[kCodedMetrics] = {};
+};
+
+/// Encodes one record at `out` (which has max_encoded(payload) bytes of room); returns the end.
+inline std::byte* encode(std::byte* out, CodecState& st, Kind kind, std::uint8_t flags, std::uint16_t region,
+                         std::uint64_t time_ns, const std::byte* part1, std::size_t bytes1, const std::byte* part2,
+                         std::size_t bytes2) noexcept {
+  // The body goes after a one-byte length; the rare body of 128 bytes or more is moved to make room.
+  std::byte* const body = out + 1;
+  std::byte* p = body;
+  std::uint8_t tag = static_cast<std::uint8_t>(kind) & kTagKindMask;
+  if (flags != 0) tag |= kTagFlags;
+  if (region != 0) tag |= kTagRegion;
+  if (time_ns == 0) tag |= kTagNoTime;
+  *p++ = static_cast<std::byte>(tag);
+  if (flags != 0) *p++ = static_cast<std::byte>(flags);
+  if (region != 0) p = put_varint(p, region);
+  if (time_ns != 0) {
+    p = put_varint(p, zigzag(static_cast<std::int64_t>(time_ns - st.time_ns)));
+    st.time_ns = time_ns;
+  }
+  const auto words = [&](const std::byte* src, std::size_t bytes, std::size_t& index) {
+    if (verbatim(kind)) {
+      if (bytes != 0) std::memcpy(p, src, bytes);
+      p += bytes;
+    } else if (region_record(kind)) {
+      for (std::size_t i = 0; i + 8 <= bytes; i += 8, ++index) {
+        std::uint64_t v;
+        std::memcpy(&v, src + i, 8);
+        const bool site = index == 0 && (flags & kFlagCallsite) != 0 && kind == Kind::Enter;
+        const std::size_t m = index - ((flags & kFlagCallsite) != 0 && kind == Kind::Enter ? 1 : 0);
+        if (site || m >= kCodedMetrics) {
+          p = put_varint(p, v);
+        } else {
+          p = put_varint(p, zigzag(static_cast<std::int64_t>(v - st.metrics[m])));
+          st.metrics[m] = v;
+        }
+      }
+    } else {
+      for (std::size_t i = 0; i + 4 <= bytes; i += 4) {
+        std::int32_t v;
+        std::memcpy(&v, src + i, 4);
+        p = put_varint(p, zigzag(v));
+      }
+    }
+  };
+  std::size_t index = 0;
+  words(part1, bytes1, index);
+  words(part2, bytes2, index);
+  const auto length = static_cast<std::uint64_t>(p - body);
+  if (length < 0x80) {
+    *out = static_cast<std::byte>(length);
+    return p;
+  }
+  std::byte head[10];
+  const std::size_t extra = static_cast<std::size_t>(put_varint(head, length) - head) - 1;
+  std::memmove(body + extra, body, length);
+  std::memcpy(out, head, extra + 1);
+  return p + extra;
+}
+
+/// Decodes the body [p, end) of one record into `header` and `payload` (which has 8 * (end - p) + 8 bytes of room:
+/// no encoded byte gives more than 8). Returns the decoded payload's padded size, or -1 for a damaged body.
+inline long decode(const std::byte* p, const std::byte* end, CodecState& st, RecordHeader& header,
+                   std::byte* payload) noexcept {
+  if (p == end) return -1;
+  const auto tag = static_cast<std::uint8_t>(*p++);
+  header.kind = static_cast<Kind>(tag & kTagKindMask);
+  header.flags = 0;
+  header.region = 0;
+  header.time_ns = 0;
+  if ((tag & kTagFlags) != 0) {
+    if (p == end) return -1;
+    header.flags = static_cast<std::uint8_t>(*p++);
+  }
+  std::uint64_t v = 0;
+  if ((tag & kTagRegion) != 0) {
+    if (!get_varint(p, end, v) || v > 0xffff) return -1;
+    header.region = static_cast<std::uint16_t>(v);
+  }
+  if ((tag & kTagNoTime) == 0) {
+    if (!get_varint(p, end, v)) return -1;
+    st.time_ns += static_cast<std::uint64_t>(unzigzag(v));
+    header.time_ns = st.time_ns;
+  }
+  std::byte* out = payload;
+  if (verbatim(header.kind)) {
+    const auto n = static_cast<std::size_t>(end - p);
+    if (n != 0) std::memcpy(out, p, n);
+    out += n;
+  } else if (region_record(header.kind)) {
+    const bool site = header.kind == Kind::Enter && (header.flags & kFlagCallsite) != 0;
+    for (std::size_t index = 0; p != end; ++index) {
+      if (!get_varint(p, end, v)) return -1;
+      const std::size_t m = index - (site ? 1 : 0);
+      if (!(site && index == 0) && m < kCodedMetrics) {
+        v = st.metrics[m] + static_cast<std::uint64_t>(unzigzag(v));
+        st.metrics[m] = v;
+      }
+      std::memcpy(out, &v, 8);
+      out += 8;
+    }
+  } else {
+    while (p != end) {
+      if (!get_varint(p, end, v)) return -1;
+      const auto w = static_cast<std::int32_t>(unzigzag(v));
+      std::memcpy(out, &w, 4);
+      out += 4;
+    }
+  }
+  const auto bytes = static_cast<std::size_t>(out - payload);
+  const std::size_t padded_bytes = (bytes + 7u) & ~std::size_t{7};
+  std::memset(out, 0, padded_bytes - bytes);
+  header.bytes = static_cast<std::uint32_t>(sizeof(RecordHeader) + padded_bytes);
+  return static_cast<long>(padded_bytes);
+}
+
+}  // namespace p3s::interpose::raw
