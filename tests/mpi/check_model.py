@@ -30,7 +30,8 @@ def fail(step, msg):
 def run(cmd, what):
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
     if r.returncode != 0:
-        fail(what, f"exit {r.returncode}: {' '.join(cmd)}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+        # All of stderr: check_series.py prints its FAIL line first and the series' report (several KB) after it.
+        fail(what, f"exit {r.returncode}: {' '.join(cmd)}\n{r.stdout[-3000:]}\n{r.stderr}")
     return r
 
 
