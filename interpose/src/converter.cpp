@@ -35,12 +35,14 @@ std::uint32_t root_ref(std::int32_t root) {
 
 }  // namespace
 
-std::uint64_t ClockModel::global(std::uint64_t local) const noexcept {
+double ClockModel::drift() const noexcept {
+  if (!has_end || end_local_ns <= init_local_ns) return 0.0;
+  return static_cast<double>(end_offset_ns - init_offset_ns) / static_cast<double>(end_local_ns - init_local_ns);
+}
+
+std::uint64_t ClockModel::global(std::uint64_t local, double drift) const noexcept {
   std::int64_t offset = init_offset_ns;
-  if (has_end && end_local_ns > init_local_ns && local > init_local_ns) {
-    const double f = static_cast<double>(local - init_local_ns) / static_cast<double>(end_local_ns - init_local_ns);
-    offset += static_cast<std::int64_t>(f * static_cast<double>(end_offset_ns - init_offset_ns));
-  }
+  if (local > init_local_ns) offset += static_cast<std::int64_t>(static_cast<double>(local - init_local_ns) * drift);
   return static_cast<std::uint64_t>(static_cast<std::int64_t>(local) + offset);
 }
 
@@ -204,10 +206,11 @@ bool convert_location(RawReader& reader, OTF2_EvtWriter* w, const LocalMaps& map
   stats.location = location_id(h.rank, h.thread_index);
   bool ok = true;
   std::uint64_t last = 0;
+  const double drift = clock.drift();
   RawRecord r{};
   while (ok && reader.next(r)) {
     // Clock interpolation is monotonic, but guard the per-location order OTF2 requires anyway.
-    const std::uint64_t t = std::max(clock.global(r.header.time_ns), last);
+    const std::uint64_t t = std::max(clock.global(r.header.time_ns, drift), last);
     const raw::Kind kind = r.header.kind;
     if (kind == raw::Kind::CommDef || kind == raw::Kind::CallsiteDef || kind == raw::Kind::Meta) continue;
     if (kind == raw::Kind::Finalized) {

@@ -24,7 +24,10 @@ struct ClockModel {
   std::uint64_t end_local_ns = 0;
   std::int64_t end_offset_ns = 0;
   bool has_end = false;
-  [[nodiscard]] std::uint64_t global(std::uint64_t local) const noexcept;
+  [[nodiscard]] std::uint64_t global(std::uint64_t local) const noexcept { return global(local, drift()); }
+  /// The offset's change per local ns (0 without an end point); computed once for a stream of times.
+  [[nodiscard]] double drift() const noexcept;
+  [[nodiscard]] std::uint64_t global(std::uint64_t local, double drift) const noexcept;
 };
 
 /// The metric class of the work counters and the call-site attribute: the first of their kinds in every archive.

@@ -60,6 +60,10 @@ inline std::byte* put_varint(std::byte* p, std::uint64_t v) noexcept {
 
 /// Reads a varint from [p, end); false when it runs past `end` or over 64 bits (damage or a torn tail).
 inline bool get_varint(const std::byte*& p, const std::byte* end, std::uint64_t& v) noexcept {
+  if (p != end && static_cast<std::uint8_t>(*p) < 0x80) [[likely]] {
+    v = static_cast<std::uint8_t>(*p++);
+    return true;
+  }
   v = 0;
   for (unsigned shift = 0; shift < 64 && p != end; shift += 7) {
     const auto b = static_cast<std::uint8_t>(*p++);
@@ -184,7 +188,8 @@ inline long decode(const std::byte* p, const std::byte* end, CodecState& st, Rec
   }
   const auto bytes = static_cast<std::size_t>(out - payload);
   const std::size_t padded_bytes = (bytes + 7u) & ~std::size_t{7};
-  std::memset(out, 0, padded_bytes - bytes);
+  constexpr std::uint64_t zero = 0;
+  std::memcpy(out, &zero, sizeof zero);  // the padding (under 8 bytes; `payload` has 8 bytes of room past it)
   header.bytes = static_cast<std::uint32_t>(sizeof(RecordHeader) + padded_bytes);
   return static_cast<long>(padded_bytes);
 }

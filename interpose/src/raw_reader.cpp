@@ -74,7 +74,7 @@ bool RawReader::fill(std::size_t need) {
 
 bool RawReader::next(RawRecord& record) {
   if (torn_) return false;
-  fill(kMaxLengthBytes);  // fewer at the end of the file
+  if (end_ - begin_ < kMaxLengthBytes) fill(kMaxLengthBytes);  // fewer at the end of the file
   if (end_ == begin_) return false;
   const std::byte* p = chunk_.data() + begin_;
   std::uint64_t length = 0;
@@ -87,7 +87,7 @@ bool RawReader::next(RawRecord& record) {
     torn_ = true;  // a write cut in the middle, or a damaged length (never allocated)
     return false;
   }
-  if (!fill(head + length)) {
+  if (end_ - begin_ < head + length && !fill(head + length)) {
     torn_ = true;
     return false;
   }
