@@ -8,8 +8,8 @@
 //            follows (varint); kTagNoTime: the record has time 0 and no time field
 //   time     zigzag varint of the difference to the last record with a time (the first: to 0)
 //   payload  by kind:
-//            - Enter/Leave: 64-bit varints; an Enter with kFlagCallsite starts with its call site id, then each
-//              metric as the zigzag difference to the same metric of the previous Enter or Leave
+//            - Enter/Leave (one part): 64-bit varints; an Enter with kFlagCallsite starts with its call site id,
+//              then each metric as the zigzag difference to the same metric of the previous Enter or Leave
 //            - CommDef, CallsiteDef, Meta: the bytes as they are
 //            - every other kind: each 32-bit word of the structure as a zigzag varint of its signed value
 // A decoded payload is zero-padded to a multiple of 8 bytes, as version 1 stored it.
@@ -97,34 +97,41 @@ inline std::byte* encode(std::byte* out, CodecState& st, Kind kind, std::uint8_t
     p = put_varint(p, zigzag(static_cast<std::int64_t>(time_ns - st.time_ns)));
     st.time_ns = time_ns;
   }
-  const auto words = [&](const std::byte* src, std::size_t bytes, std::size_t& index) {
-    if (verbatim(kind)) {
-      if (bytes != 0) std::memcpy(p, src, bytes);
-      p += bytes;
-    } else if (region_record(kind)) {
-      for (std::size_t i = 0; i + 8 <= bytes; i += 8, ++index) {
-        std::uint64_t v;
-        std::memcpy(&v, src + i, 8);
-        const bool site = index == 0 && (flags & kFlagCallsite) != 0 && kind == Kind::Enter;
-        const std::size_t m = index - ((flags & kFlagCallsite) != 0 && kind == Kind::Enter ? 1 : 0);
-        if (site || m >= kCodedMetrics) {
-          p = put_varint(p, v);
-        } else {
-          p = put_varint(p, zigzag(static_cast<std::int64_t>(v - st.metrics[m])));
-          st.metrics[m] = v;
-        }
-      }
-    } else {
-      for (std::size_t i = 0; i + 4 <= bytes; i += 4) {
-        std::int32_t v;
-        std::memcpy(&v, src + i, 4);
-        p = put_varint(p, zigzag(v));
+  if (region_record(kind)) {
+    // Enter and Leave: 64-bit values in one part (an Enter's call site first), the metrics as differences.
+    std::size_t i = 0;
+    if (kind == Kind::Enter && (flags & kFlagCallsite) != 0 && bytes1 >= 8) {
+      std::uint64_t site;
+      std::memcpy(&site, part1, 8);
+      p = put_varint(p, site);
+      i = 8;
+    }
+    for (std::size_t m = 0; i + 8 <= bytes1; i += 8, ++m) {
+      std::uint64_t v;
+      std::memcpy(&v, part1 + i, 8);
+      if (m < kCodedMetrics) {
+        p = put_varint(p, zigzag(static_cast<std::int64_t>(v - st.metrics[m])));
+        st.metrics[m] = v;
+      } else {
+        p = put_varint(p, v);
       }
     }
-  };
-  std::size_t index = 0;
-  words(part1, bytes1, index);
-  words(part2, bytes2, index);
+  } else if (verbatim(kind)) {
+    if (bytes1 != 0) std::memcpy(p, part1, bytes1);
+    if (bytes2 != 0) std::memcpy(p + bytes1, part2, bytes2);
+    p += bytes1 + bytes2;
+  } else {
+    for (std::size_t i = 0; i + 4 <= bytes1; i += 4) {
+      std::int32_t v;
+      std::memcpy(&v, part1 + i, 4);
+      p = put_varint(p, zigzag(v));
+    }
+    for (std::size_t i = 0; i + 4 <= bytes2; i += 4) {
+      std::int32_t v;
+      std::memcpy(&v, part2 + i, 4);
+      p = put_varint(p, zigzag(v));
+    }
+  }
   const auto length = static_cast<std::uint64_t>(p - body);
   if (length < 0x80) {
     *out = static_cast<std::byte>(length);
