@@ -167,6 +167,14 @@ std::uint64_t CounterReader::read_then_clock(std::uint64_t* out) noexcept {
   return clock_ns();
 }
 
+void CounterReader::read_at_leave(std::uint64_t* out, std::uint64_t leave_ns) noexcept {
+  if (mode_ == CounterMode::CpuTime) {
+    out[0] = cpu_.read_back(leave_ns);
+    return;
+  }
+  read(out);
+}
+
 void CounterReader::read(std::uint64_t* out) noexcept {
   switch (mode_) {
     case CounterMode::None:

@@ -144,7 +144,7 @@ void CpuClock::anchor(std::uint64_t now_ns, std::uint64_t head) noexcept {
   ++syscalls_;
 }
 
-std::uint64_t CpuClock::read(std::uint64_t now_ns) noexcept {
+std::uint64_t CpuClock::read(std::uint64_t at_ns, std::uint64_t now_ns) noexcept {
   ++reads_;
   if (fd_ >= 0 && fork_generation_ != g_fork_generation.load(std::memory_order_relaxed)) {
     // A forked child: the event and its ring belong to the parent's thread. The child's own CPU time (from 0) goes
@@ -155,12 +155,14 @@ std::uint64_t CpuClock::read(std::uint64_t now_ns) noexcept {
   }
   const std::uint64_t head = ring_ != nullptr ? ring_head(ring_) : 0;
   // A read right after the system call can come before the middle of it: no time has passed since the anchor.
-  const std::uint64_t since = now_ns > anchor_wall_ ? now_ns - anchor_wall_ : 0;
+  const std::uint64_t since = at_ns > anchor_wall_ ? at_ns - anchor_wall_ : 0;
   std::uint64_t now = 0;
   if (anchored_ && head == head_ && since < window_ns_) {
     now = anchor_cpu_ + since;
   } else {
-    anchor(now_ns, head);
+    // The anchor's wall time is that of the system call, never an earlier `at_ns`: a switch in between would
+    // otherwise shift every extrapolation after it.
+    anchor(now_ns != 0 ? now_ns : clock_ns(), head);
     now = anchor_cpu_;
   }
   // After a break the system call can be below the last extrapolation; the metric never goes back.

@@ -181,9 +181,10 @@ void Scope::done() noexcept {
 Scope::~Scope() {
   if (data_ != nullptr) {
     done();
-    // Counters are read last, after the recorder's bookkeeping, so that work is not charged to the next burst.
+    // Hardware counters are read last, after the recorder's bookkeeping, so that its instructions are not charged
+    // to the next burst; CPU time is taken at the Leave time, as the wall time of the burst after it is.
     std::uint64_t metrics[kMaxMetrics];
-    data_->counters.read(metrics);
+    data_->counters.read_at_leave(metrics, t_leave_);
     ThreadLog& log = *data_->log;
     if (!log.append(raw::Kind::Leave, 0, static_cast<std::uint16_t>(region_), t_leave_, metrics,
                     static_cast<std::size_t>(g_state->counters.count) * sizeof(std::uint64_t))) {

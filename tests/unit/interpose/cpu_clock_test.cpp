@@ -104,6 +104,34 @@ TEST_P(CpuClockModes, SleepingGainsNoCpuTimeAndValuesNeverGoBack) {
   }
 }
 
+TEST_P(CpuClockModes, AReadBackStandsForItsTimeAndASleepAfterItIsNotCounted) {
+  if (GetParam() && !perf_here()) GTEST_SKIP() << "no perf task clock here";
+  CpuClock c;
+  c.open(kWindow, GetParam());
+  // Without a break, a read back is the extrapolation at its time, as a read then would have been.
+  const std::uint64_t t = clock_ns();
+  const std::uint64_t a = c.read(t);
+  const std::uint64_t b = c.read_back(t + 500);
+  EXPECT_GE(b, a);
+  EXPECT_LE(b - a, 500U);
+  // A leave 4 ms ago, read back after a sleep (a preempted recorder): the reads after it do not gain the sleep as
+  // CPU time. Following switches, the read back is the system call, whose wall time is now: the read after it
+  // needs none of its own (unless a switch came between them: one attempt in five must do without).
+  bool extrapolated = false;
+  for (int i = 0; i < 5; ++i) {
+    const std::uint64_t leave = clock_ns();
+    usleep(4000);
+    const std::uint64_t back = c.read_back(leave);
+    const std::uint64_t calls = c.syscalls();
+    const std::uint64_t later = c.read(clock_ns());
+    EXPECT_LT(later - back, 400000U) << "attempt " << i;
+    extrapolated = extrapolated || c.syscalls() == calls;
+  }
+  if (c.follows_switches()) {
+    EXPECT_TRUE(extrapolated);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Source, CpuClockModes, ::testing::Values(false, true),
                          [](const auto& p) { return p.param ? "TaskClock" : "ClockGettime"; });
 

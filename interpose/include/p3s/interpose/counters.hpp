@@ -54,6 +54,10 @@ class CounterReader {
   /// read(out) at the start of an MPI call, and the clock_ns() the call starts at: counters first, so that the
   /// burst before the call excludes the clock read; for CPU time one clock read serves both.
   [[nodiscard]] std::uint64_t read_then_clock(std::uint64_t* out) noexcept;
+  /// read(out) at the end of an MPI call that returned at `leave_ns`, after the recorder's work on it. CPU time is
+  /// taken at `leave_ns` (no clock read), so that it and the call's Leave time stand for the same moment; hardware
+  /// counters are read now, so that they leave the recorder's instructions out of the next burst.
+  void read_at_leave(std::uint64_t* out, std::uint64_t leave_ns) noexcept;
   void stop() noexcept;
 
  private:

@@ -36,7 +36,10 @@ class CpuClock {
   /// bounds the error).
   void open(std::uint64_t window_ns, bool use_perf) noexcept;
   /// The CPU time at wall time `now_ns`, a CLOCK_MONOTONIC value the caller has just read (clock_ns()).
-  [[nodiscard]] std::uint64_t read(std::uint64_t now_ns) noexcept;
+  [[nodiscard]] std::uint64_t read(std::uint64_t now_ns) noexcept { return read(now_ns, now_ns); }
+  /// The CPU time at wall time `at_ns`, read a moment later (the leave of an MPI call, after the recorder's own
+  /// work on it): no clock read of its own unless a system call is due, whose value then stands for `at_ns`.
+  [[nodiscard]] std::uint64_t read_back(std::uint64_t at_ns) noexcept { return read(at_ns, 0); }
   void close() noexcept;
 
   [[nodiscard]] bool uses_task_clock() const noexcept { return fd_ >= 0; }
@@ -46,6 +49,8 @@ class CpuClock {
   [[nodiscard]] std::uint64_t reads() const noexcept { return reads_; }
 
  private:
+  /// `now_ns`: the clock just read, or 0 to read it before a system call.
+  [[nodiscard]] std::uint64_t read(std::uint64_t at_ns, std::uint64_t now_ns) noexcept;
   [[nodiscard]] std::uint64_t exact() noexcept;
   void anchor(std::uint64_t now_ns, std::uint64_t head) noexcept;
 
