@@ -490,7 +490,8 @@ void report_archive(State& s, bool ok, const std::string& error, std::uint64_t s
     }
     if (s.rank == 0 && s.config.verbose) {
       std::fprintf(stderr, "p3s: wrote %s/traces.otf2 (%d ranks, work metric %s) in %.3f s after MPI_Finalize\n",
-                   s.dir.c_str(), s.size, work_metric_name(s.counters), 1e-9 * static_cast<double>(clock_ns() - started_ns));
+                   s.dir.c_str(), s.size, work_metric_name(s.counters),
+                   1e-9 * static_cast<double>(clock_ns() - started_ns));
     }
   } else if (s.rank == 0 || !error.empty()) {
     warn(s, "writing the OTF2 archive failed (" + (error.empty() ? std::string("on another rank") : error) +

@@ -81,8 +81,12 @@ TEST(RawCodec, EveryKindComesBackAsWritten) {
         break;
       }
       case 2: {  // negative peers (MPI_PROC_NULL, MPI_ANY_SOURCE) and tags, sizes over 4 GiB
-        const Msg m{static_cast<std::uint32_t>(rng()), static_cast<std::int32_t>(rng() % 5) - 3,
-                    static_cast<std::int32_t>(rng()), 0, any64(), any64()};
+        const Msg m{static_cast<std::uint32_t>(rng()),
+                    static_cast<std::int32_t>(rng() % 5) - 3,
+                    static_cast<std::int32_t>(rng()),
+                    0,
+                    any64(),
+                    any64()};
         records.push_back({{Kind::Isend, 0, 0, 0, time}, bytes_of(&m, sizeof m)});
         break;
       }
