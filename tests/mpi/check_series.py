@@ -15,7 +15,7 @@ phase method for the series, as a user analyzes one), and checks, per run:
     its counts add up to the weights;
   - phase occurrences cover every tick (phases of the run's ticks), coverage >= 95 %, no phase is a work variant (split_from); the apps
     have none, but with the CPU-time metric a loaded machine can make a few consecutive iterations one, so
-    such a run is recorded again, up to --attempts times;
+    such a run is recorded again, up to --attempts recordings per process count;
   - every rank appears in each checked phase with no mismatched instance;
   - rank 0's calls in the checked phases: MPI function, messages (kind, peer as world rank, bytes) and
     collectives (operation, root, communicator size, bytes sent and received as Score-P counts them);
@@ -571,7 +571,8 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     skeletons, attributions = {}, {}
     rec_s = {n: record_run(a, spec, n, app_args) for n in a.np}
-    for attempt in range(1, a.attempts + 1):
+    recordings = {n: 1 for n in a.np}
+    while True:
         report = analyze_series(a, a.np)
         split = None
         for n in a.np:
@@ -582,8 +583,10 @@ def main():
                 break
         if split is None:
             break
-        if attempt == a.attempts:
-            fail("work split", f"in all {a.attempts} recordings; the last: {split[1]}")
+        # The budget is per process count: noise that splits one count does not use up another's.
+        if recordings[split[0]] == a.attempts:
+            fail("work split", f"np {split[0]} in all {a.attempts} recordings; the last: {split[1]}")
+        recordings[split[0]] += 1
         print(f"note: {str(split[1]).splitlines()[0]}; recording np {split[0]} again", file=sys.stderr)
         rec_s[split[0]] = record_run(a, spec, split[0], app_args)
     if len({tuple(s) for s in skeletons.values()}) != 1:
