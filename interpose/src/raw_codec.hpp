@@ -64,6 +64,12 @@ inline bool get_varint(const std::byte*& p, const std::byte* end, std::uint64_t&
     v = static_cast<std::uint8_t>(*p++);
     return true;
   }
+  if (end - p >= 2 && static_cast<std::uint8_t>(p[1]) < 0x80) {  // two bytes: times and sizes in a loop
+    v = (static_cast<std::uint64_t>(static_cast<std::uint8_t>(p[0]) & 0x7f)) |
+        (static_cast<std::uint64_t>(static_cast<std::uint8_t>(p[1])) << 7);
+    p += 2;
+    return true;
+  }
   v = 0;
   for (unsigned shift = 0; shift < 64 && p != end; shift += 7) {
     const auto b = static_cast<std::uint8_t>(*p++);
@@ -146,8 +152,8 @@ inline std::byte* encode(std::byte* out, CodecState& st, Kind kind, std::uint8_t
 
 /// Decodes the body [p, end) of one record into `header` and `payload` (which has 8 * (end - p) + 8 bytes of room:
 /// no encoded byte gives more than 8). Returns the decoded payload's padded size, or -1 for a damaged body.
-inline long decode(const std::byte* p, const std::byte* end, CodecState& st, RecordHeader& header,
-                   std::byte* payload) noexcept {
+[[gnu::always_inline]] inline long decode(const std::byte* p, const std::byte* end, CodecState& st,
+                                          RecordHeader& header, std::byte* payload) noexcept {
   if (p == end) return -1;
   const auto tag = static_cast<std::uint8_t>(*p++);
   header.kind = static_cast<Kind>(tag & kTagKindMask);
