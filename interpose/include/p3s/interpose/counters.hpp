@@ -58,6 +58,11 @@ class CounterReader {
   /// taken at `leave_ns` (no clock read), so that it and the call's Leave time stand for the same moment; hardware
   /// counters are read now, so that they leave the recorder's instructions out of the next burst.
   void read_at_leave(std::uint64_t* out, std::uint64_t leave_ns) noexcept;
+  /// Whether this thread reads CPU time without the switch records the run set up (its perf event or ring was
+  /// refused, e.g. by the perf mlock budget): its values then follow the window alone.
+  [[nodiscard]] bool misses_switches(const CounterSetup& setup) const noexcept {
+    return mode_ == CounterMode::CpuTime && setup.cpu_perf && setup.cpu_window_ns != 0 && !cpu_.follows_switches();
+  }
   void stop() noexcept;
 
  private:
