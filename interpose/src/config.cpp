@@ -17,7 +17,8 @@ constexpr std::array kTable{
            "work counters read at each MPI call: auto = PAPI instructions if the presets exist, else thread CPU time"},
     EnvVar{"P3S_CPUTIME_WINDOW_US", "int", "20", "0..1000",
            "thread CPU time is read by a system call at most this often and after each context switch, and "
-           "follows the clock in between; 0: a system call at every MPI call (exact, slow on VMs)"},
+           "follows the clock in between; 0: a system call at every MPI call (exact, slow on VMs); rank 0's applies to "
+           "every rank"},
     EnvVar{"P3S_CALLSITE", "bool", "0", "0|1", "record the calling location of every MPI call (libunwind)"},
     EnvVar{"P3S_BUFFER_MB", "int", "8", "1..4096",
            "event buffer per thread in MiB; it is written to disk whenever it fills"},

@@ -168,7 +168,13 @@ bool prepare_directory(State& s) {
 
 /// The work counters: every rank must record the same columns, so PAPI is used only if it works everywhere.
 void choose_counters(State& s) {
-  const std::uint64_t window_ns = std::uint64_t{s.config.cputime_window_us} * 1000;
+  // One window for the run, rank 0's, as the archive states it (an MPMD launch may give ranks other settings).
+  std::uint32_t window_us = s.config.cputime_window_us;
+  PMPI_Bcast(&window_us, 1, MPI_UINT32_T, 0, s.tool_comm);
+  if (!all_ok(s.tool_comm, window_us == s.config.cputime_window_us) && s.rank == 0) {
+    warn(s, "P3S_CPUTIME_WINDOW_US differs across ranks; every rank uses rank 0's, " + std::to_string(window_us));
+  }
+  const std::uint64_t window_ns = std::uint64_t{window_us} * 1000;
   CounterProbe probe = probe_counters(s.config.counters, window_ns);
   const bool papi_here = probe.setup.mode == CounterMode::Papi;
   if (!all_ok(s.tool_comm, papi_here || s.config.counters == CountersRequest::None ||

@@ -336,6 +336,14 @@ def counters(c):
         if r.returncode != 0 or read is None or expected not in read.group(1):
             fail("cputime-read", f"window {window}: expected '{expected}' in P3S::CPU_TIME_READ: "
                                  f"{read.group(1) if read else info[-500:]} {r.stderr}")
+    # An MPMD launch (Open MPI's syntax) with another window on rank 1: the run uses rank 0's, and says so once.
+    trace = os.path.join(c.work("cputime-mpmd"), "trace")
+    ranked = lambda window: ["env", f"LD_PRELOAD={c.a.preload}", f"P3S_TRACE_DIR={trace}", "P3S_COUNTERS=cputime",
+                             f"P3S_CPUTIME_WINDOW_US={window}", c.apps["ring"], "5"]
+    r = run(c.mpirun(1) + ranked("20") + [":", c.a.np_flag, "1"] + ranked("0"))
+    info = run(["otf2-print", "--show-info", os.path.join(trace, "traces.otf2")]).stdout
+    if r.returncode != 0 or r.stderr.count("P3S_CPUTIME_WINDOW_US differs") != 1 or "every 20 us" not in info:
+        fail("cputime-window", f"rank 0's window for every rank, one warning: {r.returncode}: {r.stderr[-800:]}")
 
 
 def record_cli(c):
