@@ -93,6 +93,10 @@ bool RawReader::next(RawRecord& record) {
   }
   const std::byte* body = chunk_.data() + begin_ + head;
   const auto kind = static_cast<raw::Kind>(static_cast<std::uint8_t>(*body) & raw::kTagKindMask);
+  if (!raw::verbatim(kind) && length > raw::kMaxCodedBody) {
+    torn_ = true;  // no structure the recorder writes encodes that long: damage, never allocated 8x over
+    return false;
+  }
   // No encoded byte gives more than 8 decoded ones; a verbatim body gives itself.
   const std::size_t room = (raw::verbatim(kind) ? length : 8 * length) + 8;
   if (decoded_.size() < room) decoded_.resize(room);

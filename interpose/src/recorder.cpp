@@ -37,15 +37,7 @@ ThreadData* attach_thread() noexcept {
       warn(s, error + "; MPI calls of this thread are not recorded");
       return nullptr;
     }
-    td->counters.start(s.counters);
-    if (td->counters.misses_switches(s.counters)) {
-      static std::atomic<bool> reported{false};
-      if (!reported.exchange(true)) {
-        warn(s, "thread " + std::to_string(td->index) +
-                    " cannot follow its context switches (perf event or ring refused, e.g. the perf mlock budget); "
-                    "its CPU time can be up to P3S_CPUTIME_WINDOW_US too high after each switch");
-      }
-    }
+    start_counters(s, *td);
     td->log->set_flush_interval(std::uint64_t{s.config.flush_seconds} * 1000000000ULL, clock_ns());
     register_exit_log(td->log.get());
     ThreadData* raw_ptr = td.get();
@@ -157,6 +149,17 @@ bool element_completed(int rc, const MPI_Status* statuses, int i) noexcept {
 }
 
 }  // namespace
+
+void start_counters(const State& s, ThreadData& td) noexcept {
+  td.counters.start(s.counters);
+  if (!td.counters.misses_switches(s.counters)) return;
+  static std::atomic<bool> reported{false};
+  if (!reported.exchange(true)) {
+    warn(s, "thread " + std::to_string(td.index) +
+                " cannot follow its context switches (perf event or ring refused, e.g. the perf mlock budget); its "
+                "CPU time can be up to P3S_CPUTIME_WINDOW_US too high after each switch");
+  }
+}
 
 Scope::Scope(Region region) noexcept : region_(region) {
   ThreadState& ts = t_state;

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 #include "archive_io.hpp"
 #include "converter.hpp"
@@ -30,16 +31,41 @@ struct Log {
   bool torn = false;
 };
 
+/// A definition record as read, placed once every log of its rank has been read.
+struct StagedDefinition {
+  std::uint64_t index;  ///< the communicator's local index or the call site's id
+  raw::Kind kind;
+  std::vector<std::byte> payload;
+};
+
+/// A rank numbers its definitions across its threads, and each thread logs its own: they are placed in index
+/// order, so that a damaged index is told from one that another thread's log fills in up to it.
+void place_definitions(std::vector<StagedDefinition>& staged, RankDefs& defs) {
+  std::stable_sort(staged.begin(), staged.end(), [](const StagedDefinition& a, const StagedDefinition& b) {
+    return std::tie(a.kind, a.index) < std::tie(b.kind, b.index);
+  });
+  for (const StagedDefinition& d : staged) add_definition(defs, d.kind, d.payload.data(), d.payload.size());
+}
+
 /// First pass over one log: its definitions, its finalize clock offset, its provenance.
-void scan(Log& log, RankDefs& defs, RunInfo& run) {
+void scan(Log& log, std::vector<StagedDefinition>& staged, RunInfo& run) {
   RawRecord r{};
   while (log.reader->next(r)) {
     ++log.records;
     switch (r.header.kind) {
       case raw::Kind::CommDef:
-      case raw::Kind::CallsiteDef:
-        add_definition(defs, r.header.kind, r.payload, r.payload_bytes);
+      case raw::Kind::CallsiteDef: {
+        std::uint64_t index = 0;
+        if (r.header.kind == raw::Kind::CommDef && r.payload_bytes >= 4) {
+          std::uint32_t local = 0;
+          std::memcpy(&local, r.payload, sizeof local);
+          index = local;
+        } else if (r.payload_bytes >= 8) {
+          std::memcpy(&index, r.payload, sizeof index);
+        }
+        staged.push_back({index, r.header.kind, {r.payload, r.payload + r.payload_bytes}});
         break;
+      }
       case raw::Kind::Finalized: {
         raw::ClockSyncAtEnd end{};
         std::memcpy(&end, r.payload, std::min(sizeof end, r.payload_bytes));
@@ -130,6 +156,7 @@ RunInfo scan_logs(std::vector<Log>& logs, const std::string& rdir, std::map<std:
   run.date = utc_date(h0.realtime_at_init_ns);
   run.hosts.resize(static_cast<std::size_t>(std::max(run.world_size, 0)));
   std::map<std::int32_t, bool> finalized;
+  std::map<std::int32_t, std::vector<StagedDefinition>> staged;
   for (Log& log : logs) {
     const raw::FileHeader& h = log.reader->header();
     const bool other_id = h.run_id != 0 && h0.run_id != 0 && h.run_id != h0.run_id;
@@ -142,13 +169,13 @@ RunInfo scan_logs(std::vector<Log>& logs, const std::string& rdir, std::map<std:
     }
     log.clock.init_local_ns = h.init_ns;
     log.clock.init_offset_ns = h.clock_offset_ns;
-    RankDefs& d = defs[h.rank];
-    d.rank = h.rank;
-    scan(log, d, run);
+    defs[h.rank].rank = h.rank;
+    scan(log, staged[h.rank], run);
     if (h.callsites != 0) run.callsites = true;
     run.hosts[static_cast<std::size_t>(h.rank)] = std::string(h.host, strnlen(h.host, sizeof h.host));
     if (h.thread_index == 0) finalized[h.rank] = log.finalized;
   }
+  for (auto& [rank, records] : staged) place_definitions(records, defs[rank]);
   // Threads other than the first never log Finalized; they share their rank's clock model.
   for (Log& log : logs) {
     const raw::FileHeader& h = log.reader->header();

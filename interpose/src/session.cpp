@@ -316,7 +316,7 @@ void start(int region, InitEnter init, const int* provided) {
     discard_logs(s, *td, error);
     return;
   }
-  td->counters.start(s.counters);
+  start_counters(s, *td);
   ThreadLog& log = *td->log;
   write_meta(log, "command", command_line(s.config));
   write_meta(log, "counters_requested", std::string(to_string(s.config.counters)));

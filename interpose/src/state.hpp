@@ -117,6 +117,10 @@ void set_thread_data(ThreadData* data) noexcept;
 /// Prepares call-site capture (the address range of this library).
 void init_callsites() noexcept;
 
+/// Starts the calling thread's counters; the first thread of the rank that cannot follow its context switches
+/// says so.
+void start_counters(const State& s, ThreadData& td) noexcept;
+
 /// Makes a log reachable from the termination handler (which flushes it if the process is killed).
 void register_exit_log(ThreadLog* log) noexcept;
 

@@ -57,6 +57,7 @@ bool ThreadLog::write_all(const std::byte* data, std::size_t bytes) noexcept {
 
 bool ThreadLog::flush() noexcept {
   if (failed_ || fd_ < 0) return false;
+  if (exited_.load(std::memory_order_acquire)) return true;  // the process is ending (MPI_Abort, a signal)
   const std::size_t used = used_.load(std::memory_order_relaxed);
   if (used == 0) return true;
   flushing_.store(true, std::memory_order_release);
@@ -71,6 +72,7 @@ void ThreadLog::flush_for_exit() noexcept {
   // Interrupting a regular flush: part of the buffer is on disk already and writing it again would
   // duplicate records, so the rest is given up.
   if (failed_ || fd_ < 0 || flushing_.load(std::memory_order_acquire)) return;
+  if (exited_.exchange(true, std::memory_order_acq_rel)) return;
   const std::size_t used = used_.exchange(0, std::memory_order_acquire);
   const std::byte* data = buffer_.get();
   std::size_t left = used;

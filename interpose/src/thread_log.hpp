@@ -25,11 +25,11 @@ class ThreadLog {
   ThreadLog& operator=(const ThreadLog&) = delete;
 
   /// Appends a record made of a header and up to two payload parts (encoded: raw_codec.hpp); false once the log
-  /// has failed.
+  /// has failed. Enter and Leave take one part of 64-bit values; other varint kinds, parts of 32-bit words.
   bool append(raw::Kind kind, std::uint8_t flags, std::uint16_t region, std::uint64_t time_ns,
               const void* part1 = nullptr, std::size_t bytes1 = 0, const void* part2 = nullptr,
               std::size_t bytes2 = 0) noexcept {
-    const std::size_t most = raw::max_encoded(bytes1 + bytes2);
+    const std::size_t most = raw::max_encoded(kind, bytes1 + bytes2);
     std::size_t used = used_.load(std::memory_order_relaxed);
     if (used + most > capacity_) {
       if (!make_room(most)) return false;
@@ -87,6 +87,9 @@ class ThreadLog {
   std::atomic<std::size_t> used_{0};
   std::unique_ptr<std::byte[]> buffer_;
   std::atomic<bool> flushing_{false};  ///< a regular flush is writing: the termination handler keeps out
+  /// The termination handler wrote the buffer: nothing more is written. Another thread still appending could
+  /// publish bytes already written, and a repeat would shift every later difference of the log.
+  std::atomic<bool> exited_{false};
   std::uint64_t flush_interval_ns_ = 0;
   std::uint64_t last_flush_ns_ = 0;
   raw::CodecState codec_;

@@ -108,12 +108,17 @@ TEST_P(CpuClockModes, AReadBackStandsForItsTimeAndASleepAfterItIsNotCounted) {
   if (GetParam() && !perf_here()) GTEST_SKIP() << "no perf task clock here";
   CpuClock c;
   c.open(kWindow, GetParam());
-  // Without a break, a read back is the extrapolation at its time, as a read then would have been.
-  const std::uint64_t t = clock_ns();
-  const std::uint64_t a = c.read(t);
-  const std::uint64_t b = c.read_back(t + 500);
-  EXPECT_GE(b, a);
-  EXPECT_LE(b - a, 500U);
+  // Without a break, a read back is the extrapolation at its time, as a read then would have been (a switch
+  // in between takes a system call rightly: one attempt in five must do without).
+  bool at_its_time = false;
+  for (int i = 0; i < 5 && !at_its_time; ++i) {
+    const std::uint64_t t = clock_ns();
+    const std::uint64_t a = c.read(t);
+    const std::uint64_t b = c.read_back(t + 500);
+    EXPECT_GE(b, a);
+    at_its_time = b - a <= 500;
+  }
+  EXPECT_TRUE(at_its_time);
   // A leave 4 ms ago, read back after a sleep (a preempted recorder): the reads after it do not gain the sleep as
   // CPU time. Following switches, the read back is the system call, whose wall time is now: the read after it
   // needs none of its own (unless a switch came between them: one attempt in five must do without).

@@ -30,10 +30,10 @@ void round_trip(const std::vector<Written>& records) {
   CodecState writer;
   for (const Written& w : records) {
     const std::size_t at = stream.size();
-    stream.resize(at + max_encoded(w.payload.size()));
+    stream.resize(at + max_encoded(w.header.kind, w.payload.size()));
     std::byte* end = encode(stream.data() + at, writer, w.header.kind, w.header.flags, w.header.region,
                             w.header.time_ns, w.payload.data(), w.payload.size(), nullptr, 0);
-    ASSERT_LE(static_cast<std::size_t>(end - (stream.data() + at)), max_encoded(w.payload.size()));
+    ASSERT_LE(static_cast<std::size_t>(end - (stream.data() + at)), max_encoded(w.header.kind, w.payload.size()));
     stream.resize(static_cast<std::size_t>(end - stream.data()));
   }
   CodecState reader;
@@ -76,7 +76,7 @@ TEST(RawCodec, EveryKindComesBackAsWritten) {
         break;
       }
       case 1: {
-        const std::uint64_t values[2] = {cpu += rng() % 5000, any64()};
+        const std::uint64_t values[4] = {cpu += rng() % 5000, any64(), any64(), any64()};  // one beyond 3 metrics
         records.push_back({{Kind::Leave, 0, region, 0, time}, bytes_of(values, sizeof values)});
         break;
       }

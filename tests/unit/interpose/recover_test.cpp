@@ -166,5 +166,36 @@ TEST(Recover, LogsOfDifferentRunsAreRefused) {
   }
 }
 
+TEST(Recover, DefinitionsOfAllThreadsArePlacedWhateverLogHoldsThem) {
+  // A worker thread created 66,000 communicators, then the main thread one more: its index is far beyond what
+  // the main thread's own log defines, yet it is no damage.
+  const fs::path dir = fs::path(P3S_TEST_TMP) / "threads-defs";
+  fs::remove_all(dir);
+  fs::create_directories(raw_dir(dir.string()));
+  constexpr std::uint32_t kWorkerComms = 66000;
+  std::string error;
+  {
+    raw::FileHeader h = header(0, 1);
+    h.thread_index = 1;
+    auto log = ThreadLog::open(raw_log_path(dir.string(), 0, 1), 1 << 20, h, error);
+    ASSERT_TRUE(log) << error;
+    for (std::uint32_t i = 2; i < 2 + kWorkerComms; ++i) {
+      const raw::CommDefinition d{i, 0, i, 1, 0, 0, 0};
+      ASSERT_TRUE(log->append(raw::Kind::CommDef, 0, 0, 0, &d, sizeof d));
+    }
+  }
+  {
+    auto log = ThreadLog::open(raw_log_path(dir.string(), 0, 0), 1 << 16, header(0, 1), error);
+    ASSERT_TRUE(log) << error;
+    const raw::CommDefinition world{0, raw::kNoParent, raw::kWorldKey, 1, raw::kCommWorld, 0, 0};
+    const raw::CommDefinition self{1, raw::kNoParent, raw::kSelfKey, 1, raw::kCommSelf, 0, 0};
+    const raw::CommDefinition last{2 + kWorkerComms, 0, 2 + kWorkerComms, 1, 0, 0, 0};
+    for (const auto& d : {world, self, last}) log->append(raw::Kind::CommDef, 0, 0, 0, &d, sizeof d);
+    log->append(raw::Kind::Finalized, 2000, raw::ClockSyncAtEnd{2000, 0});
+  }
+  const RecoverReport r = recover(dir.string());
+  EXPECT_EQ(read_definitions(r.archive).comms.size(), 2u + kWorkerComms + 1u);
+}
+
 }  // namespace
 }  // namespace p3s::interpose

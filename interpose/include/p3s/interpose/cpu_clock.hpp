@@ -38,7 +38,8 @@ class CpuClock {
   /// The CPU time at wall time `now_ns`, a CLOCK_MONOTONIC value the caller has just read (clock_ns()).
   [[nodiscard]] std::uint64_t read(std::uint64_t now_ns) noexcept { return read(now_ns, now_ns); }
   /// The CPU time at wall time `at_ns`, read a moment later (the leave of an MPI call, after the recorder's own
-  /// work on it): no clock read of its own unless a system call is due, whose value then stands for `at_ns`.
+  /// work on it): no clock read of its own. When a system call is due, its value (the CPU time now, the moment
+  /// later) is given for `at_ns`, and the anchor takes the clock read with it.
   [[nodiscard]] std::uint64_t read_back(std::uint64_t at_ns) noexcept { return read(at_ns, 0); }
   void close() noexcept;
 
