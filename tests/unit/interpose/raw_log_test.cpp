@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include "raw_reader.hpp"
 #include "thread_log.hpp"
@@ -28,15 +29,21 @@ raw::FileHeader header(int rank) {
   return h;
 }
 
-/// The records a log holds, read back; -1 if it cannot be opened or ends torn.
-int count_records(const std::string& path) {
+/// The whole records a log holds, read back, and whether it ends torn; -1 if it cannot be opened.
+std::pair<int, bool> read_records(const std::string& path) {
   std::string error;
   auto reader = RawReader::open(path, error);
-  if (!reader) return -1;
+  if (!reader) return {-1, false};
   RawRecord r{};
   int n = 0;
   while (reader->next(r)) ++n;
-  return reader->torn() ? -1 : n;
+  return {n, reader->torn()};
+}
+
+/// The records of a log that must end cleanly; -1 if it cannot be opened or ends torn.
+int count_records(const std::string& path) {
+  const auto [n, torn] = read_records(path);
+  return torn ? -1 : n;
 }
 
 /// Writes `n` send records with increasing times through a buffer of `buffer` bytes.
@@ -87,14 +94,7 @@ TEST(RawLog, TornTailStopsCleanly) {
   const std::string path = temp_path("torn.raw");
   write_sends(path, 100, 1 << 16);
   fs::resize_file(path, fs::file_size(path) - 5);
-  std::string error;
-  auto reader = RawReader::open(path, error);
-  ASSERT_TRUE(reader) << error;
-  RawRecord r{};
-  int n = 0;
-  while (reader->next(r)) ++n;
-  EXPECT_EQ(n, 99);
-  EXPECT_TRUE(reader->torn());
+  EXPECT_EQ(read_records(path), std::make_pair(99, true));
 }
 
 TEST(RawLog, AnOverlongBodyIsDamageNotAllocated) {
@@ -108,14 +108,7 @@ TEST(RawLog, AnOverlongBodyIsDamageNotAllocated) {
     out.put(static_cast<char>(raw::Kind::Send));
     out << std::string(999, '\x01');
   }
-  std::string error;
-  auto reader = RawReader::open(path, error);
-  ASSERT_TRUE(reader) << error;
-  RawRecord r{};
-  int n = 0;
-  while (reader->next(r)) ++n;
-  EXPECT_EQ(n, 2);
-  EXPECT_TRUE(reader->torn());
+  EXPECT_EQ(read_records(path), std::make_pair(2, true));
 }
 
 TEST(RawLog, NothingIsWrittenAfterTheExitFlush) {
