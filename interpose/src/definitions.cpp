@@ -68,6 +68,20 @@ constexpr std::size_t kMaxDefinitionGap = 1 << 16;
 
 }  // namespace
 
+std::uint64_t definition_index(raw::Kind kind, const std::byte* payload, std::size_t bytes) noexcept {
+  if (kind == raw::Kind::CommDef && bytes >= sizeof(raw::CommDefinition)) {
+    raw::CommDefinition d{};
+    std::memcpy(&d, payload, sizeof d);
+    return d.local;
+  }
+  if (kind == raw::Kind::CallsiteDef && bytes >= sizeof(raw::CallsiteDefinition)) {
+    raw::CallsiteDefinition d{};
+    std::memcpy(&d, payload, sizeof d);
+    return d.id;
+  }
+  return 0;
+}
+
 void add_definition(RankDefs& defs, raw::Kind kind, const std::byte* payload, std::size_t bytes) {
   if (kind == raw::Kind::CommDef && bytes >= sizeof(raw::CommDefinition)) {
     CommDef c;

@@ -46,6 +46,10 @@ struct LocalMaps {
   std::vector<std::uint32_t> callsite;
 };
 
+/// The index a definition record defines: a CommDef's local communicator index, a CallsiteDef's id (0 if the
+/// payload is too short to hold it, which add_definition then skips).
+[[nodiscard]] std::uint64_t definition_index(raw::Kind kind, const std::byte* payload, std::size_t bytes) noexcept;
+
 /// Adds a definition record read from a raw log to `defs` (CommDef or CallsiteDef payloads).
 void add_definition(RankDefs& defs, raw::Kind kind, const std::byte* payload, std::size_t bytes);
 

@@ -82,6 +82,16 @@ inline bool get_varint(const std::byte*& p, const std::byte* end, std::uint64_t&
   return false;
 }
 
+/// Each whole 32-bit word of [src, src + bytes) as a zigzag varint.
+inline std::byte* put_words(std::byte* p, const std::byte* src, std::size_t bytes) noexcept {
+  for (std::size_t i = 0; i + 4 <= bytes; i += 4) {
+    std::int32_t v;
+    std::memcpy(&v, src + i, 4);
+    p = put_varint(p, zigzag(v));
+  }
+  return p;
+}
+
 /// What both sides remember between the records of one log.
 struct CodecState {
   std::uint64_t time_ns = 0;
@@ -130,16 +140,7 @@ inline std::byte* encode(std::byte* out, CodecState& st, Kind kind, std::uint8_t
     if (bytes2 != 0) std::memcpy(p + bytes1, part2, bytes2);
     p += bytes1 + bytes2;
   } else {
-    for (std::size_t i = 0; i + 4 <= bytes1; i += 4) {
-      std::int32_t v;
-      std::memcpy(&v, part1 + i, 4);
-      p = put_varint(p, zigzag(v));
-    }
-    for (std::size_t i = 0; i + 4 <= bytes2; i += 4) {
-      std::int32_t v;
-      std::memcpy(&v, part2 + i, 4);
-      p = put_varint(p, zigzag(v));
-    }
+    p = put_words(put_words(p, part1, bytes1), part2, bytes2);
   }
   const auto length = static_cast<std::uint64_t>(p - body);
   if (length < 0x80) {
@@ -183,11 +184,15 @@ inline std::byte* encode(std::byte* out, CodecState& st, Kind kind, std::uint8_t
     if (n != 0) std::memcpy(out, p, n);
     out += n;
   } else if (region_record(header.kind)) {
-    const bool site = header.kind == Kind::Enter && (header.flags & kFlagCallsite) != 0;
-    for (std::size_t index = 0; p != end; ++index) {
+    // As encode() wrote them: an Enter's call site as it is, then the metrics as differences.
+    if (header.kind == Kind::Enter && (header.flags & kFlagCallsite) != 0 && p != end) {
       if (!get_varint(p, end, v)) return -1;
-      const std::size_t m = index - (site ? 1 : 0);
-      if (!(site && index == 0) && m < kCodedMetrics) {
+      std::memcpy(out, &v, 8);
+      out += 8;
+    }
+    for (std::size_t m = 0; p != end; ++m) {
+      if (!get_varint(p, end, v)) return -1;
+      if (m < kCodedMetrics) {
         v = st.metrics[m] + static_cast<std::uint64_t>(unzigzag(v));
         st.metrics[m] = v;
       }
@@ -202,11 +207,10 @@ inline std::byte* encode(std::byte* out, CodecState& st, Kind kind, std::uint8_t
       out += 4;
     }
   }
-  const auto bytes = static_cast<std::size_t>(out - payload);
-  const std::size_t padded_bytes = (bytes + 7u) & ~std::size_t{7};
+  const std::uint32_t padded_bytes = padded(static_cast<std::uint32_t>(out - payload));
   constexpr std::uint64_t zero = 0;
   std::memcpy(out, &zero, sizeof zero);  // the padding (under 8 bytes; `payload` has 8 bytes of room past it)
-  header.bytes = static_cast<std::uint32_t>(sizeof(RecordHeader) + padded_bytes);
+  header.bytes = static_cast<std::uint32_t>(sizeof(RecordHeader)) + padded_bytes;
   return static_cast<long>(padded_bytes);
 }
 

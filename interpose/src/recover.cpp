@@ -54,18 +54,11 @@ void scan(Log& log, std::vector<StagedDefinition>& staged, RunInfo& run) {
     ++log.records;
     switch (r.header.kind) {
       case raw::Kind::CommDef:
-      case raw::Kind::CallsiteDef: {
-        std::uint64_t index = 0;
-        if (r.header.kind == raw::Kind::CommDef && r.payload_bytes >= 4) {
-          std::uint32_t local = 0;
-          std::memcpy(&local, r.payload, sizeof local);
-          index = local;
-        } else if (r.payload_bytes >= 8) {
-          std::memcpy(&index, r.payload, sizeof index);
-        }
-        staged.push_back({index, r.header.kind, {r.payload, r.payload + r.payload_bytes}});
+      case raw::Kind::CallsiteDef:
+        staged.push_back({definition_index(r.header.kind, r.payload, r.payload_bytes),
+                          r.header.kind,
+                          {r.payload, r.payload + r.payload_bytes}});
         break;
-      }
       case raw::Kind::Finalized: {
         raw::ClockSyncAtEnd end{};
         std::memcpy(&end, r.payload, std::min(sizeof end, r.payload_bytes));
