@@ -14,7 +14,6 @@ import os
 import resource
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import time
