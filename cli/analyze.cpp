@@ -52,6 +52,7 @@ void add_analyze(CLI::App& app) {
   auto quiet = std::make_shared<bool>(false);
   auto show_stats = std::make_shared<bool>(false);
   auto phases = std::make_shared<std::string>(analyzer::phase_method_name(analyzer::PhaseMethod::Auto));
+  auto level = std::make_shared<std::string>("auto");
   CLI::App* sub = app.add_subcommand("analyze", "Find the phases of a traced run and write its signature");
   sub->add_option("trace", *traces,
                   "Trace directory or traces.otf2; several runs of one application (e.g. at 4, 8, 16, 32 "
@@ -87,10 +88,17 @@ void add_analyze(CLI::App& app) {
                   "repeated phases plus their order folded into loops)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "by-rank", "global-ticks"}));
+  sub->add_option("--phase-level", *level,
+                  "Which loops are the phases: units (the innermost loops that compute, and the steps between "
+                  "them), outermost-loops (each iteration of the program's outermost loops, whatever their inner "
+                  "loops), collectives (by rank: the calls between collectives of all processes), or auto")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "units", "outermost-loops", "collectives"}));
   sub->add_flag("--partial", opts->signature.partial,
                 "Analyse a run that did not finish: unmatched receives become local events");
-  sub->callback([opts, traces, output, csv, otf2, report, quiet, show_stats, phases, force] {
+  sub->callback([opts, traces, output, csv, otf2, report, quiet, show_stats, phases, level, force] {
     opts->signature.phase_method = analyzer::phase_method_named(*phases).value();
+    if (*level != "auto") opts->signature.phase_level = analyzer::phase_level_named(*level);
     if (traces->size() > 1 && (!output->empty() || !csv->empty() || !otf2->empty())) {
       throw InputError("-o, --logical-csv and --otf2-logical take one run; with " + std::to_string(traces->size()) +
                        " runs, each signature is written beside its archive");

@@ -89,36 +89,57 @@ void same_level(const std::vector<AnalyzeOptions>& runs, std::vector<Signature>&
   }
 }
 
-/// Runs whose iterations still differ take the outermost loops of their ticks as their phases, where these then
-/// correspond in every run: the innermost loops of a pipeline through q cells are its stages at most counts, but
-/// at q = 2 every sweep has one stage and the iteration is the innermost loop; a multigrid V-cycle's levels
-/// compute too little on the coarse grids for the ranks' own steps to be cut alike at every count.
+/// Whether the runs' iterations are the same phases in the same order, each as often at every process count.
+bool same_iterations_everywhere(const std::vector<Signature>& sigs) {
+  const Iterations first = iterations_of(sigs.front());
+  return std::all_of(sigs.begin(), sigs.end(), [&](const Signature& s) {
+    const Iterations it = iterations_of(s);
+    if (it.order != first.order) return false;
+    for (std::size_t k = 0; k < it.phases.size(); ++k) {
+      if (s.phases[it.phases[k]].weight != sigs.front().phases[first.phases[k]].weight) return false;
+    }
+    return true;
+  });
+}
+
+/// Runs whose iterations still differ, or run as often as the process count gives, take the program's
+/// iterations as their phases (the outermost loops: see main_loop.hpp), found by the series' method or else by
+/// the other, where these then correspond in every run: the innermost loops of a pipeline through q cells are its
+/// stages, q - 1 per sweep, and a multigrid V-cycle's levels compute too little on the coarse grids for the ranks'
+/// own steps to be cut alike at every count. A time step is then one phase, its inner loops loops inside it.
 void same_iterations(const std::vector<AnalyzeOptions>& runs, std::vector<Signature>& sigs,
                      std::vector<AnalyzeStats>& local) {
   if (sigs.size() < 2) return;
-  std::vector<Iterations> its;
   for (const Signature& s : sigs) {
-    if (s.phase_method == PhaseMethod::GlobalTicks && s.phase_level == PhaseLevel::Outermost) return;
-    its.push_back(iterations_of(s));
+    if (s.phase_level == PhaseLevel::Outermost) return;
   }
-  if (std::all_of(its.begin(), its.end(), [&](const Iterations& i) { return i.order == its.front().order; })) return;
-  std::vector<Signature> coarse;
-  std::vector<AnalyzeStats> again(runs.size());
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    AnalyzeOptions forced = runs[i];
-    forced.signature.phase_method = PhaseMethod::GlobalTicks;
-    forced.signature.phase_level = PhaseLevel::Outermost;
-    coarse.push_back(analyze(forced, &again[i]));
-    if (iterations_of(coarse.back()).order != iterations_of(coarse.front()).order) return;
-  }
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    coarse[i].options = runs[i].signature;
-    coarse[i].phase_method_note =
-        "the series' level, the ticks' outermost loops: the runs' iterations differ otherwise (this run " +
-        std::string(phase_method_name(sigs[i].phase_method)) +
-        (sigs[i].phase_method_note.empty() ? "" : ": " + sigs[i].phase_method_note) + ")";
-    sigs[i] = std::move(coarse[i]);
-    local[i] = again[i];
+  if (same_iterations_everywhere(sigs)) return;
+  const PhaseMethod series = sigs.front().phase_method;
+  const PhaseMethod other = series == PhaseMethod::ByRank ? PhaseMethod::GlobalTicks : PhaseMethod::ByRank;
+  for (const PhaseMethod method : {series, other}) {
+    std::vector<Signature> coarse;
+    std::vector<AnalyzeStats> again(runs.size());
+    bool same = true;
+    for (std::size_t i = 0; i < runs.size() && same; ++i) {
+      AnalyzeOptions forced = runs[i];
+      forced.signature.phase_method = method;
+      forced.signature.phase_level = PhaseLevel::Outermost;
+      coarse.push_back(analyze(forced, &again[i]));
+      same = coarse.back().phase_level == PhaseLevel::Outermost &&
+             iterations_of(coarse.back()).order == iterations_of(coarse.front()).order;
+    }
+    if (!same) continue;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      coarse[i].options = runs[i].signature;
+      coarse[i].phase_method_note = "the series' level, the program's iterations (" +
+                                    std::string(phase_method_name(method)) +
+                                    "): the runs' iterations differ otherwise (this run " +
+                                    std::string(phase_method_name(sigs[i].phase_method)) +
+                                    (sigs[i].phase_method_note.empty() ? "" : ": " + sigs[i].phase_method_note) + ")";
+      sigs[i] = std::move(coarse[i]);
+      local[i] = again[i];
+    }
+    return;
   }
 }
 

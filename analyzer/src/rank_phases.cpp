@@ -27,6 +27,8 @@
 // ranks agree, such as a convergence test per iteration).
 #include "rank_phases.hpp"
 
+#include "main_loop.hpp"
+
 #include <algorithm>
 #include <map>
 #include <span>
@@ -145,29 +147,6 @@ std::vector<Stretch> loop_stretches(const PhaseStructure& ps) {
     }
   }
   return out;
-}
-
-/// The start of the least rotation of `body` (Booth's algorithm, O(length)): rotations of one body have the
-/// same least rotation.
-std::size_t least_rotation(std::span<const std::uint64_t> body) {
-  const std::size_t n = body.size();
-  std::vector<std::ptrdiff_t> failure(2 * n, -1);
-  std::size_t k = 0;
-  for (std::size_t j = 1; j < 2 * n; ++j) {
-    const std::uint64_t sj = body[j % n];
-    std::ptrdiff_t i = failure[j - k - 1];
-    while (i != -1 && sj != body[(k + static_cast<std::size_t>(i) + 1) % n]) {
-      if (sj < body[(k + static_cast<std::size_t>(i) + 1) % n]) k = j - static_cast<std::size_t>(i) - 1;
-      i = failure[static_cast<std::size_t>(i)];
-    }
-    if (i == -1 && sj != body[(k + static_cast<std::size_t>(i) + 1) % n]) {
-      if (sj < body[k % n]) k = j;
-      failure[j - k] = -1;
-    } else {
-      failure[j - k] = i + 1;
-    }
-  }
-  return k % n;
 }
 
 /// A loop's body up to rotation: the hash of its least rotation, and where the loop's body starts in it.
@@ -308,14 +287,6 @@ std::vector<Stretch> cut_loops(const std::vector<Stretch>& in, const CallSequenc
 /// to each collective of all processes.
 using Level = PhaseLevel;
 
-/// The outermost loops and the stretches between them as stretches.
-std::vector<Stretch> top_stretches(const PhaseStructure& ps) {
-  std::vector<Stretch> out;
-  for (const TopItem& t : ps.top)
-    out.push_back({t.first_tick, t.first_tick + t.ticks, t.count < 2 ? 0 : t.ticks / t.count});
-  return out;
-}
-
 LocationOccurrences occurrences_of(const CallSequence& calls, const PhaseStructure& ps, Level level) {
   LocationOccurrences out;
   // Calls [begin, end) as occurrences, a new one beginning at every call i > begin where `starts(i)`.
@@ -333,16 +304,21 @@ LocationOccurrences occurrences_of(const CallSequence& calls, const PhaseStructu
     add_split(0, calls.syncs().size(), [&](std::uint64_t i) { return calls.syncs()[i - 1] != 0; });
     return out;
   }
-  const bool units = level == Level::Units;
-  for (const Stretch& st : cut_loops(units ? loop_stretches(ps) : top_stretches(ps), calls, units)) {
+  if (level == Level::Outermost) {
+    // The program's iterations, found on calls without their compute marks (`calls` holds none here): which
+    // calls follow computation varies from iteration to iteration on a loaded machine, the calls do not.
+    std::vector<Piece> pieces = main_loop_pieces(calls.shapes(), ps);
+    if (pieces.empty()) pieces.push_back({0, calls.shapes().size(), false});
+    for (const Piece& p : pieces) out.add(calls, p.begin, p.end);
+    return out;
+  }
+  for (const Stretch& st : cut_loops(loop_stretches(ps), calls, true)) {
     if (st.period != 0) {
       for (std::uint64_t b = st.begin; b < st.end; b += st.period) out.add(calls, b, b + st.period);
-    } else if (units) {
+    } else {
       // Between loops, a step begins after each compute burst (an MD step that re-neighbours, one that writes
       // output): the same boundaries as the units' around it.
       add_split(st.begin, st.end, [&](std::uint64_t i) { return calls.anchors()[i] != 0; });
-    } else {
-      out.add(calls, st.begin, st.end);
     }
   }
   return out;
@@ -605,9 +581,21 @@ std::optional<RunPhases> phases_by_rank(std::vector<CallSequence> calls, const P
   out.method = PhaseMethod::ByRank;
   std::vector<LocationOccurrences> locs(calls.size());
   // Every location's occurrences at a level; whether they have as many (the reference: the fewest).
+  // The calls without their compute marks, folded, for the program's iterations (made when first needed).
+  std::vector<CallSequence> plain;
+  std::vector<PhaseStructure> plain_folded;
   const auto build = [&](Level level) {
+    if (level == Level::Outermost && plain.empty()) {
+      plain = calls;
+      for (CallSequence& c : plain) {
+        for (std::uint64_t i = 0; i < c.shapes().size(); ++i) c.set_anchor(i, false);
+        plain_folded.push_back(c.shapes().empty() ? PhaseStructure{} : find_phases(c.shapes(), options));
+      }
+    }
     for (std::size_t l = 0; l < calls.size(); ++l) {
-      if (!calls[l].shapes().empty()) locs[l] = occurrences_of(calls[l], folded[l], level);
+      if (calls[l].shapes().empty()) continue;
+      locs[l] = level == Level::Outermost ? occurrences_of(plain[l], plain_folded[l], level)
+                                          : occurrences_of(calls[l], folded[l], level);
     }
     bool same = true;
     for (std::size_t l = 0; l < calls.size(); ++l) {

@@ -5,6 +5,7 @@
 #include <array>
 #include <unordered_map>
 
+#include "main_loop.hpp"
 #include "p3s/hash.hpp"
 
 #include "p3s/stable_name.hpp"
@@ -73,22 +74,17 @@ RunPhases run_phases_at_top(const PhaseStructure& structure, std::span<const Tic
   out.method = PhaseMethod::GlobalTicks;
   out.level = PhaseLevel::Outermost;
   std::unordered_map<std::uint64_t, std::uint32_t> ids;  // the hash of an occurrence's ticks -> its phase
-  const auto add = [&](std::uint64_t first, std::uint64_t ticks) {
+  std::vector<Piece> pieces = main_loop_pieces(symbols, structure);
+  if (pieces.empty()) pieces.push_back({0, symbols.size(), false});
+  for (const Piece& piece : pieces) {
+    const std::uint64_t ticks = piece.end - piece.begin;
     std::uint64_t h = mix64(ticks);
-    for (std::uint64_t t = first; t < first + ticks; ++t) h = mix64(h ^ symbols[t]);
+    for (std::uint64_t t = piece.begin; t < piece.end; ++t) h = mix64(h ^ symbols[t]);
     const auto [it, added] = ids.emplace(h, out.phase_count);
     if (added) ++out.phase_count;
     out.occurrence_phase.push_back(it->second);
-    out.first_tick.push_back(first + 1);
+    out.first_tick.push_back(piece.begin + 1);
     out.occurrence_ticks.push_back(ticks);
-  };
-  for (const TopItem& t : structure.top) {
-    if (t.count == 0) {
-      add(t.first_tick, t.ticks);
-      continue;
-    }
-    const std::uint64_t each = t.ticks / t.count;
-    for (std::uint64_t k = 0; k < t.count; ++k) add(t.first_tick + k * each, each);
   }
   return out;
 }
