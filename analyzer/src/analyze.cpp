@@ -69,15 +69,18 @@ class TickSink final : public LamportSink {
              std::span<const std::uint64_t> action_ticks) override {
     writers_[location]->write(op_tick, action_ticks);
   }
-  void on_tick(std::uint64_t tick, std::uint32_t, std::uint64_t symbol) override {
+  void on_tick(std::uint64_t tick, std::uint32_t events, std::uint64_t symbol) override {
     // Ticks arrive in order from 1; an empty tick keeps its place (symbol 0), so that tick t is index t - 1.
     if (tick != symbols.size() + 1) throw Error("internal error: ticks out of order");
     symbols.push_back(symbol);
+    // A tick with an event of every location: where all processes meet (a collective of all of them).
+    syncs.push_back(events >= writers_.size() ? 1 : 0);
   }
   void finish() {
     for (auto& w : writers_) w->finish();
   }
   std::vector<TickSymbol> symbols;
+  std::vector<std::uint8_t> syncs;
 
  private:
   std::vector<std::unique_ptr<TickWriter>> writers_;
@@ -195,7 +198,7 @@ constexpr std::size_t kBriefestByRank = 5;
 /// many phases of fill and drain that the ranks' own loops do not have. Otherwise the run's ticks decide: their
 /// phases do not depend on which bursts the machine's load made look like computation. Where the ticks already
 /// describe the run so briefly that nothing could be twice as brief, the calls are never read again by rank.
-RunPhases find_run_phases(const std::vector<TickSymbol>& symbols,
+RunPhases find_run_phases(const std::vector<TickSymbol>& symbols, const std::vector<std::uint8_t>& syncs,
                           const std::function<std::vector<CallSequence>()>& read_calls, const AnalyzeOptions& options) {
   PhaseFinderOptions pf;
   pf.max_period = options.max_period;
@@ -208,7 +211,7 @@ RunPhases find_run_phases(const std::vector<TickSymbol>& symbols,
   }
   const PhaseStructure structure = find_phases(symbols, pf);
   if (asked == PhaseMethod::GlobalTicks && options.signature.phase_level == PhaseLevel::Outermost) {
-    return run_phases_at_top(structure, symbols);
+    return run_phases_at_top(structure, symbols, syncs);
   }
   RunPhases global = run_phases_from_ticks(structure);
   if (asked == PhaseMethod::GlobalTicks) return global;
@@ -315,7 +318,7 @@ Signature analyze(const AnalyzeOptions& options, AnalyzeStats* stats) {
 
   t = Clock::now();
   RunPhases phases = find_run_phases(
-      sink.symbols, [&] { return location_calls(defs, ex, tick_files); }, options);
+      sink.symbols, sink.syncs, [&] { return location_calls(defs, ex, tick_files); }, options);
   if (phases.method == PhaseMethod::GlobalTicks && phases.level == PhaseLevel::Outermost) {
     std::vector<LocationFiles> files;
     for (std::size_t i = 0; i < ex.locations.size(); ++i) files.push_back({ex.locations[i].ops, tick_files[i]});

@@ -102,11 +102,13 @@ bool same_iterations_everywhere(const std::vector<Signature>& sigs) {
   });
 }
 
-/// Runs whose iterations still differ, or run as often as the process count gives, take the program's
-/// iterations as their phases (the outermost loops: see main_loop.hpp), found by the series' method or else by
-/// the other, where these then correspond in every run: the innermost loops of a pipeline through q cells are its
-/// stages, q - 1 per sweep, and a multigrid V-cycle's levels compute too little on the coarse grids for the ranks'
-/// own steps to be cut alike at every count. A time step is then one phase, its inner loops loops inside it.
+/// Runs whose iterations differ, or run as often as the process count gives, take the program's iterations as
+/// their phases (the main loops' iterations: see main_loop.hpp), found by the series' method or else by the other,
+/// where these then correspond in every run: the innermost loops of a pipeline through q cells are its stages,
+/// q - 1 per sweep, and a multigrid V-cycle's levels compute too little on the coarse grids for the ranks' own
+/// steps to be cut alike at every count. A time step is then one phase, its inner loops loops inside it. A run
+/// whose steps a loaded machine made look unlike the others' moves the series there too: phases that correspond
+/// at every n, if coarser, rather than finer ones that do not.
 void same_iterations(const std::vector<AnalyzeOptions>& runs, std::vector<Signature>& sigs,
                      std::vector<AnalyzeStats>& local) {
   if (sigs.size() < 2) return;
@@ -131,11 +133,10 @@ void same_iterations(const std::vector<AnalyzeOptions>& runs, std::vector<Signat
     if (!same) continue;
     for (std::size_t i = 0; i < runs.size(); ++i) {
       coarse[i].options = runs[i].signature;
-      coarse[i].phase_method_note = "the series' level, the program's iterations (" +
-                                    std::string(phase_method_name(method)) +
-                                    "): the runs' iterations differ otherwise (this run " +
-                                    std::string(phase_method_name(sigs[i].phase_method)) +
-                                    (sigs[i].phase_method_note.empty() ? "" : ": " + sigs[i].phase_method_note) + ")";
+      coarse[i].phase_method_note =
+          "the series' level, the program's iterations (" + std::string(phase_method_name(method)) +
+          "): the runs' iterations differ otherwise (this run " + std::string(phase_method_name(sigs[i].phase_method)) +
+          (sigs[i].phase_method_note.empty() ? "" : ": " + sigs[i].phase_method_note) + ")";
       sigs[i] = std::move(coarse[i]);
       local[i] = again[i];
     }

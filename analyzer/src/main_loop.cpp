@@ -21,7 +21,7 @@ struct Family {
   std::vector<std::uint64_t> canonical;  ///< the least rotation of the body
   std::uint64_t items = 0;               ///< items its loops hold
   std::uint64_t largest_items = 0;
-  std::uint64_t largest_first = 0;  ///< where its largest loop begins: the body as that loop starts
+  std::uint64_t largest_first = 0;  ///< where its largest loop begins
 };
 
 std::uint64_t hash_of(std::span<const std::uint64_t> items) {
@@ -98,6 +98,32 @@ void mark_copies(std::span<const std::uint64_t> symbols, std::span<const std::ui
   std::sort(iterations.begin(), iterations.end(), [](const Piece& a, const Piece& b) { return a.begin < b.begin; });
 }
 
+/// Where the body of a family's largest loop begins: the loop extended over the items before and after it that
+/// continue its period, every rotation's whole iterations counted, the most of them at the least cost.
+std::uint64_t body_start(std::span<const std::uint64_t> symbols, const Family& f, const StartCost& cost) {
+  const std::uint64_t p = f.period;
+  const std::uint64_t first = f.largest_first;
+  const std::uint64_t end = first + f.largest_items;
+  std::uint64_t back = 0;
+  while (back < first && symbols[first - back - 1] == symbols[first - back - 1 + p]) ++back;
+  std::uint64_t ahead = 0;
+  while (end + ahead < symbols.size() && symbols[end + ahead] == symbols[end + ahead - p]) ++ahead;
+  std::uint64_t best = first;
+  std::uint64_t most = 0;
+  double least = 0;
+  for (std::uint64_t s = 0; s < p; ++s) {
+    const std::uint64_t start = s + back >= p ? first + s - p : first + s;
+    const std::uint64_t whole = (end + ahead - start) / p;
+    const double c = cost ? cost(start, start + p) : 0.0;
+    if (whole > most || (whole == most && (c < least || (c == least && start < best)))) {
+      best = start;
+      most = whole;
+      least = c;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 std::size_t least_rotation(std::span<const std::uint64_t> body) {
@@ -121,14 +147,16 @@ std::size_t least_rotation(std::span<const std::uint64_t> body) {
   return n == 0 ? 0 : k % n;
 }
 
-std::vector<Piece> main_loop_pieces(std::span<const std::uint64_t> symbols, const PhaseStructure& structure) {
+std::vector<Piece> main_loop_pieces(std::span<const std::uint64_t> symbols, const PhaseStructure& structure,
+                                    const StartCost& cost) {
   std::vector<Family> families = families_of(symbols, structure);
   if (families.empty()) return {};
-  std::stable_sort(families.begin(), families.end(), [](const Family& a, const Family& b) { return a.items > b.items; });
+  std::stable_sort(families.begin(), families.end(),
+                   [](const Family& a, const Family& b) { return a.items > b.items; });
   std::vector<Piece> iterations;
   for (std::size_t f = 0; f < families.size() && f < kMostBodies; ++f) {
     if (static_cast<double>(families[f].items) < kMainShare * static_cast<double>(families.front().items)) break;
-    mark_copies(symbols, symbols.subspan(families[f].largest_first, families[f].period), iterations);
+    mark_copies(symbols, symbols.subspan(body_start(symbols, families[f], cost), families[f].period), iterations);
   }
   std::vector<Piece> pieces;
   std::uint64_t at = 0;
@@ -139,6 +167,10 @@ std::vector<Piece> main_loop_pieces(std::span<const std::uint64_t> symbols, cons
   }
   if (at < symbols.size()) pieces.push_back({at, symbols.size(), false});
   return pieces;
+}
+
+StartCost after_syncs(std::span<const std::uint8_t> syncs) {
+  return [syncs](std::uint64_t, std::uint64_t end) { return syncs[end - 1] != 0 ? 0.0 : 1.0; };
 }
 
 }  // namespace p3s::analyzer

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -24,14 +25,22 @@ struct Piece {
 /// same least rotation.
 [[nodiscard]] std::size_t least_rotation(std::span<const std::uint64_t> body);
 
+/// Where a main loop's iterations begin, among the places that give it the most whole iterations: the cost of an
+/// iteration that spans items [begin, end) (the lowest wins; ties: the earliest).
+using StartCost = std::function<double(std::uint64_t begin, std::uint64_t end)>;
+
 /// The pieces of `symbols`, folded into `structure` (find_phases on the same symbols), in order; together they
 /// cover the sequence. A main loop is an outermost loop holding at least a quarter as many items as the largest
 /// one (loops whose bodies are rotations of one another count together, as the loop a different iteration
-/// interrupts). Every loop of a main body is cut at the same item as the largest (the body starts where its
-/// largest loop's repetition starts), extended over the items around it that continue its period, and every
-/// other place the body occurs whole (a warm-up iteration before the set-up's end, a last one after the loop) is
-/// an iteration too. Everything else, set-up loops included, is stretches. Empty when no outermost loop exists.
+/// interrupts). A main body begins where its largest loop, extended over the items around it that continue its
+/// period, holds the most whole iterations, at the start of least `cost` among those; every place it occurs whole
+/// is an iteration (its loops, a warm-up iteration before the set-up's end, one after an iteration that differs).
+/// Everything else, set-up loops included, is stretches. Empty when no outermost loop exists.
 [[nodiscard]] std::vector<Piece> main_loop_pieces(std::span<const std::uint64_t> symbols,
-                                                  const PhaseStructure& structure);
+                                                  const PhaseStructure& structure, const StartCost& cost);
+
+/// A start cost that prefers an iteration ending with an item where all processes meet (`syncs[i]` non-zero: a
+/// collective of all of them), as a convergence test or a residual norm closes a time step.
+[[nodiscard]] StartCost after_syncs(std::span<const std::uint8_t> syncs);
 
 }  // namespace p3s::analyzer

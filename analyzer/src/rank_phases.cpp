@@ -304,14 +304,6 @@ LocationOccurrences occurrences_of(const CallSequence& calls, const PhaseStructu
     add_split(0, calls.syncs().size(), [&](std::uint64_t i) { return calls.syncs()[i - 1] != 0; });
     return out;
   }
-  if (level == Level::Outermost) {
-    // The program's iterations, found on calls without their compute marks (`calls` holds none here): which
-    // calls follow computation varies from iteration to iteration on a loaded machine, the calls do not.
-    std::vector<Piece> pieces = main_loop_pieces(calls.shapes(), ps);
-    if (pieces.empty()) pieces.push_back({0, calls.shapes().size(), false});
-    for (const Piece& p : pieces) out.add(calls, p.begin, p.end);
-    return out;
-  }
   for (const Stretch& st : cut_loops(loop_stretches(ps), calls, true)) {
     if (st.period != 0) {
       for (std::uint64_t b = st.begin; b < st.end; b += st.period) out.add(calls, b, b + st.period);
@@ -320,6 +312,40 @@ LocationOccurrences occurrences_of(const CallSequence& calls, const PhaseStructu
       // output): the same boundaries as the units' around it.
       add_split(st.begin, st.end, [&](std::uint64_t i) { return calls.anchors()[i] != 0; });
     }
+  }
+  return out;
+}
+
+/// Every location's program iterations (main_loop.hpp), found on calls without their compute marks: which calls
+/// follow computation varies from iteration to iteration on a loaded machine, the calls do not. The first
+/// location's iterations begin after a collective of all processes where they can; every other location's where
+/// its start's logical time is nearest one of the first location's starts, so that an iteration is one program
+/// point on every rank however skewed the ranks are (a pipeline's far corner starts its sweep late).
+std::vector<LocationOccurrences> iterations_of(const std::vector<CallSequence>& calls,
+                                               const PhaseFinderOptions& options) {
+  std::vector<LocationOccurrences> out(calls.size());
+  std::vector<std::uint64_t> reference;  // the first location's iteration start ticks, sorted
+  for (std::size_t l = 0; l < calls.size(); ++l) {
+    if (calls[l].shapes().empty()) continue;
+    CallSequence plain = calls[l];
+    for (std::uint64_t i = 0; i < plain.shapes().size(); ++i) plain.set_anchor(i, false);
+    const PhaseStructure folded = find_phases(plain.shapes(), options);
+    const std::vector<std::uint64_t>& ticks = plain.ticks();
+    const StartCost nearest = [&](std::uint64_t start, std::uint64_t) {
+      const auto it = std::lower_bound(reference.begin(), reference.end(), ticks[start]);
+      std::uint64_t d = UINT64_MAX;
+      if (it != reference.end()) d = *it - ticks[start];
+      if (it != reference.begin()) d = std::min(d, ticks[start] - *std::prev(it));
+      return static_cast<double>(d);
+    };
+    const bool first = reference.empty();
+    std::vector<Piece> pieces = main_loop_pieces(plain.shapes(), folded, first ? after_syncs(plain.syncs()) : nearest);
+    if (pieces.empty()) pieces.push_back({0, plain.shapes().size(), false});
+    for (const Piece& p : pieces) {
+      out[l].add(plain, p.begin, p.end);
+      if (first && p.iteration) reference.push_back(ticks[p.begin]);
+    }
+    std::sort(reference.begin(), reference.end());
   }
   return out;
 }
@@ -581,21 +607,13 @@ std::optional<RunPhases> phases_by_rank(std::vector<CallSequence> calls, const P
   out.method = PhaseMethod::ByRank;
   std::vector<LocationOccurrences> locs(calls.size());
   // Every location's occurrences at a level; whether they have as many (the reference: the fewest).
-  // The calls without their compute marks, folded, for the program's iterations (made when first needed).
-  std::vector<CallSequence> plain;
-  std::vector<PhaseStructure> plain_folded;
   const auto build = [&](Level level) {
-    if (level == Level::Outermost && plain.empty()) {
-      plain = calls;
-      for (CallSequence& c : plain) {
-        for (std::uint64_t i = 0; i < c.shapes().size(); ++i) c.set_anchor(i, false);
-        plain_folded.push_back(c.shapes().empty() ? PhaseStructure{} : find_phases(c.shapes(), options));
+    if (level == Level::Outermost) {
+      locs = iterations_of(calls, options);
+    } else {
+      for (std::size_t l = 0; l < calls.size(); ++l) {
+        if (!calls[l].shapes().empty()) locs[l] = occurrences_of(calls[l], folded[l], level);
       }
-    }
-    for (std::size_t l = 0; l < calls.size(); ++l) {
-      if (calls[l].shapes().empty()) continue;
-      locs[l] = level == Level::Outermost ? occurrences_of(plain[l], plain_folded[l], level)
-                                          : occurrences_of(calls[l], folded[l], level);
     }
     bool same = true;
     for (std::size_t l = 0; l < calls.size(); ++l) {

@@ -69,12 +69,13 @@ RunPhases run_phases_from_ticks(const PhaseStructure& structure) {
   return out;
 }
 
-RunPhases run_phases_at_top(const PhaseStructure& structure, std::span<const TickSymbol> symbols) {
+RunPhases run_phases_at_top(const PhaseStructure& structure, std::span<const TickSymbol> symbols,
+                            std::span<const std::uint8_t> syncs) {
   RunPhases out;
   out.method = PhaseMethod::GlobalTicks;
   out.level = PhaseLevel::Outermost;
   std::unordered_map<std::uint64_t, std::uint32_t> ids;  // the hash of an occurrence's ticks -> its phase
-  std::vector<Piece> pieces = main_loop_pieces(symbols, structure);
+  std::vector<Piece> pieces = main_loop_pieces(symbols, structure, after_syncs(syncs));
   if (pieces.empty()) pieces.push_back({0, symbols.size(), false});
   for (const Piece& piece : pieces) {
     const std::uint64_t ticks = piece.end - piece.begin;

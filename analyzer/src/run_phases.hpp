@@ -36,12 +36,14 @@ struct RunPhases {
 /// The global method's result as RunPhases.
 [[nodiscard]] RunPhases run_phases_from_ticks(const PhaseStructure& structure);
 
-/// The global method's result at its outermost level (PhaseLevel::Outermost): every iteration of an outermost
-/// loop is an occurrence, and every stretch of ticks between them; iterations or stretches with the same ticks
-/// (`symbols`, the sequence `structure` was found in) are one phase. Where the innermost loops differ from one
-/// process count to the next (a pipeline through q cells: one stage per sweep at q = 2, q - 1 at q), the program's
-/// iteration is the phase they share.
-[[nodiscard]] RunPhases run_phases_at_top(const PhaseStructure& structure, std::span<const TickSymbol> symbols);
+/// The global method's result at its outermost level (PhaseLevel::Outermost): the program's iterations
+/// (main_loop.hpp) in `symbols`, the sequence `structure` was found in, and the stretches between them;
+/// occurrences with the same ticks are one phase. `syncs[t]` is non-zero where every process has an event at tick
+/// t (an iteration begins after such a tick where it can). Where the innermost loops differ from one process count
+/// to the next (a pipeline through q cells: one stage per sweep at q = 2, q - 1 at q), the program's iteration is
+/// the phase they share.
+[[nodiscard]] RunPhases run_phases_at_top(const PhaseStructure& structure, std::span<const TickSymbol> symbols,
+                                          std::span<const std::uint8_t> syncs);
 
 /// Which occurrence an operation of one location belongs to; operations must be asked in program order.
 class OccurrenceLocator {

@@ -13,9 +13,9 @@
 //       N/4, ... doubles whatever n; the total is N (1 - 1/n) per rank.)
 //   local work on the b-block, then MPI_Allreduce of 1 double (the outer iteration's convergence test)
 // Set-up ends with an MPI_Allreduce of 2 doubles (initial sum and norm), so that no loop burst carries it.
-// Expected laws: ring-step loop weight = T * (n - 1) (a loop of identical steps: offsets +1 / -1, b doubles);
-// the halving steps differ from each other (offset +-n/2^k, N/2^k doubles), so they are no loop of their own:
-// they belong, with the Allreduce, to the outer iteration's glue, weight T, log2 n Sendrecv per rank.
+// Expected laws: the outer iteration is the phase, weight T at every n; inside it, the ring steps are a loop of
+// n - 1 identical steps (offsets +1 / -1, b doubles), and the halving steps differ from each other (offset
+// +-n/2^k, N/2^k doubles), log2 n Sendrecv per rank, then the Allreduce.
 #include "expect.h"
 
 enum { kTagRing = 1, kTagHalving = 2 };

@@ -411,13 +411,15 @@ APPS = {
                              ("9 collectives", lambda n, t: t, collectives_rank0),
                              ("final reduce", lambda n, t: 1, None)],
                      order=lambda n, t: [0, 1, 2])),
+    # The ring's n - 1 steps are a loop inside the outer iteration whose trip count follows n: the iteration is the
+    # phase at every n (weight T), not the steps (weight T (n - 1)).
     "growing": dict(
         args=[10, 61440], accepts=lambda n: pow2(n) and n >= 4,
         phases=[("set-up", lambda n, t: 1, None),
-                ("ring allgather step", lambda n, t: t * (n - 1), growing_ring),
-                ("recursive halving (log2 n steps) + Allreduce", lambda n, t: t, growing_glue),
+                ("outer iteration: ring allgather (n - 1 steps), recursive halving (log2 n steps), Allreduce",
+                 lambda n, t: t, lambda n, t, a: growing_ring(n, t, a) * (n - 1) + growing_glue(n, t, a)),
                 ("finalize", lambda n, t: 1, None)],
-        order=lambda n, t: [0] + [1, 2] * t + [3]),
+        order=lambda n, t: [0, 1, 2]),
 }
 
 

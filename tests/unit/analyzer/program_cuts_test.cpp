@@ -18,7 +18,7 @@ TEST(RunPhasesAtTop, EveryIterationOfAnOutermostLoopIsOneOccurrence) {
   // set-up S, then (A B B C) x 3, then the end E: the innermost loop (B x 2) is no phase of its own here.
   const std::vector<TickSymbol> ticks = {9, 1, 2, 2, 3, 1, 2, 2, 3, 1, 2, 2, 3, 7};
   const PhaseStructure structure = find_phases(ticks);
-  const RunPhases top = run_phases_at_top(structure, ticks);
+  const RunPhases top = run_phases_at_top(structure, ticks, std::vector<std::uint8_t>(ticks.size(), 0));
   EXPECT_EQ(top.level, PhaseLevel::Outermost);
   EXPECT_EQ(top.occurrence_phase, (std::vector<std::uint32_t>{0, 1, 1, 1, 2}));
   EXPECT_EQ(top.first_tick, (std::vector<std::uint64_t>{1, 2, 6, 10, 14}));
