@@ -187,7 +187,14 @@ std::vector<RankGroup> fold_loops(std::vector<RankGroup> groups, LoopTags tags) 
   std::vector<RankGroup> out;
   std::size_t i = 0;
   while (i < groups.size()) {
-    const auto [body, count] = loop_at(groups, i, tags);
+    auto [body, count] = loop_at(groups, i, tags);
+    // An iteration completes the requests it starts: a body is cut after its completion calls, not before. A
+    // completion that ends the exchange before the loop (a transpose's MPI_Wait before a dot product's steps) is
+    // no part of its first iteration, where the loop one group later covers as much.
+    if (body != 0 && groups[i].role == Role::Completion && i + 1 < groups.size()) {
+      const auto [later_body, later_count] = loop_at(groups, i + 1, tags);
+      if (later_body * later_count >= body * count) body = 0;
+    }
     if (body == 0) {
       out.push_back(std::move(groups[i++]));
       continue;

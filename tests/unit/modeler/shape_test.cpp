@@ -92,6 +92,24 @@ TEST(FoldLoops, OneCountedIterationAndAnExchangeTaggedAlikeAreNoLoop) {
   EXPECT_EQ(fold_loops(groups, LoopTags::Equal).size(), 3U);  // tagged all alike, they would be
 }
 
+TEST(FoldLoops, ALoopStartsAfterTheCompletionOfTheExchangeBeforeIt) {
+  // An exchange (tag 1), then steps tagged 1, 2 by their counter: the exchange's MPI_Wait followed by the steps'
+  // MPI_Irecv and MPI_Send also repeats with a stepping tag, but a body begins where an iteration starts its
+  // requests, and the loop one group later covers as much.
+  std::vector<RankGroup> groups;
+  step(groups, 5, 1);
+  step(groups, 1, 1);
+  step(groups, 2, 2);
+  const std::vector<RankGroup> folded = fold_loops(groups, LoopTags::Counter);
+  ASSERT_EQ(folded.size(), 6U);
+  EXPECT_EQ(folded[2].loop, 0U);
+  EXPECT_EQ(folded[2].function.function, mpi::Function::MPI_Wait);
+  EXPECT_EQ(folded[2].calls.size(), 1U);
+  EXPECT_EQ(folded[3].loop, 3U);
+  ASSERT_EQ(folded[3].calls.size(), 2U);
+  EXPECT_EQ(folded[3].calls[1].peers[0], 2);
+}
+
 TEST(MergeShapes, LoopsOfDifferentLengthsAreOneLoopOfTheShape) {
   // Two iterations at one process count, three at another, one (nothing folded) at a third.
   std::vector<std::vector<RankGroup>> ranks(3);
