@@ -787,9 +787,10 @@ std::vector<LearntPeers> learn_phase_peers(const std::vector<RankData>& ranks, c
 }
 
 /// The phase's shape with the calls aligned as `alignment` says (on their labels in `frame` for
-/// Alignment::Label), each rank's loops folded first when `fold` is set (detail::fold_loops()).
+/// Alignment::Label), each rank's loops folded first when `fold` says how their tags go (detail::fold_loops()).
 Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, std::span<const PhaseBox> boxes,
-                   detail::Alignment alignment, const FitOptions& options, Frame frame, bool fold) {
+                   detail::Alignment alignment, const FitOptions& options, Frame frame,
+                   std::optional<detail::LoopTags> fold) {
   Shaped out;
   const WholeAt whole{options.evaluate_at};
   std::vector<RankData>& ranks = out.ranks;
@@ -798,7 +799,7 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, std::span
     for (const analyzer::SigRank& r : p.ranks) {
       if (r.thread != 0) continue;
       std::vector<RankGroup> groups = detail::rank_groups(r);
-      if (fold) groups = detail::fold_loops(std::move(groups));
+      if (fold) groups = detail::fold_loops(std::move(groups), *fold);
       ranks.push_back({runs[k].n(), r.rank, &runs[k].signature, &r, std::move(groups), {}});
       if (alignment == detail::Alignment::Label) label_calls(ranks.back(), frame);
     }
@@ -859,12 +860,13 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, std::span
   return out;
 }
 
-/// Whether some rank of some run repeats a loop body in the phase (detail::fold_loops() folds something).
-bool has_loops(std::span<const Run> runs, const RelatedPhase& rel) {
+/// Whether some rank of some run repeats a loop body in the phase with tags as `tags` says (detail::fold_loops()
+/// folds something).
+bool has_loops(std::span<const Run> runs, const RelatedPhase& rel, detail::LoopTags tags) {
   for (std::size_t k = 0; k < runs.size(); ++k) {
     for (const analyzer::SigRank& r : runs[k].signature.phases[rel.ids[k]].ranks) {
       const std::vector<RankGroup> groups = detail::rank_groups(r);
-      if (detail::fold_loops(groups).size() != groups.size()) return true;
+      if (detail::fold_loops(groups, tags).size() != groups.size()) return true;
     }
   }
   return false;
@@ -916,7 +918,7 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   // pattern cases where the loop needs one).
   std::optional<Shaped> best;
   const std::vector<PhaseBox> boxes = phase_boxes(runs, rel);
-  const auto consider = [&](detail::Alignment a, Frame f, bool fold) {
+  const auto consider = [&](detail::Alignment a, Frame f, std::optional<detail::LoopTags> fold) {
     Shaped s = shape_phase(runs, rel, boxes, a, options, f, fold);
     if (!best || s.cost() < best->cost()) best = std::move(s);
   };
@@ -926,20 +928,25 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   };
   for (const detail::Alignment a :
        {detail::Alignment::Function, detail::Alignment::Direction, detail::Alignment::Step, detail::Alignment::Tag}) {
-    consider(a, Frame::Offset, false);
+    consider(a, Frame::Offset, std::nullopt);
     if (perfect()) break;
   }
   if (!best->constant_offsets()) {
     for (const Frame f : {Frame::Grid2, Frame::Torus2, Frame::Grid2C, Frame::Torus2C, Frame::Grid3, Frame::Torus3,
                           Frame::Grid3C, Frame::Torus3C}) {
-      consider(detail::Alignment::Label, f, false);
+      consider(detail::Alignment::Label, f, std::nullopt);
       if (best->constant_offsets()) break;
     }
   }
-  if (has_loops(runs, rel)) {
+  // A loop may number its iterations in its tags (tag = the loop counter) or tag them all alike; the loops of a
+  // phase are folded either way, and the cheaper shape wins. Where a loop of counted tags has one iteration, the
+  // exchange after it with the same tag (a transpose after a halving of one step, tags 1 and 1) is no second
+  // iteration, which only the counter's rule, seen stepping at larger n, tells.
+  for (const detail::LoopTags tags : {detail::LoopTags::Equal, detail::LoopTags::Counter}) {
+    if (!has_loops(runs, rel, tags)) continue;
     for (const detail::Alignment a :
          {detail::Alignment::Function, detail::Alignment::Direction, detail::Alignment::Step}) {
-      consider(a, Frame::Offset, true);
+      consider(a, Frame::Offset, tags);
       if (perfect()) break;
     }
   }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -100,8 +101,8 @@ namespace {
 constexpr std::size_t kMaxLoopBody = 8;
 
 /// Whether group b repeats group a as the same step of a later loop iteration: one call each, to the same
-/// point-to-point or completion function in the same role, with the same slots used and the same tags (the peers and
-/// sizes may differ).
+/// point-to-point or completion function in the same role, with the same slots used (the peers, sizes and tags may
+/// differ; iterations() says how the tags must).
 bool same_step(const RankGroup& a, const RankGroup& b) {
   if (a.function != b.function || a.role != b.role || a.calls.size() != 1 || b.calls.size() != 1) return false;
   if (a.role != Role::PointToPoint && a.role != Role::Completion) return false;  // collectives are listed per call
@@ -109,42 +110,90 @@ bool same_step(const RankGroup& a, const RankGroup& b) {
   const Call& y = b.calls.front();
   for (std::size_t s = 0; s < 2; ++s) {
     if ((x.peers[s] < 0) != (y.peers[s] < 0)) return false;
-    if (x.peers[s] >= 0 && x.tags[s] != y.tags[s]) return false;
   }
   return true;
 }
 
-/// How many times the body of `size` groups at `first` occurs in a row (1: no repetition).
-std::size_t iterations(const std::vector<RankGroup>& g, std::size_t first, std::size_t size) {
+/// The tag of a call's slot s, signed for stepping.
+std::int64_t tag_of(const Call& c, std::size_t s) { return static_cast<std::int64_t>(c.tags[s]); }
+
+/// How the tags of the body of `size` groups at `first` step from its first iteration to its second under `rule`:
+/// 0 for LoopTags::Equal; for LoopTags::Counter the step of its first tagged call, which must not be 0; nullopt
+/// when the body has no such step.
+std::optional<std::int64_t> tag_step(const std::vector<RankGroup>& g, std::size_t first, std::size_t size,
+                                     LoopTags rule) {
+  if (rule == LoopTags::Equal) return 0;
   for (std::size_t q = 0; q < size; ++q) {
-    if (!same_step(g[first + q], g[first + q])) return 1;
+    const Call& a = g[first + q].calls.front();
+    const Call& b = g[first + size + q].calls.front();
+    for (std::size_t s = 0; s < 2; ++s) {
+      if (a.peers[s] < 0 || b.peers[s] < 0) continue;
+      const std::int64_t step = tag_of(b, s) - tag_of(a, s);
+      if (step == 0) return std::nullopt;
+      return step;
+    }
   }
+  return std::nullopt;
+}
+
+/// Whether the tags of `later`, `c` iterations after `head`, are `head`'s plus c steps.
+bool tags_on_line(const Call& head, const Call& later, std::int64_t step, std::size_t c) {
+  for (std::size_t s = 0; s < 2; ++s) {
+    if (head.peers[s] >= 0 && tag_of(later, s) != tag_of(head, s) + step * static_cast<std::int64_t>(c)) return false;
+  }
+  return true;
+}
+
+/// How many times the body of `size` groups at `first` occurs in a row (1: no repetition), with the same functions
+/// each time and every tag of iteration c its first iteration's plus c times one step (0, or the loop counter's:
+/// any two iterations draw a line, so one step for the whole body is what tells a counter from a coincidence).
+std::size_t iterations(const std::vector<RankGroup>& g, std::size_t first, std::size_t size, LoopTags rule) {
+  if (first + 2 * size > g.size()) return 1;
+  for (std::size_t q = 0; q < size; ++q) {
+    if (!same_step(g[first + q], g[first + size + q])) return 1;
+  }
+  const std::optional<std::int64_t> step = tag_step(g, first, size, rule);
+  if (!step) return 1;
   std::size_t c = 1;
   while (first + (c + 1) * size <= g.size()) {
     for (std::size_t q = 0; q < size; ++q) {
-      if (!same_step(g[first + q], g[first + c * size + q])) return c;
+      const RankGroup& head = g[first + q];
+      const RankGroup& here = g[first + c * size + q];
+      if (!same_step(head, here) || !tags_on_line(head.calls.front(), here.calls.front(), *step, c)) return c;
     }
     ++c;
   }
   return c;
 }
 
+/// The loop at `first`: its body's size in groups (0: none) and its iterations; of the bodies covering the most
+/// groups, the shortest (two iterations of a body of 2, not one of a body of 4).
+std::pair<std::size_t, std::size_t> loop_at(const std::vector<RankGroup>& groups, std::size_t first, LoopTags tags) {
+  std::size_t body = 0;
+  std::size_t count = 1;
+  for (std::size_t b = 2; b <= kMaxLoopBody && first + 2 * b <= groups.size(); ++b) {
+    const std::size_t c = iterations(groups, first, b, tags);
+    if (c >= 2 && b * c > body * count) {
+      body = b;
+      count = c;
+    }
+  }
+  return {body, count};
+}
+
 }  // namespace
 
-std::vector<RankGroup> fold_loops(std::vector<RankGroup> groups) {
+std::vector<RankGroup> fold_loops(std::vector<RankGroup> groups, LoopTags tags) {
   std::vector<RankGroup> out;
   std::size_t i = 0;
   while (i < groups.size()) {
-    // The body covering the most groups from here, the shortest on a tie (two iterations of a body of 2, not one
-    // of a body of 4).
-    std::size_t body = 0;
-    std::size_t count = 1;
-    for (std::size_t b = 2; b <= kMaxLoopBody && i + 2 * b <= groups.size(); ++b) {
-      const std::size_t c = iterations(groups, i, b);
-      if (c >= 2 && b * c > body * count) {
-        body = b;
-        count = c;
-      }
+    auto [body, count] = loop_at(groups, i, tags);
+    // An iteration completes the requests it starts: a body is cut after its completion calls, not before. A
+    // completion that ends the exchange before the loop (a transpose's MPI_Wait before a dot product's steps) is
+    // no part of its first iteration, where the loop one group later covers as much.
+    if (body != 0 && groups[i].role == Role::Completion && i + 1 < groups.size()) {
+      const auto [later_body, later_count] = loop_at(groups, i + 1, tags);
+      if (later_body * later_count >= body * count) body = 0;
     }
     if (body == 0) {
       out.push_back(std::move(groups[i++]));

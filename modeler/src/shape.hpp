@@ -59,12 +59,19 @@ struct RankGroup {
 /// A rank's events cut into groups.
 [[nodiscard]] std::vector<RankGroup> rank_groups(const analyzer::SigRank& rank);
 
+/// How the tags of a loop's iterations relate (fold_loops()).
+enum class LoopTags : std::uint8_t {
+  Equal,    ///< every iteration sends and receives with the same tags
+  Counter,  ///< each tag steps by the same amount, not 0, from one iteration to the next: the loop's counter
+            ///< (`do i = 1, steps ... tag = i`), which numbers the iterations
+};
+
 /// A rank's groups with each loop folded: a body of single calls to different functions (MPI_Irecv, MPI_Send,
-/// MPI_Wait) repeated at least twice in a row, with the same functions and tags each time, becomes one group
-/// per body call holding every iteration's call, the first marked with the body's size (RankGroup::loop). The
-/// number of groups then stays the same however many iterations n gives (recursive halving along a row of
-/// log2(columns) steps), and each folded group is a counted repetition a pattern can learn.
-[[nodiscard]] std::vector<RankGroup> fold_loops(std::vector<RankGroup> groups);
+/// MPI_Wait) repeated at least twice in a row, with the same functions each time and tags as `tags` says, becomes
+/// one group per body call holding every iteration's call, the first marked with the body's size
+/// (RankGroup::loop). The number of groups then stays the same however many iterations n gives (recursive halving
+/// along a row of log2(columns) steps), and each folded group is a counted repetition a pattern can learn.
+[[nodiscard]] std::vector<RankGroup> fold_loops(std::vector<RankGroup> groups, LoopTags tags = LoopTags::Equal);
 
 /// The merged shape: one (function, role) per group, and each rank's calls regrouped by it.
 struct Shape {

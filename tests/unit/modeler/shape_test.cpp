@@ -52,6 +52,64 @@ TEST(FoldLoops, ASingleIterationOrDifferentCallsAreLeftAlone) {
   EXPECT_EQ(fold_loops(groups).size(), 7U);
 }
 
+TEST(FoldLoops, TagsThatCountTheIterationsFoldAsALoopCounter) {
+  // A halving whose tag is the step counter (3, 2, 1), then an exchange with tag 1 that is no further step.
+  std::vector<RankGroup> groups;
+  std::uint32_t tag = 3;
+  for (const std::int64_t partner : {1, 2, 4}) step(groups, partner, tag--);
+  step(groups, 9, 1);
+  // Tags alike only pair the last step with the exchange after it.
+  const std::vector<RankGroup> alike = fold_loops(groups, LoopTags::Equal);
+  ASSERT_EQ(alike.size(), 9U);
+  EXPECT_EQ(alike[0].loop, 0U);
+  EXPECT_EQ(alike[6].loop, 3U);
+  const std::vector<RankGroup> folded = fold_loops(groups, LoopTags::Counter);
+  ASSERT_EQ(folded.size(), 6U);
+  EXPECT_EQ(folded[0].loop, 3U);
+  ASSERT_EQ(folded[0].calls.size(), 3U);
+  EXPECT_EQ(folded[0].calls[2].peers[0], 4);
+  EXPECT_EQ(folded[3].calls.size(), 1U);
+  EXPECT_EQ(folded[3].calls[0].peers[0], 9);
+}
+
+TEST(FoldLoops, ACounterNumbersEveryIterationOfTheBodyAlike) {
+  // Any two iterations draw a line: a body of two steps, tags (3, 2) then (1, 1), steps by -2 at its first
+  // call and by 0 at its second, so it is no loop; the steps of one exchange each, tags 3, 2, 1, are.
+  std::vector<RankGroup> groups;
+  for (const std::uint32_t tag : {3U, 2U, 1U, 1U}) step(groups, tag, tag);
+  const std::vector<RankGroup> folded = fold_loops(groups, LoopTags::Counter);
+  ASSERT_EQ(folded.size(), 6U);
+  EXPECT_EQ(folded[0].loop, 3U);
+  EXPECT_EQ(folded[0].calls.size(), 3U);
+}
+
+TEST(FoldLoops, OneCountedIterationAndAnExchangeTaggedAlikeAreNoLoop) {
+  // Where the counted loop has one step (tag 1), the exchange after it with tag 1 is not a second one.
+  std::vector<RankGroup> groups;
+  step(groups, 1, 1);
+  step(groups, 0, 1);
+  EXPECT_EQ(fold_loops(groups, LoopTags::Counter).size(), 6U);
+  EXPECT_EQ(fold_loops(groups, LoopTags::Equal).size(), 3U);  // tagged all alike, they would be
+}
+
+TEST(FoldLoops, ALoopStartsAfterTheCompletionOfTheExchangeBeforeIt) {
+  // An exchange (tag 1), then steps tagged 1, 2 by their counter: the exchange's MPI_Wait followed by the steps'
+  // MPI_Irecv and MPI_Send also repeats with a stepping tag, but a body begins where an iteration starts its
+  // requests, and the loop one group later covers as much.
+  std::vector<RankGroup> groups;
+  step(groups, 5, 1);
+  step(groups, 1, 1);
+  step(groups, 2, 2);
+  const std::vector<RankGroup> folded = fold_loops(groups, LoopTags::Counter);
+  ASSERT_EQ(folded.size(), 6U);
+  EXPECT_EQ(folded[2].loop, 0U);
+  EXPECT_EQ(folded[2].function.function, mpi::Function::MPI_Wait);
+  EXPECT_EQ(folded[2].calls.size(), 1U);
+  EXPECT_EQ(folded[3].loop, 3U);
+  ASSERT_EQ(folded[3].calls.size(), 2U);
+  EXPECT_EQ(folded[3].calls[1].peers[0], 2);
+}
+
 TEST(MergeShapes, LoopsOfDifferentLengthsAreOneLoopOfTheShape) {
   // Two iterations at one process count, three at another, one (nothing folded) at a third.
   std::vector<std::vector<RankGroup>> ranks(3);
