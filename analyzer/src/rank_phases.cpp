@@ -30,6 +30,7 @@
 #include "main_loop.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <span>
 #include <unordered_map>
@@ -316,8 +317,9 @@ LocationOccurrences occurrences_of(const CallSequence& calls, const PhaseStructu
   return out;
 }
 
-/// Every location's program iterations (main_loop.hpp), found on calls without their compute marks: which calls
-/// follow computation varies from iteration to iteration on a loaded machine, the calls do not. The first
+/// Every location's program iterations (main_loop.hpp), found on its calls with their sizes' classes and without
+/// their compute marks (CallSequence::sized): which calls follow computation varies from iteration to iteration on a
+/// loaded machine, the calls do not, and a multigrid's levels differ only by their sizes. The first
 /// location's iterations begin after a collective of all processes where they can; every other location's where
 /// its start's logical time is nearest one of the first location's starts, so that an iteration is one program
 /// point on every rank however skewed the ranks are (a pipeline's far corner starts its sweep late).
@@ -327,8 +329,7 @@ std::vector<LocationOccurrences> iterations_of(const std::vector<CallSequence>& 
   std::vector<std::uint64_t> reference;  // the first location's iteration start ticks, sorted
   for (std::size_t l = 0; l < calls.size(); ++l) {
     if (calls[l].shapes().empty()) continue;
-    CallSequence plain = calls[l];
-    for (std::uint64_t i = 0; i < plain.shapes().size(); ++i) plain.set_anchor(i, false);
+    const CallSequence plain = calls[l].sized();
     const PhaseStructure folded = find_phases(plain.shapes(), options);
     const std::vector<std::uint64_t>& ticks = plain.ticks();
     const StartCost nearest = [&](std::uint64_t start, std::uint64_t) {
@@ -544,6 +545,7 @@ std::uint64_t operation_shape(std::int32_t rank, const Op& op) noexcept {
 
 void CallSequence::reserve(std::uint64_t calls) {
   ticks_.reserve(calls);
+  sized_.reserve(calls);
   syncs_.reserve(calls);
   anchors_.reserve(calls);
   shapes_.reserve(calls);
@@ -557,8 +559,20 @@ void CallSequence::add(const Op& op, std::uint64_t tick, bool everyone) {
   anchors_.push_back(anchor ? 1 : 0);
   // A call after computation is another symbol than the same call after packing a buffer, so that a step
   // made of swaps that look alike (the same neighbour in both directions) folds as the step, not as swaps.
-  shapes_.push_back(operation_shape(rank_, op) ^ (anchor ? kAnchored : 0));
+  const std::uint64_t shape = operation_shape(rank_, op);
+  shapes_.push_back(shape ^ (anchor ? kAnchored : 0));
   regions_.push_back(op.header.region);
+  // Sizes by their power of two: levels of a grid hierarchy differ by factors, a drift of a few per cent does not.
+  std::uint64_t sized = shape;
+  for (const Action& a : op.actions) sized = mix64(sized ^ static_cast<std::uint64_t>(std::bit_width(a.bytes)));
+  sized_.push_back(sized);
+}
+
+CallSequence CallSequence::sized() const {
+  CallSequence out = *this;
+  out.shapes_ = sized_;
+  std::fill(out.anchors_.begin(), out.anchors_.end(), std::uint8_t{0});
+  return out;
 }
 
 void CallSequence::set_anchor(std::uint64_t i, bool anchor) {

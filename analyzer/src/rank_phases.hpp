@@ -26,7 +26,7 @@ namespace p3s::analyzer {
 [[nodiscard]] std::uint64_t operation_shape(std::int32_t rank, const Op& op) noexcept;
 
 /// One location's calls as the by-rank search reads them: every operation's shape, marked where computation
-/// precedes it, and where all processes meet (22 bytes per call).
+/// precedes it, its shape with its messages' sizes, and where all processes meet (30 bytes per call).
 class CallSequence {
  public:
   /// `compute_burst_work`: the least work (the burst metric) of a burst that is computation on this location (see
@@ -48,6 +48,9 @@ class CallSequence {
   void set_anchor(std::uint64_t i, bool anchor);
   /// Per operation: 1 where it is a blocking collective of all processes.
   [[nodiscard]] const std::vector<std::uint8_t>& syncs() const noexcept { return syncs_; }
+  /// The same calls for finding the program's iterations: shapes with the size class of every message (a
+  /// multigrid's levels differ only by their sizes), no compute marks (the machine's load moves them).
+  [[nodiscard]] CallSequence sized() const;
 
  private:
   std::int32_t rank_;
@@ -57,6 +60,7 @@ class CallSequence {
   std::vector<std::uint8_t> anchors_;
   std::vector<std::uint8_t> syncs_;
   std::vector<std::uint64_t> ticks_;
+  std::vector<std::uint64_t> sized_;
 };
 
 /// Where at least three locations make the same calls in the same order (an SPMD code's ranks), call i is one
