@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -99,21 +100,12 @@ SigEvent event_from(const json& j) {
   return e;
 }
 
-json to_json(const SigPhase& p) {
-  json ranks = json::array();
-  for (const SigRank& r : p.ranks) {
-    json events = json::array();
-    for (const SigEvent& e : r.events) events.push_back(to_json(e));
-    json jr{{"rank", r.rank},
-            {"thread", r.thread},
-            {"events", std::move(events)},
-            {"mismatched_instances", r.mismatched_instances}};
-    if (r.tail_ns.n != 0) {
-      jr["tail_work"] = to_json(r.tail_work);
-      jr["tail_ns"] = to_json(r.tail_ns);
-    }
-    ranks.push_back(std::move(jr));
-  }
+/// Stands for an array written element by element (write_with_array): a signature's events are written one at a
+/// time, never as one document in memory, whose nodes take ten times the text.
+constexpr const char* kElements = "@p3s:elements@";
+
+/// A phase's fields, its ranks to be written in place of kElements.
+json phase_header(const SigPhase& p) {
   json j{{"id", p.id},
          {"weight", p.weight},
          {"ticks", p.ticks},
@@ -122,12 +114,76 @@ json to_json(const SigPhase& p) {
          {"share", p.share},
          {"relevant", p.relevant},
          {"attribution", p.attribution},
-         {"ranks", std::move(ranks)}};
+         {"ranks", kElements}};
   if (p.split_from != 0xffffffffu) j["split_from"] = p.split_from;
   return j;
 }
 
-SigPhase phase_from(const json& j) {
+/// A rank's fields, its events to be written in place of kElements.
+json rank_header(const SigRank& r) {
+  json jr{{"rank", r.rank}, {"thread", r.thread}, {"events", kElements}, {"mismatched_instances", r.mismatched_instances}};
+  if (r.tail_ns.n != 0) {
+    jr["tail_work"] = to_json(r.tail_work);
+    jr["tail_ns"] = to_json(r.tail_ns);
+  }
+  return jr;
+}
+
+/// `j` as text indented by one space per level, at `depth` levels (its lines after the first indented).
+std::string nested_text(const json& j, int depth) {
+  const std::string t = json_text(j, 1);
+  std::string out;
+  out.reserve(t.size() + t.size() / 8);
+  for (const char c : t) {
+    out += c;
+    if (c == '\n') out.append(static_cast<std::size_t>(depth), ' ');
+  }
+  return out;
+}
+
+/// Writes `count` elements as an array at `depth`, each by `element(i, depth of the elements)`.
+template <typename Element>
+void write_array(std::ostream& out, std::size_t count, int depth, const Element& element) {
+  if (count == 0) {
+    out << "[]";
+    return;
+  }
+  out << "[\n";
+  for (std::size_t i = 0; i < count; ++i) {
+    out << std::string(static_cast<std::size_t>(depth + 1), ' ');
+    element(i, depth + 1);
+    out << (i + 1 < count ? ",\n" : "\n");
+  }
+  out << std::string(static_cast<std::size_t>(depth), ' ') << ']';
+}
+
+/// Writes `j` (an object) at `depth`, with the array of its member `key` (kElements there) written by
+/// `elements(depth of that array)`.
+template <typename Elements>
+void write_with_array(std::ostream& out, const json& j, const char* key, int depth, const Elements& elements) {
+  const std::string text = nested_text(j, depth);
+  const std::string marker = "\"" + std::string(key) + "\": \"" + kElements + "\"";
+  const std::size_t at = text.find(marker);
+  if (at == std::string::npos) throw Error(std::string("internal error: no placeholder for ") + key);
+  const std::size_t value = at + marker.size() - std::strlen(kElements) - 2;
+  out.write(text.data(), static_cast<std::streamsize>(value));
+  elements(depth + 1);
+  out << text.substr(at + marker.size());
+}
+
+void write_phase(std::ostream& out, const SigPhase& p, int depth) {
+  write_with_array(out, phase_header(p), "ranks", depth, [&](int d) {
+    write_array(out, p.ranks.size(), d, [&](std::size_t r, int rd) {
+      write_with_array(out, rank_header(p.ranks[r]), "events", rd, [&](int ed) {
+        write_array(out, p.ranks[r].events.size(), ed,
+                    [&](std::size_t e, int d2) { out << nested_text(to_json(p.ranks[r].events[e]), d2); });
+      });
+    });
+  });
+}
+
+/// A phase from its fields; its ranks' events were parsed beside the document (`events`, per rank in order).
+SigPhase phase_from(const json& j, std::vector<std::vector<SigEvent>>& events) {
   SigPhase p;
   p.id = j.at("id").get<std::uint32_t>();
   p.weight = j.at("weight").get<std::uint64_t>();
@@ -138,12 +194,15 @@ SigPhase phase_from(const json& j) {
   p.relevant = j.at("relevant").get<bool>();
   p.attribution = j.at("attribution").get<std::string>();
   p.split_from = j.value("split_from", 0xffffffffu);
-  for (const json& jr : j.at("ranks")) {
+  const json& ranks = j.at("ranks");
+  if (ranks.size() != events.size()) throw InputError("a phase's ranks and their events do not correspond");
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    const json& jr = ranks[i];
     SigRank r;
     r.rank = jr.at("rank").get<std::int32_t>();
     r.thread = jr.at("thread").get<std::uint32_t>();
     r.mismatched_instances = jr.at("mismatched_instances").get<std::uint64_t>();
-    for (const json& e : jr.at("events")) r.events.push_back(event_from(e));
+    r.events = std::move(events[i]);
     if (jr.contains("tail_ns")) {
       r.tail_ns = stat_from(jr.at("tail_ns"));
       r.tail_work = stat_from(jr.at("tail_work"));
@@ -151,6 +210,42 @@ SigPhase phase_from(const json& j) {
     p.ranks.push_back(std::move(r));
   }
   return p;
+}
+
+/// Parses a signature's text with every event taken out of the document as soon as it is read: the document keeps
+/// the rest, `events[phase][rank]` the events, so that memory grows with the signature's events, not ten times
+/// their text.
+json parse_without_events(std::istream& in, std::vector<std::vector<std::vector<SigEvent>>>& events) {
+  // Keys at the levels that lead to an event: the signature's member, a phase's, a rank's.
+  std::string at1;
+  std::string at3;
+  std::string at5;
+  return json::parse(in, [&](int depth, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::key:
+        if (depth == 1) at1 = parsed.get<std::string>();
+        if (depth == 3) at3 = parsed.get<std::string>();
+        if (depth == 5) at5 = parsed.get<std::string>();
+        return true;
+      case json::parse_event_t::object_start:
+        // A key seen in another object is no key of this one.
+        if (depth == 0) at1.clear();
+        if (depth == 2) at3.clear();
+        if (depth == 4) at5.clear();
+        if (depth == 2 && at1 == "phases") events.emplace_back();
+        if (depth == 4 && at3 == "ranks" && !events.empty()) events.back().emplace_back();
+        return true;
+      case json::parse_event_t::object_end:
+        if (depth == 6 && at5 == "events" && at3 == "ranks" && at1 == "phases" && !events.empty() &&
+            !events.back().empty()) {
+          events.back().back().push_back(event_from(parsed));
+          return false;
+        }
+        return true;
+      default:
+        return true;
+    }
+  });
 }
 
 /// The time partition check: (phases + outside) / run time, which is 1 when the instance times tile the run.
@@ -188,8 +283,6 @@ void Stat::add(double x) {
 void Stat::finish() { stddev = n > 1 ? std::sqrt(m2 / static_cast<double>(n - 1)) : 0; }
 
 void write_signature(const Signature& s, const std::filesystem::path& path) {
-  json phases = json::array();
-  for (const SigPhase& p : s.phases) phases.push_back(to_json(p));
   json order = json::array();
   for (const PhaseRunEntry& r : s.order) order.push_back(json::array({r.phase, r.count}));
   json comms = json::array();
@@ -231,10 +324,16 @@ void write_signature(const Signature& s, const std::filesystem::path& path) {
                {"unmatched_sends", s.unmatched_sends},
                {"unmatched_receives", s.unmatched_receives},
                {"warnings", s.warnings},
-               {"phases", std::move(phases)},
+               {"phases", kElements},
                {"order", std::move(order)},
                {"communicators", std::move(comms)}};
-  write_whole_file(path, json_text(j, 1) + '\n');
+  StreamedFile file(path);
+  std::ostream& out = file.stream();
+  write_with_array(out, j, "phases", 0, [&](int d) {
+    write_array(out, s.phases.size(), d, [&](std::size_t i, int pd) { write_phase(out, s.phases[i], pd); });
+  });
+  out << '\n';
+  file.commit();
 }
 
 namespace {
@@ -300,7 +399,8 @@ Signature read_signature(const std::filesystem::path& path) {
   if (!in) throw InputError("cannot read signature '" + path.string() + "'; run `p3s analyze` on the trace first");
   Signature s;
   try {
-    const json j = json::parse(in);
+    std::vector<std::vector<std::vector<SigEvent>>> events;
+    const json j = parse_without_events(in, events);
     s.schema_version = j.at("schema_version").get<int>();
     if (s.schema_version < kOldestSignatureSchemaVersion || s.schema_version > kSignatureSchemaVersion) {
       throw InputError("signature '" + path.string() + "' has schema version " + std::to_string(s.schema_version) +
@@ -340,7 +440,9 @@ Signature read_signature(const std::filesystem::path& path) {
     s.unmatched_sends = j.at("unmatched_sends").get<std::uint64_t>();
     s.unmatched_receives = j.at("unmatched_receives").get<std::uint64_t>();
     s.warnings = j.at("warnings").get<std::vector<std::string>>();
-    for (const json& p : j.at("phases")) s.phases.push_back(phase_from(p));
+    const json& phases = j.at("phases");
+    if (phases.size() != events.size()) throw InputError("its phases and their events do not correspond");
+    for (std::size_t i = 0; i < phases.size(); ++i) s.phases.push_back(phase_from(phases[i], events[i]));
     for (const json& r : j.at("order")) s.order.push_back({r.at(0).get<std::uint32_t>(), r.at(1).get<std::uint64_t>()});
     for (const json& c : j.value("communicators", json::array())) {
       SigComm sc;
