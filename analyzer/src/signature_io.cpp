@@ -121,7 +121,8 @@ json phase_header(const SigPhase& p) {
 
 /// A rank's fields, its events to be written in place of kElements.
 json rank_header(const SigRank& r) {
-  json jr{{"rank", r.rank}, {"thread", r.thread}, {"events", kElements}, {"mismatched_instances", r.mismatched_instances}};
+  json jr{
+      {"rank", r.rank}, {"thread", r.thread}, {"events", kElements}, {"mismatched_instances", r.mismatched_instances}};
   if (r.tail_ns.n != 0) {
     jr["tail_work"] = to_json(r.tail_work);
     jr["tail_ns"] = to_json(r.tail_ns);
