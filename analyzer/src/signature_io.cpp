@@ -20,8 +20,20 @@ namespace p3s::analyzer {
 namespace {
 using nlohmann::json;
 
+/// `x` to 7 significant digits: times and work are measured far less precisely, and a double's 17 digits would
+/// make most of a signature's text.
+double significant(double x) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  const double scale = std::pow(10.0, 6 - static_cast<int>(std::floor(std::log10(std::fabs(x)))));
+  return std::round(x * scale) / scale;
+}
+
 json to_json(const Stat& s) {
-  return json{{"n", s.n}, {"mean", s.mean}, {"stddev", s.stddev}, {"min", s.min}, {"max", s.max}};
+  return json{{"n", s.n},
+              {"mean", significant(s.mean)},
+              {"stddev", significant(s.stddev)},
+              {"min", significant(s.min)},
+              {"max", significant(s.max)}};
 }
 
 Stat stat_from(const json& j) {
@@ -172,12 +184,13 @@ void write_with_array(std::ostream& out, const json& j, const char* key, int dep
   out << text.substr(at + marker.size());
 }
 
+/// A phase with its ranks, each event on a line of its own.
 void write_phase(std::ostream& out, const SigPhase& p, int depth) {
   write_with_array(out, phase_header(p), "ranks", depth, [&](int d) {
     write_array(out, p.ranks.size(), d, [&](std::size_t r, int rd) {
       write_with_array(out, rank_header(p.ranks[r]), "events", rd, [&](int ed) {
         write_array(out, p.ranks[r].events.size(), ed,
-                    [&](std::size_t e, int d2) { out << nested_text(to_json(p.ranks[r].events[e]), d2); });
+                    [&](std::size_t e, int) { out << json_text(to_json(p.ranks[r].events[e])); });
       });
     });
   });
