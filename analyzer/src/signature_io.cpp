@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "p3s/analyzer/definitions.hpp"
+#include "p3s/analyzer/phase_order.hpp"
 #include "p3s/analyzer/signature.hpp"
 #include "p3s/error.hpp"
 #include "p3s/json_text.hpp"
@@ -297,8 +298,6 @@ void Stat::add(double x) {
 void Stat::finish() { stddev = n > 1 ? std::sqrt(m2 / static_cast<double>(n - 1)) : 0; }
 
 void write_signature(const Signature& s, const std::filesystem::path& path) {
-  json order = json::array();
-  for (const PhaseRunEntry& r : s.order) order.push_back(json::array({r.phase, r.count}));
   json comms = json::array();
   for (const SigComm& c : s.communicators) {
     json jc{{"id", c.id}, {"kind", comm_kind_name(c.kind)}, {"ranks", c.ranks}};
@@ -339,7 +338,7 @@ void write_signature(const Signature& s, const std::filesystem::path& path) {
                {"unmatched_receives", s.unmatched_receives},
                {"warnings", s.warnings},
                {"phases", kElements},
-               {"order", std::move(order)},
+               {"order", order_json(s.order)},
                {"communicators", std::move(comms)}};
   StreamedFile file(path);
   std::ostream& out = file.stream();
@@ -395,13 +394,9 @@ void check_signature(const json& j, const Signature& s) {
       }
     }
   }
-  for (const json& r : j.at("order")) {
-    if (!r.is_array() || r.size() != 2) throw InputError("an order entry is " + json_text(r) + ", not [phase, count]");
-    const json entry{{"phase", r.at(0)}, {"count", r.at(1)}};
-    const auto phase = static_cast<std::uint32_t>(whole_at(entry, "phase", 0));
-    (void)whole_at(entry, "count", 1);
-    if (std::find(ids.begin(), ids.end(), phase) == ids.end()) {
-      throw InputError("its phase order names phase " + std::to_string(phase) + ", which it does not have");
+  for (const PhaseRunEntry& r : s.order) {
+    if (std::find(ids.begin(), ids.end(), r.phase) == ids.end()) {
+      throw InputError("its phase order names phase " + std::to_string(r.phase) + ", which it does not have");
     }
   }
 }
@@ -457,7 +452,7 @@ Signature read_signature(const std::filesystem::path& path) {
     const json& phases = j.at("phases");
     if (phases.size() != events.size()) throw InputError("its phases and their events do not correspond");
     for (std::size_t i = 0; i < phases.size(); ++i) s.phases.push_back(phase_from(phases[i], events[i]));
-    for (const json& r : j.at("order")) s.order.push_back({r.at(0).get<std::uint32_t>(), r.at(1).get<std::uint64_t>()});
+    s.order = order_from_json(j.at("order"));
     for (const json& c : j.value("communicators", json::array())) {
       SigComm sc;
       sc.id = c.at("id").get<std::uint32_t>();

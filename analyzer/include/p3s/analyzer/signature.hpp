@@ -17,8 +17,8 @@
 namespace p3s::analyzer {
 
 /// Version 2 adds each communicator's creating call and parent and drops the unused event_similarity option;
-/// readers take versions 1 and 2.
-inline constexpr int kSignatureSchemaVersion = 2;
+/// version 3 folds the phase order's repeated stretches into loops (phase_order.hpp). Readers take versions 1 to 3.
+inline constexpr int kSignatureSchemaVersion = 3;
 inline constexpr int kOldestSignatureSchemaVersion = 1;
 
 /// Summary of samples (times in ns, work in the run's work metric).
@@ -112,6 +112,7 @@ struct SigComm {
 struct PhaseRunEntry {
   std::uint32_t phase = 0;
   std::uint64_t count = 0;
+  friend bool operator==(const PhaseRunEntry&, const PhaseRunEntry&) = default;
 };
 
 /// Options that shaped the signature (echoed in the file).
