@@ -176,12 +176,12 @@ std::uint64_t reach_of(const std::vector<Stretch>& in, std::size_t i, const std:
 
 /// Per body up to rotation, where its loops are cut, as an offset in the least rotation: where the loops' calls
 /// hold the most whole iterations, so that a loop of N iterations is N instances wherever its computation falls
-/// in the iteration. Among those cuts, with `after_compute`, the first call after a compute burst from where the
-/// rotation whose loops hold the most iterations begins (ties: the one seen first), so that a unit begins where
-/// the calls between loops are cut into steps; else (or where no such call gives as many whole iterations) the
-/// first of those cuts from there. Every loop of one body is cut at the same call.
+/// in the iteration. Among those cuts, the first call after a compute burst from where the rotation whose loops
+/// hold the most iterations begins (ties: the one seen first), so that a unit begins where the calls between loops
+/// are cut into steps; else (or where no such call gives as many whole iterations) the first of those cuts from
+/// there. Every loop of one body is cut at the same call.
 std::unordered_map<std::uint64_t, std::uint64_t> cut_offsets(const std::vector<Stretch>& stretches,
-                                                             const CallSequence& calls, bool after_compute) {
+                                                             const CallSequence& calls) {
   const std::vector<std::uint64_t>& shapes = calls.shapes();
   struct Body {
     std::uint64_t period = 0;
@@ -222,7 +222,7 @@ std::unordered_map<std::uint64_t, std::uint64_t> cut_offsets(const std::vector<S
     }
     const std::uint64_t best = *std::max_element(whole.begin(), whole.end());
     std::uint64_t cut = p;
-    for (std::uint64_t step = 0; step < p && after_compute; ++step) {
+    for (std::uint64_t step = 0; step < p; ++step) {
       const std::uint64_t r = (b.most + step) % p;
       if (b.anchored[r] != 0) {
         if (whole[r] == best) cut = r;
@@ -239,9 +239,9 @@ std::unordered_map<std::uint64_t, std::uint64_t> cut_offsets(const std::vector<S
 
 /// Every loop cut as the other loops of its body are (cut_offsets): its first calls join the stretch before
 /// it, and the loop extends over the calls after it that continue its period (its last iteration's rest).
-std::vector<Stretch> cut_loops(const std::vector<Stretch>& in, const CallSequence& calls, bool after_compute) {
+std::vector<Stretch> cut_loops(const std::vector<Stretch>& in, const CallSequence& calls) {
   const std::vector<std::uint64_t>& shapes = calls.shapes();
-  const auto offsets = cut_offsets(in, calls, after_compute);
+  const auto offsets = cut_offsets(in, calls);
   std::vector<Stretch> out;
   const auto add_piece = [&out](std::uint64_t begin, std::uint64_t end) {
     if (end <= begin) return;
@@ -284,10 +284,11 @@ std::vector<Stretch> cut_loops(const std::vector<Stretch>& in, const CallSequenc
 }
 
 /// What a location's occurrences are: the units (the innermost loops that compute, and the steps between them),
-/// the outermost loops' iterations (the program's main iterations, whatever their inner loops), or the calls up
-/// to each collective of all processes.
+/// the program's iterations (iterations_of, whatever their inner loops), or the calls up to each collective of all
+/// processes.
 using Level = PhaseLevel;
 
+/// A location's units, or its calls up to each collective of all processes.
 LocationOccurrences occurrences_of(const CallSequence& calls, const PhaseStructure& ps, Level level) {
   LocationOccurrences out;
   // Calls [begin, end) as occurrences, a new one beginning at every call i > begin where `starts(i)`.
@@ -305,7 +306,7 @@ LocationOccurrences occurrences_of(const CallSequence& calls, const PhaseStructu
     add_split(0, calls.syncs().size(), [&](std::uint64_t i) { return calls.syncs()[i - 1] != 0; });
     return out;
   }
-  for (const Stretch& st : cut_loops(loop_stretches(ps), calls, true)) {
+  for (const Stretch& st : cut_loops(loop_stretches(ps), calls)) {
     if (st.period != 0) {
       for (std::uint64_t b = st.begin; b < st.end; b += st.period) out.add(calls, b, b + st.period);
     } else {
