@@ -13,11 +13,18 @@
 
 namespace p3s::modeler {
 
+/// A peer that is no rank: MPI_PROC_NULL (the call completes at once and moves nothing).
+inline constexpr std::int64_t kProcNull = -1;
+/// A receive's peer and tag that name no source or no tag: MPI_ANY_SOURCE and MPI_ANY_TAG. Predictions name the
+/// source and tag a receive got (the recorder resolves wildcards), but a trace may hold them.
+inline constexpr std::int64_t kAnySource = -2;
+inline constexpr std::uint32_t kAnyTag = 0xffffffffU;
+
 /// A predicted action inside a call (the kinds of signature.json).
 struct PredictedAction {
   mpi::ActionKind kind = mpi::ActionKind::Send;  ///< Send, Recv, IrecvPost, IsendComplete or Collective
-  std::int64_t peer = -1;
-  std::uint32_t tag = 0;
+  std::int64_t peer = kProcNull;                 ///< messages: the world rank, kProcNull or kAnySource
+  std::uint32_t tag = 0;                         ///< messages: the tag, or kAnyTag
   double bytes = 0;
   /// Collectives.
   mpi::Collective collective = mpi::Collective::None;
