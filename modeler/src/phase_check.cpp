@@ -355,13 +355,33 @@ void pair(PhaseState& s, std::uint32_t send, std::uint32_t receive) {
   if (rcv.done_call >= 0) s.fix(Fix::Kind::Enlarge, rcv.owner, rcv.done_call, rcv.done_action, snd.bytes, true);
 }
 
+/// Where the other ends of an unmatched one went instead: the same two ranks with another tag, or on another
+/// communicator (`others`: the ends of the other kind, sorted by key). Empty when there are none.
+std::string elsewhere(const PhaseState& s, const End& e, const std::vector<std::uint32_t>& others) {
+  const auto pair_of = [&s](std::uint32_t id) {
+    const End& o = s.ends[id];
+    return std::tie(o.comm, o.from, o.to);
+  };
+  const std::string who = e.send ? "rank " + std::to_string(e.to) + " receives from rank " + std::to_string(e.from)
+                                 : "rank " + std::to_string(e.from) + " sends rank " + std::to_string(e.to);
+  for (std::uint32_t c = 0; c < s.comms.size(); ++c) {
+    const auto at = std::lower_bound(others.begin(), others.end(), std::tie(c, e.from, e.to),
+                                     [&](std::uint32_t id, const auto& k) { return pair_of(id) < k; });
+    if (at == others.end() || pair_of(*at) != std::tie(c, e.from, e.to)) continue;
+    const End& o = s.ends[*at];
+    if (c != e.comm) return "; " + who + " on " + comm_text(*s.comms[c]) + " instead";
+    if (o.tag != e.tag) return "; " + who + " with tag " + std::to_string(o.tag) + " instead";
+  }
+  return {};
+}
+
 void unmatched_send(PhaseState& s, std::uint32_t id, std::uint64_t sent, std::uint64_t received) {
   const End& e = s.ends[id];
   s.flaw(Flaw::UnmatchedSend, e.owner, e.call, [&] {
     return call_text(e.owner, e.call, e.function) + " sends rank " + std::to_string(e.to) + " a message (tag " +
            std::to_string(e.tag) + ", on " + comm_text(*s.comms[e.comm]) + ") that rank " + std::to_string(e.to) +
            " does not receive: it receives " + std::to_string(received) + " such messages from rank " +
-           std::to_string(e.from) + ", which sends " + std::to_string(sent);
+           std::to_string(e.from) + ", which sends " + std::to_string(sent) + elsewhere(s, e, s.receives);
   });
   s.drop(id);
 }
@@ -377,7 +397,7 @@ void unmatched_receive(PhaseState& s, std::uint32_t id, std::uint64_t sent, std:
     return call_text(e.owner, e.call, e.function) + " waits for a message from rank " + std::to_string(e.from) + " (" +
            tag + ", on " + comm_text(*s.comms[e.comm]) + ") that rank " + std::to_string(e.from) +
            " does not send: it sends " + std::to_string(sent) + " such messages to rank " + std::to_string(e.to) +
-           ", which receives " + std::to_string(received);
+           ", which receives " + std::to_string(received) + (e.tag == kAnyTag ? "" : elsewhere(s, e, s.sends));
   });
   s.drop(id);
 }
