@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -86,13 +85,5 @@ class PhasePredictor {
 /// The phase order at n: the largest fitted run's, a phase in one stretch taking its weight at n and the stretches
 /// of ModelLimits::fixed_count_phases keeping their counts.
 [[nodiscard]] std::vector<analyzer::PhaseRunEntry> order_at(const Model& model, std::int64_t n);
-
-/// Writes the LT4NC for n ranks into dir: lt4nc.json (provenance, phases with weights and the phase order),
-/// ranks.jsonl (one line per rank and phase with its calls, streamed) and ranks.index (where each rank's lines
-/// begin, so that a replay rank reads its own). Written under temporary names and renamed, the header last.
-/// `executable`: the ST4NP, which needs every burst's predicted duration (`kind` st4np).
-/// @throws p3s::InputError when `executable` and the model has no compute-time laws; p3s::Error when the directory
-/// cannot be written.
-void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path& dir, bool executable = false);
 
 }  // namespace p3s::modeler
