@@ -295,11 +295,11 @@ class RankReader {
     if (seq_.size() <= c) seq_.resize(c + 1, 0);
     Coll co;
     co.comm = c;
-    co.color = cm.color(r_, n);
-    co.rank = r_;
+    co.color = static_cast<std::int32_t>(cm.color(r_, n));
+    co.rank = static_cast<std::int32_t>(r_);
     co.seq = seq_[c]++;
     co.op = a.collective;
-    co.root = a.root;
+    co.root = static_cast<std::int32_t>(a.root);
     co.block = message_count(a.block);
     co.call = k;
     co.action = j;

@@ -37,15 +37,15 @@ struct End {
 /// must agree on.
 struct Coll {
   std::uint32_t comm = 0;
-  std::int64_t color = 0;
-  std::int64_t rank = 0;
+  std::int32_t color = 0;  ///< colours and ranks are world ranks or smaller (n fits in 31 bits)
+  std::int32_t rank = 0;
   std::uint32_t seq = 0;
-  mpi::Collective op = mpi::Collective::None;
-  std::int64_t root = -1;
-  std::int64_t block = 0;
+  std::int32_t root = -1;
   std::int32_t call = 0;
   std::int32_t action = 0;
+  mpi::Collective op = mpi::Collective::None;
   mpi::Function function = mpi::Function::Other;
+  std::int64_t block = 0;
   [[nodiscard]] bool same_as(const Coll& o) const noexcept { return op == o.op && root == o.root && block == o.block; }
 };
 
@@ -55,9 +55,9 @@ struct Coll {
 struct Step {
   enum class Kind : std::uint8_t { Issue, Post, Await, Collective, Complete };
   Kind kind = Kind::Issue;
-  mpi::Function function = mpi::Function::Other;
-  std::int32_t call = 0;  ///< -1: the end of the instance, which waits for the requests left
-  std::uint32_t ref = 0;  ///< an end, a collective, or the first of `count` awaited ends
+  mpi::Function function = mpi::Function::Other;  // 16 bytes a step: a phase holds one per message end and call
+  std::int32_t call = 0;                          ///< -1: the end of the instance, which waits for the requests left
+  std::uint32_t ref = 0;                          ///< an end, a collective, or the first of `count` awaited ends
   std::uint32_t count = 0;
 };
 
