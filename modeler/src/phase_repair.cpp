@@ -74,11 +74,15 @@ std::string PhaseConsistency::summary() const {
   return s;
 }
 
-std::string PhaseConsistency::refusal() const {
+std::string PhaseConsistency::diagnosis() const {
   std::string s = "phase " + std::to_string(phase) + " predicted at n = " + std::to_string(n) + " is inconsistent";
   if (!first.empty()) s += ": " + first.front().what;
-  s += " (" + summary() + " in the phase)";
-  return s + "; a replay would hang or fail there. Fit the model with runs closer to n = " + std::to_string(n) +
+  return s + " (" + summary() + " in the phase)";
+}
+
+std::string PhaseConsistency::refusal() const {
+  return diagnosis() +
+         "; a replay would hang or fail there. Fit the model with runs closer to n = " + std::to_string(n) +
          ", or give --repair to drop what does not match (the trace records it)";
 }
 
@@ -200,7 +204,7 @@ PredictionCheck check_prediction(const Model& model, const std::vector<PhasePred
     if (!check.consistent()) {
       if (policy == OnInconsistency::Refuse) throw TraceError(check.refusal());
       if (!check.repairable) {
-        throw TraceError(check.refusal().substr(0, check.refusal().find("; a replay")) +
+        throw TraceError(check.diagnosis() +
                          "; it cannot be repaired: its calls still wait for each other after dropping what they waited "
                          "for at many places. Fit the model with runs closer to n = " +
                          std::to_string(n));

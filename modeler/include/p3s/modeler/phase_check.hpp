@@ -88,7 +88,9 @@ struct PhaseConsistency {
   [[nodiscard]] bool consistent() const noexcept { return count() == 0; }
   /// "24 receives without a send, 24 sends without a receive": every kind found, with its count.
   [[nodiscard]] std::string summary() const;
-  /// The one line that refuses the phase: phase, n, the first finding, how many more, and what to do.
+  /// What is wrong, in one line: the phase and n, the first finding, and the count of each kind.
+  [[nodiscard]] std::string diagnosis() const;
+  /// The one line that refuses the phase: the diagnosis, and what to do.
   [[nodiscard]] std::string refusal() const;
   /// How many actions a repair drops, receives it enlarges and completions it adds.
   [[nodiscard]] std::array<std::uint64_t, 3> changes() const noexcept;
