@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// `p3s predict app.model --np N [-o DIR [--logical]] [--force] [--compare SIG_AT_N]`
+// `p3s predict app.model --np N [-o DIR [--logical] [--repair]] [--force] [--compare SIG_AT_N]`
 #include <algorithm>
 #include <iomanip>
 #include <iostream>
@@ -7,6 +7,7 @@
 #include "p3s/error.hpp"
 #include "p3s/modeler/dims.hpp"
 #include "p3s/modeler/fit.hpp"
+#include "p3s/modeler/lt4nc.hpp"
 #include "p3s/modeler/model.hpp"
 #include "p3s/modeler/predict.hpp"
 #include "p3s/outputs.hpp"
@@ -31,6 +32,11 @@ void add_predict(CLI::App& app) {
                   "Output directory: the executable trace at that count (ST4NP), which p3s-replay runs");
   auto force = std::make_shared<bool>(false);
   sub->add_flag("--force", *force, "Replace a trace already in the output directory");
+  auto repair = std::make_shared<bool>(false);
+  sub->add_flag("--repair", *repair,
+                "Write a phase whose predicted calls do not match (a receive without its send, a collective without "
+                "all its members, a request never completed) with what does not match dropped, recorded in the trace; "
+                "without it such a prediction is refused");
   sub->add_option("--compare", *compare, "Compare the prediction with this real run's signature at the same count")
       ->check(CLI::ExistingPath);
   sub->callback([=] {
@@ -64,8 +70,11 @@ void add_predict(CLI::App& app) {
       for (const char* file : {"lt4nc.json", "ranks.jsonl", "ranks.index"}) {
         refuse_existing(std::filesystem::path(*output) / file, *force, what);
       }
-      modeler::write_lt4nc(m, *np, *output, !*logical);
-      std::cout << (*logical ? "lt4nc        " : "st4np        ") << *output << "/lt4nc.json (" << *np << " ranks)\n";
+      const modeler::PredictionCheck check = modeler::write_lt4nc(
+          m, *np, *output, !*logical, *repair ? modeler::OnInconsistency::Repair : modeler::OnInconsistency::Refuse);
+      for (const std::string& note : check.notes()) std::cout << "repaired: " << note << '\n';
+      std::cout << (*logical ? "lt4nc        " : "st4np        ") << *output << "/lt4nc.json (" << *np << " ranks"
+                << (check.repaired() ? ", repaired" : ", checked") << ")\n";
     }
     if (!compare->empty()) {
       const std::filesystem::path p(*compare);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // `mpirun -np N p3s-replay app.model|ST4NP_DIR [--compute spin|sleep] [--instances M] [--min-time S] [--warmup W]
-//  [--watchdog S] -o result.json [--force] [--compare SIG_AT_N]`: replays the prediction at N (the job's size).
+//  [--watchdog S] [--repair] -o result.json [--force] [--compare SIG_AT_N]`: replays the prediction at N (the job's
+//  size).
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
@@ -73,6 +74,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--compare", compare, "Signature of a real run at the same process count to compare with")
       ->check(CLI::ExistingFile);
+  bool repair = false;
+  app.add_flag("--repair", repair,
+               "With a model: replay a phase whose predicted calls do not match (a receive without its send, a "
+               "collective without all its members) with what does not match dropped, as `p3s predict --repair` "
+               "writes it; without it such a model is refused (an ST4NP was checked when it was written)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -90,10 +96,17 @@ int main(int argc, char** argv) {
   try {
     p3s::refuse_existing(output, force, "result");
     if (std::filesystem::is_directory(model_path)) {
+      if (repair) {
+        throw p3s::InputError(
+            "--repair applies to a model: an ST4NP was checked, and repaired if asked, by `p3s "
+            "predict` when it wrote it");
+      }
       plan = p3s::replay::plan_from_st4np(model_path, size, rank);
     } else {
       model = p3s::modeler::read_model(model_path);
-      plan = p3s::replay::plan_from_model(model, model_path, size, rank);
+      plan = p3s::replay::plan_from_model(
+          model, model_path, size, rank,
+          repair ? p3s::modeler::OnInconsistency::Repair : p3s::modeler::OnInconsistency::Refuse);
     }
   } catch (const p3s::Error& e) {
     error = e.what();

@@ -9,6 +9,7 @@
 
 #include "p3s/error.hpp"
 #include "p3s/json_text.hpp"
+#include "p3s/modeler/lt4nc.hpp"
 #include "p3s/modeler/predict.hpp"
 #include "p3s/version.hpp"
 #include "p3s/whole_file.hpp"
@@ -19,8 +20,9 @@ namespace {
 using nlohmann::json;
 
 /// Version 3 adds each collective's `block`, each communicator's `param`, the `kind` (lt4nc or st4np) and the rank
-/// index; a tail is written wherever its work or its time is not zero.
-inline constexpr int kLt4ncSchemaVersion = 3;
+/// index; a tail is written wherever its work or its time is not zero. Version 4 is checked for consistency before
+/// it is written (`consistency`, each phase's `repair`) and names wildcard receives.
+inline constexpr int kLt4ncSchemaVersion = 4;
 
 /// The communicators the trace uses at n, numbered as they are met: two models that give the same members at n
 /// and were created by the same call are one communicator.
@@ -62,9 +64,9 @@ class CommTable {
 
 json action_json(const PredictedAction& a, CommTable& comms) {
   json j{{"kind", mpi::name(a.kind)}};
-  if (a.peer >= 0) {
-    j["peer"] = a.peer;
-    j["tag"] = a.tag;
+  if (a.peer >= 0 || a.peer == kAnySource) {
+    j["peer"] = a.peer == kAnySource ? json("any") : json(a.peer);
+    j["tag"] = a.tag == kAnyTag ? json("any") : json(a.tag);
   }
   if (a.kind != mpi::ActionKind::IsendComplete) j["bytes"] = a.bytes;
   if (a.collective != mpi::Collective::None) {
@@ -90,12 +92,13 @@ json call_json(const PredictedCall& c, CommTable& comms) {
               {"actions", std::move(actions)}};
 }
 
-/// Rank r's lines, one per phase.
-std::string rank_lines(const Model& model, const std::vector<PhasePredictor>& phases, std::int64_t r,
-                       CommTable& comms) {
+/// Rank r's lines, one per phase, as the check repaired them.
+std::string rank_lines(const Model& model, const std::vector<PhasePredictor>& phases, const PredictionCheck& check,
+                       std::int64_t r, CommTable& comms) {
   std::string text;
   for (std::size_t p = 0; p < phases.size(); ++p) {
-    const PredictedRank pr = phases[p].rank(r);
+    PredictedRank pr = phases[p].rank(r);
+    check.phases[p].repair(pr);
     json calls = json::array();
     for (const PredictedCall& c : pr.calls) calls.push_back(call_json(c, comms));
     json line{{"rank", r}, {"phase", model.phases[p].id}, {"calls", std::move(calls)}};
@@ -109,12 +112,12 @@ std::string rank_lines(const Model& model, const std::vector<PhasePredictor>& ph
 }
 
 /// Refuses to start an LT4NC that cannot fit in `dir`: its size estimated from the first, middle and last ranks.
-void check_room(const Model& model, const std::vector<PhasePredictor>& phases, std::int64_t n,
-                const std::filesystem::path& dir) {
+void check_room(const Model& model, const std::vector<PhasePredictor>& phases, const PredictionCheck& check,
+                std::int64_t n, const std::filesystem::path& dir) {
   CommTable scratch(n);
   double bytes = 0;
   const std::int64_t sample[] = {0, n / 2, n - 1};
-  for (const std::int64_t r : sample) bytes += static_cast<double>(rank_lines(model, phases, r, scratch).size());
+  for (const std::int64_t r : sample) bytes += static_cast<double>(rank_lines(model, phases, check, r, scratch).size());
   const double need = bytes / 3 * static_cast<double>(n);
   std::error_code ec;
   const std::filesystem::space_info room = std::filesystem::space(dir, ec);
@@ -127,14 +130,15 @@ void check_room(const Model& model, const std::vector<PhasePredictor>& phases, s
 
 /// Streams one line per rank and phase into `path` (through a temporary name); returns where each rank's lines
 /// begin, and the end of the file last.
-std::vector<std::uint64_t> write_ranks(const Model& model, const std::vector<PhasePredictor>& phases, std::int64_t n,
-                                       const std::filesystem::path& path, CommTable& comms) {
+std::vector<std::uint64_t> write_ranks(const Model& model, const std::vector<PhasePredictor>& phases,
+                                       const PredictionCheck& check, std::int64_t n, const std::filesystem::path& path,
+                                       CommTable& comms) {
   StreamedFile file(path);
   std::vector<std::uint64_t> offsets;
   std::uint64_t at = 0;
   for (std::int64_t r = 0; r < n; ++r) {
     offsets.push_back(at);
-    const std::string lines = rank_lines(model, phases, r, comms);
+    const std::string lines = rank_lines(model, phases, check, r, comms);
     file.stream() << lines;
     at += lines.size();
     file.check();
@@ -162,6 +166,23 @@ json order_json(const Model& model, std::int64_t n) {
   return order;
 }
 
+/// What the check found in a phase and what its repair changed; null for a consistent phase.
+json repair_json(const PhaseConsistency& check) {
+  if (check.consistent()) return nullptr;
+  json flaws = json::object();
+  for (std::size_t f = 0; f < kFlawKinds; ++f) {
+    if (check.flaws[f] != 0) flaws[std::string(flaw_name(static_cast<Flaw>(f)))] = check.flaws[f];
+  }
+  json first = json::array();
+  for (const Finding& f : check.first) first.push_back(f.what);
+  const std::array<std::uint64_t, 3> c = check.changes();
+  return json{{"flaws", std::move(flaws)},
+              {"first", std::move(first)},
+              {"dropped_actions", c[0]},
+              {"enlarged_receives", c[1]},
+              {"completed_at_end", c[2]}};
+}
+
 /// The groups of a phase that are approximate at n: which group, its call, and the fitted run standing in.
 json approximate_json(const PhaseModel& pm, std::int64_t n) {
   json out = json::array();
@@ -185,8 +206,19 @@ std::vector<analyzer::PhaseRunEntry> order_at(const Model& model, std::int64_t n
   return order;
 }
 
-void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path& dir, bool executable) {
+PredictionCheck write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path& dir, bool executable,
+                            OnInconsistency policy) {
   const ScopedDimsRule rule(model.dims_rule);
+  if (executable && !has_time_laws(model)) {
+    throw InputError(
+        "the model has no compute-time laws (it was written by an earlier p3s); re-run `p3s model` on "
+        "its signatures, or write the logical trace with --logical");
+  }
+  std::vector<PhasePredictor> phases;
+  for (const PhaseModel& p : model.phases) phases.emplace_back(p, n);
+  // Before anything is written: an inconsistent prediction leaves nothing behind.
+  PredictionCheck check = check_prediction(model, phases, n, policy);
+
   std::error_code ec;
   const bool created = !std::filesystem::exists(dir, ec);
   std::filesystem::create_directories(dir, ec);
@@ -200,20 +232,13 @@ void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path
       if (armed) std::filesystem::remove_all(dir, ignored);
     }
   } cleanup{dir, created};
-  if (executable && !has_time_laws(model)) {
-    throw InputError(
-        "the model has no compute-time laws (it was written by an earlier p3s); re-run `p3s model` on "
-        "its signatures, or write the logical trace with --logical");
-  }
-  std::vector<PhasePredictor> phases;
-  for (const PhaseModel& p : model.phases) phases.emplace_back(p, n);
 
   // The ranks first, the header last: a directory whose lt4nc.json exists is complete.
   const std::filesystem::path header = dir / "lt4nc.json";
   std::filesystem::remove(header, ec);
-  check_room(model, phases, n, dir);
+  check_room(model, phases, check, n, dir);
   CommTable comms(n);
-  const std::vector<std::uint64_t> offsets = write_ranks(model, phases, n, dir / "ranks.jsonl", comms);
+  const std::vector<std::uint64_t> offsets = write_ranks(model, phases, check, n, dir / "ranks.jsonl", comms);
   write_whole_file(dir / "ranks.index", index_bytes(offsets));
 
   const std::vector<std::int64_t> fitted_n = model.fitted_counts();
@@ -225,7 +250,8 @@ void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path
                            {"relevant", pm.relevant},
                            {"weight", phases[p].weight()},
                            {"approximate_groups", approximate_json(pm, n)},
-                           {"caveats", pm.caveats(n, fitted_n)}});
+                           {"caveats", pm.caveats(n, fitted_n)},
+                           {"repair", repair_json(check.phases[p])}});
   }
   json inputs = json::array();
   for (const Model::Input& in : model.inputs) inputs.push_back(json{{"path", in.path}, {"n", in.n}});
@@ -235,6 +261,7 @@ void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path
                {"inputs", {{"application", model.application}, {"model_runs", std::move(inputs)}}},
                {"processes", n},
                {"work_metric", model.work_metric},
+               {"consistency", check.repaired() ? "repaired" : "checked"},
                {"phases", std::move(jphases)},
                {"order", order_json(model, n)},
                {"communicators", comms.to_json()},
@@ -244,6 +271,7 @@ void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path
                {"index_file", "ranks.index"}};
   write_whole_file(header, json_text(h, 1) + '\n');
   cleanup.armed = false;
+  return check;
 }
 
 }  // namespace p3s::modeler

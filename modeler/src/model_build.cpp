@@ -956,6 +956,7 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   std::vector<std::int64_t> fitted_n;
   for (const Run& run : runs) fitted_n.push_back(run.n());
   detail::orient_steps(pm.groups, fitted_n);
+  detail::meet_steps(pm.groups, fitted_n);
   pr.notes.insert(pr.notes.end(), best->notes.begin(), best->notes.end());
   for (std::size_t g = 0; g < pm.groups.size(); ++g) {
     if (pm.groups[g].role == Role::Collective) fit_collectives(pm.groups[g], pr.notes, ranks, g, whole);

@@ -120,4 +120,41 @@ void orient_steps(std::vector<GroupModel>& groups, std::span<const std::int64_t>
   }
 }
 
+void meet_steps(std::vector<GroupModel>& groups, std::span<const std::int64_t> fitted_n) {
+  // Per (frame, grain, box, axis, distance, communicator kind, tag): the sending and the receiving steps in order.
+  using Key = std::tuple<Frame, std::int64_t, std::array<std::int64_t, 3>, std::size_t, std::int64_t, CommModel::Kind,
+                         std::int64_t>;
+  std::map<Key, std::pair<std::vector<Step>, std::vector<Step>>> ends;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const GroupModel& gm = groups[g];
+    for (std::size_t term = 0; term < terms_of(gm); ++term) {
+      for (std::size_t s = 0; s < 2; ++s) {
+        if (!gm.slot_kinds[s]) continue;
+        const bool send = *gm.slot_kinds[s] == mpi::ActionKind::Send;
+        const std::optional<Label> l = constant_label(gm, term, s);
+        const std::optional<std::size_t> axis = l ? axis_of(*l) : std::nullopt;
+        if (!axis) continue;
+        const Program& p = gm.pattern.cases.front().program;
+        const std::int64_t tag =
+            !gm.traits.empty() && term < gm.traits.front().size() ? gm.traits.front()[term].tag[s] : 0;
+        auto& [sends, receives] =
+            ends[{p.frame, p.layout.grain, p.layout.box, *axis, std::abs((*l)[*axis]), gm.comm.kind, tag}];
+        (send ? sends : receives).push_back({g, term, s, *l});
+      }
+    }
+  }
+  for (const auto& [key, steps] : ends) {
+    const auto& [frame, grain, box, axis, distance, comm, tag] = key;
+    const auto& [sends, receives] = steps;
+    if (sends.size() != receives.size() || seen_both_ways(frame, GridLayout{grain, box}, axis, distance, fitted_n)) {
+      continue;
+    }
+    for (std::size_t k = 0; k < sends.size(); ++k) {
+      Label l = receives[k].label;
+      l[axis] = -sends[k].label[axis];
+      if (l != receives[k].label) set_label(groups[receives[k].group], receives[k].term, receives[k].slot, l);
+    }
+  }
+}
+
 }  // namespace p3s::modeler::detail

@@ -19,4 +19,14 @@ namespace p3s::modeler::detail {
 /// fitted runs are reproduced as before, since on those sides both signs name the same rank.
 void orient_steps(std::vector<GroupModel>& groups, std::span<const std::int64_t> fitted_n);
 
+/// A message's two ends must meet: where rank r sends to r + d along a periodic dimension, rank r + d receives from
+/// (r + d) - d, so a step every rank takes needs its receive to step the other way. Along a side that was 2 (or 1)
+/// in every fitted run the two ways reach the same rank, and the fit could give a send and its receive the same
+/// sign (LAMMPS fitted on 2 to 8 ranks: its exchanges received from where they sent, which at 16 ranks, along a
+/// side of 4, made every rank wait for a message its neighbour sends later). Per dimension, distance, communicator
+/// and tag, the steps that send and those that receive pair in the order the phase makes them (a Sendrecv's two
+/// slots, the terms of an MPI_Irecv group with those of the MPI_Send group after it); where both are as many, each
+/// receive along such a side takes the opposite of its send. The fitted runs are reproduced as before.
+void meet_steps(std::vector<GroupModel>& groups, std::span<const std::int64_t> fitted_n);
+
 }  // namespace p3s::modeler::detail

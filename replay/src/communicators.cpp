@@ -2,8 +2,10 @@
 #include "communicators.hpp"
 
 #include <numeric>
+#include <string>
 
 #include "p3s/error.hpp"
+#include "p3s/modeler/predict.hpp"
 
 namespace p3s::replay::detail {
 
@@ -65,9 +67,19 @@ MPI_Comm Communicators::comm(const modeler::CommModel* c) const {
 }
 
 int Communicators::rank_in(const modeler::CommModel* c, std::int64_t world) const {
+  // MPI's own peers; a root of -1 (none) reads as MPI_PROC_NULL, which a collective takes as rank 0.
+  if (world == modeler::kProcNull) return MPI_PROC_NULL;
+  if (world == modeler::kAnySource) return MPI_ANY_SOURCE;
   const auto it = index_.find(c);
   const Built& b = it == index_.end() ? comms_.front() : comms_[it->second];
-  return world >= 0 && static_cast<std::size_t>(world) < b.local.size() ? b.local[static_cast<std::size_t>(world)] : -1;
+  const int local =
+      world >= 0 && static_cast<std::size_t>(world) < b.local.size() ? b.local[static_cast<std::size_t>(world)] : -1;
+  // Never a silent wildcard (-1 is MPI_ANY_SOURCE in some MPIs): the check of a prediction refuses such a peer.
+  if (local < 0) {
+    throw Error("rank " + std::to_string(rank_) + ": rank " + std::to_string(world) + " is not in the communicator " +
+                (b.model != nullptr ? b.model->to_string() : std::string("world")));
+  }
+  return local;
 }
 
 }  // namespace p3s::replay::detail

@@ -24,7 +24,8 @@ class Communicators {
 
   /// The communicator of a model's CommModel (the replay's own copy of the world for the world).
   [[nodiscard]] MPI_Comm comm(const modeler::CommModel* c) const;
-  /// World rank `world`'s rank in that communicator, -1 when it is not a member.
+  /// World rank `world`'s rank in that communicator; MPI_PROC_NULL and MPI_ANY_SOURCE for modeler::kProcNull and
+  /// modeler::kAnySource. @throws p3s::Error when it is not a member.
   [[nodiscard]] int rank_in(const modeler::CommModel* c, std::int64_t world) const;
   /// How many distinct communicators were built (the world included).
   [[nodiscard]] std::size_t size() const noexcept { return comms_.size(); }

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "p3s/error.hpp"
+#include "p3s/modeler/phase_check.hpp"
 #include "p3s/mpi/vocabulary.hpp"
 
 namespace p3s::replay::detail {
@@ -23,13 +24,14 @@ using modeler::PredictedAction;
 using modeler::PredictedCall;
 using mpi::ActionKind;
 
-/// Room for a message predicted at `bytes`: the two ends' laws can differ a little, so a receive takes more.
+/// Room for a message predicted at `bytes`: the room the check of the prediction let it take (the two ends' laws can
+/// differ a little, so a receive takes more), and never more than the largest message.
 std::size_t room_for(double bytes, std::size_t largest) {
-  const auto b = static_cast<std::size_t>(std::max(0.0, std::ceil(bytes)));
-  return std::min(largest, std::max(2 * b, b + 65536));
+  return std::min(largest, static_cast<std::size_t>(modeler::receive_room(bytes)));
 }
 
 int tag_of(std::uint32_t tag) {
+  if (tag == modeler::kAnyTag) return MPI_ANY_TAG;
   static const int upper = [] {
     int* value = nullptr;
     int flag = 0;
@@ -41,10 +43,7 @@ int tag_of(std::uint32_t tag) {
 
 }  // namespace
 
-int count_of(double bytes) {
-  if (!(bytes > 0)) return 0;
-  return static_cast<int>(std::min<double>(INT_MAX, std::round(bytes)));
-}
+int count_of(double bytes) { return static_cast<int>(modeler::message_count(bytes)); }
 
 Executor::Executor(const Communicators& comms, std::int64_t rank, double largest)
     : comms_(comms), rank_(rank), largest_(static_cast<std::size_t>(std::max(0.0, std::ceil(largest))) + 1) {
@@ -93,25 +92,22 @@ void Executor::check(int status, const PredictedCall& call) const {
 }
 
 void Executor::execute(const PredictedCall& call, std::size_t index) {
-  const mpi::FunctionInfo& info = mpi::info(call.function);
-  switch (info.kind) {
-    case mpi::CallKind::Completion:
+  // The paths the check of the prediction follows (modeler::path_of), so that what it matched is what is made.
+  switch (modeler::path_of(call.function)) {
+    case modeler::CallPath::Completion:
       completion(call);
       return;
-    case mpi::CallKind::Collective:
-    case mpi::CallKind::NbCollective:
-    case mpi::CallKind::CommCreate:
-    case mpi::CallKind::CommFree:
+    case modeler::CallPath::Collective:
       for (const PredictedAction& a : call.actions) {
         if (a.kind == ActionKind::Collective) collective(call, a);
       }
       return;
-    case mpi::CallKind::Probe: {
+    case modeler::CallPath::Probe: {
       int flag = 0;
       check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comms_.comm(nullptr), &flag, MPI_STATUS_IGNORE), call);
       return;
     }
-    default:
+    case modeler::CallPath::PointToPoint:
       point_to_point(call, index);
   }
 }
@@ -151,8 +147,7 @@ void Executor::point_to_point(const PredictedCall& call, std::size_t index) {
     null_call(call);
     return;
   }
-  const bool nonblocking = info.kind == mpi::CallKind::Isend || info.kind == mpi::CallKind::Irecv ||
-                           info.kind == mpi::CallKind::Start || info.kind == mpi::CallKind::Other;
+  const bool nonblocking = modeler::starts_requests(call.function);
   const bool synchronous = info.mode == mpi::SendMode::Synchronous;
   const PredictedAction* send = nullptr;
   const PredictedAction* recv = nullptr;

@@ -10,6 +10,7 @@
 
 #include "made_once.hpp"
 #include "p3s/error.hpp"
+#include "p3s/modeler/phase_check.hpp"
 #include "p3s/modeler/predict.hpp"
 #include "p3s/replay/replay.hpp"
 
@@ -54,7 +55,8 @@ void weigh(ReplayPlan& plan) {
 
 }  // namespace
 
-ReplayPlan plan_from_model(const modeler::Model& model, const std::string& path, std::int64_t n, std::int64_t rank) {
+ReplayPlan plan_from_model(const modeler::Model& model, const std::string& path, std::int64_t n, std::int64_t rank,
+                           modeler::OnInconsistency policy) {
   const modeler::ScopedDimsRule rule(model.dims_rule);
   ReplayPlan plan;
   plan.processes = n;
@@ -63,9 +65,16 @@ ReplayPlan plan_from_model(const modeler::Model& model, const std::string& path,
   plan.work_metric = model.work_metric;
   plan.dims_rule = model.dims_rule;
   plan.notes = require_time(model);
-  for (const modeler::PhaseModel& p : model.phases) {
-    const modeler::PhasePredictor predictor(p, n);
-    plan.phases.push_back({p.id, p.calls, main_loop(p.calls), 0, predictor.rank(rank)});
+  std::vector<modeler::PhasePredictor> predictors;
+  for (const modeler::PhaseModel& p : model.phases) predictors.emplace_back(p, n);
+  // Every rank checks every phase (as `p3s predict` does), so that all refuse or repair alike without a word.
+  const modeler::PredictionCheck check = modeler::check_prediction(model, predictors, n, policy);
+  for (const std::string& note : check.notes()) plan.notes.push_back(note);
+  for (std::size_t k = 0; k < model.phases.size(); ++k) {
+    const modeler::PhaseModel& p = model.phases[k];
+    modeler::PredictedRank own = predictors[k].rank(rank);
+    check.phases[k].repair(own);
+    plan.phases.push_back({p.id, p.calls, main_loop(p.calls), 0, std::move(own)});
     for (const modeler::GroupModel& g : p.groups) {
       if (g.role == modeler::Role::PointToPoint) plan.comms.push_back(&g.comm);
       for (const modeler::CollectiveEntry& c : g.collectives) plan.comms.push_back(&c.comm);
@@ -106,13 +115,29 @@ std::string rank_text(const std::filesystem::path& dir, const json& header, std:
   return out;
 }
 
+/// The note of a phase that `p3s predict --repair` repaired, from the trace's record of it.
+std::string repair_note(std::uint32_t id, const json& repair) {
+  std::string flaws;
+  for (const auto& [name, count] : repair.at("flaws").items()) {
+    flaws += (flaws.empty() ? "" : ", ") + std::to_string(count.get<std::uint64_t>()) + " " + name;
+  }
+  return "phase " + std::to_string(id) + " was repaired when the trace was written (" + flaws +
+         "): " + std::to_string(repair.value("dropped_actions", std::uint64_t{0})) + " actions dropped, " +
+         std::to_string(repair.value("enlarged_receives", std::uint64_t{0})) + " receives enlarged, " +
+         std::to_string(repair.value("completed_at_end", std::uint64_t{0})) + " requests completed at the end";
+}
+
 modeler::PredictedAction action_from(const json& j, const ReplayPlan& plan) {
   modeler::PredictedAction a;
   const auto kind = mpi::action_kind_named(j.at("kind").get<std::string>());
   if (!kind) throw InputError("unknown action kind '" + j.at("kind").get<std::string>() + "'");
   a.kind = *kind;
-  a.peer = j.value("peer", std::int64_t{-1});
-  a.tag = j.value("tag", std::uint32_t{0});
+  // A wildcard receive names "any" source or tag (MPI_ANY_SOURCE, MPI_ANY_TAG).
+  const auto wildcard = [&j](const char* field) {
+    return j.contains(field) && j.at(field).is_string() && j.at(field).get<std::string>() == "any";
+  };
+  a.peer = wildcard("peer") ? modeler::kAnySource : j.value("peer", modeler::kProcNull);
+  a.tag = wildcard("tag") ? modeler::kAnyTag : j.value("tag", std::uint32_t{0});
   a.bytes = j.value("bytes", 0.0);
   if (j.contains("collective")) {
     a.collective = mpi::collective_named(j.at("collective").get<std::string>()).value_or(mpi::Collective::Unknown);
@@ -167,6 +192,12 @@ ReplayPlan plan_from_st4np(const std::filesystem::path& dir, std::int64_t n, std
           "it is a logical trace without burst times (written with --logical, or by an earlier p3s); "
           "write the ST4NP with `p3s predict app.model --np N -o DIR`");
     }
+    // `p3s predict` checks a trace before writing it; one that was not checked could hang the replay.
+    if (h.at("schema_version").get<int>() < 4 || !h.contains("consistency")) {
+      throw InputError(
+          "it was written by an earlier p3s, which did not check that its messages, collectives and requests "
+          "match; write it again with `p3s predict app.model --np N -o DIR`");
+    }
     plan.processes = h.at("processes").get<std::int64_t>();
     if (plan.processes != n) {
       throw InputError("it is a trace of " + std::to_string(plan.processes) + " ranks, and the job has " +
@@ -193,6 +224,7 @@ ReplayPlan plan_from_st4np(const std::filesystem::path& dir, std::int64_t n, std
       ids.push_back(id);
       const std::string calls = p.at("calls").get<std::string>();
       plan.phases.push_back({id, calls, main_loop(calls), 0, {}});
+      if (p.contains("repair") && p.at("repair").is_object()) plan.notes.push_back(repair_note(id, p.at("repair")));
     }
     const auto index_of = [&ids](std::uint32_t id) {
       const auto it = std::find(ids.begin(), ids.end(), id);

@@ -8,8 +8,9 @@ DIR holds the signatures of the ring app (np<k>.json.gz). Every send of its loop
 peer, so no law reproduces that group. Then:
   1. `p3s model` exits 0, writes the model and its report; the report lists the group in the phase's
      approximate_groups and its note says it was kept as measured;
-  2. `p3s predict --np 64 --logical` exits 0, prints a note naming the group, and the LT4NC's phase lists it
-     in approximate_groups with the fitted run standing in;
+  2. `p3s predict --np 64 --logical` refuses the prediction, whose stand-in sends no longer meet the receives, in one
+     line; with --repair it exits 0, prints a note naming the group and the repair, and the LT4NC's phase lists it in
+     approximate_groups with the fitted run standing in, and what the repair dropped;
   3. bad input still fails with one line and exit code 1, and writes nothing.
 """
 import argparse
@@ -59,7 +60,7 @@ def main():
     for gz in sorted(glob.glob(os.path.join(args.data, "np*.json.gz"))):
         with gzip.open(gz, "rt") as f:
             signature = json.load(f)
-        scatter(signature)
+        scattered = scatter(signature)
         path = os.path.join(args.work, os.path.basename(gz)[:-3])
         with open(path, "w") as f:
             json.dump(signature, f)
@@ -80,11 +81,18 @@ def main():
             fail(f"the validation at n={report['validation']['n']} does not flag phase {check['phase']}")
 
     lt = os.path.join(args.work, "lt64")
-    out = run([args.p3s, "predict", model, "--np", "64", "--logical", "-o", lt, "--force"]).stdout
+    r = run([args.p3s, "predict", model, "--np", "64", "--logical", "-o", lt, "--force"], want_rc=1)
+    if "is inconsistent" not in r.stderr or r.stderr.count("\n") != 1 or os.path.exists(lt):
+        fail(f"`p3s predict` of sends that no longer meet their receives: {r.stderr!r}")
+    out = run([args.p3s, "predict", model, "--np", "64", "--logical", "-o", lt, "--force", "--repair"]).stdout
     if "stand in (approximate, not extrapolated)" not in out:
         fail(f"`p3s predict` printed no note on the approximate group:\n{out}")
+    if f"repaired: phase {scattered} repaired at n = 64" not in out:
+        fail(f"`p3s predict --repair` printed no note on the repair:\n{out}")
     with open(os.path.join(lt, "lt4nc.json")) as f:
         header = json.load(f)
+    if [p["id"] for p in header["phases"] if p["repair"]] != [scattered]:
+        fail(f"the LT4NC records repairs of {[p['id'] for p in header['phases'] if p['repair']]}, not {scattered}")
     flagged = {p["id"]: [a["group"] for a in p["approximate_groups"]] for p in header["phases"]}
     for phase, groups in approximate.items():
         if flagged.get(phase) != groups:
@@ -99,7 +107,7 @@ def main():
     r = run([args.p3s, "model", *sigs, "-o", sigs[0], "--force"], want_rc=1)
     if "would write over the input" not in r.stderr:
         fail(f"`p3s model -o` naming an input: {r.stderr!r}")
-    r = run([args.p3s, "predict", model, "--np", "64", "--logical", "-o", lt], want_rc=1)
+    r = run([args.p3s, "predict", model, "--np", "64", "--logical", "-o", lt, "--repair"], want_rc=1)
     if "--force" not in r.stderr or r.stderr.count("\n") != 1:
         fail(f"`p3s predict --logical` over an existing LT4NC: {r.stderr!r}")
 

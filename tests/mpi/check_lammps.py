@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The modeler on a real application: Debian's LAMMPS, fitted at small counts, predicted at a larger one.
 
-    check_lammps.py --p3s BIN --work DIR [--fit 2 4 8 16] [--predict 32] [--cells 20] [launcher options]
+    check_lammps.py --p3s BIN --work DIR [--fit 2 4 8 16] [--predict 32] [--cells 20] [--replay BIN]
+                    [launcher options]
 
 Records LAMMPS (tests/mpi/in.melt: an LJ melt of 4 L^3 atoms, 200 steps, re-neighbouring every 20, output every
 50) at every fitted and predicted count, analyzes the runs together, fits a model on the fitted runs and validates
@@ -14,7 +15,11 @@ runs whose sides are 2 cannot show; so the check asks of every phase what the me
     than at every fitted one;
   - a phase whose volume error is over 1 % on average or 3 % at most names the groups whose sizes are approximate;
   - the model holds every phase of the run (the set-up, the three step kinds and the end).
-One ACCURACY line per phase is printed for the record.
+One ACCURACY line per phase is printed for the record. With --replay, the predicted count is not recorded nor
+validated (fitted runs whose grid sides are all 2 cannot show how LAMMPS cuts a longer one); instead the prediction
+there must be consistent as written (no repair) and p3s-replay must run it through (with a short watchdog): fitted
+on 2, 4 and 8 ranks, LAMMPS's exchanges used to be predicted receiving from where they send, which hung the replay at
+16.
 """
 import argparse
 import json
@@ -49,12 +54,13 @@ def main():
     p.add_argument("--predict", type=int, default=32)
     p.add_argument("--cells", type=int, default=20, help="L: the box is L^3 fcc cells (4 L^3 atoms)")
     p.add_argument("--attempts", type=int, default=3, help="recordings of the series when the phases differ")
+    p.add_argument("--replay", help="p3s-replay: replay the prediction at --predict")
     a = p.parse_args()
     lmp = shutil.which("lmp") or shutil.which("lmp_openmpi")
     if lmp is None:
         fail("lammps", "the lammps package is not installed (apt-get install lammps)")
     os.makedirs(a.work, exist_ok=True)
-    counts = [*a.fit, a.predict]
+    counts = [*a.fit] if a.replay else [*a.fit, a.predict]
     dirs = {n: os.path.join(a.work, f"lammps.np{n}") for n in counts}
 
     def record(n):
@@ -81,6 +87,11 @@ def main():
         for n in counts:
             record(n)
     model = os.path.join(a.work, "lammps.model")
+    if a.replay:
+        print(run([a.p3s, "model", *[dirs[n] for n in a.fit], "-o", model, "--force"], "model").stdout, end="")
+        replay(a, model)
+        print(f"ok: LAMMPS fitted at {', '.join(map(str, a.fit))}, predicted and replayed at {a.predict}")
+        return
     out = run([a.p3s, "model", *[dirs[n] for n in a.fit], "--validate-with", dirs[a.predict], "-o", model, "--force"],
               "model").stdout
     print(out, end="")
@@ -110,6 +121,21 @@ def main():
     if problems:
         fail("validation", "\n".join(problems))
     print(f"ok: LAMMPS fitted at {', '.join(map(str, a.fit))} and predicted at {a.predict}")
+
+
+def replay(a, model):
+    """The ST4NP at --predict is consistent as predicted, and p3s-replay runs it through without stalling."""
+    st4np = os.path.join(a.work, f"lammps.st4np.np{a.predict}")
+    run([a.p3s, "predict", model, "--np", str(a.predict), "-o", st4np, "--force"], "predict")
+    with open(os.path.join(st4np, "lt4nc.json")) as f:
+        consistency = json.load(f)["consistency"]
+    if consistency != "checked":
+        fail("predict", f"the ST4NP at {a.predict} is {consistency}")
+    result = os.path.join(a.work, f"lammps.replay.np{a.predict}.json")
+    r = run([a.mpiexec, a.np_flag, str(a.predict), *a.preflags, a.replay, st4np, "-o", result, "--force",
+             "--compute", "sleep", "--watchdog", "60", "--warmup", "0", "--instances", "1", "--min-time", "0"],
+            "replay", timeout=600)
+    print(r.stdout, end="")
 
 
 if __name__ == "__main__":

@@ -14,9 +14,11 @@ shorter one, as p3s-replay runs them with --min-time 0): the same MPI functions,
 same operation.
 errors: on copies of a model of APP with one defect each, p3s-replay must refuse, in one line printed once, with
 exit status != 0 and no result file: a model without compute-time laws (schema 2), a process count where a law is
-no whole number, an ST4NP for another number of ranks, a logical trace (no burst times), an existing result without
---force; and a replay stuck in a receive (a tag no send matches) must
-be stopped by the watchdog, which names the rank, phase, instance and call.
+no whole number, a model whose receives wait for a tag no send carries (the check of the prediction names the phase,
+rank and call; with --repair that model is replayed, the repair noted), an ST4NP for another number of ranks, one
+written by a p3s that did not check it (schema 3), a logical trace (no burst times), an existing result without
+--force; and a replay stuck in a receive (an ST4NP edited after it was checked, a tag no send matches) must be
+stopped by the watchdog, which names the rank, phase, instance and call.
 handwritten: an ST4NP written by the script with known peers, tags and sizes (a ring completed with MPI_Waitany
 and MPI_Testsome, an MPI_Allreduce on blocks of 2 ranks, an MPI_Bcast on every other rank, MPI_Sendrecv,
 MPI_Alltoall, a halo exchange on a grid whose boundary ranks skip calls) replayed under `p3s record`: every
@@ -30,6 +32,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -226,7 +229,7 @@ def handwritten(n):
         lines.append({"rank": r, "phase": 0, "calls": ring, "tail_work": 0, "tail_ns": 10000})
         lines.append({"rank": r, "phase": 1, "calls": colls})
         lines.append({"rank": r, "phase": 2, "calls": grid_exchange(r, n, p2p, call)})
-    header = {"schema_version": 3, "kind": "st4np", "tool": "check_replay.py", "processes": n,
+    header = {"schema_version": 4, "kind": "st4np", "tool": "check_replay.py", "processes": n, "consistency": "checked",
               "inputs": {"application": "handwritten", "model_runs": []}, "work_metric": "cputime_ns",
               "dims_rule": "openmpi", "communicators": comms, "order": [[0, 10], [1, 3], [2, 4]],
               "phases": [{"id": 0, "calls": "MPI_Irecv MPI_Isend MPI_Testsome MPI_Waitany", "weight": 10},
@@ -382,6 +385,39 @@ def unmatched_tag(m):
     first_p2p(m)["traits"][0][0][0]["tag"] = 99  # a receive no send matches: every rank waits for ever
 
 
+def edited(a, st4np, name, change):
+    """A copy of an ST4NP changed after `p3s predict` checked it."""
+    path = os.path.join(a.work, f"st4np.{name}")
+    shutil.rmtree(path, ignore_errors=True)
+    shutil.copytree(st4np, path)
+    change(path)
+    return path
+
+
+def unchecked(path):
+    """As an earlier p3s wrote it: schema 3, no record of a check."""
+    with open(os.path.join(path, "lt4nc.json")) as f:
+        h = json.load(f)
+    h["schema_version"] = 3
+    h.pop("consistency")
+    with open(os.path.join(path, "lt4nc.json"), "w") as f:
+        json.dump(h, f)
+
+
+def stuck(path):
+    """The first receive of the trace waits for a tag no send carries: its digits changed, the first one only, so
+    that the line keeps its length and the rank index holds."""
+    with open(os.path.join(path, "ranks.jsonl")) as f:
+        text = f.read()
+    found = re.search(r'"kind":"i?recv","peer":\d+,"tag":(\d+)', text)
+    if found is None:
+        fail(f"no receive in {path}")
+    digits = found.group(1)
+    text = text[:found.start(1)] + str(int(digits[0]) % 9 + 1) + digits[1:] + text[found.end(1):]
+    with open(os.path.join(path, "ranks.jsonl"), "w") as f:
+        f.write(text)
+
+
 def check_errors(a):
     model = fit(a)
     out = os.path.join(a.work, "result.json")
@@ -389,10 +425,17 @@ def check_errors(a):
         os.remove(out)
     replay_fails(a, 4, crafted(a, model, "schema2", without_time), out, expect="no compute-time laws")
     replay_fails(a, 5, crafted(a, model, "half", half_n_peer), out, expect="is not a whole number at n = 5")
-    replay_fails(a, 4, crafted(a, model, "stuck", unmatched_tag), out, "--watchdog", "3", expect="no progress")
+    mismatched = crafted(a, model, "mismatched", unmatched_tag)
+    replay_fails(a, 4, mismatched, out, expect="predicted at n = 4 is inconsistent")
+    repaired = os.path.join(a.work, "repaired.json")
+    r = run(launch(a, 4, a.replay, mismatched, "--repair", "-o", repaired, "--force", "--min-time", 0), "--repair")
+    if "repaired at n = 4" not in r.stdout:
+        fail(f"p3s-replay --repair does not note the repair:\n{r.stdout}")
     st4np = os.path.join(a.work, "st4np.np4")
     run([a.p3s, "predict", model, "--np", 4, "-o", st4np, "--force"], "predict -o")
     replay_fails(a, 2, st4np, out, expect="a trace of 4 ranks, and the job has 2")
+    replay_fails(a, 4, edited(a, st4np, "unchecked", unchecked), out, expect="did not check")
+    replay_fails(a, 4, edited(a, st4np, "stuck", stuck), out, "--watchdog", "3", expect="no progress")
     logical = os.path.join(a.work, "lt4nc.np4")
     run([a.p3s, "predict", model, "--np", 4, "--logical", "-o", logical, "--force"], "predict --logical")
     replay_fails(a, 4, logical, out, expect="logical trace without burst times")

@@ -10,6 +10,7 @@
 
 #include "p3s/error.hpp"
 #include "p3s/modeler/fit.hpp"
+#include "p3s/modeler/lt4nc.hpp"
 #include "p3s/modeler/model.hpp"
 #include "p3s/modeler/predict.hpp"
 #include "ring_signatures.hpp"
@@ -72,10 +73,23 @@ TEST(Degrade, UnmodelledPeersAreKeptAsMeasuredAndFlagged) {
     ASSERT_EQ(pr.calls.size(), 4U) << "rank " << r;
     EXPECT_LT(pr.calls[1].actions.empty() ? -1 : pr.calls[1].actions[0].peer, 64);
   }
-  // The LT4NC says which groups are approximate, and which run stands in.
-  write_lt4nc(back, 64, dir() / "lt64");
+  // Standing in, the sends no longer meet the receives the laws give: the LT4NC is refused, naming the phase, and
+  // nothing is written; with a repair it is written, saying which groups are approximate, which run stands in and
+  // what the repair dropped.
+  std::filesystem::remove_all(dir() / "lt64");
+  try {
+    (void)write_lt4nc(back, 64, dir() / "lt64");
+    ADD_FAILURE() << "an inconsistent LT4NC was written";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("phase 1 predicted at n = 64 is inconsistent"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir() / "lt64"));
+  EXPECT_TRUE(write_lt4nc(back, 64, dir() / "lt64", false, OnInconsistency::Repair).repaired());
   std::ifstream in(dir() / "lt64" / "lt4nc.json");
   const nlohmann::json header = nlohmann::json::parse(in);
+  EXPECT_EQ(header.at("consistency"), "repaired");
+  EXPECT_TRUE(header.at("phases").at(0).at("repair").is_null());
+  EXPECT_GT(header.at("phases").at(1).at("repair").at("dropped_actions").get<int>(), 0);
   const nlohmann::json& approx = header.at("phases").at(1).at("approximate_groups");
   ASSERT_EQ(approx.size(), 1U);
   EXPECT_EQ(approx[0].at("group"), g);

@@ -2,6 +2,7 @@
 // The model end to end on signatures built in code (no MPI): a ring exchange with an Allreduce whose sizes and
 // work shrink with n, fitted at 4-32 processes and evaluated at 64; the checks on the inputs; the model file.
 #include "p3s/modeler/model.hpp"
+#include "p3s/modeler/lt4nc.hpp"
 
 #include <gtest/gtest.h>
 
@@ -311,7 +312,8 @@ TEST(Model, LogicalTraceIsWrittenRankByRank) {
   std::size_t communications = 0;
   std::ifstream header_file(out / "lt4nc.json");
   const nlohmann::json header = nlohmann::json::parse(header_file);
-  EXPECT_EQ(header.at("schema_version"), 3);
+  EXPECT_EQ(header.at("schema_version"), 4);
+  EXPECT_EQ(header.at("consistency"), "checked");
   EXPECT_EQ(header.at("kind"), "lt4nc");
   const nlohmann::json& comms = header.at("communicators");
   ASSERT_EQ(comms.size(), 1u);  // the ring and its Allreduce are on the world

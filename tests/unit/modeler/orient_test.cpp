@@ -49,5 +49,58 @@ TEST(OrientSteps, NothingChangesWithoutAnOrderSeen) {
   EXPECT_EQ(label_of_group(groups[1]), (Label{0, -1, 0}));
 }
 
+/// A point-to-point group whose terms each make one call: per term, the label of each slot, and what each slot does.
+GroupModel exchange(const char* call, const std::vector<std::vector<Label>>& terms, const SlotKinds& kinds) {
+  GroupModel g;
+  g.call = call;
+  g.role = Role::PointToPoint;
+  g.slot_kinds = kinds;
+  Program p;
+  p.frame = Frame::Torus3C;
+  for (const std::vector<Label>& slots : terms) {
+    Term t;
+    for (const Label& l : slots) {
+      t.slots.push_back({IndexedLaw::constant(l[0]), IndexedLaw::constant(l[1]), IndexedLaw::constant(l[2])});
+    }
+    p.terms.push_back(t);
+  }
+  p.slots = static_cast<int>(kinds[1] ? 2 : 1);
+  g.slots = p.slots;
+  g.pattern.cases.push_back({RankPredicate{}, p});
+  return g;
+}
+
+Label label_at(const GroupModel& g, std::size_t term, std::size_t slot) {
+  const Term& t = g.pattern.cases.front().program.terms.at(term);
+  return {t.slots[slot][0].base.b.num, t.slots[slot][1].base.b.num, t.slots[slot][2].base.b.num};
+}
+
+TEST(MeetSteps, AReceiveStepsOppositeItsSendAlongSidesNeverLongerThanTwo) {
+  // Fitted at 2, 4, 8 (dims3: 2x1x1, 2x2x1, 2x2x2): no side was longer than 2, and the fit gave each receive the
+  // sign of its send. A Sendrecv along x, then an MPI_Irecv group and an MPI_Send group along y and z.
+  const SlotKinds sendrecv{mpi::ActionKind::Send, mpi::ActionKind::Recv};
+  std::vector<GroupModel> groups = {
+      exchange("MPI_Sendrecv", {{{-1, 0, 0}, {-1, 0, 0}}, {{1, 0, 0}, {1, 0, 0}}}, sendrecv),
+      exchange("MPI_Irecv", {{{0, -1, 0}}, {{0, 0, 1}}}, {mpi::ActionKind::IrecvPost, std::nullopt}),
+      exchange("MPI_Send", {{{0, -1, 0}}, {{0, 0, 1}}}, {mpi::ActionKind::Send, std::nullopt})};
+  meet_steps(groups, std::vector<std::int64_t>{2, 4, 8});
+  EXPECT_EQ(label_at(groups[0], 0, 0), (Label{-1, 0, 0}));
+  EXPECT_EQ(label_at(groups[0], 0, 1), (Label{1, 0, 0}));
+  EXPECT_EQ(label_at(groups[0], 1, 0), (Label{1, 0, 0}));
+  EXPECT_EQ(label_at(groups[0], 1, 1), (Label{-1, 0, 0}));
+  EXPECT_EQ(label_at(groups[1], 0, 0), (Label{0, 1, 0}));
+  EXPECT_EQ(label_at(groups[1], 1, 0), (Label{0, 0, -1}));
+  EXPECT_EQ(label_at(groups[2], 0, 0), (Label{0, -1, 0}));  // sends keep their sign
+  EXPECT_EQ(label_at(groups[2], 1, 0), (Label{0, 0, 1}));
+}
+
+TEST(MeetSteps, StepsSeenAlongALongerSideKeepTheirLaws) {
+  // At 16 (4x2x2) the first side was 4: the runs showed which way each step went there, whatever it was.
+  const SlotKinds sendrecv{mpi::ActionKind::Send, mpi::ActionKind::Recv};
+  std::vector<GroupModel> groups = {exchange("MPI_Sendrecv", {{{-1, 0, 0}, {-1, 0, 0}}}, sendrecv)};
+  meet_steps(groups, std::vector<std::int64_t>{2, 4, 8, 16});
+  EXPECT_EQ(label_at(groups[0], 0, 1), (Label{-1, 0, 0}));
+}
+
 }  // namespace
 }  // namespace p3s::modeler::detail

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,11 +12,18 @@
 
 namespace p3s::modeler {
 
+/// A peer that is no rank: MPI_PROC_NULL (the call completes at once and moves nothing).
+inline constexpr std::int64_t kProcNull = -1;
+/// A receive's peer and tag that name no source or no tag: MPI_ANY_SOURCE and MPI_ANY_TAG. Predictions name the
+/// source and tag a receive got (the recorder resolves wildcards), but a trace may hold them.
+inline constexpr std::int64_t kAnySource = -2;
+inline constexpr std::uint32_t kAnyTag = 0xffffffffU;
+
 /// A predicted action inside a call (the kinds of signature.json).
 struct PredictedAction {
   mpi::ActionKind kind = mpi::ActionKind::Send;  ///< Send, Recv, IrecvPost, IsendComplete or Collective
-  std::int64_t peer = -1;
-  std::uint32_t tag = 0;
+  std::int64_t peer = kProcNull;                 ///< messages: the world rank, kProcNull or kAnySource
+  std::uint32_t tag = 0;                         ///< messages: the tag, or kAnyTag
   double bytes = 0;
   /// Collectives.
   mpi::Collective collective = mpi::Collective::None;
@@ -79,13 +85,5 @@ class PhasePredictor {
 /// The phase order at n: the largest fitted run's, a phase in one stretch taking its weight at n and the stretches
 /// of ModelLimits::fixed_count_phases keeping their counts.
 [[nodiscard]] std::vector<analyzer::PhaseRunEntry> order_at(const Model& model, std::int64_t n);
-
-/// Writes the LT4NC for n ranks into dir: lt4nc.json (provenance, phases with weights and the phase order),
-/// ranks.jsonl (one line per rank and phase with its calls, streamed) and ranks.index (where each rank's lines
-/// begin, so that a replay rank reads its own). Written under temporary names and renamed, the header last.
-/// `executable`: the ST4NP, which needs every burst's predicted duration (`kind` st4np).
-/// @throws p3s::InputError when `executable` and the model has no compute-time laws; p3s::Error when the directory
-/// cannot be written.
-void write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path& dir, bool executable = false);
 
 }  // namespace p3s::modeler

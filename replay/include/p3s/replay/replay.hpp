@@ -13,6 +13,7 @@
 
 #include "p3s/modeler/dims.hpp"
 #include "p3s/modeler/model.hpp"
+#include "p3s/modeler/phase_check.hpp"
 #include "p3s/modeler/predict.hpp"
 
 namespace p3s::replay {
@@ -97,13 +98,18 @@ struct ReplayPlan {
   std::vector<std::string> notes;
 };
 
-/// The plan of rank `rank` of n from a model: each rank evaluates its own calls (nothing it reads grows with n).
+/// The plan of rank `rank` of n from a model: each rank evaluates its own calls (nothing it reads grows with n),
+/// once every phase was checked as `p3s predict` checks it (modeler::check_prediction: every rank generates every
+/// rank's calls of one phase at a time, and refuses or repairs alike). A repaired phase is named in the notes.
 /// @throws p3s::InputError when the model has no compute-time laws; p3s::ModelError when it cannot be evaluated at
-/// n. The model must outlive the plan.
+/// n; p3s::TraceError when a phase is inconsistent and `policy` is Refuse. The model must outlive the plan.
 [[nodiscard]] ReplayPlan plan_from_model(const modeler::Model& model, const std::string& path, std::int64_t n,
-                                         std::int64_t rank);
+                                         std::int64_t rank,
+                                         modeler::OnInconsistency policy = modeler::OnInconsistency::Refuse);
 /// The plan of rank `rank` of n from an ST4NP directory (`p3s predict -o DIR`): the header, and this rank's own
-/// lines, found through the rank index. @throws p3s::InputError when DIR is not a whole ST4NP for n ranks.
+/// lines, found through the rank index. `p3s predict` checked the trace when it wrote it; the phases it repaired are
+/// named in the notes. @throws p3s::InputError when DIR is not a whole ST4NP for n ranks, or was written by a p3s
+/// that did not check it (schema 3).
 [[nodiscard]] ReplayPlan plan_from_st4np(const std::filesystem::path& dir, std::int64_t n, std::int64_t rank);
 
 /// Replays the plan at the size of MPI_COMM_WORLD (the n it was made for). Collective over MPI_COMM_WORLD; every

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Writing a prediction at n as the LT4NC (share/doc/lt4nc-format.md): checked phase by phase first, then streamed
+// rank by rank.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+
+#include "p3s/modeler/model.hpp"
+#include "p3s/modeler/phase_check.hpp"
+
+namespace p3s::modeler {
+
+/// Writes the LT4NC for n ranks into dir: lt4nc.json (provenance, phases with weights and the phase order),
+/// ranks.jsonl (one line per rank and phase with its calls, streamed) and ranks.index (where each rank's lines
+/// begin, so that a replay rank reads its own). Written under temporary names and renamed, the header last.
+/// `executable`: the ST4NP, which needs every burst's predicted duration (`kind` st4np). Every phase is checked first
+/// (check_prediction), before anything is written; a phase repaired under OnInconsistency::Repair is written
+/// repaired, and the header says what the repair changed. Returns the check.
+/// @throws p3s::InputError when `executable` and the model has no compute-time laws; p3s::TraceError when a phase is
+/// inconsistent and `policy` is Refuse; p3s::Error when the directory cannot be written.
+PredictionCheck write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path& dir,
+                            bool executable = false, OnInconsistency policy = OnInconsistency::Refuse);
+
+}  // namespace p3s::modeler
