@@ -29,6 +29,8 @@ import shutil
 import subprocess
 import sys
 
+from p3s_order import order_runs
+
 
 def fail(step, msg):
     print(f"FAIL [{step}]: {msg}", file=sys.stderr)
@@ -94,7 +96,7 @@ def loop_phase(sig):
 
 def shape(sig):
     """Order with phase ids replaced by their weight rank: comparable across runs."""
-    return [(len(sig["phases"]), len(sig["order"]))]
+    return [(len(sig["phases"]), len(order_runs(sig["order"])))]
 
 
 def check_requests(sig, phase, np):
@@ -140,13 +142,13 @@ def scaling(c):
             total = sum(p["weight"] * p["ticks"] for p in sig["phases"])
             if total != sig["ticks"]:
                 fail("ticks", f"phase occurrences cover {total} of {sig['ticks']} ticks")
-            if sum(run_[1] for run_ in sig["order"]) != sum(p["weight"] for p in sig["phases"]):
+            if sum(run_[1] for run_ in order_runs(sig["order"])) != sum(p["weight"] for p in sig["phases"]):
                 fail("order", "the phase order does not add up to the weights")
             check_time_partition(sig, f"{np} ranks, {iters} iterations")
             if len(loop["ranks"]) != np:
                 fail("sipt", f"the loop phase has events for {len(loop['ranks'])} of {np} ranks")
             check_requests(sig, loop, np)
-            seen[(np, iters)] = (len(sig["phases"]), len(sig["order"]), loop["ticks"])
+            seen[(np, iters)] = (len(sig["phases"]), len(order_runs(sig["order"])), loop["ticks"])
             print(f"{np:3d} ranks {iters:4d} iterations: {len(sig['phases'])} phases, order {sig['order']}, "
                   f"loop weight {loop['weight']}, coverage {100 * sig['coverage']:.1f} %")
     counts = {v[:2] for v in seen.values()}
@@ -231,7 +233,7 @@ def md_steps(c, what, app, args, counts):
         if sorted(steps.values(), reverse=True) != [186, 10, 3]:
             fail("step kinds", f"{what}, {np} ranks: repeated phases weigh {sorted(steps.values(), reverse=True)}, "
                                f"expected the plain, re-neighbouring and output steps: [186, 10, 3]\n{report}")
-        orders[np] = [(steps[run_[0]], run_[1]) for run_ in sig["order"] if run_[0] in steps]
+        orders[np] = [(steps[run_[0]], run_[1]) for run_ in order_runs(sig["order"]) if run_[0] in steps]
         print(f"{what}: {np:3d} ranks: steps weigh {sorted(steps.values(), reverse=True)} of "
               f"{len(sig['phases'])} phases; time partition {ratio:.4f}; {sig.get('phase_method_note', '')}")
     if len({tuple(v) for v in orders.values()}) != 1:

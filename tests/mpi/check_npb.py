@@ -27,6 +27,8 @@ import sys
 import tempfile
 import time
 
+from p3s_order import order_runs
+
 # A signature holds one instance of each phase per rank, whatever the number of iterations: this bounds it for the
 # class W runs of the suite (LU at 32 ranks: about 10 MB) with room, and fails a signature that grows with the run.
 MAX_SIGNATURE_MB = 32
@@ -89,7 +91,7 @@ def iterations(sig):
     """The repeated phases (3 instances or more) in the order they first run, and how often each runs."""
     weight = {p["id"]: p["weight"] for p in sig["phases"] if p["weight"] >= 3}
     order = []
-    for phase, _ in sig["order"]:
+    for phase, _ in order_runs(sig["order"]):
         if phase in weight and phase not in order:
             order.append(phase)
     return [weight[p] for p in order]

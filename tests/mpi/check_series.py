@@ -31,6 +31,8 @@ import subprocess
 import sys
 import time
 
+from p3s_order import order_runs
+
 D = 8  # bytes per double
 
 
@@ -511,12 +513,12 @@ def check_run(a, spec, n, t, app_args, report, rec_s):
         if p["weight"] != law(n, t):
             split_alone(a, sig, where, report)
             fail("weight", f"{where}: phase {pid} ({what}) weighs {p['weight']}, expected {law(n, t)}\n{report}")
-    skeleton = [pid for pid, _ in sig["order"]]
+    skeleton = [pid for pid, _ in order_runs(sig["order"])]
     if skeleton != spec["order"](n, t):
         split_alone(a, sig, where, report)
         fail("order", f"{where}: order skeleton {skeleton}, expected {spec['order'](n, t)}\n{report}")
     counts = [0] * len(phases)
-    for pid, k in sig["order"]:
+    for pid, k in order_runs(sig["order"]):
         counts[pid] += k
     if counts != [p["weight"] for p in phases]:
         fail("order", f"{where}: the order's counts {counts} do not add up to the weights")
@@ -536,7 +538,7 @@ def check_run(a, spec, n, t, app_args, report, rec_s):
         check_rank0(name, n, pid, p, rank0(n, t, app_args))
     weights = " ".join(f"{p['id']}:{p['weight']}x{p['ticks']}/{p['attribution'][0].upper()}" for p in phases)
     print(f"{name} np {n:3d}: record {rec_s:5.1f} s, {len(phases)} phases (id:weight x ticks/Leading|Trailing: "
-          f"{weights}), {len(sig['order'])} order runs, coverage {100 * sig['coverage']:.1f} %")
+          f"{weights}), {len(order_runs(sig['order']))} order runs, coverage {100 * sig['coverage']:.1f} %")
     return skeleton, [p["attribution"] for p in phases]
 
 
