@@ -15,6 +15,7 @@
 // column, ...) and each side is learnt separately (the method's rank classes: a master and its workers). Last,
 // each communication's peer may be a small integer expression in r and n found by search (a tree's parent).
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <numeric>
@@ -392,13 +393,17 @@ bool reproduces(const Program& p, std::span<const ListObservation* const> obs) {
   return true;
 }
 
-/// Whether a periodic grid has a side of 1 at n along which the label moves (no rank has that neighbour).
+/// Whether no rank of a grid has the neighbour a label names at n: along a periodic side of 1, or along a side no
+/// longer than the step on a grid that is not periodic (a grid of one column has no west or east neighbour).
 bool along_unit_side(const Space& sp, const Canon& c, std::int64_t n) {
-  if (!frame_periodic(sp.frame)) return false;
+  const auto dims = static_cast<std::size_t>(frame_dims(sp.frame));
+  if (dims < 2) return false;
+  const bool periodic = frame_periodic(sp.frame);
   for (const std::optional<Label>& l : c) {
     if (!l) continue;
-    for (std::size_t d = 0; d < static_cast<std::size_t>(frame_dims(sp.frame)); ++d) {
-      if (period(sp, n, d) == 1 && (*l)[d] != 0) return true;
+    for (std::size_t d = 0; d < dims; ++d) {
+      const std::int64_t side = period(sp, n, d);
+      if ((*l)[d] != 0 && (periodic ? side == 1 : std::abs((*l)[d]) >= side)) return true;
     }
   }
   return false;

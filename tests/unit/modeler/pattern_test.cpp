@@ -144,6 +144,19 @@ TEST(Pattern, ColumnMajorGridsAreAFrameOfTheirOwn) {
   EXPECT_TRUE(q.cases.at(0).program.keep_nulls);
 }
 
+TEST(Pattern, AStepAlongASideOfOneIsOneNoRankMakes) {
+  // The exchange with the east neighbour, skipped at the boundary: at 2 ranks the grid is 2 x 1 and no rank has
+  // one. That is the constant step's absence there, not a count that grows with n (dims3(n)[1] - 1 is 0, 1, 1, 1 at
+  // 2 to 16 ranks and 3 at 32, where every rank but the last column still has one east neighbour).
+  const Truth east = [](std::int64_t r, std::int64_t n) {
+    std::vector<Peers> out;
+    if (const std::int64_t p = own_grid_neighbour(r, n, true, 1, 1); p != kNull) out.push_back(one(p));
+    return out;
+  };
+  const Pattern p = learn_and_check(east, {2, 4, 8, 16}, {32, 64, 128});
+  EXPECT_EQ(p.to_string(), "grid2c(r) + (0, 1)");
+}
+
 TEST(Pattern, ColumnMajorFramesVaryTheFirstDimensionFastest) {
   // dims3(24) = 4 x 3 x 2: rank 1 is one step along the last dimension row-major, along the first column-major.
   EXPECT_EQ(label_of(Frame::Grid3, 0, 1, 24), (Label{0, 0, 1}));
