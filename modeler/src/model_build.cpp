@@ -5,7 +5,9 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
+#include <span>
 #include <tuple>
 
 #include "comm_model.hpp"
@@ -35,6 +37,16 @@ struct RankData {
   std::vector<RankGroup> groups;
   std::vector<const RankGroup*> at;  ///< per shape position, its group or nullptr
 };
+
+/// Rank d's calls in group g in one iteration: all of them, or in a loop whose iterations repeat the same calls
+/// (`iterations` at d.n of them), the first iteration's.
+std::span<const Call> one_iteration(const RankData& d, std::size_t g, const std::optional<ExactLaw>& iterations) {
+  if (d.at[g] == nullptr) return {};
+  const std::vector<Call>& calls = d.at[g]->calls;
+  if (!iterations) return calls;
+  const auto times = static_cast<std::size_t>(std::max<std::int64_t>(1, count_value(*iterations, d.n)));
+  return std::span<const Call>(calls).first(calls.size() / times);
+}
 
 std::vector<Sample> samples_of(const std::map<std::int64_t, double>& by_n) {
   std::vector<Sample> s;
@@ -134,7 +146,7 @@ void fit_traits(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t 
         ++a.tags[rg->calls[k].tags[static_cast<std::size_t>(s)]];
         if (d.r == 0 || first_seen.insert(key).second) {
           auto& row = a.first_row[d.n];
-          if (static_cast<std::int64_t>(row.size()) == entries[k].index) {
+          if (static_cast<std::int64_t>(row.size()) == gm.size_index(entries[k])) {
             row.push_back(rg->calls[k].bytes[static_cast<std::size_t>(s)]);
           }
         }
@@ -211,13 +223,14 @@ void fit_traits(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t 
 
 /// What every rank did in group g in each run, for a group no law reproduces: its calls' peers (with_peers),
 /// or only how many calls it made.
-MeasuredCalls measure(const std::vector<RankData>& ranks, std::size_t g, bool with_peers) {
+MeasuredCalls measure(const std::vector<RankData>& ranks, std::size_t g, bool with_peers,
+                      const std::optional<ExactLaw>& iterations) {
   std::map<std::int64_t, std::vector<MeasuredCalls::Calls>> by_n;
   for (const RankData& d : ranks) {
     std::vector<MeasuredCalls::Calls>& run = by_n[d.n];
     if (run.size() < static_cast<std::size_t>(d.n)) run.resize(static_cast<std::size_t>(d.n));
     if (d.at[g] == nullptr || d.r < 0 || d.r >= d.n) continue;
-    for (const Call& c : d.at[g]->calls) {
+    for (const Call& c : one_iteration(d, g, iterations)) {
       run[static_cast<std::size_t>(d.r)].push_back(with_peers ? c.peers : std::array<std::int64_t, 2>{-1, -1});
     }
   }
@@ -681,6 +694,7 @@ struct LearntPeers {
 /// that frame has constant labels for it and the other only laws in n (its steps along z, which a side of 1
 /// leaves out at 2x2x1, are also a repetition counted in dims3(n)[2] on a 2-D grid).
 std::vector<LearntPeers> learn_phase_peers(const std::vector<RankData>& ranks, const detail::Shape& shape,
+                                           const std::vector<std::optional<ExactLaw>>& iterations,
                                            std::span<const PhaseBox> boxes, const SearchOptions& search,
                                            const WholeAt& whole) {
   std::vector<LearntPeers> out(shape.groups.size());
@@ -692,9 +706,7 @@ std::vector<LearntPeers> learn_phase_peers(const std::vector<RankData>& ranks, c
     if (shape.groups[g].second != Role::PointToPoint) continue;
     for (const RankData& d : ranks) {
       ListObservation o{d.n, d.r, {}};
-      if (d.at[g] != nullptr) {
-        for (const Call& c : d.at[g]->calls) o.entries.push_back(c.peers);
-      }
+      for (const Call& c : one_iteration(d, g, iterations[g])) o.entries.push_back(c.peers);
       observed[g].push_back(std::move(o));
     }
     slots[g] = detail::slot_kinds(first_call(ranks, g))[1] ? 2 : 1;
@@ -786,10 +798,60 @@ std::vector<LearntPeers> learn_phase_peers(const std::vector<RankData>& ranks, c
   return out;
 }
 
+/// Whether rank d makes the same calls to the same peers in each of `times` iterations of group g.
+bool repeats_calls(const RankData& d, std::size_t g, std::int64_t times) {
+  if (d.at[g] == nullptr) return true;
+  const std::vector<Call>& calls = d.at[g]->calls;
+  if (times < 1 || calls.size() % static_cast<std::size_t>(times) != 0) return false;
+  const std::size_t each = calls.size() / static_cast<std::size_t>(times);
+  for (std::size_t k = each; k < calls.size(); ++k) {
+    if (calls[k].peers != calls[k % each].peers) return false;
+  }
+  return true;
+}
+
+/// Per group of the shape, the iterations of the loop it is in where that loop's iterations each make the same
+/// calls to the same peers at every rank (GroupModel::iterations): the loop's count is the iterations its ranks made
+/// at each n where they folded it, an exact law in n that also splits the calls of the runs where none did (one
+/// plane per call at 2 ranks, a grid of one column). nullopt elsewhere: a loop whose peers change from one iteration
+/// to the next is a repetition its patterns count.
+std::vector<std::optional<ExactLaw>> fixed_loops(const detail::Shape& shape, const std::vector<RankData>& ranks,
+                                                 const WholeAt& whole) {
+  std::vector<std::optional<ExactLaw>> out(shape.groups.size());
+  for (std::size_t k = 0; k < shape.loops.size(); ++k) {
+    const PhaseLoop& loop = shape.loops[k];
+    std::map<std::int64_t, std::set<std::uint32_t>> seen;
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      const std::uint32_t it = shape.loop_iterations[k][i];
+      if (it != 0) seen[ranks[i].n].insert(it);
+    }
+    std::map<std::int64_t, double> by_n;
+    for (const auto& [n, its] : seen) {
+      if (its.size() == 1 && *its.begin() != detail::kNoIterations) by_n[n] = *its.begin();
+    }
+    if (by_n.empty() || by_n.size() != seen.size()) continue;
+    WholeAt whole_count = whole;
+    whole_count.non_negative = true;
+    const std::optional<ExactLaw> law = fit_exact(samples_of(by_n), whole_count);
+    if (!law) continue;
+    const bool repeats = std::all_of(ranks.begin(), ranks.end(), [&](const RankData& d) {
+      const std::optional<std::int64_t> times = law->integer_at(d.n);
+      if (!times || *times < 1) return false;
+      for (std::size_t g = loop.first; g < loop.first + loop.groups; ++g) {
+        if (!repeats_calls(d, g, *times)) return false;
+      }
+      return true;
+    });
+    if (!repeats) continue;
+    for (std::size_t g = loop.first; g < loop.first + loop.groups; ++g) out[g] = law;
+  }
+  return out;
+}
+
 /// The phase's shape with the calls aligned as `alignment` says (on their labels in `frame` for
 /// Alignment::Label), each rank's loops folded first when `fold` is set (detail::fold_loops()).
 Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, std::span<const PhaseBox> boxes,
-                   detail::Alignment alignment, const FitOptions& options, Frame frame, bool fold) {
+                   detail::Alignment alignment, const FitOptions& options, Frame frame, bool fold, bool steps) {
   Shaped out;
   const WholeAt whole{options.evaluate_at};
   std::vector<RankData>& ranks = out.ranks;
@@ -798,7 +860,7 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, std::span
     for (const analyzer::SigRank& r : p.ranks) {
       if (r.thread != 0) continue;
       std::vector<RankGroup> groups = detail::rank_groups(r);
-      if (fold) groups = detail::fold_loops(std::move(groups));
+      if (fold) groups = detail::fold_loops(std::move(groups), steps);
       ranks.push_back({runs[k].n(), r.rank, &runs[k].signature, &r, std::move(groups), {}});
       if (alignment == detail::Alignment::Label) label_calls(ranks.back(), frame);
     }
@@ -810,7 +872,7 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, std::span
     runs_of.push_back(d.n);
   }
   detail::Shape shape = detail::merge_shapes(seqs, alignment, runs_of);
-  out.loops = std::move(shape.loops);
+  out.loops = shape.loops;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     ranks[i].groups = std::move(shape.ranks[i]);
     ranks[i].at.assign(shape.groups.size(), nullptr);
@@ -818,12 +880,14 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, std::span
       if (!ranks[i].groups[g].calls.empty()) ranks[i].at[g] = &ranks[i].groups[g];
     }
   }
-  const std::vector<LearntPeers> peers = learn_phase_peers(ranks, shape, boxes, options.search, whole);
+  const std::vector<std::optional<ExactLaw>> iterations = fixed_loops(shape, ranks, whole);
+  const std::vector<LearntPeers> peers = learn_phase_peers(ranks, shape, iterations, boxes, options.search, whole);
   for (std::size_t g = 0; g < shape.groups.size(); ++g) {
     GroupModel gm;
     gm.function = shape.groups[g].first.function;
     gm.call = shape.groups[g].first.call;
     gm.role = shape.groups[g].second;
+    gm.iterations = iterations[g];
     const std::string where = "group " + std::to_string(g) + " (" + gm.call + ")";
     if (gm.role == Role::PointToPoint) {
       const analyzer::SigEvent& example = first_call(ranks, g);
@@ -834,7 +898,7 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, std::span
       if (peers[g].pattern) {
         gm.pattern = *peers[g].pattern;
       } else {
-        gm.measured = measure(ranks, g, true);
+        gm.measured = measure(ranks, g, true, gm.iterations);
         out.notes.push_back(where + ": peers not modelled: " + why + "; " + kept_as_measured(gm.measured));
       }
       fit_traits(gm, ranks, g);
@@ -844,7 +908,7 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, std::span
       if (std::optional<ExactLaw> c = count_law(ranks, g, whole, why)) {
         gm.count = *c;
       } else {
-        gm.measured = measure(ranks, g, false);
+        gm.measured = measure(ranks, g, false, std::nullopt);
         std::string note = where + ": " + why + "; " + kept_as_measured(gm.measured);
         if (gm.role == Role::Completion) {
           out.completion_notes[g] = std::move(note);  // unless one call per request holds (fit_completions())
@@ -865,6 +929,16 @@ bool has_loops(std::span<const Run> runs, const RelatedPhase& rel) {
     for (const analyzer::SigRank& r : runs[k].signature.phases[rel.ids[k]].ranks) {
       const std::vector<RankGroup> groups = detail::rank_groups(r);
       if (detail::fold_loops(groups).size() != groups.size()) return true;
+    }
+  }
+  return false;
+}
+
+/// Whether some rank of some run repeats the same exchanges in a loop (detail::repeats_exchanges()).
+bool has_exchange_loops(std::span<const Run> runs, const RelatedPhase& rel) {
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    for (const analyzer::SigRank& r : runs[k].signature.phases[rel.ids[k]].ranks) {
+      if (r.thread == 0 && detail::repeats_exchanges(detail::rank_groups(r))) return true;
     }
   }
   return false;
@@ -916,31 +990,38 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   // pattern cases where the loop needs one).
   std::optional<Shaped> best;
   const std::vector<PhaseBox> boxes = phase_boxes(runs, rel);
+  const bool loops = has_loops(runs, rel);
+  const bool steps = !loops || !has_exchange_loops(runs, rel);
   const auto consider = [&](detail::Alignment a, Frame f, bool fold) {
-    Shaped s = shape_phase(runs, rel, boxes, a, options, f, fold);
+    Shaped s = shape_phase(runs, rel, boxes, a, options, f, fold, steps);
     if (!best || s.cost() < best->cost()) best = std::move(s);
   };
   const auto perfect = [&best] {
     return std::get<0>(best->cost()) == 0 && std::get<1>(best->cost()) <= best->groups.size() &&
            best->constant_offsets();
   };
-  for (const detail::Alignment a :
-       {detail::Alignment::Function, detail::Alignment::Direction, detail::Alignment::Step, detail::Alignment::Tag}) {
-    consider(a, Frame::Offset, false);
-    if (perfect()) break;
-  }
-  if (!best->constant_offsets()) {
-    for (const Frame f : {Frame::Grid2, Frame::Torus2, Frame::Grid2C, Frame::Torus2C, Frame::Grid3, Frame::Torus3,
-                          Frame::Grid3C, Frame::Torus3C}) {
-      consider(detail::Alignment::Label, f, false);
-      if (best->constant_offsets()) break;
-    }
-  }
-  if (has_loops(runs, rel)) {
+  // Where ranks repeat a loop body, the folded shapes come first: one whose every group is a single case of constant
+  // offsets is as brief as the phase can be written, and the unfolded alignments (a wavefront's 31 planes are 124
+  // groups) are not tried.
+  if (loops) {
     for (const detail::Alignment a :
          {detail::Alignment::Function, detail::Alignment::Direction, detail::Alignment::Step}) {
       consider(a, Frame::Offset, true);
       if (perfect()) break;
+    }
+  }
+  if (!loops || !perfect()) {
+    for (const detail::Alignment a :
+         {detail::Alignment::Function, detail::Alignment::Direction, detail::Alignment::Step, detail::Alignment::Tag}) {
+      consider(a, Frame::Offset, false);
+      if (perfect()) break;
+    }
+    if (!best->constant_offsets()) {
+      for (const Frame f : {Frame::Grid2, Frame::Torus2, Frame::Grid2C, Frame::Torus2C, Frame::Grid3, Frame::Torus3,
+                            Frame::Grid3C, Frame::Torus3C}) {
+        consider(detail::Alignment::Label, f, false);
+        if (best->constant_offsets()) break;
+      }
     }
   }
   std::vector<RankData>& ranks = best->ranks;

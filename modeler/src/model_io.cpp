@@ -62,6 +62,7 @@ MeasuredCalls measured_from(const json& j, bool peers) {
 json group_json(const GroupModel& g) {
   json j{{"call", g.call}, {"role", role_name(g.role)}};
   if (!g.measured.empty()) j["measured_calls"] = measured_json(g.measured, g.role == Role::PointToPoint);
+  if (g.iterations) j["iterations"] = to_json(*g.iterations);
   if (g.role == Role::PointToPoint) {
     j["slots"] = g.slots;
     const auto slot = [](const std::optional<mpi::ActionKind>& k) { return k ? std::string(mpi::name(*k)) : ""; };
@@ -130,6 +131,7 @@ GroupModel group_from(const json& j) {
   g.function = mpi::function_named(g.call);
   g.role = parse_stable_name(j.at("role").get<std::string>(), "role", role_named);
   if (j.contains("measured_calls")) g.measured = measured_from(j.at("measured_calls"), g.role == Role::PointToPoint);
+  if (j.contains("iterations")) g.iterations = exact_law_from_json(j.at("iterations"));
   if (g.role == Role::PointToPoint) {
     g.slots = j.at("slots").get<int>();
     for (std::size_t s = 0; s < 2; ++s) {

@@ -260,9 +260,12 @@ std::string model_report(const Model& m, const FitReport& report) {
         << "    total work varies by " << fmt("%.1f", 100 * r.total_work_spread) << " % across the runs\n";
     for (std::size_t g = 0; g < p.groups.size(); ++g) {
       for (const PhaseLoop& l : p.loops) {
-        if (l.first == g) {
-          out << "  loop: groups [" << l.first << "]-[" << l.first + l.groups - 1
-              << "] are made step by step, one call of each per iteration\n";
+        if (l.first != g) continue;
+        out << "  loop: groups [" << l.first << "]-[" << l.first + l.groups - 1 << "] are made step by step, ";
+        if (const std::optional<ExactLaw>& it = p.groups[g].iterations) {
+          out << it->to_string() << " iterations, each making the calls below\n";
+        } else {
+          out << "one call of each per iteration\n";
         }
       }
       group_lines(out, p, g);

@@ -172,9 +172,19 @@ struct GroupModel {
   /// Not empty when no law reproduces the peers (PointToPoint: `pattern` has no case) or the number of calls
   /// (other roles: `count` is unused): what the group did in each fitted run, used instead.
   MeasuredCalls measured;
+  /// In a loop whose iterations each make the same calls to the same peers (a wavefront's planes, a pipelined
+  /// sweep's stages): the iterations at n. A point-to-point group's pattern (or measured calls) is then one
+  /// iteration's, made this many times; other roles' `count` stays the calls of all iterations.
+  std::optional<ExactLaw> iterations;
 
-  /// PointToPoint: rank r's calls at n, from the pattern or, when measured, as one case of one term.
+  /// PointToPoint: rank r's calls at n, from the pattern or, when measured, as one case of one term; in a loop
+  /// (`iterations`), one iteration's calls repeated, each entry with its iteration.
   [[nodiscard]] std::vector<Entry> entries(std::int64_t r, std::int64_t n, std::size_t* which = nullptr) const;
+  /// The index a message's size follows in a term: the loop's iteration in a loop (`iterations`), else the
+  /// repetition index.
+  [[nodiscard]] std::int64_t size_index(const Entry& e) const noexcept { return iterations ? e.iteration : e.index; }
+  /// In a loop (`iterations`), the iterations at n (at least 1); 1 elsewhere.
+  [[nodiscard]] std::int64_t iterations_at(std::int64_t n) const;
   /// Other roles: rank r's calls at n (the count law, rounded where it is no whole number, or as measured).
   [[nodiscard]] std::int64_t count_at(std::int64_t r, std::int64_t n) const;
   /// True when the group stands in at n for what no law gives: measured, and n is not a fitted n.

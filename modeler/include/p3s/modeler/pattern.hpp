@@ -140,7 +140,8 @@ struct Term {
 struct Entry {
   std::array<std::int64_t, 2> peers{-1, -1};
   std::uint32_t term = 0;
-  std::int64_t index = 0;  ///< repetition index within the term
+  std::int64_t index = 0;      ///< repetition index within the term
+  std::int64_t iteration = 0;  ///< in a loop whose iterations repeat the program (GroupModel::iterations): which
   [[nodiscard]] bool null() const noexcept { return peers[0] < 0 && peers[1] < 0; }
 };
 
