@@ -43,7 +43,10 @@ std::optional<std::string> uneven_sizes(const PhaseModel& phase, std::int64_t n,
         for (std::size_t s = 0; s < static_cast<std::size_t>(gm.slots); ++s) {
           // Only sizes a law reproduces exactly and every rank shares: a mean over ranks is no message size.
           const TermTraits& traits = gm.traits[c][t];
-          if (!gm.slot_kinds[s] || traits.rank_spread[s] > 0 || traits.bytes[s].max_rel_error > kExact) continue;
+          if (!gm.slot_kinds[s] || traits.block[s] || traits.rank_spread[s] > 0 ||
+              traits.bytes[s].max_rel_error > kExact) {
+            continue;
+          }
           std::vector<double> fitted;
           for (const std::int64_t m : fitted_n) fitted.push_back(gm.message_bytes(c, t, s, m));
           const double unit = element_of(fitted);

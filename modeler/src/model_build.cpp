@@ -115,15 +115,23 @@ std::optional<std::size_t> crossed_axis(const Program& p, std::size_t term, std:
   return label_axis(label);
 }
 
-/// Mean message size per (case, term, slot) and n, and the ratio between consecutive repetitions.
-void fit_traits(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t g) {
+/// A term's slot: (pattern case, term, slot).
+using SlotKey = std::tuple<std::size_t, std::uint32_t, int>;
+/// The messages of each slot whose sizes follow no law in n: what a block law is fitted to (fit_block_laws()).
+using BlockSamples = std::map<SlotKey, std::vector<BlockSample>>;
+
+/// Mean message size per (case, term, slot) and n, and the ratio between consecutive repetitions. Returns the
+/// messages of the slots whose sizes no law in n reproduces, or that differ from rank to rank or step to step.
+BlockSamples fit_traits(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t g) {
   struct Acc {
     std::map<std::int64_t, std::pair<double, std::int64_t>> bytes;  // n -> (sum, count)
     std::map<std::int64_t, std::pair<double, double>> range;        // n -> (smallest, largest)
     std::map<std::int64_t, std::vector<double>> first_row;          // n -> bytes by index, one rank
     std::map<std::int64_t, std::int64_t> tags;                      // tag -> occurrences
+    std::vector<BlockSample> samples;                               // every message, for a block law
   };
-  std::map<std::tuple<std::size_t, std::uint32_t, int>, Acc> acc;
+  std::map<SlotKey, Acc> acc;
+  BlockSamples wanting;
   for (const RankData& d : ranks) {
     const RankGroup* rg = d.at[g];
     if (rg == nullptr) continue;
@@ -137,6 +145,7 @@ void fit_traits(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t 
         const auto key = std::make_tuple(which, entries[k].term, s);
         Acc& a = acc[key];
         const double bytes = rg->calls[k].bytes[static_cast<std::size_t>(s)];
+        a.samples.push_back({d.n, d.r, gm.size_index(entries[k]), bytes});
         auto& b = a.bytes[d.n];
         b.first += bytes;
         ++b.second;
@@ -214,10 +223,49 @@ void fit_traits(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t 
         tt.face_axis[slot] = static_cast<int>(*axis);
       }
     }
+    if (!measured && factor == 1 && tt.face_axis[slot] < 0 &&
+        (tt.bytes[slot].max_rel_error > kSizeTolerance || tt.rank_spread[slot] > 0)) {
+      wanting[key] = std::move(a.samples);
+    }
     const auto most = std::max_element(a.tags.begin(), a.tags.end(),
                                        [](const auto& x, const auto& y) { return x.second < y.second; });
     tt.tag[slot] = most->first;
     tt.tag_varies[slot] = a.tags.size() > 1;
+  }
+  return wanting;
+}
+
+/// Sizes no law in n reproduces, or that differ from rank to rank or step to step, as the blocks of data each rank
+/// holds (block.hpp), where the application splits a side of its grid unevenly. All the messages of a phase are of
+/// one application's grid: where the runs leave several laws open for one slot (a trimmed block of 36 points over 5
+/// is a block of 34), the extent and trims the phase's other laws show most come first.
+void fit_block_laws(std::vector<GroupModel>& groups, const std::vector<BlockSamples>& wanting) {
+  std::map<BlockGrid, std::size_t> seen;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    for (const auto& [key, samples] : wanting[g]) {
+      const auto [c, t, s] = key;
+      const Program& p = groups[g].pattern.cases[c].program;
+      std::optional<BlockLaw>& law = groups[g].traits[c][t].block[static_cast<std::size_t>(s)];
+      law = fit_block_law(samples, p.frame, p.layout);
+      if (law) {
+        for (const BlockGrid& grid : block_grids(*law)) seen[grid] += samples.size();
+      }
+    }
+  }
+  std::vector<std::pair<std::size_t, BlockGrid>> ranked;
+  for (const auto& [grid, count] : seen) ranked.emplace_back(count, grid);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<BlockGrid> prefer;
+  for (const auto& [count, grid] : ranked) prefer.push_back(grid);
+  if (prefer.size() < 2) return;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    for (const auto& [key, samples] : wanting[g]) {
+      const auto [c, t, s] = key;
+      const Program& p = groups[g].pattern.cases[c].program;
+      std::optional<BlockLaw>& law = groups[g].traits[c][t].block[static_cast<std::size_t>(s)];
+      if (law && block_grids(*law).front() == prefer.front()) continue;
+      if (std::optional<BlockLaw> better = fit_block_law(samples, p.frame, p.layout, prefer, true)) law = better;
+    }
   }
 }
 
@@ -901,7 +949,7 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, std::span
         gm.measured = measure(ranks, g, true, gm.iterations);
         out.notes.push_back(where + ": peers not modelled: " + why + "; " + kept_as_measured(gm.measured));
       }
-      fit_traits(gm, ranks, g);
+      (void)fit_traits(gm, ranks, g);  // block laws are searched for the shape chosen only
       fit_p2p_comm(gm, ranks, g, whole, out.notes);
     } else {
       std::string why;
@@ -1031,6 +1079,11 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   for (const Run& run : runs) fitted_n.push_back(run.n());
   detail::orient_steps(pm.groups, fitted_n);
   pr.notes.insert(pr.notes.end(), best->notes.begin(), best->notes.end());
+  std::vector<BlockSamples> wanting(pm.groups.size());
+  for (std::size_t g = 0; g < pm.groups.size(); ++g) {
+    if (pm.groups[g].role == Role::PointToPoint) wanting[g] = fit_traits(pm.groups[g], ranks, g);
+  }
+  fit_block_laws(pm.groups, wanting);
   for (std::size_t g = 0; g < pm.groups.size(); ++g) {
     if (pm.groups[g].role == Role::Collective) fit_collectives(pm.groups[g], pr.notes, ranks, g, whole);
     if (pm.groups[g].role != Role::Completion) continue;

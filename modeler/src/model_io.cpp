@@ -84,6 +84,7 @@ json group_json(const GroupModel& g) {
                   {"tag_varies", t.tag_varies[s]}};
           if (t.face_axis[s] >= 0) js["face_axis"] = t.face_axis[s];
           if (t.rank_spread[s] > 0) js["rank_spread"] = t.rank_spread[s];
+          if (t.block[s]) to_json(js["block"], *t.block[s]);
           slots.push_back(std::move(js));
         }
         terms.push_back(std::move(slots));
@@ -152,6 +153,7 @@ GroupModel group_from(const json& j) {
           t.tag_varies[s] = slots[s].at("tag_varies").get<bool>();
           t.face_axis[s] = slots[s].value("face_axis", -1);
           t.rank_spread[s] = slots[s].value("rank_spread", 0.0);
+          if (slots[s].contains("block")) t.block[s] = block_law_from_json(slots[s].at("block"));
           // Sizes per point of a face need the grid of the pattern case they belong to.
           const std::size_t c = g.traits.size();
           if (t.face_axis[s] != -1 && (t.face_axis[s] < 0 || !g.measured.empty() || c >= g.pattern.cases.size() ||

@@ -70,8 +70,12 @@ void check_group(const PhaseModel& phase, std::size_t g, std::int64_t n) {
 }  // namespace
 
 double GroupModel::message_bytes(std::size_t which, std::size_t term, std::size_t slot, std::int64_t n,
-                                 std::int64_t index) const {
+                                 std::int64_t index, std::int64_t r) const {
   const TermTraits& t = traits.at(which).at(term);
+  if (t.block[slot] && r >= 0 && which < pattern.cases.size()) {
+    const Program& p = pattern.cases[which].program;
+    return t.block[slot]->at(p.frame, p.layout, n, r, index);
+  }
   double bytes =
       t.bytes[slot].value_at(static_cast<double>(n)) * std::pow(t.bytes_step_factor[slot], static_cast<double>(index));
   if (t.face_axis[slot] >= 0 && which < pattern.cases.size()) {
@@ -239,7 +243,7 @@ class RankBuilder {
         if (which < gm.traits.size() && e.term < gm.traits[which].size()) {
           const TermTraits& t = gm.traits[which][e.term];
           a.tag = static_cast<std::uint32_t>(t.tag[s]);
-          a.bytes = std::max(0.0, gm.message_bytes(which, e.term, s, n_, gm.size_index(e)));
+          a.bytes = std::max(0.0, gm.message_bytes(which, e.term, s, n_, gm.size_index(e), r_));
         }
         c.actions.push_back(std::move(a));
       }
