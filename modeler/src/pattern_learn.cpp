@@ -664,6 +664,9 @@ struct SearchBudget {
   const SearchOptions& options;
   const WholeAt& whole;  ///< where the pattern's laws should be whole numbers
   bool exhausted = false;
+  /// The programs learnt for each set of observations (learn_program() is a function of the set): rank classes
+  /// split the same ranks again and again.
+  std::map<std::vector<const ListObservation*>, std::optional<Program>> programs = {};
 };
 
 /// The fallback: one single term per position (the same number of communications for every rank and n), each
@@ -739,20 +742,40 @@ std::vector<RankPredicate> rank_predicates() {
   const ExactLaw columns{Basis::Dims2Minor, Rational::make(1), Rational::make(0)};
   const ExactLaw last_column{Basis::Dims2Minor, Rational::make(1), Rational::make(-1)};
   const ExactLaw two = ExactLaw::constant(Rational::make(2));
+  const ExactLaw rows{Basis::Dims2Major, Rational::make(1), Rational::make(0)};
+  const ExactLaw last_row{Basis::Dims2Major, Rational::make(1), Rational::make(-1)};
   return {
-      {K::Equal, zero, {}, false},         {K::Equal, n_minus_1, {}, false},
-      {K::Equal, half_n, {}, false},       {K::Less, half_n, {}, false},
-      {K::Less, columns, {}, false},       {K::ModEqual, zero, two, false},
-      {K::ModEqual, zero, columns, false}, {K::ModEqual, last_column, columns, false},
+      {K::Equal, zero, {}, false},
+      {K::Equal, n_minus_1, {}, false},
+      {K::Equal, half_n, {}, false},
+      {K::Less, half_n, {}, false},
+      {K::Less, columns, {}, false},
+      {K::ModEqual, zero, two, false},
+      {K::ModEqual, zero, columns, false},
+      {K::ModEqual, last_column, columns, false},
+      {K::Less, rows, {}, false},
+      {K::DivEqual, last_column, rows, false},
+      {K::ModEqual, zero, rows, false},
+      {K::ModEqual, last_row, rows, false},
+      {K::DivEqual, last_row, columns, false},
   };
 }
 
 namespace {
 
+/// learn_program() of a set of observations, once per set.
+const std::optional<Program>& program_of(int slots, std::span<const ListObservation* const> obs, SearchBudget& budget) {
+  std::vector<const ListObservation*> key(obs.begin(), obs.end());
+  std::sort(key.begin(), key.end());
+  const auto found = budget.programs.find(key);
+  if (found != budget.programs.end()) return found->second;
+  return budget.programs.emplace(std::move(key), learn_program(slots, obs, budget.whole)).first->second;
+}
+
 std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const ListObservation* const> obs, int depth,
                                                       SearchBudget& budget) {
-  if (std::optional<Program> p = learn_program(slots, obs, budget.whole)) {
-    return std::vector<Pattern::Case>{{RankPredicate{}, std::move(*p)}};
+  if (const std::optional<Program>& p = program_of(slots, obs, budget)) {
+    return std::vector<Pattern::Case>{{RankPredicate{}, *p}};
   }
   if (depth == 0) {
     if (std::optional<Program> p = learn_expressions(slots, obs, budget)) {
@@ -760,16 +783,22 @@ std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const
     }
     return std::nullopt;
   }
+  // A predicate that splits the ranks as an earlier one did gives what that one gave: tried once.
+  std::set<std::vector<bool>> tried;
   for (const RankPredicate& when : rank_predicates()) {
     std::vector<const ListObservation*> in;
     std::vector<const ListObservation*> out;
-    for (const ListObservation* o : obs) (when.holds(o->r, o->n) ? in : out).push_back(o);
-    if (in.empty() || out.empty()) continue;
-    std::optional<Program> first = learn_program(slots, in, budget.whole);
+    std::vector<bool> split;
+    for (const ListObservation* o : obs) {
+      split.push_back(when.holds(o->r, o->n));
+      (split.back() ? in : out).push_back(o);
+    }
+    if (in.empty() || out.empty() || !tried.insert(split).second) continue;
+    const std::optional<Program>& first = program_of(slots, in, budget);
     if (!first) continue;
     std::optional<std::vector<Pattern::Case>> rest = learn_cases(slots, out, depth - 1, budget);
     if (!rest) continue;
-    rest->insert(rest->begin(), Pattern::Case{when, std::move(*first)});
+    rest->insert(rest->begin(), Pattern::Case{when, *first});
     return rest;
   }
   return std::nullopt;

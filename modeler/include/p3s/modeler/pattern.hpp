@@ -188,6 +188,8 @@ struct RankPredicate {
     Equal,     ///< r == a(n)
     Less,      ///< r < a(n)
     ModEqual,  ///< r mod k(n) == a(n)
+    DivEqual,  ///< r / k(n) == a(n): the a-th block of k ranks (a column of a column-major grid, a row of a row-major
+               ///< one)
   };
   Kind kind = Kind::Always;
   ExactLaw a;
@@ -224,7 +226,9 @@ struct Pattern {
 };
 
 /// The predicates that split ranks into classes, simplest first: r == 0, r == n - 1, r == n/2, r < n/2, the
-/// first row of the MPI_Dims_create(n, 2) grid, even ranks, its first and last columns.
+/// first row of the MPI_Dims_create(n, 2) grid, even ranks, its first and last columns; then, for the same grid
+/// numbered column-major, its first and last columns and rows, and the row-major grid's last row (the ranks that
+/// hold a boundary of the global domain: those that exchange a boundary face's integral along it).
 [[nodiscard]] std::vector<RankPredicate> rank_predicates();
 
 /// What one rank did in a group in one run: per communication its peers per slot (-1: null).
