@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -897,9 +898,12 @@ std::vector<std::optional<ExactLaw>> fixed_loops(const detail::Shape& shape, con
 }
 
 /// The phase's shape with the calls aligned as `alignment` says (on their labels in `frame` for
-/// Alignment::Label), each rank's loops folded first when `fold` is set (detail::fold_loops()).
-Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, std::span<const PhaseBox> boxes,
-                   detail::Alignment alignment, const FitOptions& options, Frame frame, bool fold, bool steps) {
+/// Alignment::Label), each rank's loops folded first when `fold` is set (detail::fold_loops()); nullopt, before any
+/// law is learnt, where it has more point-to-point groups than `most_cases`: every such group is a pattern case at
+/// least, so that shape cannot model the phase with fewer cases than a shape found already.
+std::optional<Shaped> shape_phase(std::span<const Run> runs, const RelatedPhase& rel, std::span<const PhaseBox> boxes,
+                                  detail::Alignment alignment, const FitOptions& options, Frame frame, bool fold,
+                                  const detail::FoldRules& rules, std::size_t most_cases) {
   Shaped out;
   const WholeAt whole{options.evaluate_at};
   std::vector<RankData>& ranks = out.ranks;
@@ -908,7 +912,7 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, std::span
     for (const analyzer::SigRank& r : p.ranks) {
       if (r.thread != 0) continue;
       std::vector<RankGroup> groups = detail::rank_groups(r);
-      if (fold) groups = detail::fold_loops(std::move(groups), steps);
+      if (fold) groups = detail::fold_loops(std::move(groups), rules);
       ranks.push_back({runs[k].n(), r.rank, &runs[k].signature, &r, std::move(groups), {}});
       if (alignment == detail::Alignment::Label) label_calls(ranks.back(), frame);
     }
@@ -920,6 +924,9 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, std::span
     runs_of.push_back(d.n);
   }
   detail::Shape shape = detail::merge_shapes(seqs, alignment, runs_of);
+  const auto p2p = static_cast<std::size_t>(std::count_if(
+      shape.groups.begin(), shape.groups.end(), [](const auto& g) { return g.second == Role::PointToPoint; }));
+  if (p2p > most_cases) return std::nullopt;
   out.loops = shape.loops;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     ranks[i].groups = std::move(shape.ranks[i]);
@@ -982,14 +989,22 @@ bool has_loops(std::span<const Run> runs, const RelatedPhase& rel) {
   return false;
 }
 
-/// Whether some rank of some run repeats the same exchanges in a loop (detail::repeats_exchanges()).
-bool has_exchange_loops(std::span<const Run> runs, const RelatedPhase& rel) {
+/// The loops of the same exchanges (detail::exchange_bodies()) that ranks of two process counts at least repeat,
+/// by the functions their bodies call: a body that repeats at one count only is as likely a sequence that happens
+/// to repeat there (a rank of a grid of one column makes the exchanges of both its ends, one after the other).
+std::set<detail::BodyKey> repeated_exchanges(std::span<const Run> runs, const RelatedPhase& rel) {
+  std::map<detail::BodyKey, std::set<std::int64_t>> seen;
   for (std::size_t k = 0; k < runs.size(); ++k) {
     for (const analyzer::SigRank& r : runs[k].signature.phases[rel.ids[k]].ranks) {
-      if (r.thread == 0 && detail::repeats_exchanges(detail::rank_groups(r))) return true;
+      if (r.thread != 0) continue;
+      for (const detail::BodyKey& key : detail::exchange_bodies(detail::rank_groups(r))) seen[key].insert(runs[k].n());
     }
   }
-  return false;
+  std::set<detail::BodyKey> out;
+  for (const auto& [key, ns] : seen) {
+    if (ns.size() >= 2) out.insert(key);
+  }
+  return out;
 }
 
 /// A phase's model and what its fit saw.
@@ -1039,10 +1054,14 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   std::optional<Shaped> best;
   const std::vector<PhaseBox> boxes = phase_boxes(runs, rel);
   const bool loops = has_loops(runs, rel);
-  const bool steps = !loops || !has_exchange_loops(runs, rel);
+  // Where some loop of the same exchanges repeats at several counts, no rank folds single calls over such loops.
+  const std::set<detail::BodyKey> exchanges = loops ? repeated_exchanges(runs, rel) : std::set<detail::BodyKey>{};
+  const detail::FoldRules rules{exchanges.empty(), &exchanges};
   const auto consider = [&](detail::Alignment a, Frame f, bool fold) {
-    Shaped s = shape_phase(runs, rel, boxes, a, options, f, fold, steps);
-    if (!best || s.cost() < best->cost()) best = std::move(s);
+    const std::size_t most_cases =
+        best && std::get<0>(best->cost()) == 0 ? std::get<1>(best->cost()) : std::numeric_limits<std::size_t>::max();
+    std::optional<Shaped> s = shape_phase(runs, rel, boxes, a, options, f, fold, rules, most_cases);
+    if (s && (!best || s->cost() < best->cost())) best = std::move(s);
   };
   const auto perfect = [&best] {
     return std::get<0>(best->cost()) == 0 && std::get<1>(best->cost()) <= best->groups.size() &&
@@ -1053,7 +1072,7 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   // groups) are not tried.
   if (loops) {
     for (const detail::Alignment a :
-         {detail::Alignment::Function, detail::Alignment::Direction, detail::Alignment::Step}) {
+         {detail::Alignment::Direction, detail::Alignment::Step, detail::Alignment::Function}) {
       consider(a, Frame::Offset, true);
       if (perfect()) break;
     }

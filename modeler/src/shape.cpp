@@ -185,7 +185,13 @@ bool directed(const std::vector<Token>& t, std::size_t first, std::size_t size) 
 /// calls to one function is a group, whose repetitions its pattern counts. A body whose iterations make the same
 /// exchanges wins over one whose peers change: that is a loop over such loops (the sweeps of a multi-partition
 /// code along each axis and back, one tag for all), whose own iterations are the stretches between them.
-std::pair<std::size_t, std::size_t> best_body(const std::vector<Token>& t, std::size_t first, bool steps) {
+BodyKey body_key(const std::vector<Token>& t, std::size_t first, std::size_t size) {
+  BodyKey key;
+  for (std::size_t q = first; q < first + size; ++q) key.insert(t[q].group->function);
+  return key;
+}
+
+std::pair<std::size_t, std::size_t> best_body(const std::vector<Token>& t, std::size_t first, const FoldRules& rules) {
   std::pair<std::size_t, std::size_t> by_step{0, 1};
   std::pair<std::size_t, std::size_t> exchanges{0, 1};
   const auto better = [](std::pair<std::size_t, std::size_t>& best, std::size_t b, std::size_t c) {
@@ -195,8 +201,10 @@ std::pair<std::size_t, std::size_t> best_body(const std::vector<Token>& t, std::
     const std::size_t runs = runs_in(t, first, b);
     if (runs < 2) continue;
     // Single calls to each function (a recursive halving's steps), or the same exchanges (a wavefront's planes).
-    if (steps && runs == b) better(by_step, b, iterations(t, first, b, same_step));
-    if (directed(t, first, b)) better(exchanges, b, iterations(t, first, b, same_exchange));
+    if (rules.steps && runs == b) better(by_step, b, iterations(t, first, b, same_step));
+    if (directed(t, first, b) && (rules.exchanges == nullptr || rules.exchanges->contains(body_key(t, first, b)))) {
+      better(exchanges, b, iterations(t, first, b, same_exchange));
+    }
   }
   return exchanges.first != 0 ? exchanges : by_step;
 }
@@ -211,25 +219,26 @@ std::vector<Token> tokens_of(const std::vector<RankGroup>& groups) {
 
 }  // namespace
 
-bool repeats_exchanges(const std::vector<RankGroup>& groups) {
+std::set<BodyKey> exchange_bodies(const std::vector<RankGroup>& groups) {
   const std::vector<Token> tokens = tokens_of(groups);
+  std::set<BodyKey> out;
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     for (std::size_t b = 2; b <= kMaxLoopBody && i + 2 * b <= tokens.size(); ++b) {
       if (runs_in(tokens, i, b) >= 2 && directed(tokens, i, b) && iterations(tokens, i, b, same_exchange) >= 2) {
-        return true;
+        out.insert(body_key(tokens, i, b));
       }
     }
   }
-  return false;
+  return out;
 }
 
-std::vector<RankGroup> fold_loops(std::vector<RankGroup> groups, bool steps) {
+std::vector<RankGroup> fold_loops(std::vector<RankGroup> groups, const FoldRules& rules) {
   const std::vector<Token> tokens = tokens_of(groups);
   std::vector<RankGroup> out;
   bool open = false;  // whether the last group of `out` may take more calls (it is no loop's)
   std::size_t i = 0;
   while (i < tokens.size()) {
-    const auto [body, count] = best_body(tokens, i, steps);
+    const auto [body, count] = best_body(tokens, i, rules);
     if (body == 0) {
       const Token& t = tokens[i++];
       if (!open || !same_function({&out.back(), nullptr}, t)) {

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -79,9 +80,20 @@ struct RankGroup {
 /// then stays the same however many iterations n gives. Without `steps`, only the second kind is folded: where some
 /// rank's loops make the same exchanges, a rank whose single calls repeat with other peers (the sweeps of one
 /// stage each along every axis on a side of 2) is made of such loops, not of one over all of them.
-[[nodiscard]] std::vector<RankGroup> fold_loops(std::vector<RankGroup> groups, bool steps = true);
-/// Whether the groups hold a loop whose iterations make the same exchanges (the second kind of fold_loops()).
-[[nodiscard]] bool repeats_exchanges(const std::vector<RankGroup>& groups);
+/// The functions a loop body calls: what tells the same loop apart in runs at other process counts.
+using BodyKey = std::set<FunctionKey>;
+
+/// Which loops fold_loops() folds: single calls whose peers change (`steps`), and loops of the same exchanges
+/// (all, or only those whose body calls one of `exchanges`' sets of functions).
+struct FoldRules {
+  bool steps = true;
+  const std::set<BodyKey>* exchanges = nullptr;
+};
+
+[[nodiscard]] std::vector<RankGroup> fold_loops(std::vector<RankGroup> groups, const FoldRules& rules = {});
+/// The bodies of the loops of the same exchanges the groups hold (the second kind of fold_loops()), by the functions
+/// they call.
+[[nodiscard]] std::set<BodyKey> exchange_bodies(const std::vector<RankGroup>& groups);
 
 /// The merged shape: one (function, role) per group, and each rank's calls regrouped by it.
 struct Shape {

@@ -181,7 +181,7 @@ TEST(FoldLoops, ASweepAndTheSweepBackOnASideOfTwoAreNoLoop) {
     add(groups, mpi::Function::MPI_Wait, Role::Completion, to(-1));
   }
   EXPECT_EQ(fold_loops(groups).size(), 6U);
-  EXPECT_FALSE(repeats_exchanges(groups));
+  EXPECT_TRUE(exchange_bodies(groups).empty());
 }
 
 /// An MPI_Waitall completing `requests` requests.
@@ -204,7 +204,7 @@ TEST(FoldLoops, TheStagesOfASweepAreLoopsOfTheirOwnAndTheExchangeBeforeThemIsNon
       add(groups, mpi::Function::MPI_Waitall, Role::Completion, waitall(2));
     }
   }
-  EXPECT_TRUE(repeats_exchanges(groups));
+  EXPECT_EQ(exchange_bodies(groups).size(), 1U);
   const std::vector<RankGroup> folded = fold_loops(groups);
   ASSERT_EQ(folded.size(), 7U);
   EXPECT_EQ(folded[0].calls.size(), 1U);
@@ -232,6 +232,21 @@ TEST(MergeShapes, ALoopsGroupsEndWhereItEnds) {
   EXPECT_EQ(shape.loop_iterations[0], (std::vector<std::uint32_t>{3, 3}));
   EXPECT_EQ(shape.ranks[1][1].calls.size(), 3U);
   EXPECT_EQ(shape.ranks[1][2].calls.size(), 1U);
+}
+
+TEST(FoldLoops, OnlyLoopsOfTheExchangesGivenAreFolded) {
+  // A rank that makes one exchange twice (a rank of a grid of one column makes the boundary exchanges of both its
+  // ends) folds it only where the rules allow a body of those functions (one that repeats at other counts too).
+  std::vector<RankGroup> groups;
+  for (int end = 0; end < 2; ++end) {
+    add(groups, mpi::Function::MPI_Irecv, Role::PointToPoint, to(1, true, 1));
+    add(groups, mpi::Function::MPI_Wait, Role::Completion, waitall(1));
+  }
+  EXPECT_EQ(fold_loops(groups).size(), 2U);
+  const std::set<BodyKey> none;
+  EXPECT_EQ(fold_loops(groups, FoldRules{false, &none}).size(), 4U);
+  const std::set<BodyKey> these = exchange_bodies(groups);
+  EXPECT_EQ(fold_loops(groups, FoldRules{false, &these}).size(), 2U);
 }
 
 }  // namespace
