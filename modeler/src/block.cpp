@@ -343,7 +343,7 @@ std::optional<BlockLaw> fit_block_law(std::span<const BlockSample> samples, Fram
         if (unit % divisor != 0) continue;
         const std::int64_t bytes = unit / divisor;
         for (Prepared& p : prepared) p.points = p.bytes / bytes;
-        for (const std::int64_t plus : {std::int64_t{0}, std::int64_t{1}}) {
+        for (const std::int64_t plus : {std::int64_t{0}, std::int64_t{1}, std::int64_t{2}}) {
           if (std::optional<BlockLaw> law = search(prepared, s, bytes, plus, s.cells ? celled : plain, grid)) {
             return law;
           }

@@ -86,7 +86,11 @@ std::optional<std::string> negative_laws(const PhaseModel& phase, std::int64_t n
     for (std::size_t c = 0; c < gm.traits.size(); ++c) {
       for (std::size_t t = 0; t < gm.traits[c].size(); ++t) {
         for (std::size_t s = 0; s < static_cast<std::size_t>(gm.slots); ++s) {
-          if (gm.slot_kinds[s]) add(sizes, "[" + std::to_string(g) + "] " + gm.call, gm.message_bytes(c, t, s, n));
+          // A block law gives each rank's size, never below zero; its mean law may fall below where it no longer
+          // describes the mean.
+          if (gm.slot_kinds[s] && !gm.traits[c][t].block[s]) {
+            add(sizes, "[" + std::to_string(g) + "] " + gm.call, gm.message_bytes(c, t, s, n));
+          }
         }
       }
     }
