@@ -24,7 +24,8 @@ std::vector<std::uint32_t> PhaseModel::approximate_sizes() const {
     for (const std::vector<TermTraits>& per_case : groups[g].traits) {
       for (const TermTraits& t : per_case) {
         for (int s = 0; s < groups[g].slots; ++s) {
-          approximate = approximate || t.bytes[static_cast<std::size_t>(s)].max_rel_error > kSizeTolerance;
+          const auto slot = static_cast<std::size_t>(s);
+          approximate = approximate || (!t.block[slot] && t.bytes[slot].max_rel_error > kSizeTolerance);
         }
       }
     }

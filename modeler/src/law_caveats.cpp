@@ -43,7 +43,10 @@ std::optional<std::string> uneven_sizes(const PhaseModel& phase, std::int64_t n,
         for (std::size_t s = 0; s < static_cast<std::size_t>(gm.slots); ++s) {
           // Only sizes a law reproduces exactly and every rank shares: a mean over ranks is no message size.
           const TermTraits& traits = gm.traits[c][t];
-          if (!gm.slot_kinds[s] || traits.rank_spread[s] > 0 || traits.bytes[s].max_rel_error > kExact) continue;
+          if (!gm.slot_kinds[s] || traits.block[s] || traits.rank_spread[s] > 0 ||
+              traits.bytes[s].max_rel_error > kExact) {
+            continue;
+          }
           std::vector<double> fitted;
           for (const std::int64_t m : fitted_n) fitted.push_back(gm.message_bytes(c, t, s, m));
           const double unit = element_of(fitted);
@@ -83,7 +86,11 @@ std::optional<std::string> negative_laws(const PhaseModel& phase, std::int64_t n
     for (std::size_t c = 0; c < gm.traits.size(); ++c) {
       for (std::size_t t = 0; t < gm.traits[c].size(); ++t) {
         for (std::size_t s = 0; s < static_cast<std::size_t>(gm.slots); ++s) {
-          if (gm.slot_kinds[s]) add(sizes, "[" + std::to_string(g) + "] " + gm.call, gm.message_bytes(c, t, s, n));
+          // A block law gives each rank's size, never below zero; its mean law may fall below where it no longer
+          // describes the mean.
+          if (gm.slot_kinds[s] && !gm.traits[c][t].block[s]) {
+            add(sizes, "[" + std::to_string(g) + "] " + gm.call, gm.message_bytes(c, t, s, n));
+          }
         }
       }
     }

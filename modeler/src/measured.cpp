@@ -42,15 +42,37 @@ MeasuredCalls::Calls MeasuredCalls::calls(std::int64_t r, std::int64_t n) const 
   return out;
 }
 
-std::vector<Entry> GroupModel::entries(std::int64_t r, std::int64_t n, std::size_t* which) const {
-  if (measured.empty()) return pattern.generate(r, n, which);
-  if (which != nullptr) *which = 0;
+namespace {
+
+/// One iteration's entries repeated `times` times, each copy with its iteration.
+std::vector<Entry> repeated(const std::vector<Entry>& once, std::int64_t times) {
   std::vector<Entry> out;
-  const MeasuredCalls::Calls calls = measured.calls(r, n);
-  for (std::size_t k = 0; k < calls.size(); ++k) {
-    out.push_back(Entry{calls[k], 0, static_cast<std::int64_t>(k)});
+  out.reserve(once.size() * static_cast<std::size_t>(std::max<std::int64_t>(times, 0)));
+  for (std::int64_t t = 0; t < times; ++t) {
+    for (Entry e : once) {
+      e.iteration = t;
+      out.push_back(e);
+    }
   }
   return out;
+}
+
+}  // namespace
+
+std::int64_t GroupModel::iterations_at(std::int64_t n) const {
+  return iterations ? std::max<std::int64_t>(1, count_value(*iterations, n)) : 1;
+}
+
+std::vector<Entry> GroupModel::entries(std::int64_t r, std::int64_t n, std::size_t* which) const {
+  std::vector<Entry> once;
+  if (measured.empty()) {
+    once = pattern.generate(r, n, which);
+  } else {
+    if (which != nullptr) *which = 0;
+    const MeasuredCalls::Calls calls = measured.calls(r, n);
+    for (std::size_t k = 0; k < calls.size(); ++k) once.push_back(Entry{calls[k], 0, static_cast<std::int64_t>(k)});
+  }
+  return iterations ? repeated(once, iterations_at(n)) : once;
 }
 
 std::int64_t GroupModel::count_at(std::int64_t r, std::int64_t n) const {

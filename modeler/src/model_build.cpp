@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <optional>
 #include <set>
+#include <span>
 #include <tuple>
 
 #include "comm_model.hpp"
@@ -35,6 +38,16 @@ struct RankData {
   std::vector<RankGroup> groups;
   std::vector<const RankGroup*> at;  ///< per shape position, its group or nullptr
 };
+
+/// Rank d's calls in group g in one iteration: all of them, or in a loop whose iterations repeat the same calls
+/// (`iterations` at d.n of them), the first iteration's.
+std::span<const Call> one_iteration(const RankData& d, std::size_t g, const std::optional<ExactLaw>& iterations) {
+  if (d.at[g] == nullptr) return {};
+  const std::vector<Call>& calls = d.at[g]->calls;
+  if (!iterations) return calls;
+  const auto times = static_cast<std::size_t>(std::max<std::int64_t>(1, count_value(*iterations, d.n)));
+  return std::span<const Call>(calls).first(calls.size() / times);
+}
 
 std::vector<Sample> samples_of(const std::map<std::int64_t, double>& by_n) {
   std::vector<Sample> s;
@@ -103,15 +116,23 @@ std::optional<std::size_t> crossed_axis(const Program& p, std::size_t term, std:
   return label_axis(label);
 }
 
-/// Mean message size per (case, term, slot) and n, and the ratio between consecutive repetitions.
-void fit_traits(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t g) {
+/// A term's slot: (pattern case, term, slot).
+using SlotKey = std::tuple<std::size_t, std::uint32_t, int>;
+/// The messages of each slot whose sizes follow no law in n: what a block law is fitted to (fit_block_laws()).
+using BlockSamples = std::map<SlotKey, std::vector<BlockSample>>;
+
+/// Mean message size per (case, term, slot) and n, and the ratio between consecutive repetitions. Returns the
+/// messages of the slots whose sizes no law in n reproduces, or that differ from rank to rank or step to step.
+BlockSamples fit_traits(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t g) {
   struct Acc {
     std::map<std::int64_t, std::pair<double, std::int64_t>> bytes;  // n -> (sum, count)
     std::map<std::int64_t, std::pair<double, double>> range;        // n -> (smallest, largest)
     std::map<std::int64_t, std::vector<double>> first_row;          // n -> bytes by index, one rank
     std::map<std::int64_t, std::int64_t> tags;                      // tag -> occurrences
+    std::vector<BlockSample> samples;                               // every message, for a block law
   };
-  std::map<std::tuple<std::size_t, std::uint32_t, int>, Acc> acc;
+  std::map<SlotKey, Acc> acc;
+  BlockSamples wanting;
   for (const RankData& d : ranks) {
     const RankGroup* rg = d.at[g];
     if (rg == nullptr) continue;
@@ -125,6 +146,7 @@ void fit_traits(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t 
         const auto key = std::make_tuple(which, entries[k].term, s);
         Acc& a = acc[key];
         const double bytes = rg->calls[k].bytes[static_cast<std::size_t>(s)];
+        a.samples.push_back({d.n, d.r, gm.size_index(entries[k]), bytes});
         auto& b = a.bytes[d.n];
         b.first += bytes;
         ++b.second;
@@ -134,7 +156,7 @@ void fit_traits(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t 
         ++a.tags[rg->calls[k].tags[static_cast<std::size_t>(s)]];
         if (d.r == 0 || first_seen.insert(key).second) {
           auto& row = a.first_row[d.n];
-          if (static_cast<std::int64_t>(row.size()) == entries[k].index) {
+          if (static_cast<std::int64_t>(row.size()) == gm.size_index(entries[k])) {
             row.push_back(rg->calls[k].bytes[static_cast<std::size_t>(s)]);
           }
         }
@@ -202,22 +224,62 @@ void fit_traits(GroupModel& gm, const std::vector<RankData>& ranks, std::size_t 
         tt.face_axis[slot] = static_cast<int>(*axis);
       }
     }
+    if (!measured && factor == 1 && tt.face_axis[slot] < 0 &&
+        (tt.bytes[slot].max_rel_error > kSizeTolerance || tt.rank_spread[slot] > 0)) {
+      wanting[key] = std::move(a.samples);
+    }
     const auto most = std::max_element(a.tags.begin(), a.tags.end(),
                                        [](const auto& x, const auto& y) { return x.second < y.second; });
     tt.tag[slot] = most->first;
     tt.tag_varies[slot] = a.tags.size() > 1;
   }
+  return wanting;
+}
+
+/// Sizes no law in n reproduces, or that differ from rank to rank or step to step, as the blocks of data each rank
+/// holds (block.hpp), where the application splits a side of its grid unevenly. All the messages of a phase are of
+/// one application's grid: where the runs leave several laws open for one slot (a trimmed block of 36 points over 5
+/// is a block of 34), the extent and trims the phase's other laws show most come first.
+void fit_block_laws(std::vector<GroupModel>& groups, const std::vector<BlockSamples>& wanting) {
+  std::map<BlockGrid, std::size_t> seen;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    for (const auto& [key, samples] : wanting[g]) {
+      const auto [c, t, s] = key;
+      const Program& p = groups[g].pattern.cases[c].program;
+      std::optional<BlockLaw>& law = groups[g].traits[c][t].block[static_cast<std::size_t>(s)];
+      law = fit_block_law(samples, p.frame, p.layout);
+      if (law) {
+        for (const BlockGrid& grid : block_grids(*law)) seen[grid] += samples.size();
+      }
+    }
+  }
+  std::vector<std::pair<std::size_t, BlockGrid>> ranked;
+  for (const auto& [grid, count] : seen) ranked.emplace_back(count, grid);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<BlockGrid> prefer;
+  for (const auto& [count, grid] : ranked) prefer.push_back(grid);
+  if (prefer.size() < 2) return;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    for (const auto& [key, samples] : wanting[g]) {
+      const auto [c, t, s] = key;
+      const Program& p = groups[g].pattern.cases[c].program;
+      std::optional<BlockLaw>& law = groups[g].traits[c][t].block[static_cast<std::size_t>(s)];
+      if (law && block_grids(*law).front() == prefer.front()) continue;
+      if (std::optional<BlockLaw> better = fit_block_law(samples, p.frame, p.layout, prefer, true)) law = better;
+    }
+  }
 }
 
 /// What every rank did in group g in each run, for a group no law reproduces: its calls' peers (with_peers),
 /// or only how many calls it made.
-MeasuredCalls measure(const std::vector<RankData>& ranks, std::size_t g, bool with_peers) {
+MeasuredCalls measure(const std::vector<RankData>& ranks, std::size_t g, bool with_peers,
+                      const std::optional<ExactLaw>& iterations) {
   std::map<std::int64_t, std::vector<MeasuredCalls::Calls>> by_n;
   for (const RankData& d : ranks) {
     std::vector<MeasuredCalls::Calls>& run = by_n[d.n];
     if (run.size() < static_cast<std::size_t>(d.n)) run.resize(static_cast<std::size_t>(d.n));
     if (d.at[g] == nullptr || d.r < 0 || d.r >= d.n) continue;
-    for (const Call& c : d.at[g]->calls) {
+    for (const Call& c : one_iteration(d, g, iterations)) {
       run[static_cast<std::size_t>(d.r)].push_back(with_peers ? c.peers : std::array<std::int64_t, 2>{-1, -1});
     }
   }
@@ -681,6 +743,7 @@ struct LearntPeers {
 /// that frame has constant labels for it and the other only laws in n (its steps along z, which a side of 1
 /// leaves out at 2x2x1, are also a repetition counted in dims3(n)[2] on a 2-D grid).
 std::vector<LearntPeers> learn_phase_peers(const std::vector<RankData>& ranks, const detail::Shape& shape,
+                                           const std::vector<std::optional<ExactLaw>>& iterations,
                                            std::span<const PhaseBox> boxes, const SearchOptions& search,
                                            const WholeAt& whole) {
   std::vector<LearntPeers> out(shape.groups.size());
@@ -692,9 +755,7 @@ std::vector<LearntPeers> learn_phase_peers(const std::vector<RankData>& ranks, c
     if (shape.groups[g].second != Role::PointToPoint) continue;
     for (const RankData& d : ranks) {
       ListObservation o{d.n, d.r, {}};
-      if (d.at[g] != nullptr) {
-        for (const Call& c : d.at[g]->calls) o.entries.push_back(c.peers);
-      }
+      for (const Call& c : one_iteration(d, g, iterations[g])) o.entries.push_back(c.peers);
       observed[g].push_back(std::move(o));
     }
     slots[g] = detail::slot_kinds(first_call(ranks, g))[1] ? 2 : 1;
@@ -786,11 +847,63 @@ std::vector<LearntPeers> learn_phase_peers(const std::vector<RankData>& ranks, c
   return out;
 }
 
+/// Whether rank d makes the same calls to the same peers in each of `times` iterations of group g.
+bool repeats_calls(const RankData& d, std::size_t g, std::int64_t times) {
+  if (d.at[g] == nullptr) return true;
+  const std::vector<Call>& calls = d.at[g]->calls;
+  if (times < 1 || calls.size() % static_cast<std::size_t>(times) != 0) return false;
+  const std::size_t each = calls.size() / static_cast<std::size_t>(times);
+  for (std::size_t k = each; k < calls.size(); ++k) {
+    if (calls[k].peers != calls[k % each].peers) return false;
+  }
+  return true;
+}
+
+/// Per group of the shape, the iterations of the loop it is in where that loop's iterations each make the same
+/// calls to the same peers at every rank (GroupModel::iterations): the loop's count is the iterations its ranks made
+/// at each n where they folded it, an exact law in n that also splits the calls of the runs where none did (one
+/// plane per call at 2 ranks, a grid of one column). nullopt elsewhere: a loop whose peers change from one iteration
+/// to the next is a repetition its patterns count.
+std::vector<std::optional<ExactLaw>> fixed_loops(const detail::Shape& shape, const std::vector<RankData>& ranks,
+                                                 const WholeAt& whole) {
+  std::vector<std::optional<ExactLaw>> out(shape.groups.size());
+  for (std::size_t k = 0; k < shape.loops.size(); ++k) {
+    const PhaseLoop& loop = shape.loops[k];
+    std::map<std::int64_t, std::set<std::uint32_t>> seen;
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      const std::uint32_t it = shape.loop_iterations[k][i];
+      if (it != 0) seen[ranks[i].n].insert(it);
+    }
+    std::map<std::int64_t, double> by_n;
+    for (const auto& [n, its] : seen) {
+      if (its.size() == 1 && *its.begin() != detail::kNoIterations) by_n[n] = *its.begin();
+    }
+    if (by_n.empty() || by_n.size() != seen.size()) continue;
+    WholeAt whole_count = whole;
+    whole_count.non_negative = true;
+    const std::optional<ExactLaw> law = fit_exact(samples_of(by_n), whole_count);
+    if (!law) continue;
+    const bool repeats = std::all_of(ranks.begin(), ranks.end(), [&](const RankData& d) {
+      const std::optional<std::int64_t> times = law->integer_at(d.n);
+      if (!times || *times < 1) return false;
+      for (std::size_t g = loop.first; g < loop.first + loop.groups; ++g) {
+        if (!repeats_calls(d, g, *times)) return false;
+      }
+      return true;
+    });
+    if (!repeats) continue;
+    for (std::size_t g = loop.first; g < loop.first + loop.groups; ++g) out[g] = law;
+  }
+  return out;
+}
+
 /// The phase's shape with the calls aligned as `alignment` says (on their labels in `frame` for
-/// Alignment::Label), each rank's loops folded first when `fold` says how their tags go (detail::fold_loops()).
-Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, std::span<const PhaseBox> boxes,
-                   detail::Alignment alignment, const FitOptions& options, Frame frame,
-                   std::optional<detail::LoopTags> fold) {
+/// Alignment::Label), each rank's loops folded first when `fold` is set (detail::fold_loops()); nullopt, before any
+/// law is learnt, where it has more point-to-point groups than `most_cases`: every such group is a pattern case at
+/// least, so that shape cannot model the phase with fewer cases than a shape found already.
+std::optional<Shaped> shape_phase(std::span<const Run> runs, const RelatedPhase& rel, std::span<const PhaseBox> boxes,
+                                  detail::Alignment alignment, const FitOptions& options, Frame frame, bool fold,
+                                  const detail::FoldRules& rules, std::size_t most_cases) {
   Shaped out;
   const WholeAt whole{options.evaluate_at};
   std::vector<RankData>& ranks = out.ranks;
@@ -799,7 +912,7 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, std::span
     for (const analyzer::SigRank& r : p.ranks) {
       if (r.thread != 0) continue;
       std::vector<RankGroup> groups = detail::rank_groups(r);
-      if (fold) groups = detail::fold_loops(std::move(groups), *fold);
+      if (fold) groups = detail::fold_loops(std::move(groups), rules);
       ranks.push_back({runs[k].n(), r.rank, &runs[k].signature, &r, std::move(groups), {}});
       if (alignment == detail::Alignment::Label) label_calls(ranks.back(), frame);
     }
@@ -811,7 +924,10 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, std::span
     runs_of.push_back(d.n);
   }
   detail::Shape shape = detail::merge_shapes(seqs, alignment, runs_of);
-  out.loops = std::move(shape.loops);
+  const auto p2p = static_cast<std::size_t>(std::count_if(
+      shape.groups.begin(), shape.groups.end(), [](const auto& g) { return g.second == Role::PointToPoint; }));
+  if (p2p > most_cases) return std::nullopt;
+  out.loops = shape.loops;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     ranks[i].groups = std::move(shape.ranks[i]);
     ranks[i].at.assign(shape.groups.size(), nullptr);
@@ -819,12 +935,14 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, std::span
       if (!ranks[i].groups[g].calls.empty()) ranks[i].at[g] = &ranks[i].groups[g];
     }
   }
-  const std::vector<LearntPeers> peers = learn_phase_peers(ranks, shape, boxes, options.search, whole);
+  const std::vector<std::optional<ExactLaw>> iterations = fixed_loops(shape, ranks, whole);
+  const std::vector<LearntPeers> peers = learn_phase_peers(ranks, shape, iterations, boxes, options.search, whole);
   for (std::size_t g = 0; g < shape.groups.size(); ++g) {
     GroupModel gm;
     gm.function = shape.groups[g].first.function;
     gm.call = shape.groups[g].first.call;
     gm.role = shape.groups[g].second;
+    gm.iterations = iterations[g];
     const std::string where = "group " + std::to_string(g) + " (" + gm.call + ")";
     if (gm.role == Role::PointToPoint) {
       const analyzer::SigEvent& example = first_call(ranks, g);
@@ -835,17 +953,17 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, std::span
       if (peers[g].pattern) {
         gm.pattern = *peers[g].pattern;
       } else {
-        gm.measured = measure(ranks, g, true);
+        gm.measured = measure(ranks, g, true, gm.iterations);
         out.notes.push_back(where + ": peers not modelled: " + why + "; " + kept_as_measured(gm.measured));
       }
-      fit_traits(gm, ranks, g);
+      (void)fit_traits(gm, ranks, g);  // block laws are searched for the shape chosen only
       fit_p2p_comm(gm, ranks, g, whole, out.notes);
     } else {
       std::string why;
       if (std::optional<ExactLaw> c = count_law(ranks, g, whole, why)) {
         gm.count = *c;
       } else {
-        gm.measured = measure(ranks, g, false);
+        gm.measured = measure(ranks, g, false, std::nullopt);
         std::string note = where + ": " + why + "; " + kept_as_measured(gm.measured);
         if (gm.role == Role::Completion) {
           out.completion_notes[g] = std::move(note);  // unless one call per request holds (fit_completions())
@@ -860,16 +978,34 @@ Shaped shape_phase(std::span<const Run> runs, const RelatedPhase& rel, std::span
   return out;
 }
 
-/// Whether some rank of some run repeats a loop body in the phase with tags as `tags` says (detail::fold_loops()
-/// folds something).
+/// Whether some rank of some run repeats a loop body in the phase, its steps' tags as `tags` says
+/// (detail::fold_loops() folds something).
 bool has_loops(std::span<const Run> runs, const RelatedPhase& rel, detail::LoopTags tags) {
   for (std::size_t k = 0; k < runs.size(); ++k) {
     for (const analyzer::SigRank& r : runs[k].signature.phases[rel.ids[k]].ranks) {
       const std::vector<RankGroup> groups = detail::rank_groups(r);
-      if (detail::fold_loops(groups, tags).size() != groups.size()) return true;
+      if (detail::fold_loops(groups, {true, tags, nullptr}).size() != groups.size()) return true;
     }
   }
   return false;
+}
+
+/// The loops of the same exchanges (detail::exchange_bodies()) that ranks of two process counts at least repeat,
+/// by the functions their bodies call: a body that repeats at one count only is as likely a sequence that happens
+/// to repeat there (a rank of a grid of one column makes the exchanges of both its ends, one after the other).
+std::set<detail::BodyKey> repeated_exchanges(std::span<const Run> runs, const RelatedPhase& rel) {
+  std::map<detail::BodyKey, std::set<std::int64_t>> seen;
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    for (const analyzer::SigRank& r : runs[k].signature.phases[rel.ids[k]].ranks) {
+      if (r.thread != 0) continue;
+      for (const detail::BodyKey& key : detail::exchange_bodies(detail::rank_groups(r))) seen[key].insert(runs[k].n());
+    }
+  }
+  std::set<detail::BodyKey> out;
+  for (const auto& [key, ns] : seen) {
+    if (ns.size() >= 2) out.insert(key);
+  }
+  return out;
 }
 
 /// A phase's model and what its fit saw.
@@ -918,36 +1054,51 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   // pattern cases where the loop needs one).
   std::optional<Shaped> best;
   const std::vector<PhaseBox> boxes = phase_boxes(runs, rel);
+  // A loop may number its iterations in its tags (tag = the loop counter) or tag them all alike; the loops of a
+  // phase are folded either way, and the cheaper shape wins. Where a loop of counted tags has one iteration, the
+  // exchange after it with the same tag (a transpose after a halving of one step, tags 1 and 1) is no second
+  // iteration, which only the counter's rule, seen stepping at larger n, tells.
+  std::vector<detail::LoopTags> loop_tags;
+  for (const detail::LoopTags tags : {detail::LoopTags::Equal, detail::LoopTags::Counter}) {
+    if (has_loops(runs, rel, tags)) loop_tags.push_back(tags);
+  }
+  const bool loops = !loop_tags.empty();
+  // Where some loop of the same exchanges repeats at several counts, no rank folds single calls over such loops.
+  const std::set<detail::BodyKey> exchanges = loops ? repeated_exchanges(runs, rel) : std::set<detail::BodyKey>{};
   const auto consider = [&](detail::Alignment a, Frame f, std::optional<detail::LoopTags> fold) {
-    Shaped s = shape_phase(runs, rel, boxes, a, options, f, fold);
-    if (!best || s.cost() < best->cost()) best = std::move(s);
+    const std::size_t most_cases =
+        best && std::get<0>(best->cost()) == 0 ? std::get<1>(best->cost()) : std::numeric_limits<std::size_t>::max();
+    const detail::FoldRules rules{exchanges.empty(), fold.value_or(detail::LoopTags::Equal), &exchanges};
+    std::optional<Shaped> s = shape_phase(runs, rel, boxes, a, options, f, fold.has_value(), rules, most_cases);
+    if (s && (!best || s->cost() < best->cost())) best = std::move(s);
   };
   const auto perfect = [&best] {
     return std::get<0>(best->cost()) == 0 && std::get<1>(best->cost()) <= best->groups.size() &&
            best->constant_offsets();
   };
-  for (const detail::Alignment a :
-       {detail::Alignment::Function, detail::Alignment::Direction, detail::Alignment::Step, detail::Alignment::Tag}) {
-    consider(a, Frame::Offset, std::nullopt);
-    if (perfect()) break;
-  }
-  if (!best->constant_offsets()) {
-    for (const Frame f : {Frame::Grid2, Frame::Torus2, Frame::Grid2C, Frame::Torus2C, Frame::Grid3, Frame::Torus3,
-                          Frame::Grid3C, Frame::Torus3C}) {
-      consider(detail::Alignment::Label, f, std::nullopt);
-      if (best->constant_offsets()) break;
-    }
-  }
-  // A loop may number its iterations in its tags (tag = the loop counter) or tag them all alike; the loops of a
-  // phase are folded either way, and the cheaper shape wins. Where a loop of counted tags has one iteration, the
-  // exchange after it with the same tag (a transpose after a halving of one step, tags 1 and 1) is no second
-  // iteration, which only the counter's rule, seen stepping at larger n, tells.
-  for (const detail::LoopTags tags : {detail::LoopTags::Equal, detail::LoopTags::Counter}) {
-    if (!has_loops(runs, rel, tags)) continue;
+  // Where ranks repeat a loop body, the folded shapes come first: one whose every group is a single case of constant
+  // offsets is as brief as the phase can be written, and the unfolded alignments (a wavefront's 31 planes are 124
+  // groups) are not tried.
+  for (const detail::LoopTags tags : loop_tags) {
     for (const detail::Alignment a :
-         {detail::Alignment::Function, detail::Alignment::Direction, detail::Alignment::Step}) {
+         {detail::Alignment::Direction, detail::Alignment::Step, detail::Alignment::Function}) {
       consider(a, Frame::Offset, tags);
       if (perfect()) break;
+    }
+    if (perfect()) break;
+  }
+  if (!loops || !perfect()) {
+    for (const detail::Alignment a :
+         {detail::Alignment::Function, detail::Alignment::Direction, detail::Alignment::Step, detail::Alignment::Tag}) {
+      consider(a, Frame::Offset, std::nullopt);
+      if (perfect()) break;
+    }
+    if (!best->constant_offsets()) {
+      for (const Frame f : {Frame::Grid2, Frame::Torus2, Frame::Grid2C, Frame::Torus2C, Frame::Grid3, Frame::Torus3,
+                            Frame::Grid3C, Frame::Torus3C}) {
+        consider(detail::Alignment::Label, f, std::nullopt);
+        if (best->constant_offsets()) break;
+      }
     }
   }
   std::vector<RankData>& ranks = best->ranks;
@@ -958,6 +1109,11 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   detail::orient_steps(pm.groups, fitted_n);
   detail::meet_steps(pm.groups, fitted_n);
   pr.notes.insert(pr.notes.end(), best->notes.begin(), best->notes.end());
+  std::vector<BlockSamples> wanting(pm.groups.size());
+  for (std::size_t g = 0; g < pm.groups.size(); ++g) {
+    if (pm.groups[g].role == Role::PointToPoint) wanting[g] = fit_traits(pm.groups[g], ranks, g);
+  }
+  fit_block_laws(pm.groups, wanting);
   for (std::size_t g = 0; g < pm.groups.size(); ++g) {
     if (pm.groups[g].role == Role::Collective) fit_collectives(pm.groups[g], pr.notes, ranks, g, whole);
     if (pm.groups[g].role != Role::Completion) continue;

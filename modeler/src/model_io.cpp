@@ -62,6 +62,7 @@ MeasuredCalls measured_from(const json& j, bool peers) {
 json group_json(const GroupModel& g) {
   json j{{"call", g.call}, {"role", role_name(g.role)}};
   if (!g.measured.empty()) j["measured_calls"] = measured_json(g.measured, g.role == Role::PointToPoint);
+  if (g.iterations) j["iterations"] = to_json(*g.iterations);
   if (g.role == Role::PointToPoint) {
     j["slots"] = g.slots;
     const auto slot = [](const std::optional<mpi::ActionKind>& k) { return k ? std::string(mpi::name(*k)) : ""; };
@@ -83,6 +84,7 @@ json group_json(const GroupModel& g) {
                   {"tag_varies", t.tag_varies[s]}};
           if (t.face_axis[s] >= 0) js["face_axis"] = t.face_axis[s];
           if (t.rank_spread[s] > 0) js["rank_spread"] = t.rank_spread[s];
+          if (t.block[s]) to_json(js["block"], *t.block[s]);
           slots.push_back(std::move(js));
         }
         terms.push_back(std::move(slots));
@@ -130,6 +132,7 @@ GroupModel group_from(const json& j) {
   g.function = mpi::function_named(g.call);
   g.role = parse_stable_name(j.at("role").get<std::string>(), "role", role_named);
   if (j.contains("measured_calls")) g.measured = measured_from(j.at("measured_calls"), g.role == Role::PointToPoint);
+  if (j.contains("iterations")) g.iterations = exact_law_from_json(j.at("iterations"));
   if (g.role == Role::PointToPoint) {
     g.slots = j.at("slots").get<int>();
     for (std::size_t s = 0; s < 2; ++s) {
@@ -150,6 +153,7 @@ GroupModel group_from(const json& j) {
           t.tag_varies[s] = slots[s].at("tag_varies").get<bool>();
           t.face_axis[s] = slots[s].value("face_axis", -1);
           t.rank_spread[s] = slots[s].value("rank_spread", 0.0);
+          if (slots[s].contains("block")) t.block[s] = block_law_from_json(slots[s].at("block"));
           // Sizes per point of a face need the grid of the pattern case they belong to.
           const std::size_t c = g.traits.size();
           if (t.face_axis[s] != -1 && (t.face_axis[s] < 0 || !g.measured.empty() || c >= g.pattern.cases.size() ||

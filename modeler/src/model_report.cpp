@@ -42,10 +42,13 @@ void group_lines(std::ostringstream& out, const PhaseModel& p, std::size_t g) {
             << pc.program.to_string() << '\n';
         for (std::size_t t = 0; c < gm.traits.size() && t < gm.traits[c].size(); ++t) {
           const TermTraits& tt = gm.traits[c][t];
-          out << "        term " << t << ": bytes = " << tt.bytes[0].to_string();
+          const auto size = [&tt](std::size_t s) {
+            return tt.block[s] ? tt.block[s]->to_string() : tt.bytes[s].to_string();
+          };
+          out << "        term " << t << ": bytes = " << size(0);
           if (tt.face_axis[0] >= 0) out << " per point of the block's face across dimension " << tt.face_axis[0];
-          if (tt.bytes_step_factor[0] != 1) out << " x " << fmt("%g", tt.bytes_step_factor[0]) << "^i";
-          if (gm.slots == 2) out << " / " << tt.bytes[1].to_string();
+          if (tt.bytes_step_factor[0] != 1 && !tt.block[0]) out << " x " << fmt("%g", tt.bytes_step_factor[0]) << "^i";
+          if (gm.slots == 2) out << " / " << size(1);
           out << ", tag " << (tt.tag_varies[0] ? "varies" : std::to_string(tt.tag[0])) << '\n';
         }
       }
@@ -260,9 +263,12 @@ std::string model_report(const Model& m, const FitReport& report) {
         << "    total work varies by " << fmt("%.1f", 100 * r.total_work_spread) << " % across the runs\n";
     for (std::size_t g = 0; g < p.groups.size(); ++g) {
       for (const PhaseLoop& l : p.loops) {
-        if (l.first == g) {
-          out << "  loop: groups [" << l.first << "]-[" << l.first + l.groups - 1
-              << "] are made step by step, one call of each per iteration\n";
+        if (l.first != g) continue;
+        out << "  loop: groups [" << l.first << "]-[" << l.first + l.groups - 1 << "] are made step by step, ";
+        if (const std::optional<ExactLaw>& it = p.groups[g].iterations) {
+          out << it->to_string() << " iterations, each making the calls below\n";
+        } else {
+          out << "one call of each per iteration\n";
         }
       }
       group_lines(out, p, g);

@@ -146,10 +146,10 @@ IndexedLaw indexed_from_json(const json& j) {
 }  // namespace
 
 json rank_predicate_json(const RankPredicate& p) {
-  static constexpr std::array<const char*, 4> kinds = {"always", "equal", "less", "mod_equal"};
+  static constexpr std::array<const char*, 5> kinds = {"always", "equal", "less", "mod_equal", "div_equal"};
   json j{{"kind", kinds[static_cast<std::size_t>(p.kind)]}};
   if (p.kind != RankPredicate::Kind::Always) j["a"] = to_json(p.a);
-  if (p.kind == RankPredicate::Kind::ModEqual) j["k"] = to_json(p.k);
+  if (p.kind == RankPredicate::Kind::ModEqual || p.kind == RankPredicate::Kind::DivEqual) j["k"] = to_json(p.k);
   if (p.negate) j["negate"] = true;
   return j;
 }
@@ -165,6 +165,8 @@ RankPredicate rank_predicate_from_json(const json& j) {
     p.kind = RankPredicate::Kind::Less;
   } else if (kind == "mod_equal") {
     p.kind = RankPredicate::Kind::ModEqual;
+  } else if (kind == "div_equal") {
+    p.kind = RankPredicate::Kind::DivEqual;
   } else {
     throw InputError("unknown rank predicate '" + kind + "' in a model pattern");
   }
@@ -572,6 +574,12 @@ bool RankPredicate::holds(std::int64_t r, std::int64_t n) const {
       v = m && x && *m > 0 && modulo(r, *m) == modulo(*x, *m);
       break;
     }
+    case Kind::DivEqual: {
+      const std::optional<std::int64_t> m = k.integer_at(n);
+      const std::optional<std::int64_t> x = a.integer_at(n);
+      v = m && x && *m > 0 && r / *m == *x;
+      break;
+    }
   }
   return v != negate;
 }
@@ -586,6 +594,8 @@ std::string RankPredicate::to_string() const {
       return std::string("r ") + (negate ? ">=" : "<") + " " + a.to_string();
     case Kind::ModEqual:
       return "r mod " + law_text(k) + (negate ? " != " : " == ") + a.to_string();
+    case Kind::DivEqual:
+      return "r / " + law_text(k) + (negate ? " != " : " == ") + a.to_string();
   }
   return "?";
 }
@@ -608,6 +618,7 @@ std::optional<Unevaluable> Pattern::unevaluable_at(std::int64_t n) const {
     for (const Term& t : c.program.terms) {
       const std::optional<std::int64_t> count = t.count.integer_at(n);
       if (!count || *count < 0) return Unevaluable{"the repetition count", t.count, true};
+      if (*count == 0) continue;  // a term that makes no call at n needs no peer there
       for (const auto& slot : t.slots) {
         for (const IndexedLaw& l : slot) {
           if (!l.base.integer_at(n)) return Unevaluable{"the peer law", l.base, false};

@@ -15,6 +15,7 @@
 // column, ...) and each side is learnt separately (the method's rank classes: a master and its workers). Last,
 // each communication's peer may be a small integer expression in r and n found by search (a tree's parent).
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <numeric>
@@ -392,13 +393,17 @@ bool reproduces(const Program& p, std::span<const ListObservation* const> obs) {
   return true;
 }
 
-/// Whether a periodic grid has a side of 1 at n along which the label moves (no rank has that neighbour).
+/// Whether no rank of a grid has the neighbour a label names at n: along a periodic side of 1, or along a side no
+/// longer than the step on a grid that is not periodic (a grid of one column has no west or east neighbour).
 bool along_unit_side(const Space& sp, const Canon& c, std::int64_t n) {
-  if (!frame_periodic(sp.frame)) return false;
+  const auto dims = static_cast<std::size_t>(frame_dims(sp.frame));
+  if (dims < 2) return false;
+  const bool periodic = frame_periodic(sp.frame);
   for (const std::optional<Label>& l : c) {
     if (!l) continue;
-    for (std::size_t d = 0; d < static_cast<std::size_t>(frame_dims(sp.frame)); ++d) {
-      if (period(sp, n, d) == 1 && (*l)[d] != 0) return true;
+    for (std::size_t d = 0; d < dims; ++d) {
+      const std::int64_t side = period(sp, n, d);
+      if ((*l)[d] != 0 && (periodic ? side == 1 : std::abs((*l)[d]) >= side)) return true;
     }
   }
   return false;
@@ -659,6 +664,9 @@ struct SearchBudget {
   const SearchOptions& options;
   const WholeAt& whole;  ///< where the pattern's laws should be whole numbers
   bool exhausted = false;
+  /// The programs learnt for each set of observations (learn_program() is a function of the set): rank classes
+  /// split the same ranks again and again.
+  std::map<std::vector<const ListObservation*>, std::optional<Program>> programs = {};
 };
 
 /// The fallback: one single term per position (the same number of communications for every rank and n), each
@@ -734,20 +742,40 @@ std::vector<RankPredicate> rank_predicates() {
   const ExactLaw columns{Basis::Dims2Minor, Rational::make(1), Rational::make(0)};
   const ExactLaw last_column{Basis::Dims2Minor, Rational::make(1), Rational::make(-1)};
   const ExactLaw two = ExactLaw::constant(Rational::make(2));
+  const ExactLaw rows{Basis::Dims2Major, Rational::make(1), Rational::make(0)};
+  const ExactLaw last_row{Basis::Dims2Major, Rational::make(1), Rational::make(-1)};
   return {
-      {K::Equal, zero, {}, false},         {K::Equal, n_minus_1, {}, false},
-      {K::Equal, half_n, {}, false},       {K::Less, half_n, {}, false},
-      {K::Less, columns, {}, false},       {K::ModEqual, zero, two, false},
-      {K::ModEqual, zero, columns, false}, {K::ModEqual, last_column, columns, false},
+      {K::Equal, zero, {}, false},
+      {K::Equal, n_minus_1, {}, false},
+      {K::Equal, half_n, {}, false},
+      {K::Less, half_n, {}, false},
+      {K::Less, columns, {}, false},
+      {K::ModEqual, zero, two, false},
+      {K::ModEqual, zero, columns, false},
+      {K::ModEqual, last_column, columns, false},
+      {K::Less, rows, {}, false},
+      {K::DivEqual, last_column, rows, false},
+      {K::ModEqual, zero, rows, false},
+      {K::ModEqual, last_row, rows, false},
+      {K::DivEqual, last_row, columns, false},
   };
 }
 
 namespace {
 
+/// learn_program() of a set of observations, once per set.
+const std::optional<Program>& program_of(int slots, std::span<const ListObservation* const> obs, SearchBudget& budget) {
+  std::vector<const ListObservation*> key(obs.begin(), obs.end());
+  std::sort(key.begin(), key.end());
+  const auto found = budget.programs.find(key);
+  if (found != budget.programs.end()) return found->second;
+  return budget.programs.emplace(std::move(key), learn_program(slots, obs, budget.whole)).first->second;
+}
+
 std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const ListObservation* const> obs, int depth,
                                                       SearchBudget& budget) {
-  if (std::optional<Program> p = learn_program(slots, obs, budget.whole)) {
-    return std::vector<Pattern::Case>{{RankPredicate{}, std::move(*p)}};
+  if (const std::optional<Program>& p = program_of(slots, obs, budget)) {
+    return std::vector<Pattern::Case>{{RankPredicate{}, *p}};
   }
   if (depth == 0) {
     if (std::optional<Program> p = learn_expressions(slots, obs, budget)) {
@@ -755,16 +783,22 @@ std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const
     }
     return std::nullopt;
   }
+  // A predicate that splits the ranks as an earlier one did gives what that one gave: tried once.
+  std::set<std::vector<bool>> tried;
   for (const RankPredicate& when : rank_predicates()) {
     std::vector<const ListObservation*> in;
     std::vector<const ListObservation*> out;
-    for (const ListObservation* o : obs) (when.holds(o->r, o->n) ? in : out).push_back(o);
-    if (in.empty() || out.empty()) continue;
-    std::optional<Program> first = learn_program(slots, in, budget.whole);
+    std::vector<bool> split;
+    for (const ListObservation* o : obs) {
+      split.push_back(when.holds(o->r, o->n));
+      (split.back() ? in : out).push_back(o);
+    }
+    if (in.empty() || out.empty() || !tried.insert(split).second) continue;
+    const std::optional<Program>& first = program_of(slots, in, budget);
     if (!first) continue;
     std::optional<std::vector<Pattern::Case>> rest = learn_cases(slots, out, depth - 1, budget);
     if (!rest) continue;
-    rest->insert(rest->begin(), Pattern::Case{when, std::move(*first)});
+    rest->insert(rest->begin(), Pattern::Case{when, *first});
     return rest;
   }
   return std::nullopt;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -69,8 +70,12 @@ void check_group(const PhaseModel& phase, std::size_t g, std::int64_t n) {
 }  // namespace
 
 double GroupModel::message_bytes(std::size_t which, std::size_t term, std::size_t slot, std::int64_t n,
-                                 std::int64_t index) const {
+                                 std::int64_t index, std::int64_t r) const {
   const TermTraits& t = traits.at(which).at(term);
+  if (t.block[slot] && r >= 0 && which < pattern.cases.size()) {
+    const Program& p = pattern.cases[which].program;
+    return t.block[slot]->at(p.frame, p.layout, n, r, index);
+  }
   double bytes =
       t.bytes[slot].value_at(static_cast<double>(n)) * std::pow(t.bytes_step_factor[slot], static_cast<double>(index));
   if (t.face_axis[slot] >= 0 && which < pattern.cases.size()) {
@@ -175,12 +180,20 @@ class RankBuilder {
  private:
   using BurstPlace = std::tuple<std::int32_t, std::uint32_t, std::uint32_t>;  ///< (group, case, term)
 
-  PredictedCall& add_call(const GroupModel& gm, BurstPlace place) {
+  PredictedCall& add_call(const GroupModel& gm, BurstPlace place, std::int64_t iteration = 0) {
     out_.calls.emplace_back();
     out_.calls.back().function = gm.function;
     out_.calls.back().call = gm.call;
     burst_of_.push_back(place);
+    iteration_of_.push_back(iteration);
     return out_.calls.back();
+  }
+
+  /// The iteration of call k of the `count` calls a group makes at the rank in a loop of repeated iterations
+  /// (GroupModel::iterations): as many calls in each.
+  [[nodiscard]] std::int64_t iteration_of_call(const GroupModel& gm, std::int64_t k, std::int64_t count) const {
+    if (!gm.iterations || count <= 0) return 0;
+    return k * gm.iterations_at(n_) / count;
   }
 
   /// The burst positions of calls that follow calls this rank skips: where the class computes most, as the model
@@ -218,7 +231,8 @@ class RankBuilder {
     completed_[g].assign(entries_[g].size(), false);
     for (const Entry& e : entries_[g]) {
       call_of_[g].push_back(out_.calls.size());
-      PredictedCall& c = add_call(gm, {static_cast<std::int32_t>(g), static_cast<std::uint32_t>(which), e.term});
+      PredictedCall& c =
+          add_call(gm, {static_cast<std::int32_t>(g), static_cast<std::uint32_t>(which), e.term}, e.iteration);
       for (std::size_t s = 0; s < static_cast<std::size_t>(gm.slots); ++s) {
         if (e.peers[s] < 0 || !gm.slot_kinds[s]) continue;
         PredictedAction a;
@@ -229,7 +243,7 @@ class RankBuilder {
         if (which < gm.traits.size() && e.term < gm.traits[which].size()) {
           const TermTraits& t = gm.traits[which][e.term];
           a.tag = static_cast<std::uint32_t>(t.tag[s]);
-          a.bytes = std::max(0.0, gm.message_bytes(which, e.term, s, n_, e.index));
+          a.bytes = std::max(0.0, gm.message_bytes(which, e.term, s, n_, gm.size_index(e), r_));
         }
         c.actions.push_back(std::move(a));
       }
@@ -250,11 +264,18 @@ class RankBuilder {
     }
     const std::int64_t count = gm.count_at(r_, n_);
     for (std::int64_t k = 0; k < count; ++k) {
-      PredictedCall& c = add_call(gm, {static_cast<std::int32_t>(g), 0, call_place(g, k)});
-      if (static_cast<std::size_t>(k) >= gm.completes.size()) continue;
-      for (const RequestRef& ref : gm.completes[static_cast<std::size_t>(k)]) {
+      const std::int64_t iteration = iteration_of_call(gm, k, count);
+      PredictedCall& c = add_call(gm, {static_cast<std::int32_t>(g), 0, call_place(g, k)}, iteration);
+      // The calls of a loop's iterations: the k-th of the group's completes (its references are the same in
+      // every iteration) what was started up to its own iteration.
+      const std::size_t ref_call =
+          gm.iterations ? static_cast<std::size_t>(k % std::max<std::int64_t>(1, count / gm.iterations_at(n_)))
+                        : static_cast<std::size_t>(k);
+      if (ref_call >= gm.completes.size()) continue;
+      const std::int64_t upto = gm.iterations ? iteration : std::numeric_limits<std::int64_t>::max();
+      for (const RequestRef& ref : gm.completes[ref_call]) {
         if (ref.group >= g || cases_[ref.group] != ref.pattern_case) continue;
-        complete_term(ref, c);
+        complete_term(ref, c, upto);
       }
     }
   }
@@ -266,14 +287,20 @@ class RankBuilder {
     for (const auto& call : gm.completes) {
       for (const RequestRef& ref : call) refs.insert({ref.group, ref.pattern_case, ref.term});
     }
-    std::uint32_t k = 0;
+    // The requests in the order they are completed: by term, or in a loop iteration by iteration.
+    std::vector<std::tuple<std::int64_t, std::size_t, std::uint32_t, std::size_t>> pending;  // (iteration, #, group, e)
     for (const auto& [sg, pattern_case, term] : refs) {
       if (sg >= g || cases_[sg] != pattern_case) continue;
       for (std::size_t e = 0; e < entries_[sg].size(); ++e) {
         const Entry& en = entries_[sg][e];
         if (en.term != term || completed_[sg][e] || en.null()) continue;
-        complete_entry(sg, e, add_call(gm, {static_cast<std::int32_t>(g), 0, call_place(g, k++)}));
+        pending.emplace_back(gm.iterations ? en.iteration : 0, pending.size(), sg, e);
       }
+    }
+    std::sort(pending.begin(), pending.end());
+    std::uint32_t k = 0;
+    for (const auto& [iteration, order, sg, e] : pending) {
+      complete_entry(sg, e, add_call(gm, {static_cast<std::int32_t>(g), 0, call_place(g, k++)}, iteration));
     }
   }
 
@@ -299,11 +326,13 @@ class RankBuilder {
     }
   }
 
-  void complete_term(const RequestRef& ref, PredictedCall& c) {
+  void complete_term(const RequestRef& ref, PredictedCall& c,
+                     std::int64_t upto = std::numeric_limits<std::int64_t>::max()) {
     for (std::size_t e = 0; e < entries_[ref.group].size(); ++e) {
       const Entry& en = entries_[ref.group][e];
       if (en.term != ref.term || completed_[ref.group][e] || en.null()) continue;
       if (ref.index >= 0 && en.index != ref.index) continue;
+      if (en.iteration > upto) continue;
       complete_entry(ref.group, e, c);
     }
   }
@@ -336,7 +365,8 @@ class RankBuilder {
     const GroupModel& gm = phase_.groups[g];
     const std::int64_t count = gm.count_at(r_, n_);
     for (std::int64_t k = 0; k < count; ++k) {
-      PredictedCall& c = add_call(gm, {static_cast<std::int32_t>(g), 0, call_place(g, k)});
+      PredictedCall& c =
+          add_call(gm, {static_cast<std::int32_t>(g), 0, call_place(g, k)}, iteration_of_call(gm, k, count));
       if (gm.role != Role::Collective || static_cast<std::size_t>(k) >= gm.collectives.size()) continue;
       const CollectiveEntry& ce = gm.collectives[static_cast<std::size_t>(k)];
       PredictedAction a;
@@ -359,6 +389,10 @@ class RankBuilder {
   /// Puts the calls of a loop's groups (consecutive, group by group) in iteration order: the t-th call of each
   /// group, in group order, before the (t+1)-th; completions keep pointing at the calls that started them.
   void interleave(const PhaseLoop& loop) {
+    if (phase_.groups.at(loop.first).iterations) {
+      by_iteration(loop);
+      return;
+    }
     std::vector<std::vector<std::size_t>> by_group(loop.groups);
     std::size_t begin = out_.calls.size();
     std::size_t end = 0;
@@ -376,18 +410,42 @@ class RankBuilder {
         if (t < calls.size()) order.push_back(calls[t]);
       }
     }
+    reorder(begin, order);
+  }
+
+  /// A loop whose iterations repeat the same calls: the calls of its groups (consecutive, group by group) in
+  /// iteration order, group by group within an iteration.
+  void by_iteration(const PhaseLoop& loop) {
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < burst_of_.size(); ++i) {
+      const auto g = static_cast<std::uint32_t>(std::get<0>(burst_of_[i]));
+      if (g >= loop.first && g - loop.first < loop.groups) order.push_back(i);
+    }
+    if (order.empty()) return;
+    const std::size_t begin = order.front();
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return iteration_of_[a] < iteration_of_[b]; });
+    reorder(begin, order);
+  }
+
+  /// Moves the calls `order` (old indices) to begin, begin + 1, ...; completions keep pointing at the calls that
+  /// started them.
+  void reorder(std::size_t begin, const std::vector<std::size_t>& order) {
     std::vector<std::int32_t> moved(out_.calls.size());
     for (std::size_t i = 0; i < moved.size(); ++i) moved[i] = static_cast<std::int32_t>(i);
     for (std::size_t k = 0; k < order.size(); ++k) moved[order[k]] = static_cast<std::int32_t>(begin + k);
     std::vector<PredictedCall> calls;
     std::vector<BurstPlace> places;
+    std::vector<std::int64_t> iterations;
     for (const std::size_t i : order) {
       calls.push_back(std::move(out_.calls[i]));
       places.push_back(burst_of_[i]);
+      iterations.push_back(iteration_of_[i]);
     }
     for (std::size_t k = 0; k < order.size(); ++k) {
       out_.calls[begin + k] = std::move(calls[k]);
       burst_of_[begin + k] = places[k];
+      iteration_of_[begin + k] = iterations[k];
     }
     for (PredictedCall& c : out_.calls) {
       for (PredictedAction& a : c.actions) {
@@ -464,6 +522,7 @@ class RankBuilder {
   std::vector<std::uint32_t> cases_;
   PredictedRank out_;
   std::vector<BurstPlace> burst_of_;               ///< per call: its burst position
+  std::vector<std::int64_t> iteration_of_;         ///< per call: its iteration in a loop of repeated iterations
   std::vector<std::vector<Entry>> entries_;        ///< per point-to-point group: the pattern's entries
   std::vector<std::vector<std::size_t>> call_of_;  ///< group -> entry -> call index
   std::vector<std::vector<bool>> completed_;       ///< group -> entry -> its request was completed

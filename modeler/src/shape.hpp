@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -30,6 +31,12 @@ struct Call {
   std::int64_t offset = 0;
   /// The first peer's label in a frame (stable_label()), set by the caller for Alignment::Label.
   Label label{0, 0, 0};
+  /// Per slot: whether it receives (a blocking or posted receive) rather than sends.
+  std::array<bool, 2> receives{false, false};
+  /// A completion call: how many requests it completes, and a hash of the sources of the receives among them (a
+  /// loop's MPI_Waitall completes its step's two requests, not the twelve of an exchange before the loop).
+  std::uint32_t completes = 0;
+  std::uint64_t completed_from = 0;
 };
 
 /// An MPI function as the shape tells groups apart: its vocabulary entry, and its name (which tells functions
@@ -47,6 +54,8 @@ struct RankGroup {
   std::vector<Call> calls;
   /// On the first group of a folded loop body (fold_loops()): how many groups the body has; 0 elsewhere.
   std::uint32_t loop = 0;
+  /// On the same group: how many times the body was made in a row.
+  std::uint32_t iterations = 0;
 };
 
 /// The role of one event.
@@ -59,26 +68,55 @@ struct RankGroup {
 /// A rank's events cut into groups.
 [[nodiscard]] std::vector<RankGroup> rank_groups(const analyzer::SigRank& rank);
 
-/// How the tags of a loop's iterations relate (fold_loops()).
+/// A rank's groups with each loop folded: a body of groups of calls to different functions (MPI_Irecv, MPI_Send,
+/// MPI_Wait) repeated at least twice in a row becomes one group per body group holding every iteration's calls,
+/// the first marked with the body's size and the iterations (RankGroup::loop, RankGroup::iterations). A body
+/// repeats either as single calls with the same functions and tags each time, whatever their peers (a recursive
+/// halving along a row of log2(columns) steps: each folded group is a counted repetition a pattern can learn), or
+/// (their tags the same each time or, with LoopTags::Counter, stepping as the loop's counter: any two iterations
+/// draw a line, so one step for the whole body tells a counter from a coincidence), or
+/// as the same calls to the same peers each time, whatever their tags and however many calls each group has (the
+/// planes of a wavefront: a receive from north and west, a send south and east; the stages of a pipelined
+/// sweep), where no peer is both sent to and received from in the body: on a side of 2, where a step either way
+/// reaches the same rank, a sweep and the sweep back would be taken for one loop. Either way the number of groups
+/// then stays the same however many iterations n gives. Without `steps`, only the second kind is folded: where some
+/// rank's loops make the same exchanges, a rank whose single calls repeat with other peers (the sweeps of one
+/// stage each along every axis on a side of 2) is made of such loops, not of one over all of them.
+/// The functions a loop body calls: what tells the same loop apart in runs at other process counts.
+using BodyKey = std::set<FunctionKey>;
+
+/// How the tags of a loop's steps relate from one iteration to the next (FoldRules).
 enum class LoopTags : std::uint8_t {
   Equal,    ///< every iteration sends and receives with the same tags
   Counter,  ///< each tag steps by the same amount, not 0, from one iteration to the next: the loop's counter
             ///< (`do i = 1, steps ... tag = i`), which numbers the iterations
 };
 
-/// A rank's groups with each loop folded: a body of single calls to different functions (MPI_Irecv, MPI_Send,
-/// MPI_Wait) repeated at least twice in a row, with the same functions each time and tags as `tags` says, becomes
-/// one group per body call holding every iteration's call, the first marked with the body's size
-/// (RankGroup::loop). The number of groups then stays the same however many iterations n gives (recursive halving
-/// along a row of log2(columns) steps), and each folded group is a counted repetition a pattern can learn.
-[[nodiscard]] std::vector<RankGroup> fold_loops(std::vector<RankGroup> groups, LoopTags tags = LoopTags::Equal);
+/// Which loops fold_loops() folds: single calls whose peers change (`steps`), their tags as `tags` says, and loops
+/// of the same exchanges (all, or only those whose body calls one of `exchanges`' sets of functions).
+struct FoldRules {
+  bool steps = true;
+  LoopTags tags = LoopTags::Equal;
+  const std::set<BodyKey>* exchanges = nullptr;
+};
+
+[[nodiscard]] std::vector<RankGroup> fold_loops(std::vector<RankGroup> groups, const FoldRules& rules = {});
+/// The bodies of the loops of the same exchanges the groups hold (the second kind of fold_loops()), by the functions
+/// they call.
+[[nodiscard]] std::set<BodyKey> exchange_bodies(const std::vector<RankGroup>& groups);
 
 /// The merged shape: one (function, role) per group, and each rank's calls regrouped by it.
 struct Shape {
   std::vector<std::pair<FunctionKey, Role>> groups;
   std::vector<std::vector<RankGroup>> ranks;  ///< per input rank, per shape group (no calls where it has none)
   std::vector<PhaseLoop> loops;               ///< the shape groups the ranks' folded loops fall in, in order
+  /// Per loop, per input rank: the iterations its folded loop there made (0: none folded there; kNoIterations
+  /// where several of its loops fell in one).
+  std::vector<std::vector<std::uint32_t>> loop_iterations;
 };
+
+/// Shape::loop_iterations of a rank whose folded loops disagree.
+inline constexpr std::uint32_t kNoIterations = UINT32_MAX;
 
 /// How much of a call the shape merge aligns on besides its function.
 enum class Alignment : std::uint8_t {

@@ -144,6 +144,62 @@ TEST(Pattern, ColumnMajorGridsAreAFrameOfTheirOwn) {
   EXPECT_TRUE(q.cases.at(0).program.keep_nulls);
 }
 
+TEST(Pattern, AStepAlongASideOfOneIsOneNoRankMakes) {
+  // The exchange with the east neighbour, skipped at the boundary: at 2 ranks the grid is 2 x 1 and no rank has
+  // one. That is the constant step's absence there, not a count that grows with n (dims3(n)[1] - 1 is 0, 1, 1, 1 at
+  // 2 to 16 ranks and 3 at 32, where every rank but the last column still has one east neighbour).
+  const Truth east = [](std::int64_t r, std::int64_t n) {
+    std::vector<Peers> out;
+    if (const std::int64_t p = own_grid_neighbour(r, n, true, 1, 1); p != kNull) out.push_back(one(p));
+    return out;
+  };
+  const Pattern p = learn_and_check(east, {2, 4, 8, 16}, {32, 64, 128});
+  EXPECT_EQ(p.to_string(), "grid2c(r) + (0, 1)");
+}
+
+TEST(Pattern, AnExchangeAlongABoundaryOfTheDomainIsMadeByTheRanksOnIt) {
+  // The ranks of the first and of the last column of a column-major grid (those holding the domain's west and east
+  // faces) each receive from their south neighbour along the face, which the last row has not; no other rank does.
+  const Truth faces = [](std::int64_t r, std::int64_t n) {
+    const std::vector<int> d = dims_create(static_cast<int>(n), 2);
+    const std::int64_t column = r / d[0];
+    std::vector<Peers> out;
+    if (column == 0 || column == d[1] - 1) {
+      if (const std::int64_t p = own_grid_neighbour(r, n, true, 0, 1); p != kNull) out.push_back(one(p));
+    }
+    return out;
+  };
+  const Pattern p = learn_and_check(faces, {4, 8, 16, 32}, {64, 128, 36});
+  EXPECT_EQ(p.cases.size(), 3U);
+}
+
+TEST(Pattern, ATermThatMakesNoCallAtNNeedsNoPeerThere) {
+  // 4 - floor(log2(n)) repetitions: none from 16 ranks on, where the label's law is no whole number at 18.
+  Program prog;
+  prog.frame = Frame::Offset;
+  Term t;
+  t.count = ExactLaw{Basis::FloorLog2, Rational::make(-1), Rational::make(4)};
+  t.slots = {{IndexedLaw{ExactLaw{Basis::Log2, Rational::make(2), Rational::make(-3)}}}};
+  prog.terms.push_back(t);
+  const Pattern p{{{RankPredicate{}, prog}}};
+  EXPECT_FALSE(p.unevaluable_at(18).has_value());
+  EXPECT_TRUE(p.generate(0, 18).empty());
+  ASSERT_TRUE(p.unevaluable_at(6).has_value());  // one call at 6, to a peer 2 log2(6) - 3 away
+  EXPECT_EQ(p.unevaluable_at(6)->what, "the peer law");
+}
+
+TEST(Pattern, RanksOfAColumnOrRowOfAColumnMajorGridAreAClass) {
+  RankPredicate last_column{RankPredicate::Kind::DivEqual,
+                            ExactLaw{Basis::Dims2Minor, Rational::make(1), Rational::make(-1)},
+                            ExactLaw{Basis::Dims2Major, Rational::make(1), Rational::make(0)}};
+  // dims2(32) = 8 x 4: column-major, the last column is ranks 24 to 31.
+  EXPECT_FALSE(last_column.holds(23, 32));
+  EXPECT_TRUE(last_column.holds(24, 32));
+  EXPECT_TRUE(last_column.holds(31, 32));
+  EXPECT_EQ(last_column.to_string(), "r / dims2(n)[0] == dims2(n)[1] - 1");
+  EXPECT_EQ(rank_predicate_from_json(rank_predicate_json(last_column)), last_column);
+}
+
 TEST(Pattern, ColumnMajorFramesVaryTheFirstDimensionFastest) {
   // dims3(24) = 4 x 3 x 2: rank 1 is one step along the last dimension row-major, along the first column-major.
   EXPECT_EQ(label_of(Frame::Grid3, 0, 1, 24), (Label{0, 0, 1}));

@@ -59,11 +59,11 @@ TEST(FoldLoops, TagsThatCountTheIterationsFoldAsALoopCounter) {
   for (const std::int64_t partner : {1, 2, 4}) step(groups, partner, tag--);
   step(groups, 9, 1);
   // Tags alike only pair the last step with the exchange after it.
-  const std::vector<RankGroup> alike = fold_loops(groups, LoopTags::Equal);
+  const std::vector<RankGroup> alike = fold_loops(groups, {true, LoopTags::Equal, nullptr});
   ASSERT_EQ(alike.size(), 9U);
   EXPECT_EQ(alike[0].loop, 0U);
   EXPECT_EQ(alike[6].loop, 3U);
-  const std::vector<RankGroup> folded = fold_loops(groups, LoopTags::Counter);
+  const std::vector<RankGroup> folded = fold_loops(groups, {true, LoopTags::Counter, nullptr});
   ASSERT_EQ(folded.size(), 6U);
   EXPECT_EQ(folded[0].loop, 3U);
   ASSERT_EQ(folded[0].calls.size(), 3U);
@@ -77,7 +77,7 @@ TEST(FoldLoops, ACounterNumbersEveryIterationOfTheBodyAlike) {
   // call and by 0 at its second, so it is no loop; the steps of one exchange each, tags 3, 2, 1, are.
   std::vector<RankGroup> groups;
   for (const std::uint32_t tag : {3U, 2U, 1U, 1U}) step(groups, tag, tag);
-  const std::vector<RankGroup> folded = fold_loops(groups, LoopTags::Counter);
+  const std::vector<RankGroup> folded = fold_loops(groups, {true, LoopTags::Counter, nullptr});
   ASSERT_EQ(folded.size(), 6U);
   EXPECT_EQ(folded[0].loop, 3U);
   EXPECT_EQ(folded[0].calls.size(), 3U);
@@ -88,8 +88,8 @@ TEST(FoldLoops, OneCountedIterationAndAnExchangeTaggedAlikeAreNoLoop) {
   std::vector<RankGroup> groups;
   step(groups, 1, 1);
   step(groups, 0, 1);
-  EXPECT_EQ(fold_loops(groups, LoopTags::Counter).size(), 6U);
-  EXPECT_EQ(fold_loops(groups, LoopTags::Equal).size(), 3U);  // tagged all alike, they would be
+  EXPECT_EQ(fold_loops(groups, {true, LoopTags::Counter, nullptr}).size(), 6U);
+  EXPECT_EQ(fold_loops(groups, {true, LoopTags::Equal, nullptr}).size(), 3U);  // tagged all alike, they would be
 }
 
 TEST(FoldLoops, ALoopStartsAfterTheCompletionOfTheExchangeBeforeIt) {
@@ -100,7 +100,7 @@ TEST(FoldLoops, ALoopStartsAfterTheCompletionOfTheExchangeBeforeIt) {
   step(groups, 5, 1);
   step(groups, 1, 1);
   step(groups, 2, 2);
-  const std::vector<RankGroup> folded = fold_loops(groups, LoopTags::Counter);
+  const std::vector<RankGroup> folded = fold_loops(groups, {true, LoopTags::Counter, nullptr});
   ASSERT_EQ(folded.size(), 6U);
   EXPECT_EQ(folded[2].loop, 0U);
   EXPECT_EQ(folded[2].function.function, mpi::Function::MPI_Wait);
@@ -179,6 +179,132 @@ TEST(MergeShapes, TagsTellExchangesAlongDifferentAxesApart) {
   for (std::size_t g = 0; g < 18; ++g) EXPECT_EQ(by_tag.ranks[1][g].calls.size(), g % 9 < 6 ? 1U : 0U) << g;
   const Shape by_function = merge_shapes(seqs, Alignment::Function, runs);
   EXPECT_EQ(by_function.ranks[1][6].calls.size(), 1U);  // the second visit's x taken for the first's z
+}
+
+/// A call of `f` to `peer` (slot 0), receiving where `receives`.
+Call to(std::int64_t peer, bool receives = false, std::uint32_t tag = 1) {
+  Call c;
+  c.peers[0] = peer;
+  c.tags[0] = tag;
+  c.receives[0] = receives;
+  c.offset = peer;
+  return c;
+}
+
+/// Appends a call to the rank's groups: to the last group where it is of the same function, else in a new one.
+void add(std::vector<RankGroup>& groups, mpi::Function f, Role role, const Call& c) {
+  if (groups.empty() || groups.back().function.function != f) {
+    RankGroup g;
+    g.function = {f, std::string(mpi::name(f))};
+    g.role = role;
+    groups.push_back(g);
+  }
+  groups.back().calls.push_back(c);
+}
+
+/// A wavefront's plane at a rank: a receive from each upstream neighbour it has, a send to each downstream one.
+void plane(std::vector<RankGroup>& out, std::vector<std::int64_t> from, std::vector<std::int64_t> onto,
+           std::uint32_t tag) {
+  for (const std::int64_t p : from) add(out, mpi::Function::MPI_Recv, Role::PointToPoint, to(p, true, tag++));
+  for (const std::int64_t p : onto) add(out, mpi::Function::MPI_Send, Role::PointToPoint, to(p, false, tag++));
+}
+
+TEST(FoldLoops, AWavefrontsPlanesFoldWhateverCallsTheRankSkips) {
+  // An inner rank receives from north and west and sends south and east on each of 3 planes; a rank on the west
+  // boundary receives from north only. Then both send a face, a call to the same function as the planes' last.
+  for (const bool west : {true, false}) {
+    std::vector<RankGroup> groups;
+    for (int k = 0; k < 3; ++k)
+      plane(groups, west ? std::vector<std::int64_t>{1, 4} : std::vector<std::int64_t>{1}, {9, 6}, 10);
+    add(groups, mpi::Function::MPI_Send, Role::PointToPoint, to(9, false, 20));
+    const std::vector<RankGroup> folded = fold_loops(groups);
+    ASSERT_EQ(folded.size(), 3U);
+    EXPECT_EQ(folded[0].loop, 2U);
+    EXPECT_EQ(folded[0].iterations, 3U);
+    EXPECT_EQ(folded[0].calls.size(), west ? 6U : 3U);
+    EXPECT_EQ(folded[1].calls.size(), 6U);
+    EXPECT_EQ(folded[1].calls[2].peers[0], 9);  // iteration by iteration
+    EXPECT_EQ(folded[2].loop, 0U);              // the face's send is no plane's
+    EXPECT_EQ(folded[2].calls.size(), 1U);
+  }
+}
+
+TEST(FoldLoops, ASweepAndTheSweepBackOnASideOfTwoAreNoLoop) {
+  // Along a periodic side of 2 a sweep sends to and receives from the one neighbour, and so does the sweep back:
+  // a body that both sends to and receives from one rank is an exchange, not a stage that the next one repeats.
+  std::vector<RankGroup> groups;
+  for (int sweep = 0; sweep < 2; ++sweep) {
+    add(groups, mpi::Function::MPI_Isend, Role::PointToPoint, to(1, false, sweep == 0 ? 7 : 8));
+    add(groups, mpi::Function::MPI_Irecv, Role::PointToPoint, to(1, true, sweep == 0 ? 9 : 10));
+    add(groups, mpi::Function::MPI_Wait, Role::Completion, to(-1));
+  }
+  EXPECT_EQ(fold_loops(groups).size(), 6U);
+  EXPECT_TRUE(exchange_bodies(groups).empty());
+}
+
+/// An MPI_Waitall completing `requests` requests.
+Call waitall(std::uint32_t requests) {
+  Call c = to(-1);
+  c.completes = requests;
+  return c;
+}
+
+TEST(FoldLoops, TheStagesOfASweepAreLoopsOfTheirOwnAndTheExchangeBeforeThemIsNone) {
+  // A face exchange completed by an MPI_Waitall of 12 requests, then a sweep forward (send on, receive from behind)
+  // and one back, two stages each, one tag for all: each sweep is a loop of its stages; the exchange's MPI_Waitall,
+  // a call to the stages' last function, is none of theirs, nor is one loop over both sweeps taken for theirs.
+  std::vector<RankGroup> groups;
+  add(groups, mpi::Function::MPI_Waitall, Role::Completion, waitall(12));
+  for (const auto& [ahead, behind] : {std::pair{1, 2}, std::pair{2, 1}}) {
+    for (int stage = 0; stage < 2; ++stage) {
+      add(groups, mpi::Function::MPI_Isend, Role::PointToPoint, to(ahead, false, 0));
+      add(groups, mpi::Function::MPI_Irecv, Role::PointToPoint, to(behind, true, 0));
+      add(groups, mpi::Function::MPI_Waitall, Role::Completion, waitall(2));
+    }
+  }
+  EXPECT_EQ(exchange_bodies(groups).size(), 1U);
+  const std::vector<RankGroup> folded = fold_loops(groups);
+  ASSERT_EQ(folded.size(), 7U);
+  EXPECT_EQ(folded[0].calls.size(), 1U);
+  EXPECT_EQ(folded[1].loop, 3U);
+  EXPECT_EQ(folded[1].iterations, 2U);
+  EXPECT_EQ(folded[4].loop, 3U);
+  EXPECT_EQ(folded[4].calls.front().peers[0], 2);
+}
+
+TEST(MergeShapes, ALoopsGroupsEndWhereItEnds) {
+  // The planes' sends and the face's send that follows them are two groups of the shape, whatever the ranks.
+  std::vector<std::vector<RankGroup>> ranks(2);
+  for (int k = 0; k < 3; ++k) plane(ranks[0], {1, 4}, {9, 6}, 10);
+  for (int k = 0; k < 3; ++k) plane(ranks[1], {1}, {6}, 10);
+  std::vector<const std::vector<RankGroup>*> seqs;
+  for (auto& r : ranks) {
+    add(r, mpi::Function::MPI_Send, Role::PointToPoint, to(9, false, 20));
+    r = fold_loops(r);
+    seqs.push_back(&r);
+  }
+  const Shape shape = merge_shapes(seqs, Alignment::Direction);
+  ASSERT_EQ(shape.groups.size(), 3U);
+  ASSERT_EQ(shape.loops.size(), 1U);
+  EXPECT_EQ(shape.loops[0], (PhaseLoop{0, 2}));
+  EXPECT_EQ(shape.loop_iterations[0], (std::vector<std::uint32_t>{3, 3}));
+  EXPECT_EQ(shape.ranks[1][1].calls.size(), 3U);
+  EXPECT_EQ(shape.ranks[1][2].calls.size(), 1U);
+}
+
+TEST(FoldLoops, OnlyLoopsOfTheExchangesGivenAreFolded) {
+  // A rank that makes one exchange twice (a rank of a grid of one column makes the boundary exchanges of both its
+  // ends) folds it only where the rules allow a body of those functions (one that repeats at other counts too).
+  std::vector<RankGroup> groups;
+  for (int end = 0; end < 2; ++end) {
+    add(groups, mpi::Function::MPI_Irecv, Role::PointToPoint, to(1, true, 1));
+    add(groups, mpi::Function::MPI_Wait, Role::Completion, waitall(1));
+  }
+  EXPECT_EQ(fold_loops(groups).size(), 2U);
+  const std::set<BodyKey> none;
+  EXPECT_EQ(fold_loops(groups, FoldRules{false, LoopTags::Equal, &none}).size(), 4U);
+  const std::set<BodyKey> these = exchange_bodies(groups);
+  EXPECT_EQ(fold_loops(groups, FoldRules{false, LoopTags::Equal, &these}).size(), 2U);
 }
 
 }  // namespace

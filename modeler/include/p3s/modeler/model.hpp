@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "p3s/modeler/block.hpp"
 #include "p3s/modeler/dims.hpp"
 #include "p3s/modeler/law.hpp"
 #include "p3s/modeler/pattern.hpp"
@@ -94,6 +95,9 @@ struct TermTraits {
   std::array<double, 2> bytes_step_factor{1, 1};
   std::array<std::int64_t, 2> tag{0, 0};
   std::array<bool, 2> tag_varies{false, false};  ///< the tag differs between instances or ranks (e.g. a counter)
+  /// Sizes that follow the blocks of data each rank holds (block.hpp), where no law in n reproduces them: each
+  /// rank's size, which `bytes` gives the mean of.
+  std::array<std::optional<BlockLaw>, 2> block;
 };
 
 /// A completion's reference to the requests started in another group: those of one term of the pattern
@@ -172,18 +176,28 @@ struct GroupModel {
   /// Not empty when no law reproduces the peers (PointToPoint: `pattern` has no case) or the number of calls
   /// (other roles: `count` is unused): what the group did in each fitted run, used instead.
   MeasuredCalls measured;
+  /// In a loop whose iterations each make the same calls to the same peers (a wavefront's planes, a pipelined
+  /// sweep's stages): the iterations at n. A point-to-point group's pattern (or measured calls) is then one
+  /// iteration's, made this many times; other roles' `count` stays the calls of all iterations.
+  std::optional<ExactLaw> iterations;
 
-  /// PointToPoint: rank r's calls at n, from the pattern or, when measured, as one case of one term.
+  /// PointToPoint: rank r's calls at n, from the pattern or, when measured, as one case of one term; in a loop
+  /// (`iterations`), one iteration's calls repeated, each entry with its iteration.
   [[nodiscard]] std::vector<Entry> entries(std::int64_t r, std::int64_t n, std::size_t* which = nullptr) const;
+  /// The index a message's size follows in a term: the loop's iteration in a loop (`iterations`), else the
+  /// repetition index.
+  [[nodiscard]] std::int64_t size_index(const Entry& e) const noexcept { return iterations ? e.iteration : e.index; }
+  /// In a loop (`iterations`), the iterations at n (at least 1); 1 elsewhere.
+  [[nodiscard]] std::int64_t iterations_at(std::int64_t n) const;
   /// Other roles: rank r's calls at n (the count law, rounded where it is no whole number, or as measured).
   [[nodiscard]] std::int64_t count_at(std::int64_t r, std::int64_t n) const;
   /// True when the group stands in at n for what no law gives: measured, and n is not a fitted n.
   [[nodiscard]] bool approximate_at(std::int64_t n) const;
   /// PointToPoint: the bytes of repetition `index` of slot `slot` of term `term` in pattern case `which` at n, as
   /// the laws give them (the size law, its step factor, the face's points): below zero where a law is, which
-  /// prediction takes as 0.
+  /// prediction takes as 0. At rank r (r >= 0), a block law gives the rank's own size; without r, the mean law.
   [[nodiscard]] double message_bytes(std::size_t which, std::size_t term, std::size_t slot, std::int64_t n,
-                                     std::int64_t index = 0) const;
+                                     std::int64_t index = 0, std::int64_t r = -1) const;
 };
 
 /// How one quantity of a burst position (its work, its wall-clock time) changes with n for a class of ranks.

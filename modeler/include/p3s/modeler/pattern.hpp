@@ -140,7 +140,8 @@ struct Term {
 struct Entry {
   std::array<std::int64_t, 2> peers{-1, -1};
   std::uint32_t term = 0;
-  std::int64_t index = 0;  ///< repetition index within the term
+  std::int64_t index = 0;      ///< repetition index within the term
+  std::int64_t iteration = 0;  ///< in a loop whose iterations repeat the program (GroupModel::iterations): which
   [[nodiscard]] bool null() const noexcept { return peers[0] < 0 && peers[1] < 0; }
 };
 
@@ -187,6 +188,8 @@ struct RankPredicate {
     Equal,     ///< r == a(n)
     Less,      ///< r < a(n)
     ModEqual,  ///< r mod k(n) == a(n)
+    DivEqual,  ///< r / k(n) == a(n): the a-th block of k ranks (a column of a column-major grid, a row of a row-major
+               ///< one)
   };
   Kind kind = Kind::Always;
   ExactLaw a;
@@ -223,7 +226,9 @@ struct Pattern {
 };
 
 /// The predicates that split ranks into classes, simplest first: r == 0, r == n - 1, r == n/2, r < n/2, the
-/// first row of the MPI_Dims_create(n, 2) grid, even ranks, its first and last columns.
+/// first row of the MPI_Dims_create(n, 2) grid, even ranks, its first and last columns; then, for the same grid
+/// numbered column-major, its first and last columns and rows, and the row-major grid's last row (the ranks that
+/// hold a boundary of the global domain: those that exchange a boundary face's integral along it).
 [[nodiscard]] std::vector<RankPredicate> rank_predicates();
 
 /// What one rank did in a group in one run: per communication its peers per slot (-1: null).
