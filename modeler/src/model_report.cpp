@@ -43,7 +43,12 @@ void group_lines(std::ostringstream& out, const PhaseModel& p, std::size_t g) {
         for (std::size_t t = 0; c < gm.traits.size() && t < gm.traits[c].size(); ++t) {
           const TermTraits& tt = gm.traits[c][t];
           out << "        term " << t << ": bytes = " << tt.bytes[0].to_string();
-          if (tt.face_axis[0] >= 0) out << " per point of the block's face across dimension " << tt.face_axis[0];
+          if (tt.face_axis[0] >= 0) {
+            out << " per point of the block's face across dimension " << tt.face_axis[0];
+            if (tt.face_margins[0] != std::array<int, 2>{0, 0}) {
+              out << " with " << tt.face_margins[0][0] << " and " << tt.face_margins[0][1] << " ghost layers";
+            }
+          }
           if (tt.bytes_step_factor[0] != 1) out << " x " << fmt("%g", tt.bytes_step_factor[0]) << "^i";
           if (gm.slots == 2) out << " / " << tt.bytes[1].to_string();
           out << ", tag " << (tt.tag_varies[0] ? "varies" : std::to_string(tt.tag[0])) << '\n';

@@ -313,12 +313,16 @@ bool holds_data(Frame frame, std::int64_t r, std::int64_t n, const GridLayout& l
   return holding(coords(frame, r, dims), dims, layout);
 }
 
-double face_points(Frame frame, const GridLayout& layout, std::int64_t n, std::size_t axis) {
+double face_points(Frame frame, const GridLayout& layout, std::int64_t n, std::size_t axis,
+                   const std::array<int, 2>& margins) {
   const std::vector<int>& dims = grid_dims(n, frame_dims(frame), layout.box);
   double points = 1;
+  std::size_t other = 0;
   for (std::size_t d = 0; d < dims.size(); ++d) {
     if (d == axis) continue;
-    points *= layout.grain > 0 ? std::max(1.0, static_cast<double>(layout.grain) / dims[d]) : 1.0 / dims[d];
+    const double side = layout.grain > 0 ? std::max(1.0, static_cast<double>(layout.grain) / dims[d]) : 1.0 / dims[d];
+    points *= side + (other < margins.size() ? margins[other] : 0);
+    ++other;
   }
   return points;
 }

@@ -429,6 +429,15 @@ TEST(Pattern, WhereACoarseGridsHoldersExchangeOthersMayReceiveItFromTheirNeighbo
   EXPECT_EQ(rank_predicate_from_json(rank_predicate_json(p.cases.front().when)), p.cases.front().when);
 }
 
+TEST(Pattern, ACoarseFaceWithGhostLayersHasThemAroundItsPoints) {
+  // 2 x 2 x 2 points on 2 x 2 x 1 processes: across the first dimension a holder's face is 1 x 2 points, 3 x 4 with
+  // two ghost layers each way.
+  const GridLayout coarse{2};
+  EXPECT_DOUBLE_EQ(face_points(Frame::Torus3, coarse, 4, 0), 2.0);
+  EXPECT_DOUBLE_EQ(face_points(Frame::Torus3, coarse, 4, 0, {2, 2}), 12.0);
+  EXPECT_DOUBLE_EQ(face_points(Frame::Torus3, coarse, 64, 1, {2, 0}), 3.0);
+}
+
 TEST(Pattern, PipelineWithoutWrapAround) {
   // Send to the next rank; the last one does not send.
   const Truth pipe = [](std::int64_t r, std::int64_t n) {

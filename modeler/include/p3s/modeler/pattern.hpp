@@ -106,8 +106,9 @@ struct GridLayout {
 [[nodiscard]] bool holds_data(Frame frame, std::int64_t r, std::int64_t n, const GridLayout& layout);
 /// The points of the face across dimension `axis` of a rank's block at n, relative to the global face: the product
 /// over the other dimensions of 1 / p, or with a grain of grain / p (at least 1: a rank holds one plane where there
-/// are more processes than points).
-[[nodiscard]] double face_points(Frame frame, const GridLayout& layout, std::int64_t n, std::size_t axis);
+/// are more processes than points) plus the ghost layers `margins` along those dimensions (the lower first).
+[[nodiscard]] double face_points(Frame frame, const GridLayout& layout, std::int64_t n, std::size_t axis,
+                                 const std::array<int, 2>& margins = {0, 0});
 /// The period of label component d in a periodic frame at n: the ring's n, a torus's side, or with a grain the
 /// ranks holding data along the side.
 [[nodiscard]] std::int64_t label_period(Frame frame, std::int64_t n, std::size_t d, const GridLayout& layout = {});
