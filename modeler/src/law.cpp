@@ -321,6 +321,18 @@ std::optional<std::size_t> face_axis_of(Basis basis) noexcept {
   return static_cast<std::size_t>(static_cast<int>(basis) - static_cast<int>(Basis::Dims3Face0));
 }
 
+std::optional<std::array<double, 2>> face_sides(Basis face, double n) {
+  if (!sizes_only(face) || !(n >= 1) || n != std::floor(n) || n > std::numeric_limits<int>::max()) return std::nullopt;
+  const std::vector<int> dims = dims_create(static_cast<int>(n), 3);
+  const std::size_t across = *face_axis_of(face);
+  std::array<double, 2> out{0, 0};
+  std::size_t k = 0;
+  for (std::size_t d = 0; d < 3; ++d) {
+    if (d != across) out[k++] = dims[d];
+  }
+  return out;
+}
+
 double face_rim(Basis face, double n) {
   if (!sizes_only(face) || !(n >= 1) || n != std::floor(n) || n > std::numeric_limits<int>::max()) return kNaN;
   const std::vector<int> dims = dims_create(static_cast<int>(n), 3);
@@ -555,6 +567,8 @@ std::string_view form_name(RegressionForm form) noexcept {
       return "power";
     case RegressionForm::Halo:
       return "halo";
+    case RegressionForm::Block:
+      return "block";
   }
   return "?";
 }
@@ -571,6 +585,11 @@ double RegressionLaw::value_at(double n) const {
       return n > 0 ? coefficient * std::pow(n, exponent) : kNaN;
     case RegressionForm::Halo:
       return offset + coefficient / basis_value(basis, n) + coefficient2 * face_rim(basis, n);
+    case RegressionForm::Block: {
+      const std::optional<std::array<double, 2>> sides = face_sides(basis, n);
+      if (!sides) return kNaN;
+      return coefficient * (1 / (*sides)[0] + margins[0]) * (1 / (*sides)[1] + margins[1]);
+    }
   }
   return kNaN;
 }
@@ -586,6 +605,8 @@ int RegressionLaw::parameters() const noexcept {
       return 2;
     case RegressionForm::Halo:
       return 3;
+    case RegressionForm::Block:
+      return margins[0] == margins[1] ? (margins[0] == 0 ? 1 : 2) : 1 + (margins[0] != 0) + (margins[1] != 0);
   }
   return 0;
 }
@@ -618,6 +639,17 @@ std::string RegressionLaw::to_string() const {
       text = format_real(coefficient) + "/" + as_divisor(basis) +
              signed_tail(coefficient2 < 0, format_real(std::abs(coefficient2)) + "*(" + rim + ")");
       break;
+    }
+    case RegressionForm::Block: {
+      // "32768*(1/dims3(n)[0] + 0.03125)*(1/dims3(n)[2])"
+      const std::string name(basis_name(basis));
+      const std::array<std::string, 2> side{name.substr(0, name.find('*')), name.substr(name.find('*') + 1)};
+      text = format_real(coefficient);
+      for (std::size_t k = 0; k < 2; ++k) {
+        text += "*(1/" + side[k] +
+                (margins[k] != 0 ? signed_tail(margins[k] < 0, format_real(std::abs(margins[k]))) : "") + ")";
+      }
+      return text;
     }
   }
   if (offset != 0) {
@@ -657,6 +689,7 @@ void to_json(nlohmann::json& j, const RegressionLaw& law) {
                      {"mean_rel_error", law.mean_rel_error},
                      {"equation", law.to_string()}};
   if (law.loo_rel_error) j["loo_rel_error"] = *law.loo_rel_error;
+  if (law.form == RegressionForm::Block) j["margins"] = law.margins;
 }
 
 void from_json(const nlohmann::json& j, RegressionLaw& law) {
@@ -665,18 +698,26 @@ void from_json(const nlohmann::json& j, RegressionLaw& law) {
   const auto form = j.find("form");
   bool known = false;
   for (const RegressionForm f : {RegressionForm::Constant, RegressionForm::Linear, RegressionForm::Inverse,
-                                 RegressionForm::Power, RegressionForm::Halo}) {
+                                 RegressionForm::Power, RegressionForm::Halo, RegressionForm::Block}) {
     if (form != j.end() && form->is_string() && form->get<std::string>() == form_name(f)) {
       out.form = f;
       known = true;
     }
   }
   if (!known) {
-    bad_field("regression law", "form", j, "one of \"constant\", \"linear\", \"inverse\", \"power\", \"halo\"");
+    bad_field("regression law", "form", j,
+              "one of \"constant\", \"linear\", \"inverse\", \"power\", \"halo\", \"block\"");
   }
   out.basis = basis_field(j, "regression law");
-  if (out.form == RegressionForm::Halo && !sizes_only(out.basis)) {
-    bad_field("regression law", "basis", j, "a face of a 3-D grid for a halo law");
+  if ((out.form == RegressionForm::Halo || out.form == RegressionForm::Block) && !sizes_only(out.basis)) {
+    bad_field("regression law", "basis", j, "a face of a 3-D grid for a halo or block law");
+  }
+  if (out.form == RegressionForm::Block) {
+    const auto m = j.find("margins");
+    if (m == j.end() || !m->is_array() || m->size() != 2 || !(*m)[0].is_number() || !(*m)[1].is_number()) {
+      bad_field("regression law", "margins", j, "two numbers for a block law");
+    }
+    out.margins = {(*m)[0].get<double>(), (*m)[1].get<double>()};
   }
   out.coefficient2 = j.contains("coefficient2") ? real_field(j, "coefficient2") : 0.0;
   out.offset = real_field(j, "offset");

@@ -83,6 +83,7 @@ json group_json(const GroupModel& g) {
                   {"tag", t.tag[s]},
                   {"tag_varies", t.tag_varies[s]}};
           if (t.face_axis[s] >= 0) js["face_axis"] = t.face_axis[s];
+          if (t.face_margins[s] != std::array<int, 2>{0, 0}) js["face_margins"] = t.face_margins[s];
           if (t.rank_spread[s] > 0) js["rank_spread"] = t.rank_spread[s];
           if (t.block[s]) to_json(js["block"], *t.block[s]);
           slots.push_back(std::move(js));
@@ -152,6 +153,10 @@ GroupModel group_from(const json& j) {
           t.tag[s] = slots[s].at("tag").get<std::int64_t>();
           t.tag_varies[s] = slots[s].at("tag_varies").get<bool>();
           t.face_axis[s] = slots[s].value("face_axis", -1);
+          t.face_margins[s] = slots[s].value("face_margins", std::array<int, 2>{0, 0});
+          if (t.face_margins[s][0] < 0 || t.face_margins[s][1] < 0) {
+            throw InputError("a negative ghost margin of a face in a model");
+          }
           t.rank_spread[s] = slots[s].value("rank_spread", 0.0);
           if (slots[s].contains("block")) t.block[s] = block_law_from_json(slots[s].at("block"));
           // Sizes per point of a face need the grid of the pattern case they belong to.

@@ -46,7 +46,12 @@ void group_lines(std::ostringstream& out, const PhaseModel& p, std::size_t g) {
             return tt.block[s] ? tt.block[s]->to_string() : tt.bytes[s].to_string();
           };
           out << "        term " << t << ": bytes = " << size(0);
-          if (tt.face_axis[0] >= 0) out << " per point of the block's face across dimension " << tt.face_axis[0];
+          if (tt.face_axis[0] >= 0) {
+            out << " per point of the block's face across dimension " << tt.face_axis[0];
+            if (tt.face_margins[0] != std::array<int, 2>{0, 0}) {
+              out << " with " << tt.face_margins[0][0] << " and " << tt.face_margins[0][1] << " ghost layers";
+            }
+          }
           if (tt.bytes_step_factor[0] != 1 && !tt.block[0]) out << " x " << fmt("%g", tt.bytes_step_factor[0]) << "^i";
           if (gm.slots == 2) out << " / " << size(1);
           out << ", tag " << (tt.tag_varies[0] ? "varies" : std::to_string(tt.tag[0])) << '\n';

@@ -72,10 +72,9 @@ void set_label(GroupModel& g, std::size_t term, std::size_t s, const Label& l) {
 }  // namespace
 
 void orient_steps(std::vector<GroupModel>& groups, std::span<const std::int64_t> fitted_n) {
-  // Per (function, slot, frame, grain, axis, distance), the steps in the order the phase makes them; consecutive
+  // Per (function, slot, frame, layout, axis, distance), the steps in the order the phase makes them; consecutive
   // ones pair.
-  using Key =
-      std::tuple<std::string, std::size_t, Frame, std::int64_t, std::array<std::int64_t, 3>, std::size_t, std::int64_t>;
+  using Key = std::tuple<std::string, std::size_t, Frame, GridLayout, std::size_t, std::int64_t>;
   std::map<Key, std::vector<Step>> runs;
   for (std::size_t g = 0; g < groups.size(); ++g) {
     for (std::size_t term = 0; term < terms_of(groups[g]); ++term) {
@@ -85,16 +84,15 @@ void orient_steps(std::vector<GroupModel>& groups, std::span<const std::int64_t>
         const std::optional<std::size_t> axis = axis_of(*l);
         if (!axis) continue;
         const Program& p = groups[g].pattern.cases.front().program;
-        runs[{groups[g].call, s, p.frame, p.layout.grain, p.layout.box, *axis, std::abs((*l)[*axis])}].push_back(
-            {g, term, s, *l});
+        runs[{groups[g].call, s, p.frame, p.layout, *axis, std::abs((*l)[*axis])}].push_back({g, term, s, *l});
       }
     }
   }
   // Votes per (function, slot): +1 for pairs seen to step forward first, -1 back first.
   std::map<std::pair<std::string, std::size_t>, int> votes;
   for (const auto& [key, steps] : runs) {
-    const auto& [call, slot, frame, grain, box, axis, distance] = key;
-    if (!seen_both_ways(frame, GridLayout{grain, box}, axis, distance, fitted_n)) continue;
+    const auto& [call, slot, frame, layout, axis, distance] = key;
+    if (!seen_both_ways(frame, layout, axis, distance, fitted_n)) continue;
     for (std::size_t k = 0; k + 1 < steps.size(); k += 2) {
       const std::int64_t first = steps[k].label[axis];
       const std::int64_t second = steps[k + 1].label[axis];
@@ -102,10 +100,9 @@ void orient_steps(std::vector<GroupModel>& groups, std::span<const std::int64_t>
     }
   }
   for (const auto& [key, steps] : runs) {
-    const auto& [call, slot, frame, grain, box, axis, distance] = key;
+    const auto& [call, slot, frame, layout, axis, distance] = key;
     const auto vote = votes.find({call, slot});
-    if (vote == votes.end() || vote->second == 0 ||
-        seen_both_ways(frame, GridLayout{grain, box}, axis, distance, fitted_n)) {
+    if (vote == votes.end() || vote->second == 0 || seen_both_ways(frame, layout, axis, distance, fitted_n)) {
       continue;
     }
     const std::int64_t forward_first = vote->second > 0 ? 1 : -1;

@@ -56,23 +56,51 @@ Label coords(Frame f, std::int64_t r, std::span<const int> dims) {
 
 std::int64_t modulo(std::int64_t a, std::int64_t m) { return ((a % m) + m) % m; }
 
-/// Along one dimension of p processes, the ranks holding data of a grid of `grain` points (0: every rank) and the
-/// stride between them.
+/// Along one dimension of p processes, the ranks holding data of a grid of `grain` points (0: every rank): how many,
+/// the stride between them and the coordinate of the first.
 struct Holders {
   std::int64_t count = 1;
   std::int64_t stride = 1;
+  std::int64_t first = 0;
 };
 
-Holders holders(std::int64_t p, std::int64_t grain) {
-  if (grain <= 0 || grain >= p) return {p, 1};
-  return {grain, p / grain};
+Holders holders(std::int64_t p, const GridLayout& layout) {
+  const std::int64_t grain = layout.grain;
+  if (grain <= 0 || grain >= p) return {p, 1, 0};
+  const std::int64_t stride = p / grain;
+  return {grain, stride, layout.last_holder ? stride - 1 : 0};
+}
+
+/// The coordinate c along a dimension written as the index of a holder (c - first) / stride, or nullopt when c
+/// holds no data there.
+std::optional<std::int64_t> holder_index(std::int64_t c, const Holders& h) {
+  if (c < h.first || (c - h.first) % h.stride != 0 || (c - h.first) / h.stride >= h.count) return std::nullopt;
+  return (c - h.first) / h.stride;
+}
+
+/// The one dimension a label steps along, or nullopt (none, or several).
+std::optional<std::size_t> single_axis(const Label& l, std::size_t dims) {
+  std::optional<std::size_t> axis;
+  for (std::size_t d = 0; d < dims; ++d) {
+    if (l[d] == 0) continue;
+    if (axis) return std::nullopt;
+    axis = d;
+  }
+  return axis;
+}
+
+/// Whether a rank at coordinate c along a side of p processes takes part in a step along that side under a layout
+/// whose steps go along it alone (GridLayout::along_step): the side has more processes than the grain and c holds
+/// data.
+bool steps_along(std::int64_t c, std::int64_t p, const GridLayout& layout) {
+  const Holders h = holders(p, layout);
+  return h.count < p && holder_index(c, h).has_value();
 }
 
 /// Whether coordinates c on the grid `dims` are those of a rank holding data (see holds_data()).
-bool holding(const Label& c, const std::vector<int>& dims, std::int64_t grain) {
+bool holding(const Label& c, const std::vector<int>& dims, const GridLayout& layout) {
   for (std::size_t d = 0; d < dims.size(); ++d) {
-    const Holders h = holders(dims[d], grain);
-    if (c[d] % h.stride != 0 || c[d] / h.stride >= h.count) return false;
+    if (!holder_index(c[d], holders(dims[d], layout))) return false;
   }
   return true;
 }
@@ -146,12 +174,27 @@ IndexedLaw indexed_from_json(const json& j) {
 }  // namespace
 
 json rank_predicate_json(const RankPredicate& p) {
-  static constexpr std::array<const char*, 5> kinds = {"always", "equal", "less", "mod_equal", "div_equal"};
+  static constexpr std::array<const char*, 6> kinds = {"always", "equal", "less", "mod_equal", "div_equal", "holds"};
   json j{{"kind", kinds[static_cast<std::size_t>(p.kind)]}};
-  if (p.kind != RankPredicate::Kind::Always) j["a"] = to_json(p.a);
+  if (p.kind == RankPredicate::Kind::Holds) {
+    j["frame"] = frame_name(p.frame);
+    j["grain"] = p.layout.grain;
+    if (p.layout.last_holder) j["last_holder"] = true;
+    if (p.layout.boxed()) j["box"] = p.layout.box;
+  } else if (p.kind != RankPredicate::Kind::Always) {
+    j["a"] = to_json(p.a);
+  }
   if (p.kind == RankPredicate::Kind::ModEqual || p.kind == RankPredicate::Kind::DivEqual) j["k"] = to_json(p.k);
   if (p.negate) j["negate"] = true;
   return j;
+}
+
+RankPredicate holders_predicate(Frame frame, const GridLayout& layout) {
+  RankPredicate p;
+  p.kind = RankPredicate::Kind::Holds;
+  p.frame = frame;
+  p.layout = GridLayout{layout.grain, layout.box, layout.last_holder};
+  return p;
 }
 
 RankPredicate rank_predicate_from_json(const json& j) {
@@ -167,6 +210,14 @@ RankPredicate rank_predicate_from_json(const json& j) {
     p.kind = RankPredicate::Kind::ModEqual;
   } else if (kind == "div_equal") {
     p.kind = RankPredicate::Kind::DivEqual;
+  } else if (kind == "holds") {
+    const std::optional<Frame> f = frame_from_name(j.at("frame").get<std::string>());
+    GridLayout layout{j.at("grain").get<std::int64_t>(), j.value("box", std::array<std::int64_t, 3>{0, 0, 0}),
+                      j.value("last_holder", false)};
+    if (!f || frame_dims(*f) < 2 || layout.grain < 1) {
+      throw InputError("a rank predicate on the holders of a grid needs a grid frame and a grain of at least 1");
+    }
+    p = holders_predicate(*f, layout);
   } else {
     throw InputError("unknown rank predicate '" + kind + "' in a model pattern");
   }
@@ -206,6 +257,22 @@ int frame_dims(Frame frame) noexcept {
   }
 }
 
+namespace {
+
+/// A label under a layout whose steps go along one dimension (GridLayout::along_step): the difference of the
+/// coordinates a to b, processes apart, where it is a step along one dimension that a takes part in.
+std::optional<Label> step_label(Frame frame, const Label& a, const Label& b, const std::vector<int>& dims,
+                                const GridLayout& layout) {
+  Label l{0, 0, 0};
+  for (std::size_t d = 0; d < dims.size(); ++d)
+    l[d] = frame_periodic(frame) ? modulo(b[d] - a[d], dims[d]) : b[d] - a[d];
+  const std::optional<std::size_t> axis = single_axis(l, dims.size());
+  if (!axis || !steps_along(a[*axis], dims[*axis], layout)) return std::nullopt;
+  return l;
+}
+
+}  // namespace
+
 std::optional<Label> label_of(Frame frame, std::int64_t r, std::int64_t peer, std::int64_t n,
                               const GridLayout& layout) {
   const std::int64_t grain = layout.grain;
@@ -230,10 +297,11 @@ std::optional<Label> label_of(Frame frame, std::int64_t r, std::int64_t peer, st
   const std::vector<int>& dims = grid_dims(n, frame_dims(frame), layout.box);
   const Label a = coords(frame, r, dims);
   const Label b = coords(frame, peer, dims);
-  if (grain > 0 && (!holding(a, dims, grain) || !holding(b, dims, grain))) return std::nullopt;
+  if (grain > 0 && layout.along_step) return step_label(frame, a, b, dims, layout);
+  if (grain > 0 && (!holding(a, dims, layout) || !holding(b, dims, layout))) return std::nullopt;
   Label l{0, 0, 0};
   for (std::size_t d = 0; d < dims.size(); ++d) {
-    const Holders h = holders(dims[d], grain);
+    const Holders h = holders(dims[d], layout);
     const std::int64_t step = (b[d] - a[d]) / h.stride;
     l[d] = frame_periodic(frame) ? modulo(step, h.count) : step;
   }
@@ -241,24 +309,30 @@ std::optional<Label> label_of(Frame frame, std::int64_t r, std::int64_t peer, st
 }
 
 bool holds_data(Frame frame, std::int64_t r, std::int64_t n, const GridLayout& layout) {
-  if (layout.grain <= 0 || frame_dims(frame) < 2) return true;
+  // Along a step's own dimension, each step says whether a rank takes part in it (peer_of()).
+  if (layout.grain <= 0 || frame_dims(frame) < 2 || layout.along_step) return true;
   const std::vector<int>& dims = grid_dims(n, frame_dims(frame), layout.box);
-  return holding(coords(frame, r, dims), dims, layout.grain);
+  return holding(coords(frame, r, dims), dims, layout);
 }
 
-double face_points(Frame frame, const GridLayout& layout, std::int64_t n, std::size_t axis) {
+double face_points(Frame frame, const GridLayout& layout, std::int64_t n, std::size_t axis,
+                   const std::array<int, 2>& margins) {
   const std::vector<int>& dims = grid_dims(n, frame_dims(frame), layout.box);
   double points = 1;
+  std::size_t other = 0;
   for (std::size_t d = 0; d < dims.size(); ++d) {
     if (d == axis) continue;
-    points *= layout.grain > 0 ? std::max(1.0, static_cast<double>(layout.grain) / dims[d]) : 1.0 / dims[d];
+    const double side = layout.grain > 0 ? std::max(1.0, static_cast<double>(layout.grain) / dims[d]) : 1.0 / dims[d];
+    points *= side + (other < margins.size() ? margins[other] : 0);
+    ++other;
   }
   return points;
 }
 
 std::int64_t label_period(Frame frame, std::int64_t n, std::size_t d, const GridLayout& layout) {
   if (frame == Frame::Ring) return n;
-  return holders(grid_dims(n, frame_dims(frame), layout.box)[d], layout.grain).count;
+  if (layout.along_step) return grid_dims(n, frame_dims(frame), layout.box)[d];
+  return holders(grid_dims(n, frame_dims(frame), layout.box)[d], layout).count;
 }
 
 std::vector<int> grid_sides(Frame frame, std::int64_t n, const GridLayout& layout) {
@@ -344,19 +418,25 @@ std::optional<std::int64_t> peer_of(Frame frame, std::int64_t r, const Label& la
   }
   const std::vector<int>& dims = grid_dims(n, frame_dims(frame), layout.box);
   const Label c = coords(frame, r, dims);
-  if (grain > 0 && !holding(c, dims, grain)) return std::nullopt;
+  if (grain > 0 && layout.along_step) {
+    const std::optional<std::size_t> axis = single_axis(label, dims.size());
+    if (!axis || !steps_along(c[*axis], dims[*axis], layout)) return std::nullopt;
+    return peer_of(frame, r, label, n, GridLayout{0, layout.box});
+  }
+  if (grain > 0 && !holding(c, dims, layout)) return std::nullopt;
   std::int64_t peer = 0;
   for (std::size_t k = dims.size(); k-- > 0;) {  // the slowest-varying dimension first
     const std::size_t d = fastest(frame, k, dims.size());
-    const Holders h = holders(dims[d], grain);
-    std::int64_t x = c[d] / h.stride + label[d];
+    const Holders h = holders(dims[d], layout);
+    std::int64_t x = *holder_index(c[d], h) + label[d];
     if (frame_periodic(frame)) {
-      if (h.count == 1 && label[d] != 0) return std::nullopt;  // a side of 1: no neighbour along it
+      // A side of 1: no neighbour along it, or the rank itself where the code exchanges along it all the same.
+      if (h.count == 1 && label[d] != 0 && !layout.self_on_unit_side) return std::nullopt;
       x = modulo(x, h.count);
     } else if (x < 0 || x >= h.count) {
       return std::nullopt;
     }
-    peer = peer * dims[d] + x * h.stride;
+    peer = peer * dims[d] + h.first + x * h.stride;
   }
   return peer;
 }
@@ -432,6 +512,9 @@ int description_length(const IndexedLaw& l) {
 
 int description_length(const Program& program) {
   int total = program.layout.grain > 0 ? 2 + bits(Rational::make(program.layout.grain)) : 0;
+  // Which rank of a block holds the data, and a step to the rank itself along a side of 1: a bit each.
+  total += (program.layout.last_holder ? 1 : 0) + (program.layout.self_on_unit_side ? 1 : 0) +
+           (program.layout.along_step ? 1 : 0);
   if (program.layout.boxed()) {
     for (const std::int64_t side : program.layout.box) total += side > 0 ? 2 + bits(Rational::make(side)) : 0;
   }
@@ -550,8 +633,15 @@ std::string Program::to_string() const {
     const std::string side = std::to_string(layout.grain);
     std::string cube = side;
     for (int d = 1; d < frame_dims(frame); ++d) cube += "x" + side;
-    out += " (the ranks holding a " + cube + " grid, steps between them)";
+    if (layout.along_step) {
+      out += std::string(" (along a side longer than ") + side + ", the " + (layout.last_holder ? "last" : "first") +
+             " rank of each block of it, one step)";
+    } else {
+      out += " (the ranks holding a " + cube + " grid" + (layout.last_holder ? ", the last of each block" : "") +
+             ", steps between them)";
+    }
   }
+  if (layout.self_on_unit_side) out += " (a side of 1: to itself)";
   return out;
 }
 
@@ -580,6 +670,9 @@ bool RankPredicate::holds(std::int64_t r, std::int64_t n) const {
       v = m && x && *m > 0 && r / *m == *x;
       break;
     }
+    case Kind::Holds:
+      v = holds_data(frame, r, n, layout);
+      break;
   }
   return v != negate;
 }
@@ -596,6 +689,13 @@ std::string RankPredicate::to_string() const {
       return "r mod " + law_text(k) + (negate ? " != " : " == ") + a.to_string();
     case Kind::DivEqual:
       return "r / " + law_text(k) + (negate ? " != " : " == ") + a.to_string();
+    case Kind::Holds: {
+      const std::string side = std::to_string(layout.grain);
+      std::string cube = side;
+      for (int d = 1; d < frame_dims(frame); ++d) cube += "x" + side;
+      return std::string("r ") + (negate ? "holds no part of" : "holds part of") + " a " + cube + " grid on " +
+             std::string(frame_name(frame)) + (layout.last_holder ? " (the last rank of each block)" : "");
+    }
   }
   return "?";
 }
@@ -665,6 +765,9 @@ void to_json(json& j, const Pattern& p) {
             {"terms", std::move(terms)}};
     if (c.program.layout.grain > 0) jc["grain"] = c.program.layout.grain;
     if (c.program.layout.boxed()) jc["box"] = c.program.layout.box;
+    if (c.program.layout.last_holder) jc["last_holder"] = true;
+    if (c.program.layout.self_on_unit_side) jc["self_on_unit_side"] = true;
+    if (c.program.layout.along_step) jc["along_step"] = true;
     cases.push_back(std::move(jc));
   }
   j = json{{"cases", std::move(cases)}, {"equation", p.to_string()}};
@@ -684,6 +787,12 @@ Pattern pattern_from_json(const json& j) {
       c.program.slots = jc.at("slots").get<int>();
       c.program.layout.grain = jc.value("grain", std::int64_t{0});
       if (c.program.layout.grain < 0) throw InputError("a negative grain in a model pattern");
+      c.program.layout.last_holder = jc.value("last_holder", false);
+      c.program.layout.self_on_unit_side = jc.value("self_on_unit_side", false);
+      c.program.layout.along_step = jc.value("along_step", false);
+      if (c.program.layout.along_step && c.program.layout.grain == 0) {
+        throw InputError("a model pattern steps along one dimension of a grain without a grain");
+      }
       if (jc.contains("box")) {
         c.program.layout.box = jc.at("box").get<std::array<std::int64_t, 3>>();
         const auto& b = c.program.layout.box;

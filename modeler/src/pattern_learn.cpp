@@ -393,18 +393,30 @@ bool reproduces(const Program& p, std::span<const ListObservation* const> obs) {
   return true;
 }
 
-/// Whether no rank of a grid has the neighbour a label names at n: along a periodic side of 1, or along a side no
-/// longer than the step on a grid that is not periodic (a grid of one column has no west or east neighbour).
-bool along_unit_side(const Space& sp, const Canon& c, std::int64_t n) {
+/// Whether no rank makes the communication at n: along a periodic side of 1 (no rank has that neighbour), along a
+/// side no longer than the step on a grid that is not periodic (a grid of one column has no west or east
+/// neighbour), or where the layout steps along one dimension only and its side is no longer than the grain.
+bool unrealizable(const Space& sp, const Canon& c, std::int64_t n) {
   const auto dims = static_cast<std::size_t>(frame_dims(sp.frame));
   if (dims < 2) return false;
   const bool periodic = frame_periodic(sp.frame);
   for (const std::optional<Label>& l : c) {
     if (!l) continue;
     for (std::size_t d = 0; d < dims; ++d) {
+      if ((*l)[d] == 0) continue;
       const std::int64_t side = period(sp, n, d);
-      if ((*l)[d] != 0 && (periodic ? side == 1 : std::abs((*l)[d]) >= side)) return true;
+      if (periodic ? side == 1 : std::abs((*l)[d]) >= side) return true;
+      if (sp.layout.along_step && grid_sides(sp.frame, n, sp.layout)[d] <= sp.layout.grain) return true;
     }
+  }
+  return false;
+}
+
+/// Whether a periodic grid has a side of 1 at n.
+bool has_unit_side(const Space& sp, std::int64_t n) {
+  if (!frame_periodic(sp.frame)) return false;
+  for (std::size_t d = 0; d < static_cast<std::size_t>(frame_dims(sp.frame)); ++d) {
+    if (period(sp, n, d) == 1) return true;
   }
   return false;
 }
@@ -427,7 +439,7 @@ std::vector<Canon> centred_labels(const Space& sp, std::int64_t n, const std::ve
 /// Labels constant in n, the simplest description a frame allows: the lists of every process count combined into
 /// one sequence, each communication a single term. Tried only where every label of the sequence occurs at every n
 /// (a label that appears as n grows, r ^ 16 at 32, is a repetition whose count grows, not a constant left out
-/// where it falls off the range), or moves along a periodic side of 1 there (a 3-D torus at 4 ranks is 2 x 2 x 1:
+/// where it falls off the range), or no rank can make it there (unrealizable(): a 3-D torus at 4 ranks is 2 x 2 x 1,
 /// no messages along z). A grid app that skips its boundary calls shows no rank both neighbours of a side at
 /// n = 4, so the order of the neighbours is only seen in the runs together.
 std::optional<Program> learn_constant(const Space& sp, int slots, std::span<const ListObservation* const> obs,
@@ -435,9 +447,14 @@ std::optional<Program> learn_constant(const Space& sp, int slots, std::span<cons
                                       bool keep_nulls, bool aligned, bool back_first, const WholeAt& whole) {
   std::vector<std::pair<std::int64_t, std::vector<Canon>>> pooled;
   std::map<std::int64_t, std::set<Canon>> seen;
+  // Where a step along a side of 1 reaches the rank itself, its label there is 0 whichever step it is: such runs
+  // are left to the check that the program reproduces them, unless no other run tells the steps.
+  const auto self_steps = [&](std::int64_t n) { return sp.layout.self_on_unit_side && has_unit_side(sp, n); };
+  const bool others = std::any_of(lists.begin(), lists.end(), [&](const auto& l) { return !self_steps(l.first); });
   for (const auto& [n, list] : lists) {
     std::vector<Canon> centred_list = centred_labels(sp, n, list, back_first);
     seen[n].insert(centred_list.begin(), centred_list.end());
+    if (others && self_steps(n)) continue;
     pooled.emplace_back(0, std::move(centred_list));
   }
   const auto merged = canonical(pooled, aligned);
@@ -446,7 +463,7 @@ std::optional<Program> learn_constant(const Space& sp, int slots, std::span<cons
   std::map<std::int64_t, std::vector<Canon>> seqs;
   for (const auto& [n, labels] : seen) {
     for (const Canon& c : seq) {
-      if (!aligned && !labels.contains(c) && !along_unit_side(sp, c, n)) return std::nullopt;
+      if (!aligned && !labels.contains(c) && !unrealizable(sp, c, n)) return std::nullopt;
     }
     seqs[n] = seq;
   }
@@ -485,6 +502,7 @@ std::optional<Program> learn_in_frame(const Space& sp, int slots, std::span<cons
     }
     lists.emplace_back(o->n, std::move(l));
   }
+  if (lists.empty()) return std::nullopt;  // no rank holds data on this grid: nothing to learn from
   // On a side of 2 the two steps of a dimension name one rank: which came first is taken from the runs where the
   // side is longer, by trying both readings.
   for (const bool aligned : {true, false}) {
@@ -520,11 +538,12 @@ std::optional<Program> learn_in_frame(const Space& sp, int slots, std::span<cons
   return std::nullopt;
 }
 
-/// The grains (GridLayout::grain) a grid frame's observations suggest on the grid of `plain`: at a process count where
-/// only some ranks make the calls, those lying at multiples of a stride along a side of p processes hold the data of a
-/// grid of p / stride points along it (a multigrid code's coarse levels). Empty where every rank calls at every n.
-std::vector<std::int64_t> suggested_grains(Frame frame, std::span<const ListObservation* const> obs,
-                                           const GridLayout& plain) {
+/// The grains a grid frame's observations suggest on the grid of `plain` (GridLayout::grain and last_holder): at a
+/// process count where only some ranks make the calls, those lying at a stride from one another along a side of p
+/// processes, from its first coordinate or up to its last, hold the data of a grid of p / stride points along it
+/// (a multigrid code's coarse levels). Empty where every rank calls at every n.
+std::vector<GridLayout> suggested_grains(Frame frame, std::span<const ListObservation* const> obs,
+                                         const GridLayout& plain) {
   if (frame_dims(frame) < 2) return {};
   std::map<std::int64_t, std::vector<std::int64_t>> callers;  // n -> ranks with calls
   std::map<std::int64_t, std::size_t> ranks;                  // n -> ranks observed
@@ -532,17 +551,59 @@ std::vector<std::int64_t> suggested_grains(Frame frame, std::span<const ListObse
     ++ranks[o->n];
     if (!o->entries.empty()) callers[o->n].push_back(o->r);
   }
-  std::set<std::int64_t> out;
+  std::set<std::pair<std::int64_t, bool>> out;
   for (const auto& [n, rs] : callers) {
     if (rs.size() == ranks[n]) continue;
     const std::vector<int> dims = grid_sides(frame, n, plain);
     for (std::size_t d = 0; d < dims.size(); ++d) {
-      std::int64_t stride = dims[d];
-      for (const std::int64_t r : rs) stride = std::gcd(stride, grid_coords(frame, r, dims)[d]);
-      if (stride > 1) out.insert(dims[d] / stride);
+      for (const bool last : {false, true}) {
+        std::int64_t stride = dims[d];
+        for (const std::int64_t r : rs) stride = std::gcd(stride, grid_coords(frame, r, dims)[d] + (last ? 1 : 0));
+        if (stride > 1) out.emplace(dims[d] / stride, last);
+      }
     }
   }
-  return {out.begin(), out.end()};
+  std::vector<GridLayout> layouts;
+  for (const auto& [grain, last] : out) layouts.push_back(GridLayout{grain, plain.box, last});
+  return layouts;
+}
+
+/// Whether some rank of a periodic grid frame names itself as a peer at an n where a side of the grid is 1: a code
+/// that exchanges along every side, however short (GridLayout::self_on_unit_side).
+bool talks_to_itself(Frame frame, std::span<const ListObservation* const> obs, const GridLayout& plain) {
+  if (frame_dims(frame) < 2 || !frame_periodic(frame)) return false;
+  for (const ListObservation* o : obs) {
+    const std::vector<int> dims = grid_sides(frame, o->n, plain);
+    if (std::find(dims.begin(), dims.end(), 1) == dims.end()) continue;
+    for (const auto& e : o->entries) {
+      if (e[0] == o->r || e[1] == o->r) return true;
+    }
+  }
+  return false;
+}
+
+/// The layouts to try for a grid frame on the grid `box` cuts (all 0: MPI_Dims_create's): the plain grid and the
+/// grains the observations suggest, with steps between holders or along one dimension (GridLayout::along_step),
+/// each also stepping to itself along a side of 1 where some rank does.
+std::vector<GridLayout> layouts_on(Frame frame, std::span<const ListObservation* const> obs,
+                                   const std::array<std::int64_t, 3>& box) {
+  std::vector<GridLayout> out{GridLayout{0, box}};
+  if (frame_dims(frame) < 2) return out;
+  for (const GridLayout& g : suggested_grains(frame, obs, out.front())) {
+    out.push_back(g);
+    GridLayout along = g;
+    along.along_step = true;
+    out.push_back(along);
+  }
+  if (talks_to_itself(frame, obs, out.front())) {
+    const std::size_t plain = out.size();
+    for (std::size_t k = 0; k < plain; ++k) {
+      GridLayout self = out[k];
+      self.self_on_unit_side = true;
+      out.push_back(self);
+    }
+  }
+  return out;
 }
 
 /// The most proportion a box side may have to the shortest (a box of 1 x 1 x 8 is tried, not 1 x 1 x 9).
@@ -650,13 +711,10 @@ std::vector<std::array<std::int64_t, 3>> boxes_of(Frame frame, std::span<const L
   return out;
 }
 
-/// The layouts to try for a grid frame: MPI_Dims_create's grid, and on it the grains the observations suggest (a
-/// box's grid is found for a whole phase: suggested_box()).
+/// The layouts to try for a grid frame: on MPI_Dims_create's grid (a box's grid is found for a whole phase:
+/// suggested_box()).
 std::vector<GridLayout> suggested_layouts(Frame frame, std::span<const ListObservation* const> obs) {
-  std::vector<GridLayout> out{GridLayout{}};
-  if (frame_dims(frame) < 2) return out;
-  for (const std::int64_t g : suggested_grains(frame, obs, out.front())) out.push_back(GridLayout{g});
-  return out;
+  return layouts_on(frame, obs, {0, 0, 0});
 }
 
 /// What the expression searches of one pattern may do, and whether one of them ran out of its budget.
@@ -772,6 +830,56 @@ const std::optional<Program>& program_of(int slots, std::span<const ListObservat
   return budget.programs.emplace(std::move(key), learn_program(slots, obs, budget.whole)).first->second;
 }
 
+/// The holders of each coarse grid the observations suggest, as predicates to split ranks by (a group where a coarse
+/// level's holders exchange among themselves while the ranks that hold none receive its data from their neighbours).
+std::vector<RankPredicate> holder_predicates(std::span<const ListObservation* const> obs) {
+  std::vector<RankPredicate> out;
+  for (const Frame f : kFrames) {
+    if (frame_dims(f) < 2) continue;
+    for (const GridLayout& g : suggested_grains(f, obs, GridLayout{})) {
+      // A grain of 1 is held by one rank: r == 0 and the like say it more simply.
+      if (g.grain > 1) out.push_back(holders_predicate(f, g));
+    }
+  }
+  return out;
+}
+
+/// The program of the ranks a holders predicate selects: on the predicate's coarse grid, where the holders' steps
+/// count holders (they all call, so their own calls suggest no grain), else in any frame (learn_program()).
+std::optional<Program> learn_on_holders(int slots, std::span<const ListObservation* const> in,
+                                        const RankPredicate& when, const WholeAt& whole) {
+  std::optional<Program> best;
+  std::pair<std::size_t, int> best_key;
+  const auto consider = [&](std::optional<Program> p) {
+    if (!p) return;
+    const std::pair<std::size_t, int> key{p->terms.size(), description_length(*p)};
+    if (!best || key < best_key) {
+      best = std::move(p);
+      best_key = key;
+    }
+  };
+  for (const Frame f : kFrames) {
+    if (frame_dims(f) != frame_dims(when.frame)) continue;
+    GridLayout layout = when.layout;
+    consider(learn_in_frame(Space{f, layout}, slots, in, whole));
+    layout.self_on_unit_side = true;
+    if (frame_periodic(f)) consider(learn_in_frame(Space{f, layout}, slots, in, whole));
+  }
+  consider(learn_program(slots, in, whole));
+  return best;
+}
+
+/// How a list of cases describes its ranks, briefest first: cases, those with laws in n, then their length.
+std::tuple<std::size_t, std::size_t, int> cases_cost(const std::vector<Pattern::Case>& cases) {
+  std::size_t varying = 0;
+  int length = 0;
+  for (const Pattern::Case& c : cases) {
+    varying += constant_in_n(c.program) ? 0 : 1;
+    length += description_length(c.program);
+  }
+  return {cases.size(), varying, length};
+}
+
 std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const ListObservation* const> obs, int depth,
                                                       SearchBudget& budget) {
   if (const std::optional<Program>& p = program_of(slots, obs, budget)) {
@@ -783,23 +891,38 @@ std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const
     }
     return std::nullopt;
   }
-  // A predicate that splits the ranks as an earlier one did gives what that one gave: tried once.
+  // A predicate that splits the ranks as an earlier one did gives what that one gave: tried once (the holders of a
+  // coarse grid each on their own grid, whatever they split).
   std::set<std::vector<bool>> tried;
-  for (const RankPredicate& when : rank_predicates()) {
+  const auto split = [&](const RankPredicate& when) -> std::optional<std::vector<Pattern::Case>> {
+    const bool holders = when.kind == RankPredicate::Kind::Holds;
     std::vector<const ListObservation*> in;
     std::vector<const ListObservation*> out;
-    std::vector<bool> split;
+    std::vector<bool> which;
     for (const ListObservation* o : obs) {
-      split.push_back(when.holds(o->r, o->n));
-      (split.back() ? in : out).push_back(o);
+      which.push_back(when.holds(o->r, o->n));
+      (which.back() ? in : out).push_back(o);
     }
-    if (in.empty() || out.empty() || !tried.insert(split).second) continue;
-    const std::optional<Program>& first = program_of(slots, in, budget);
-    if (!first) continue;
+    if (in.empty() || out.empty() || (!holders && !tried.insert(which).second)) return std::nullopt;
+    std::optional<Program> first =
+        holders ? learn_on_holders(slots, in, when, budget.whole) : program_of(slots, in, budget);
+    if (!first) return std::nullopt;
     std::optional<std::vector<Pattern::Case>> rest = learn_cases(slots, out, depth - 1, budget);
-    if (!rest) continue;
-    rest->insert(rest->begin(), Pattern::Case{when, *first});
+    if (!rest) return std::nullopt;
+    rest->insert(rest->begin(), Pattern::Case{when, std::move(*first)});
     return rest;
+  };
+  // Where some ranks make no calls, the holders of a coarse grid are the likeliest class; of the grids (frames and
+  // grains) that split the ranks, the one that describes them most briefly (the phase's 3-D grid with constant
+  // steps, not a 2-D one whose steps are laws in n at 4 to 32 ranks).
+  std::optional<std::vector<Pattern::Case>> best;
+  for (const RankPredicate& when : holder_predicates(obs)) {
+    std::optional<std::vector<Pattern::Case>> cases = split(when);
+    if (cases && (!best || cases_cost(*cases) < cases_cost(*best))) best = std::move(cases);
+  }
+  if (best) return best;
+  for (const RankPredicate& when : rank_predicates()) {
+    if (std::optional<std::vector<Pattern::Case>> cases = split(when)) return cases;
   }
   return std::nullopt;
 }
@@ -816,11 +939,7 @@ std::optional<Pattern> learn_constant_pattern(std::span<const ListObservation> o
                                               const std::array<std::int64_t, 3>& box, const WholeAt& whole) {
   std::vector<const ListObservation*> obs;
   for (const ListObservation& o : observations) obs.push_back(&o);
-  std::vector<GridLayout> layouts{GridLayout{0, box}};
-  if (frame_dims(frame) >= 2) {
-    for (const std::int64_t g : suggested_grains(frame, obs, layouts.front())) layouts.push_back(GridLayout{g, box});
-  }
-  for (const GridLayout& layout : layouts) {
+  for (const GridLayout& layout : layouts_on(frame, obs, box)) {
     std::optional<Program> p = learn_in_frame(Space{frame, layout}, slots, obs, whole);
     if (p && constant_in_n(*p)) return Pattern{{{RankPredicate{}, std::move(*p)}}};
   }

@@ -80,7 +80,7 @@ double GroupModel::message_bytes(std::size_t which, std::size_t term, std::size_
       t.bytes[slot].value_at(static_cast<double>(n)) * std::pow(t.bytes_step_factor[slot], static_cast<double>(index));
   if (t.face_axis[slot] >= 0 && which < pattern.cases.size()) {
     const Program& p = pattern.cases[which].program;
-    bytes *= face_points(p.frame, p.layout, n, static_cast<std::size_t>(t.face_axis[slot]));
+    bytes *= face_points(p.frame, p.layout, n, static_cast<std::size_t>(t.face_axis[slot]), t.face_margins[slot]);
   }
   return bytes;
 }

@@ -465,6 +465,46 @@ TEST(RegressionFit, AHaloWithAMarginIsTheFaceItsSidesAndTheMarginAround) {
   EXPECT_DOUBLE_EQ(again.value_at(32), law.value_at(32));
 }
 
+/// A block's face of (128/p_b + gb)(128/p_c + gc) doubles across the first dimension of MPI_Dims_create(n, 3).
+double ghosted_face(double n, double gb, double gc) {
+  const std::vector<int> d = dims_create(static_cast<int>(n), 3);
+  return 8.0 * (128.0 / d[1] + gb) * (128.0 / d[2] + gc);
+}
+
+TEST(BlockFace, AFaceWithGhostLayersAlongBothSidesIsTheirProduct) {
+  // At 4 to 32 ranks (2 x 2 x 1 to 4 x 4 x 2) the faces across the first dimension, 2 x 1 .. 4 x 2, put 1/(p_b p_c),
+  // 1/p_b + 1/p_c and 1 on a plane: c/face + d reproduces them too, and misses 4 x 4 x 4 by 2.8 %.
+  const auto samples = sample({4, 8, 16, 32}, [](double n) { return ghosted_face(n, 2, 2); });
+  const RegressionLaw plain = fit_regression(samples, {.allow_power = false, .bases = {Basis::Dims3Face0}});
+  EXPECT_LT(plain.max_rel_error, 1e-9);
+  EXPECT_GT(std::abs(plain.value_at(64) - ghosted_face(64, 2, 2)) / ghosted_face(64, 2, 2), 0.02);
+  const std::optional<RegressionLaw> law = fit_block_face(samples, Basis::Dims3Face0);
+  ASSERT_TRUE(law.has_value());
+  EXPECT_EQ(law->form, RegressionForm::Block);
+  EXPECT_EQ(law->parameters(), 2);
+  for (const double n : {64.0, 128.0, 512.0}) EXPECT_NEAR(law->value_at(n), ghosted_face(n, 2, 2), 1e-6) << n;
+  EXPECT_EQ(law->to_string(), "131072*(1/dims3(n)[1] + 0.015625)*(1/dims3(n)[2] + 0.015625)");
+  const RegressionLaw again = regression_law_from_json(to_json(*law));
+  EXPECT_DOUBLE_EQ(again.value_at(64), law->value_at(64));
+  // Two faces (4, 8, 16: 2 x 1, 2 x 2, 2 x 2) determine it too, where every law of two parameters fits them.
+  const std::optional<RegressionLaw> few =
+      fit_block_face(sample({4, 8, 16}, [](double n) { return ghosted_face(n, 2, 2); }), Basis::Dims3Face0);
+  ASSERT_TRUE(few.has_value());
+  EXPECT_NEAR(few->value_at(32), ghosted_face(32, 2, 2), 1e-6);
+}
+
+TEST(BlockFace, AFaceWithGhostLayersAlongOneSide) {
+  // A code that exchanges its dimensions in turn sends, across the second, the ghost rows the first one filled.
+  const auto samples = sample({4, 8, 16, 32}, [](double n) { return ghosted_face(n, 0, 2); });
+  const std::optional<RegressionLaw> law = fit_block_face(samples, Basis::Dims3Face0);
+  ASSERT_TRUE(law.has_value());
+  EXPECT_EQ(law->margins[0], 0);
+  for (const double n : {64.0, 128.0}) EXPECT_NEAR(law->value_at(n), ghosted_face(n, 0, 2), 1e-6) << n;
+  // One face only is no evidence of a margin; sizes that are no face are no block.
+  EXPECT_FALSE(fit_block_face(sample({8, 16}, [](double n) { return ghosted_face(n, 0, 2); }), Basis::Dims3Face0));
+  EXPECT_FALSE(fit_block_face(sample({4, 8, 16, 32}, [](double n) { return 1000 + n; }), Basis::Dims3Face0));
+}
+
 TEST(RegressionFit, PowerLaw) {
   const auto samples = sample(kMixed, [](double n) { return 1000 * std::pow(n, -0.75); });
   const RegressionLaw law = fit_regression(samples);

@@ -361,6 +361,139 @@ TEST(Pattern, OnlyTheRanksHoldingACoarseGridExchangeWithTheHoldersAStrideAway) {
   EXPECT_DOUBLE_EQ(face_points(Frame::Torus3C, GridLayout{2}, 64, 0), 1.0);
 }
 
+/// Coordinates of r on the row-major MPI_Dims_create(n, 3) grid (the last dimension fastest) and back.
+std::array<std::int64_t, 3> coords3(std::int64_t r, const std::vector<int>& d) {
+  return {r / (d[1] * d[2]), (r / d[2]) % d[1], r % d[2]};
+}
+std::int64_t rank3(const std::array<std::int64_t, 3>& c, const std::vector<int>& d) {
+  return (c[0] * d[1] + c[1]) * d[2] + c[2];
+}
+/// The rank one step (+1 or -1) along dimension a of that grid, periodic.
+std::int64_t torus3_step(std::int64_t r, const std::vector<int>& d, std::size_t a, std::int64_t step) {
+  std::array<std::int64_t, 3> c = coords3(r, d);
+  c[a] = (c[a] + step + d[a]) % d[a];
+  return rank3(c, d);
+}
+
+TEST(Pattern, AnExchangeAlongEverySideOfAPeriodicGridReachesTheRankItselfAlongASideOfOne) {
+  // A code that exchanges along every dimension of its periodic process grid whatever its length, the fastest
+  // first, receiving from the neighbour ahead and then from the one behind: along a side of 1 (x at 4 ranks, 2 x 2
+  // x 1) both are the rank itself, as MPI_Cart_shift gives there. The steps are the same at every n; only a side
+  // of 1 makes them the rank itself, not a law in n that gives 0 at 4 ranks and 1 at 8 (-1 at 64, where the side
+  // is 4).
+  const Truth all_sides = [](std::int64_t r, std::int64_t n) {
+    const std::vector<int> d = dims_create(static_cast<int>(n), 3);
+    std::vector<Peers> out;
+    for (std::size_t a = 3; a-- > 0;) {
+      out.push_back(one(torus3_step(r, d, a, 1)));
+      out.push_back(one(torus3_step(r, d, a, -1)));
+    }
+    return out;
+  };
+  const Pattern p = learn_and_check(all_sides, {4, 8, 16, 32}, {2, 64, 128});
+  ASSERT_EQ(p.cases.size(), 1U);
+  EXPECT_TRUE(p.cases.front().program.layout.self_on_unit_side);
+  EXPECT_TRUE(constant_in_n(p.cases.front().program)) << p.to_string();
+  // Without it, a step along a side of 1 reaches no one.
+  EXPECT_EQ(peer_of(Frame::Torus3, 0, Label{0, 0, 1}, 4), std::nullopt);
+  EXPECT_EQ(peer_of(Frame::Torus3, 0, Label{0, 0, 1}, 4, GridLayout{0, {0, 0, 0}, false, true}), 0);
+}
+
+TEST(Pattern, TheLastRankOfEachBlockMayHoldACoarseGrid) {
+  // A coarse grid of 2 points per side split over p processes as most codes split data, rank c holding the points
+  // floor(c 2 / p) .. floor((c + 1) 2 / p) - 1: of 4 processes, coordinates 1 and 3 hold them. The holders exchange
+  // along the first dimension with the holder a stride away; the others make no call.
+  const Truth coarse = [](std::int64_t r, std::int64_t n) {
+    const std::vector<int> d = dims_create(static_cast<int>(n), 3);
+    const std::array<std::int64_t, 3> c = coords3(r, d);
+    std::array<std::int64_t, 3> stride{};
+    for (std::size_t a = 0; a < 3; ++a) {
+      stride[a] = d[a] > 2 ? d[a] / 2 : 1;
+      if (c[a] % stride[a] != stride[a] - 1) return std::vector<Peers>{};
+    }
+    if (d[0] / stride[0] < 2) return std::vector<Peers>{};
+    std::array<std::int64_t, 3> to = c;
+    to[0] = (c[0] + stride[0]) % d[0];
+    return std::vector<Peers>{one(rank3(to, d))};
+  };
+  const Pattern p = learn_and_check(coarse, {4, 8, 16, 32}, {64, 128, 256});
+  ASSERT_EQ(p.cases.size(), 1U);
+  EXPECT_EQ(p.cases.front().program.layout.grain, 2);
+  EXPECT_TRUE(p.cases.front().program.layout.last_holder);
+  const GridLayout last{2, {0, 0, 0}, true};
+  EXPECT_TRUE(holds_data(Frame::Torus3, 63, 64, last));  // (3, 3, 3)
+  EXPECT_FALSE(holds_data(Frame::Torus3, 0, 64, last));
+}
+
+/// Whether coordinate c of a side of p holds a coarse grid of 2 points split floor-wise (the last of each block).
+bool holds_two(std::int64_t c, std::int64_t p) {
+  const std::int64_t stride = p > 2 ? p / 2 : 1;
+  return c % stride == stride - 1;
+}
+
+TEST(Pattern, ACoarseGridsHoldersSendItToTheirNeighboursAlongASideLongerThanTheGrid) {
+  // A coarse grid of 2 points along the second dimension goes back to the finer level: along a side of more than 2
+  // processes each rank holding it along that side (whatever it holds along the others) sends it to both its
+  // neighbours, which hold none. Nothing happens along a side of 2 or less: every rank holds its part already.
+  const Truth spread = [](std::int64_t r, std::int64_t n) {
+    const std::vector<int> d = dims_create(static_cast<int>(n), 3);
+    const std::array<std::int64_t, 3> c = coords3(r, d);
+    if (d[1] <= 2 || !holds_two(c[1], d[1])) return std::vector<Peers>{};
+    return std::vector<Peers>{one(torus3_step(r, d, 1, 1)), one(torus3_step(r, d, 1, -1))};
+  };
+  const std::vector<ListObservation> obs = observe(spread, {4, 8, 16, 32});
+  // Where the phase's grid is the 3-D one (the frame its other exchanges step in).
+  const std::optional<Pattern> p = learn_constant_pattern(obs, 1, Frame::Torus3, {0, 0, 0});
+  ASSERT_TRUE(p.has_value());
+  const GridLayout& layout = p->cases.front().program.layout;
+  EXPECT_TRUE(layout.along_step);
+  EXPECT_EQ(layout.grain, 2);
+  EXPECT_TRUE(layout.last_holder);
+  for (const std::int64_t n : {64, 128, 256}) {
+    for (std::int64_t r = 0; r < n; ++r) {
+      const std::vector<Entry> got = p->generate(r, n);
+      const std::vector<Peers> want = spread(r, n);
+      ASSERT_EQ(got.size(), want.size()) << "rank " << r << " of " << n;
+      for (std::size_t k = 0; k < got.size(); ++k) EXPECT_EQ(got[k].peers, want[k]) << "rank " << r << " of " << n;
+    }
+  }
+}
+
+TEST(Pattern, WhereACoarseGridsHoldersExchangeOthersMayReceiveItFromTheirNeighbours) {
+  // One group of receives, as a phase's shape may merge them: the holders of a 2 x 2 x 2 coarse grid receive from
+  // the holder a stride away along the second dimension (both ways), and the ranks holding none of it along that
+  // dimension, where its side is longer than 2, receive it from both their neighbours. Two rank classes: the
+  // holders, and the others.
+  const Truth merged = [](std::int64_t r, std::int64_t n) {
+    const std::vector<int> d = dims_create(static_cast<int>(n), 3);
+    const std::array<std::int64_t, 3> c = coords3(r, d);
+    const bool holder = holds_two(c[0], d[0]) && holds_two(c[1], d[1]) && holds_two(c[2], d[2]);
+    if (holder) {
+      std::array<std::int64_t, 3> to = c;
+      const std::int64_t stride = d[1] > 2 ? d[1] / 2 : 1;
+      to[1] = (c[1] + stride) % d[1];
+      return std::vector<Peers>{one(rank3(to, d)), one(rank3(to, d))};
+    }
+    if (d[1] <= 2 || holds_two(c[1], d[1])) return std::vector<Peers>{};
+    return std::vector<Peers>{one(torus3_step(r, d, 1, 1)), one(torus3_step(r, d, 1, -1))};
+  };
+  const Pattern p = learn_and_check(merged, {4, 8, 16, 32}, {64});
+  ASSERT_EQ(p.cases.size(), 2U) << p.to_string();
+  EXPECT_EQ(p.cases.front().when.kind, RankPredicate::Kind::Holds);
+  EXPECT_TRUE(p.cases.back().program.layout.along_step);
+  // The predicate reads back from its JSON.
+  EXPECT_EQ(rank_predicate_from_json(rank_predicate_json(p.cases.front().when)), p.cases.front().when);
+}
+
+TEST(Pattern, ACoarseFaceWithGhostLayersHasThemAroundItsPoints) {
+  // 2 x 2 x 2 points on 2 x 2 x 1 processes: across the first dimension a holder's face is 1 x 2 points, 3 x 4 with
+  // two ghost layers each way.
+  const GridLayout coarse{2};
+  EXPECT_DOUBLE_EQ(face_points(Frame::Torus3, coarse, 4, 0), 2.0);
+  EXPECT_DOUBLE_EQ(face_points(Frame::Torus3, coarse, 4, 0, {2, 2}), 12.0);
+  EXPECT_DOUBLE_EQ(face_points(Frame::Torus3, coarse, 64, 1, {2, 0}), 3.0);
+}
+
 TEST(Pattern, PipelineWithoutWrapAround) {
   // Send to the next rank; the last one does not send.
   const Truth pipe = [](std::int64_t r, std::int64_t n) {

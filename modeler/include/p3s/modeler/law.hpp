@@ -4,6 +4,7 @@
 // (message bytes, work).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -55,6 +56,9 @@ enum class Basis : std::uint8_t {
 /// For a face basis (Dims3Face0..2, the product p_b p_c of two sides of MPI_Dims_create(n, 3)): 1/p_b + 1/p_c, the
 /// rim of that face; NaN for other bases.
 [[nodiscard]] double face_rim(Basis face, double n);
+/// For a face basis, the two sides of MPI_Dims_create(n, 3) it multiplies (p_b, p_c, the lower dimension first);
+/// nullopt for other bases or where n is no whole number >= 1.
+[[nodiscard]] std::optional<std::array<double, 2>> face_sides(Basis face, double n);
 /// Whether a basis describes message sizes only (the processes of a 3-D grid's face: a block's halo across a
 /// dimension), never a count, a label or a trend of work: exact laws and regressions over all bases leave it out,
 /// and only the sizes on a 3-D grid ask for it.
@@ -192,6 +196,10 @@ enum class RegressionForm : std::uint8_t {
   /// offset + coefficient/g(n) + coefficient2*(1/p_b + 1/p_c), g a face of a 3-D grid (Dims3Face0..2, = p_b p_c):
   /// a block's halo across one axis with a margin, (L_b/p_b + m)(L_c/p_c + m) expanded (LAMMPS's ghost atoms)
   Halo,
+  /// coefficient*(1/p_b + m_b)*(1/p_c + m_c), p_b and p_c the other two sides of MPI_Dims_create(n, 3) for the face
+  /// `basis` crosses, m the margins (RegressionLaw::margins): a block's face of (L/p_b + g_b)(L/p_c + g_c) points
+  /// with g ghost layers along each side, as a grid code that sends its ghost rows with its face does
+  Block,
 };
 
 /// The readable name of a form ("constant", "linear", "inverse", "power", "halo"), as in JSON.
@@ -205,15 +213,19 @@ struct RegressionLaw {
   double coefficient = 0;                          ///< c of c*g(n), c/g(n), c*n^p
   double exponent = 0;                             ///< p of the power law (Power only)
   double coefficient2 = 0;                         ///< the margin's coefficient (Halo only)
-  double max_rel_error = 0;                        ///< max over the samples of |law(n) - value| / |value|
-  double mean_rel_error = 0;                       ///< mean of the same
+  /// Block only: the margins m_b, m_c along the face's two sides, the lower dimension first, relative to the
+  /// global side (a ghost layer's share of it)
+  std::array<double, 2> margins{0, 0};
+  double max_rel_error = 0;   ///< max over the samples of |law(n) - value| / |value|
+  double mean_rel_error = 0;  ///< mean of the same
   /// The law's uncertainty beyond its samples: the mean relative error of predicting each sample from the same
   /// form fitted on the others (leave-one-out); nullopt when the samples are too few to leave one out.
   std::optional<double> loo_rel_error = std::nullopt;
 
   /// The law at n (NaN where g is undefined; +-inf where an inverse basis is 0).
   [[nodiscard]] double value_at(double n) const;
-  /// Number of fitted parameters (1 for a constant or c*g(n), 2 for two-parameter forms, 3 for a halo).
+  /// Number of fitted parameters (1 for a constant or c*g(n), 2 for two-parameter forms, 3 for a halo; a block's
+  /// coefficient and its margins, equal margins counting once).
   [[nodiscard]] int parameters() const noexcept;
   /// Readable equation: "4096/2^floor(log2(n)/2)", "2.5*n + 12", "1000*n^(-0.75)".
   [[nodiscard]] std::string to_string() const;
@@ -257,6 +269,13 @@ inline constexpr double kSizeTolerance = RegressionOptions{}.tolerance;
 /// compared with an absolute tolerance scaled by the largest |value| instead of a relative one.
 /// @throws p3s::ModelError when there are no samples or a sample is not finite.
 [[nodiscard]] RegressionLaw fit_regression(std::span<const Sample> samples, const RegressionOptions& options = {});
+
+/// The sizes of a step across the face `face` (Dims3Face0..2) as a block's face with margins (RegressionForm::Block):
+/// a margin along one of its sides, or the same along both, whichever reproduces the samples best within
+/// `tolerance`; nullopt when neither does, or when the samples show fewer than three faces (p_b, p_c), where two
+/// parameters would fit any samples. A margin along neither side is the inverse law c/face, for the caller to try.
+[[nodiscard]] std::optional<RegressionLaw> fit_block_face(std::span<const Sample> samples, Basis face,
+                                                          double tolerance = kSizeTolerance);
 
 /// Relative error of a law's prediction `predicted` against `actual`, as fit_regression() measures it; `scale` is
 /// the largest |value| of the sample set (used when actual is 0).

@@ -87,6 +87,9 @@ struct TermTraits {
   /// -1, or in a program with a grain (a coarse grid only some ranks hold), the dimension the step crosses: the
   /// message is then the holder's block's face across it, `bytes` per point (face_points()).
   std::array<int, 2> face_axis{-1, -1};
+  /// With a face axis: the ghost layers the face carries along its two other dimensions, the lower first (a code
+  /// that sends its face with the ghost rows of the dimensions it exchanged before: face_points()).
+  std::array<std::array<int, 2>, 2> face_margins{};
   /// How far the sizes of one fitted run spread over its ranks (and repetitions, where they are all of one size):
   /// the largest (max - min) / mean over the runs (0: every rank sends the same; LAMMPS's ghost atoms differ by up
   /// to 30 %). A law in n cannot follow it.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <compare>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -59,12 +60,26 @@ using Label = std::array<std::int64_t, 3>;
 ///   codes like it cut their domain: box_grid());
 /// - `grain`: 0 for every rank; else the side of a global grid (grain^d points) block-distributed over the process
 ///   grid, of which only the ranks holding data take part, a label counting strides between them (a multigrid
-///   code's coarse levels: 2^3 points on 4 x 4 x 4 processes are held by every other rank along each side).
+///   code's coarse levels: 2^3 points on 4 x 4 x 4 processes are held by every other rank along each side);
+/// - `last_holder`: with a grain, which rank of each block of stride ranks holds the data: the first (a code giving
+///   coordinate c the points ceil(c g / p) .. ceil((c + 1) g / p) - 1), or the last (floor instead of ceil, the
+///   more common block distribution: of 4 processes sharing 2 points, coordinates 1 and 3 hold them);
+/// - `self_on_unit_side`: in a periodic grid, a step along a side of one process reaches the rank itself (what
+///   MPI_Cart_shift answers there, and what a code that exchanges along every side whatever its length sends to),
+///   rather than no one (a code that skips such sides).
+/// - `along_step`: with a grain, a step along one dimension is made by the ranks holding data along that dimension
+///   alone (whatever they hold along the others), to the neighbour one process away, and only where that side has
+///   more processes than the grain: what spreads a coarse grid's data back over the finer level's ranks (a
+///   multigrid code's prolongation, from the holders to their neighbours that hold none, who receive it: the first
+///   rank of each block where the last one holds, with a stride of 2).
 struct GridLayout {
   std::int64_t grain = 0;
   std::array<std::int64_t, 3> box{0, 0, 0};
+  bool last_holder = false;
+  bool self_on_unit_side = false;
+  bool along_step = false;
   [[nodiscard]] bool boxed() const noexcept { return box[0] > 0; }
-  friend bool operator==(const GridLayout&, const GridLayout&) = default;
+  friend auto operator<=>(const GridLayout&, const GridLayout&) = default;
 };
 
 /// The factorisation of n into `dims` (2 or 3) sides with the least surface per rank for a box of proportions
@@ -91,8 +106,9 @@ struct GridLayout {
 [[nodiscard]] bool holds_data(Frame frame, std::int64_t r, std::int64_t n, const GridLayout& layout);
 /// The points of the face across dimension `axis` of a rank's block at n, relative to the global face: the product
 /// over the other dimensions of 1 / p, or with a grain of grain / p (at least 1: a rank holds one plane where there
-/// are more processes than points).
-[[nodiscard]] double face_points(Frame frame, const GridLayout& layout, std::int64_t n, std::size_t axis);
+/// are more processes than points) plus the ghost layers `margins` along those dimensions (the lower first).
+[[nodiscard]] double face_points(Frame frame, const GridLayout& layout, std::int64_t n, std::size_t axis,
+                                 const std::array<int, 2>& margins = {0, 0});
 /// The period of label component d in a periodic frame at n: the ring's n, a torus's side, or with a grain the
 /// ranks holding data along the side.
 [[nodiscard]] std::int64_t label_period(Frame frame, std::int64_t n, std::size_t d, const GridLayout& layout = {});
@@ -190,11 +206,14 @@ struct RankPredicate {
     ModEqual,  ///< r mod k(n) == a(n)
     DivEqual,  ///< r / k(n) == a(n): the a-th block of k ranks (a column of a column-major grid, a row of a row-major
                ///< one)
+    Holds,     ///< r holds data on the grid of `frame` under `layout` (holds_data(): a coarse grid's holders)
   };
   Kind kind = Kind::Always;
   ExactLaw a;
   ExactLaw k;
   bool negate = false;
+  Frame frame = Frame::Offset;  ///< Holds only
+  GridLayout layout = {};       ///< Holds only
   [[nodiscard]] bool holds(std::int64_t r, std::int64_t n) const;
   [[nodiscard]] std::string to_string() const;
   friend bool operator==(const RankPredicate&, const RankPredicate&) = default;
@@ -230,6 +249,8 @@ struct Pattern {
 /// numbered column-major, its first and last columns and rows, and the row-major grid's last row (the ranks that
 /// hold a boundary of the global domain: those that exchange a boundary face's integral along it).
 [[nodiscard]] std::vector<RankPredicate> rank_predicates();
+/// The ranks holding a coarse grid's data, on a grid frame under a layout with a grain (RankPredicate::Holds).
+[[nodiscard]] RankPredicate holders_predicate(Frame frame, const GridLayout& layout);
 
 /// What one rank did in a group in one run: per communication its peers per slot (-1: null).
 struct ListObservation {
