@@ -36,6 +36,10 @@ std::vector<std::uint32_t> PhaseModel::approximate_sizes() const {
 
 std::vector<std::string> PhaseModel::caveats(std::int64_t n, const std::vector<std::int64_t>& fitted_n) const {
   std::vector<std::string> out;
+  if (calls_left_out != 0) {
+    out.push_back("its calls are left out: an instance holds up to " + std::to_string(calls_left_out) +
+                  " calls on one rank, more than the model aligns across ranks; only its work and time are predicted");
+  }
   if (std::optional<std::string> uneven = detail::uneven_sizes(*this, n, fitted_n)) out.push_back(std::move(*uneven));
   if (std::optional<std::string> negative = detail::negative_laws(*this, n)) out.push_back(std::move(*negative));
   const std::vector<std::uint32_t> sizes = approximate_sizes();

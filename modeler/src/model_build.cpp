@@ -1046,6 +1046,53 @@ struct PhaseFit {
   PhaseReport report;
 };
 
+/// The most calls of one rank in one instance whose ranks the modeler aligns: an alignment costs the product of two
+/// ranks' calls in time and memory (4096 x 4096 cells, 128 MiB), and is made for every rank of every run.
+constexpr std::uint64_t kMostAlignedCalls = 4096;
+
+/// The most calls a rank makes in one instance of the phase, over the runs.
+std::uint64_t longest_instance(std::span<const Run> runs, const RelatedPhase& rel) {
+  std::uint64_t most = 0;
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    for (const analyzer::SigRank& r : runs[k].signature.phases[rel.ids[k]].ranks) {
+      most = std::max<std::uint64_t>(most, r.events.size());
+    }
+  }
+  return most;
+}
+
+/// A phase too long to align, kept as measured: its work and time per rank and instance, as one burst each rank
+/// makes (the phase's tail), learnt as any phase's work is; no groups. Its weight is learnt already.
+void kept_as_work(std::span<const Run> runs, const RelatedPhase& rel,
+                  const std::map<std::int64_t, std::int64_t>& weight_by_n, std::uint64_t longest, PhaseFit& out) {
+  std::vector<detail::RankWork> work;
+  const detail::BurstKey tail{-1, 0, 0};
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    for (const analyzer::SigRank& r : runs[k].signature.phases[rel.ids[k]].ranks) {
+      if (r.thread != 0) continue;
+      detail::RankWork& w = work.emplace_back(detail::RankWork{runs[k].n(), r.rank, {}, {}, {}});
+      double& units = w.work[tail];
+      double& ns = w.time[tail];
+      for (const analyzer::SigEvent& e : r.events) {
+        units += e.burst_work.mean;
+        ns += e.burst_ns.mean;
+      }
+      units += r.tail_work.mean;
+      ns += r.tail_ns.mean;
+    }
+  }
+  detail::LearntWork learnt = detail::learn_work(work, weight_by_n);
+  out.model.work = std::move(learnt.classes);
+  out.model.calls_left_out = longest;
+  out.report.measured = std::move(learnt.measured);
+  out.report.laws = law_fits(out.model);
+  out.report.notes.push_back("an instance holds up to " + std::to_string(longest) +
+                             " calls on one rank, more than the " + std::to_string(kMostAlignedCalls) +
+                             " whose ranks the model aligns (no loop folds them: analyze the runs with "
+                             "--phase-level outermost-loops, or fewer iterations per instance); kept as measured: "
+                             "its work and time per rank, its calls left out of predictions");
+}
+
 PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::uint32_t id, const FitOptions& options) {
   PhaseFit out;
   const WholeAt whole{options.evaluate_at};
@@ -1074,6 +1121,12 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
     pm.weight_exact = false;
     pm.weight_fit = fit_regression(samples_of(weights));
     pr.notes.push_back("the weight follows no exact law in n; fitted " + pm.weight_fit.to_string() + " (rounded)");
+  }
+
+  const std::uint64_t longest = longest_instance(runs, rel);
+  if (longest > kMostAlignedCalls) {
+    kept_as_work(runs, rel, weight_by_n, longest, out);
+    return out;
   }
 
   // The shape: the alignment (function only, or also the peers' direction and step) that models best. Where

@@ -291,6 +291,7 @@ json phase_json(const PhaseModel& p) {
         {"frame", frame_name(s.frame)}, {"longest", s.longest}, {"longer_adds_calls", s.longer_adds_calls}};
     if (s.box[0] > 0) j["grid_seen"]["box"] = s.box;
   }
+  if (p.calls_left_out != 0) j["calls_left_out"] = p.calls_left_out;
   if (!p.loops.empty()) {
     json loops = json::array();
     for (const PhaseLoop& l : p.loops) loops.push_back({{"first", l.first}, {"groups", l.groups}});
@@ -312,6 +313,10 @@ PhaseModel phase_from(const json& j) {
   }
   for (const json& g : j.at("groups")) p.groups.push_back(group_from(g));
   for (const json& w : j.at("work")) p.work.push_back(work_from(w));
+  p.calls_left_out = j.value("calls_left_out", std::uint64_t{0});
+  if (p.calls_left_out != 0 && !p.groups.empty()) {
+    throw InputError("phase " + std::to_string(p.id) + " leaves its calls out but has groups");
+  }
   if (j.contains("grid_seen")) {
     const json& s = j.at("grid_seen");
     GridSeen seen;

@@ -312,6 +312,10 @@ struct PhaseModel {
   std::vector<PhaseLoop> loops;  ///< in group order, disjoint
   std::vector<WorkClass> work;
   std::optional<GridSeen> grid_seen;  ///< the grid its exchanges step along, as the fitted runs showed it
+  /// Not 0 for a phase whose instance holds more calls on some rank than the modeler aligns across ranks
+  /// (kMostAlignedCalls; an iteration no loop folds): the most it holds. Such a phase is kept as its work and time
+  /// only: it has no groups, and predictions leave its calls out and say so.
+  std::uint64_t calls_left_out = 0;
 
   /// Instances at n (rounded when the weight law is a regression).
   [[nodiscard]] std::int64_t weight_at(std::int64_t n) const;
