@@ -1173,8 +1173,8 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
     if (perfect()) break;
   }
   if (!loops || !perfect()) {
-    for (const detail::Alignment a :
-         {detail::Alignment::Function, detail::Alignment::Direction, detail::Alignment::Step, detail::Alignment::Tag}) {
+    for (const detail::Alignment a : {detail::Alignment::Function, detail::Alignment::Direction,
+                                      detail::Alignment::Step, detail::Alignment::Tag, detail::Alignment::TagRuns}) {
       consider(a, Frame::Offset, std::nullopt);
       if (perfect()) break;
     }

@@ -389,8 +389,8 @@ Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alig
         const int tag = static_cast<int>(c.peers[0] >= 0 ? c.tags[0] : c.tags[1]);
         const int detail = alignment == Alignment::Direction ? sign
                            : alignment == Alignment::Step    ? sign * (std::abs(c.offset) == 1 ? 1 : 2)
-                           : alignment == Alignment::Tag     ? tag
-                                                             : 0;
+                           : alignment == Alignment::Tag || alignment == Alignment::TagRuns ? tag
+                                                                                            : 0;
         seq.emplace_back(g.function, g.role, detail, alignment == Alignment::Label ? c.label : Label{0, 0, 0});
         seq_bytes.push_back(c.peers[0] >= 0 ? c.bytes[0] : c.bytes[1]);
         seq_side.push_back(!folded ? 0 : gi < loop_end ? 1 : 2);
@@ -458,7 +458,9 @@ Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alig
   std::vector<std::size_t> group_of(shape.size());
   for (std::size_t k = 0; k < shape.size(); ++k) {
     const std::pair<FunctionKey, Role> fn{std::get<0>(shape[k]), std::get<1>(shape[k])};
-    if (out.groups.empty() || out.groups.back() != fn || cut[k]) out.groups.push_back(fn);
+    const bool retagged =
+        alignment == Alignment::TagRuns && k > 0 && std::get<2>(shape[k]) != std::get<2>(shape[k - 1]);
+    if (out.groups.empty() || out.groups.back() != fn || cut[k] || retagged) out.groups.push_back(fn);
     group_of[k] = out.groups.size() - 1;
   }
   for (std::size_t r = 0; r < ranks.size(); ++r) {

@@ -126,6 +126,10 @@ enum class Alignment : std::uint8_t {
   Label,      ///< and the peer's label in a frame (Call::label): calls to the same neighbour of a grid at every n
   Tag,        ///< and the message's tag: a code that tags each direction of its exchanges (a multigrid code's
               ///< axes) makes the same exchange with the same tag however its process grid is cut
+  /// As Tag, and a run of calls to one function is cut where the tag changes: two loops of one function, each
+  /// tagging its messages alike (a ring's n - 1 steps, then a recursive halving's log2 n), are two groups, each
+  /// with its own frame and count.
+  TagRuns,
 };
 
 /// Merges the ranks' calls into their shortest common supersequence (progressively, rank by rank); the shape's
