@@ -25,7 +25,10 @@ std::vector<std::uint32_t> PhaseModel::approximate_sizes() const {
       for (const TermTraits& t : per_case) {
         for (int s = 0; s < groups[g].slots; ++s) {
           const auto slot = static_cast<std::size_t>(s);
-          approximate = approximate || (!t.block[slot] && t.bytes[slot].max_rel_error > kSizeTolerance);
+          // A law in n gives every rank of a case the same size: where the ranks' sizes spread within a run (the
+          // atoms each holds), it is their mean, and no rank's own size.
+          approximate = approximate || (!t.block[slot] && (t.bytes[slot].max_rel_error > kSizeTolerance ||
+                                                           t.rank_spread[slot] > kSizeTolerance));
         }
       }
     }
@@ -63,8 +66,10 @@ std::vector<std::string> PhaseModel::caveats(std::int64_t n, const std::vector<s
                   "the best misses a fitted run by up to %.1f %%, and within one run the sizes differ "
                   "from rank to rank by up to %.1f %%",
                   100 * miss, 100 * spread);
-    out.push_back("the message sizes of " + names + " follow no law in n within 0.5 % of every fitted run (" + text +
-                  (spread > kSizeTolerance ? ": they depend on each rank's data, not on n alone)" : ")"));
+    out.push_back("the message sizes of " + names +
+                  (miss > kSizeTolerance ? " follow no law in n within 0.5 % of every fitted run ("
+                                         : " follow their law in n only on average over the ranks (") +
+                  text + (spread > kSizeTolerance ? ": they depend on each rank's data, not on n alone)" : ")"));
   }
   if (!grid_seen || n < 1) return out;
   const GridSeen& seen = *grid_seen;
