@@ -340,6 +340,10 @@ Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alig
   // of the same run placed there wins: where a rank skips some of several exchanges alike but for their sizes (a
   // multigrid level only some ranks hold), the sizes of its run tell which it skipped.
   using Key = std::tuple<FunctionKey, Role, int, Label>;
+  // Every rank makes the same collectives in the same order: a pair of them outweighs any number of other pairs (a
+  // phase aligns at most model_build's 4096 calls a rank), so that ranks whose point-to-point calls between them
+  // differ (the boundary ranks of a reduction by hand) still line up their collectives.
+  constexpr std::uint64_t kCollective = std::uint64_t{1} << 46;
   constexpr std::uint64_t kPair = std::uint64_t{1} << 32;      // a pair outweighs any number of size matches
   constexpr std::uint64_t kSameSide = std::uint64_t{1} << 16;  // and both in a loop, or both out: outweighs sizes
   std::vector<Key> shape;
@@ -405,7 +409,8 @@ Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alig
     const auto weight = [&](std::size_t i, std::size_t j) -> std::uint64_t {
       if (shape[i] != seq[j]) return 0;
       const auto placed = sizes_at[i].find(run);
-      return kPair + (side_at[i] != 0 && side_at[i] == seq_side[j] ? kSameSide : 0) +
+      return (std::get<1>(shape[i]) == Role::Collective ? kCollective : kPair) +
+             (side_at[i] != 0 && side_at[i] == seq_side[j] ? kSameSide : 0) +
              (placed != sizes_at[i].end() && placed->second == seq_bytes[j] ? 1 : 0);
     };
     for (const AlignStep& step : align_weighted(shape.size(), seq.size(), weight)) {
