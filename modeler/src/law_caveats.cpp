@@ -95,12 +95,29 @@ std::optional<std::string> negative_laws(const PhaseModel& phase, std::int64_t n
       }
     }
   }
+  // A count that falls below zero past the fitted runs (calls made only where a side of the grid is 1) is none.
+  std::string counts;
+  for (std::size_t g = 0; g < phase.groups.size(); ++g) {
+    const GroupModel& gm = phase.groups[g];
+    if (!gm.measured.empty()) continue;
+    const std::string what = "[" + std::to_string(g) + "] " + gm.call;
+    if (gm.role != Role::PointToPoint) {
+      if (const std::optional<std::int64_t> c = gm.count.integer_at(n)) add(counts, what, static_cast<double>(*c));
+      continue;
+    }
+    for (const Pattern::Case& c : gm.pattern.cases) {
+      for (const Term& t : c.program.terms) {
+        if (const std::optional<std::int64_t> k = t.count.integer_at(n)) add(counts, what, static_cast<double>(*k));
+      }
+    }
+  }
   for (std::size_t k = 0; k < phase.work.size(); ++k) {
     for (const BurstModel& b : phase.work[k].bursts)
       add(work, std::to_string(k), b.work.law.value_at(static_cast<double>(n)));
   }
-  if (sizes.empty() && work.empty()) return std::nullopt;
-  std::string laws = sizes.empty() ? "" : "the size laws of " + sizes;
+  if (sizes.empty() && work.empty() && counts.empty()) return std::nullopt;
+  std::string laws = counts.empty() ? "" : "the call counts of " + counts;
+  if (!sizes.empty()) laws += (laws.empty() ? "" : " and ") + ("the size laws of " + sizes);
   if (!work.empty()) laws += (laws.empty() ? "" : " and ") + ("the work laws of class " + work);
   char low[64];
   std::snprintf(low, sizeof low, "%.4g", lowest);

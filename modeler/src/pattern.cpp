@@ -571,7 +571,7 @@ std::vector<Entry> Program::generate(std::int64_t r, std::int64_t n) const {
   for (std::uint32_t t = 0; t < terms.size(); ++t) {
     const Term& term = terms[t];
     const std::optional<std::int64_t> count = term.count.integer_at(n);
-    if (!count || *count < 0) {
+    if (!count) {  // below zero, no call (as count_value() reads a count)
       throw ModelError("the repetition count " + term.count.to_string() +
                        " is not a whole number at n = " + std::to_string(n) + "; the model cannot be evaluated there");
     }
@@ -717,8 +717,9 @@ std::optional<Unevaluable> Pattern::unevaluable_at(std::int64_t n) const {
     if (!used) continue;
     for (const Term& t : c.program.terms) {
       const std::optional<std::int64_t> count = t.count.integer_at(n);
-      if (!count || *count < 0) return Unevaluable{"the repetition count", t.count, true};
-      if (*count == 0) continue;  // a term that makes no call at n needs no peer there
+      if (!count) return Unevaluable{"the repetition count", t.count, true};
+      // A term that makes no call at n needs no peer there; a count below zero is none (negative_laws() says so).
+      if (*count <= 0) continue;
       for (const auto& slot : t.slots) {
         for (const IndexedLaw& l : slot) {
           if (!l.base.integer_at(n)) return Unevaluable{"the peer law", l.base, false};
