@@ -472,8 +472,8 @@ constexpr std::uint64_t kPieceWeight = 3;
 /// Consecutive occurrences of the stretches' pieces (phases that occur once, or twice in a row with one call on
 /// every location: the set-up's pieces between its compute bursts or collectives, a pair of broadcasts of the
 /// input, the run's end) are one occurrence: the stretch between the run's repeated phases, whose number of pieces
-/// would otherwise follow n and the machine's load (LAMMPS's set-up is one piece at 2-8 ranks, and MPI_Init, two
-/// MPI_Bcast and the rest at 16). A main loop of two iterations of more than one call each stays a phase.
+/// would otherwise follow n and the machine's load (a molecular dynamics code's set-up is one piece at 2-8 ranks, and
+/// MPI_Init, two MPI_Bcast and the rest at 16). A main loop of two iterations of more than one call each stays a phase.
 void join_one_offs(RunPhases& rp) {
   const std::size_t count = rp.occurrence_phase.size();
   const std::vector<std::uint64_t> weight = phase_weights(rp);

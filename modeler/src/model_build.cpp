@@ -224,8 +224,8 @@ BlockSamples fit_traits(GroupModel& gm, const std::vector<RankData>& ranks, std:
       }
     }
     // A halo across one axis of a 3-D grid whose sizes no simpler law reproduces: the block's face with a margin
-    // of ghost cells or atoms, (L_b/p_b + m)(L_c/p_c + m) expanded, where it reproduces them (LAMMPS's ghost atoms:
-    // 79512, 45672, 26232, 26232 bytes at 2-16 ranks, and 16512 at 32).
+    // of ghost cells or atoms, (L_b/p_b + m)(L_c/p_c + m) expanded, where it reproduces them (a molecular dynamics
+    // code's ghost atoms: 79512, 45672, 26232, 26232 bytes at 2-16 ranks, and 16512 at 32).
     if (axis && *axis < 3 && frame_dims(gm.pattern.cases[c].program.frame) == 3 &&
         tt.bytes[slot].max_rel_error > kSizeTolerance) {
       const Basis face = face_basis(*axis);
@@ -1131,12 +1131,11 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
 
   // The shape: the alignment (function only, or also the peers' direction and step) that models best. Where
   // these leave laws in n that a grid's constant offsets might explain, the calls are also aligned on their
-  // peers' labels in each grid frame: a code that skips the directions along a side of 1 (LAMMPS at 2 and 4
-  // ranks) makes its first exchange along z there and along x at 8, and only the label tells them apart.
-  // Where ranks repeat steps of a loop, each rank's loops are folded (a recursive halving whose number of steps
-  // grows with n is then one repetition per call of its body) and the plain alignments are tried again: the
-  // cheaper shape wins (at 4, 8, 16 a row's 1, 2, 2 halving steps are also a torus's constant neighbours, two
-  // pattern cases where the loop needs one).
+  // peers' labels in each grid frame: a code that skips the directions along a side of 1 (at 2 and 4 ranks) makes its
+  // first exchange along z there and along x at 8, and only the label tells them apart. Where ranks repeat steps of a
+  // loop, each rank's loops are folded (a recursive halving whose number of steps grows with n is then one repetition
+  // per call of its body) and the plain alignments are tried again: the cheaper shape wins (at 4, 8, 16 a row's 1, 2, 2
+  // halving steps are also a torus's constant neighbours, two pattern cases where the loop needs one).
   std::optional<Shaped> best;
   const std::vector<PhaseBox> boxes = phase_boxes(runs, rel);
   // A loop may number its iterations in its tags (tag = the loop counter) or tag them all alike; the loops of a

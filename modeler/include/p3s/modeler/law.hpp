@@ -194,7 +194,7 @@ enum class RegressionForm : std::uint8_t {
   Inverse,   ///< offset + coefficient/g(n)   (offset 0 for the one-parameter form c/g(n))
   Power,     ///< coefficient*n^exponent
   /// offset + coefficient/g(n) + coefficient2*(1/p_b + 1/p_c), g a face of a 3-D grid (Dims3Face0..2, = p_b p_c):
-  /// a block's halo across one axis with a margin, (L_b/p_b + m)(L_c/p_c + m) expanded (LAMMPS's ghost atoms)
+  /// a block's halo across one axis with a margin, (L_b/p_b + m)(L_c/p_c + m) expanded (ghost atoms)
   Halo,
   /// coefficient*(1/p_b + m_b)*(1/p_c + m_c), p_b and p_c the other two sides of MPI_Dims_create(n, 3) for the face
   /// `basis` crosses, m the margins (RegressionLaw::margins): a block's face of (L/p_b + g_b)(L/p_c + g_c) points

@@ -91,8 +91,8 @@ struct TermTraits {
   /// that sends its face with the ghost rows of the dimensions it exchanged before: face_points()).
   std::array<std::array<int, 2>, 2> face_margins{};
   /// How far the sizes of one fitted run spread over its ranks (and repetitions, where they are all of one size):
-  /// the largest (max - min) / mean over the runs (0: every rank sends the same; LAMMPS's ghost atoms differ by up
-  /// to 30 %). A law in n cannot follow it.
+  /// the largest (max - min) / mean over the runs (0: every rank sends the same; ghost atoms of a molecular dynamics
+  /// code differ by up to 30 %). A law in n cannot follow it.
   std::array<double, 2> rank_spread{0, 0};
   /// Sizes within a repetition scale by this per step (1: all equal; 0.5: halving, as in recursive halving).
   std::array<double, 2> bytes_step_factor{1, 1};
@@ -287,7 +287,7 @@ struct PhaseLoop {
 
 /// What the fitted runs showed of the process grid a phase's exchanges step along (the frame of its groups whose
 /// peers step along one dimension): the longest side along each dimension, and along which a side longer than 2
-/// made some rank call more in those groups than the sides of 2 did (LAMMPS's atom migration: a second exchange
+/// made some rank call more in those groups than the sides of 2 did (a particle code's migration: a second exchange
 /// each way).
 struct GridSeen {
   Frame frame = Frame::Torus3;

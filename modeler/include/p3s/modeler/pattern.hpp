@@ -38,7 +38,7 @@ enum class Frame : std::uint8_t {
   Torus2C,  ///< as Torus2, column-major
   Grid3C,   ///< as Grid3, column-major
   Torus3C,  ///< as Torus3, column-major
-  /// peer - transpose(r) on the 2^floor(k/2) x 2^ceil(k/2) grid of n = 2^k ranks (NAS CG's layout): a square
+  /// peer - transpose(r) on the 2^floor(k/2) x 2^ceil(k/2) grid of n = 2^k ranks (a sparse solver's layout): a square
   /// grid's transposed position, or with twice as many columns as rows the transposed position of the pair r/2,
   /// keeping r's low bit; none where n is no power of two.
   Transpose,
@@ -56,8 +56,8 @@ using Label = std::array<std::int64_t, 3>;
 
 /// How a grid frame's process grid is laid out at n, and which of its ranks take part (a Program's):
 /// - `box`: all 0 for MPI_Dims_create(n, d) (the library's rule: dims.hpp); else the application's own
-///   factorisation of n for a box of these proportions, the one with the least surface per rank (as LAMMPS and
-///   codes like it cut their domain: box_grid());
+///   factorisation of n for a box of these proportions, the one with the least surface per rank (as particle
+///   codes cut their domain: box_grid());
 /// - `grain`: 0 for every rank; else the side of a global grid (grain^d points) block-distributed over the process
 ///   grid, of which only the ranks holding data take part, a label counting strides between them (a multigrid
 ///   code's coarse levels: 2^3 points on 4 x 4 x 4 processes are held by every other rank along each side);
@@ -84,7 +84,8 @@ struct GridLayout {
 
 /// The factorisation of n into `dims` (2 or 3) sides with the least surface per rank for a box of proportions
 /// `box`: the sum over the pairs of dimensions of (box_a / p_a)(box_b / p_b) in 3-D, of box_a / p_a in 2-D; the
-/// first such in order of p_0, then p_1 ascending (LAMMPS's rule for its processor grid). Sides in dimension order.
+/// first such in order of p_0, then p_1 ascending (a particle code's rule for its processor grid). Sides in dimension
+/// order.
 [[nodiscard]] std::vector<int> box_grid(std::int64_t n, int dims, const std::array<std::int64_t, 3>& box);
 /// The process grid of a grid frame at n under a layout: MPI_Dims_create's, or the box's.
 [[nodiscard]] std::vector<int> grid_sides(Frame frame, std::int64_t n, const GridLayout& layout = {});
@@ -274,8 +275,8 @@ struct ListObservation {
 
 /// The proportions of boxes whose least-surface grid (box_grid()) is, at every observed n, a grid of the frame on
 /// which every observed peer is a step of one along one side: what an application that cuts its domain itself
-/// (LAMMPS's rule for its processor grid) for a box that is not a cube may have cut. Given the peers of all of a
-/// phase's groups, rank by rank, as one observation per rank and n; each side at most 8, the simplest first (the
+/// (a particle code's rule for its processor grid) for a box that is not a cube may have cut. Given the peers of all of
+/// a phase's groups, rank by rank, as one observation per rank and n; each side at most 8, the simplest first (the
 /// smallest largest side, then sum), at most 8 of them. Which one, if any, is the phase's grid is for its groups to
 /// tell: in which their steps are constant.
 [[nodiscard]] std::vector<std::array<std::int64_t, 3>> suggested_boxes(Frame frame,
