@@ -16,6 +16,11 @@ and compare the predictions with the real runs.
    and memory limits. Then `p3s predict --logical` at the target.
 One ACCURACY line per phase and target, and one RESOURCES line per target, are printed; --report appends them to a
 file (the benchmark's table).
+
+--short PHASE names a phase whose prediction is known to fall short of exact (an open problem, said in the project's
+notes): it must still be evaluated with its weight exact and its communications within 5 % of the real count, and is
+printed as SHORT; every other phase must be exact. A phase named short that comes out exact is reported, so that the
+exemption is dropped. The prediction of a target with a short phase is written with --repair.
 """
 import argparse
 import json
@@ -125,6 +130,22 @@ def check_series(counts, outputs):
               f"{steps if steps in shapes[counts[0]] else steps + 1} ({steps} iterations)")
 
 
+def short_of(c, where, problems, lines):
+    """A phase known to fall short (--short): evaluated, its weight exact, its communications within 5 %."""
+    comms = f"comms {c['comms_predicted']}/{c['comms_actual']}, weight {c['weight_predicted']}/{c['weight_actual']}"
+    exact = (c["pattern_exact"] and not c.get("approximate_groups") and c["comms_predicted"] == c["comms_actual"]
+             and c["volume_error_mean"] <= 0.01 and c["volume_error_max"] <= 0.03)
+    if exact:
+        print(f"NOTE [{ARGS.name}]: {where} is now exact: drop --short {c['phase']}")
+    if c["weight_predicted"] != c["weight_actual"]:
+        problems.append(f"{where} (short): weight {c['weight_predicted']} predicted, {c['weight_actual']} real")
+    if abs(c["comms_predicted"] - c["comms_actual"]) > 0.05 * c["comms_actual"]:
+        problems.append(f"{where} (short): {c['comms_predicted']} communications predicted, {c['comms_actual']} real "
+                        f"(more than 5 % apart)")
+    lines.append(f"SHORT    {ARGS.name:3s} fit {'-'.join(map(str, ARGS.fit))} -> {where}: pattern "
+                 f"{'exact' if c['pattern_exact'] else 'DIFFERS (' + c['first_mismatch'] + ')'}, {comms}")
+
+
 def check_target(target):
     fit_dirs = [os.path.join(ARGS.work, f"{ARGS.name}.np{n}") for n in ARGS.fit]
     real = os.path.join(ARGS.work, f"{ARGS.name}.np{target}")
@@ -143,6 +164,9 @@ def check_target(target):
         where = f"n={target} phase {c['phase']}"
         if c.get("error"):
             problems.append(f"{where}: not evaluated: {c['error']}")
+            continue
+        if c["phase"] in ARGS.short:
+            short_of(c, where, problems, lines)
             continue
         ok = True
         if c.get("approximate_groups"):
@@ -185,7 +209,9 @@ def check_target(target):
     if problems and not ARGS.keep_going:
         fail(f"prediction at {target}", "\n".join(problems) + "\n" + out[-4000:])
     lt = os.path.join(ARGS.work, f"{ARGS.name}.lt4nc.np{target}")
-    run([ARGS.p3s, "predict", model, "--np", str(target), "--logical", "-o", lt, "--force"], f"predict {target}")
+    repair = ["--repair"] if ARGS.short else []
+    run([ARGS.p3s, "predict", model, "--np", str(target), "--logical", "-o", lt, "--force", *repair],
+        f"predict {target}")
     return not problems
 
 
@@ -207,6 +233,8 @@ def main():
     p.add_argument("--keep-going", action="store_true",
                    help="report every target and exit 0 whatever the accuracy (the benchmark prints the table)")
     p.add_argument("--report", help="append the ACCURACY and RESOURCES lines to this file")
+    p.add_argument("--short", type=int, action="append", default=[], metavar="PHASE",
+                   help="a phase known to fall short of exact (see above)")
     ARGS = p.parse_args()
     if not os.access(ARGS.bin, os.X_OK):
         fail("binary", f"{ARGS.bin} is not an executable (the NAS benchmarks are built from ../shared/npb)")
