@@ -932,7 +932,9 @@ std::vector<std::optional<ExactLaw>> fixed_loops(const detail::Shape& shape, con
 /// The phase's shape with the calls aligned as `alignment` says (on their labels in `frame` for
 /// Alignment::Label), each rank's loops folded first when `fold` is set (detail::fold_loops()); nullopt, before any
 /// law is learnt, where it has more point-to-point groups than `most_cases`: every such group is a pattern case at
-/// least, so that shape cannot model the phase with fewer cases than a shape found already.
+/// least, so that shape cannot model the phase with fewer cases than a shape found already. nullopt too where the
+/// alignment split a rank's step of a folded loop among groups (detail::Shape::steps_split): the loop's groups would
+/// not hold one call per iteration, and a prediction would pair one iteration's receive with another's send.
 std::optional<Shaped> shape_phase(std::span<const Run> runs, const RelatedPhase& rel, std::span<const PhaseBox> boxes,
                                   detail::Alignment alignment, const FitOptions& options, Frame frame, bool fold,
                                   const detail::FoldRules& rules, std::size_t most_cases) {
@@ -958,7 +960,7 @@ std::optional<Shaped> shape_phase(std::span<const Run> runs, const RelatedPhase&
   detail::Shape shape = detail::merge_shapes(seqs, alignment, runs_of);
   const auto p2p = static_cast<std::size_t>(std::count_if(
       shape.groups.begin(), shape.groups.end(), [](const auto& g) { return g.second == Role::PointToPoint; }));
-  if (p2p > most_cases) return std::nullopt;
+  if (p2p > most_cases || shape.steps_split) return std::nullopt;
   out.loops = shape.loops;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     ranks[i].groups = std::move(shape.ranks[i]);
@@ -1157,7 +1159,7 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
     if (s && (!best || s->cost() < best->cost())) best = std::move(s);
   };
   const auto perfect = [&best] {
-    return std::get<0>(best->cost()) == 0 && std::get<1>(best->cost()) <= best->groups.size() &&
+    return best && std::get<0>(best->cost()) == 0 && std::get<1>(best->cost()) <= best->groups.size() &&
            best->constant_offsets();
   };
   // Where ranks repeat a loop body, the folded shapes come first: one whose every group is a single case of constant

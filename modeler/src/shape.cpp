@@ -354,6 +354,9 @@ Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alig
   std::vector<int> side_at;
   std::vector<std::vector<std::size_t>> positions(ranks.size());  // per rank, per call
   std::vector<std::vector<const Call*>> calls(ranks.size());
+  // Per rank, per call: the rank's group it came from where that group is a step of a folded loop (else kNotStep).
+  constexpr std::size_t kNotStep = SIZE_MAX;
+  std::vector<std::vector<std::size_t>> step_of(ranks.size());
   struct RankLoop {
     std::size_t begin = 0;  // the rank's calls in the loop
     std::size_t end = 0;
@@ -399,6 +402,7 @@ Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alig
         seq_bytes.push_back(c.peers[0] >= 0 ? c.bytes[0] : c.bytes[1]);
         seq_side.push_back(!folded ? 0 : gi < loop_end ? 1 : 2);
         calls[r].push_back(&c);
+        step_of[r].push_back(gi < loop_end ? gi : kNotStep);
       }
     }
     std::vector<Key> merged;
@@ -467,6 +471,14 @@ Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alig
         alignment == Alignment::TagRuns && k > 0 && std::get<2>(shape[k]) != std::get<2>(shape[k - 1]);
     if (out.groups.empty() || out.groups.back() != fn || cut[k] || retagged) out.groups.push_back(fn);
     group_of[k] = out.groups.size() - 1;
+  }
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    std::map<std::size_t, std::size_t> group_of_step;
+    for (std::size_t k = 0; k < calls[r].size(); ++k) {
+      if (step_of[r][k] == kNotStep) continue;
+      const std::size_t g = group_of[positions[r][k]];
+      out.steps_split = out.steps_split || group_of_step.try_emplace(step_of[r][k], g).first->second != g;
+    }
   }
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     std::vector<RankGroup> groups(out.groups.size());

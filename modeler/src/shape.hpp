@@ -113,6 +113,10 @@ struct Shape {
   /// Per loop, per input rank: the iterations its folded loop there made (0: none folded there; kNoIterations
   /// where several of its loops fell in one).
   std::vector<std::vector<std::uint32_t>> loop_iterations;
+  /// Whether the alignment put the calls one rank makes at one step of its folded loop into several groups (the
+  /// step's peers change direction from one iteration to the next, and the directions of other ranks' steps fell
+  /// between them): no group then holds that rank's call of every iteration, and the loop is no PhaseLoop.
+  bool steps_split = false;
 };
 
 /// Shape::loop_iterations of a rank whose folded loops disagree.

@@ -307,5 +307,37 @@ TEST(FoldLoops, OnlyLoopsOfTheExchangesGivenAreFolded) {
   EXPECT_EQ(fold_loops(groups, FoldRules{false, LoopTags::Equal, &these}).size(), 2U);
 }
 
+TEST(MergeShapes, AStepWhosePeersChangeDirectionIsOneGroupOrTheShapeSaysItSplit) {
+  // The ranks of a 2 x 2 grid exchange along x, then y, then back along y and x, one MPI_Irecv, MPI_Send and
+  // MPI_Wait per exchange, and fold that loop of steps. Aligned on the direction of their peers, the steps of a rank
+  // whose x neighbour is below it and y neighbour above fall between those of the ranks whose neighbours are all
+  // above or all below: no group holds its call of every iteration, which the shape says. Aligned on the function
+  // only, each step is one group.
+  std::vector<std::vector<RankGroup>> ranks(4);
+  for (std::int64_t r = 0; r < 4; ++r) {
+    const std::int64_t x = r % 2 == 0 ? 1 : -1;
+    const std::int64_t y = r / 2 == 0 ? 2 : -2;
+    for (const std::int64_t offset : {x, x, y, y, y, y, x, x}) {
+      Call c = to(r + offset, true, 0);
+      c.offset = offset;
+      add(ranks[r], mpi::Function::MPI_Irecv, Role::PointToPoint, c);
+      c.receives[0] = false;
+      add(ranks[r], mpi::Function::MPI_Send, Role::PointToPoint, c);
+      add(ranks[r], mpi::Function::MPI_Wait, Role::Completion, waitall(1));
+    }
+  }
+  std::vector<const std::vector<RankGroup>*> seqs;
+  for (auto& r : ranks) {
+    r = fold_loops(r);
+    ASSERT_EQ(r.size(), 3U);
+    seqs.push_back(&r);
+  }
+  EXPECT_TRUE(merge_shapes(seqs, Alignment::Direction).steps_split);
+  const Shape shape = merge_shapes(seqs, Alignment::Function);
+  EXPECT_FALSE(shape.steps_split);
+  ASSERT_EQ(shape.groups.size(), 3U);
+  EXPECT_EQ(shape.loops[0], (PhaseLoop{0, 3}));
+}
+
 }  // namespace
 }  // namespace p3s::modeler::detail
