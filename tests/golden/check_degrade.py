@@ -14,13 +14,12 @@ peer, so no law reproduces that group. Then:
   3. bad input still fails with one line and exit code 1, and writes nothing.
 """
 import argparse
-import glob
-import gzip
 import json
 import os
-import shutil
 import subprocess
 import sys
+
+from altered import scattered_peer, write_altered
 
 
 def fail(msg):
@@ -42,8 +41,7 @@ def scatter(signature):
         for k, event in enumerate(rank["events"]):
             for a in event["actions"]:
                 if a["kind"] == "send":
-                    h = (((rank["rank"] + 1) * 2654435761) ^ (n * 40503 + k * 97)) & 0xFFFFFFFFFFFFFFFF
-                    a["peer"] = (h >> 7) % n
+                    a["peer"] = scattered_peer(rank["rank"], n, k)
                     a["offset"] = a["peer"] - rank["rank"]
     return loop["id"]
 
@@ -54,17 +52,7 @@ def main():
     ap.add_argument("--data", required=True)
     ap.add_argument("--work", required=True)
     args = ap.parse_args()
-    shutil.rmtree(args.work, ignore_errors=True)
-    os.makedirs(args.work)
-    sigs = []
-    for gz in sorted(glob.glob(os.path.join(args.data, "np*.json.gz"))):
-        with gzip.open(gz, "rt") as f:
-            signature = json.load(f)
-        scattered = scatter(signature)
-        path = os.path.join(args.work, os.path.basename(gz)[:-3])
-        with open(path, "w") as f:
-            json.dump(signature, f)
-        sigs.append(path)
+    sigs, scattered = write_altered(args.data, args.work, scatter)
 
     model = os.path.join(args.work, "scattered.model")
     out = run([args.p3s, "model", *sigs, "-o", model, "--force"]).stdout

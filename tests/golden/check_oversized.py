@@ -13,14 +13,13 @@ main loop the analysis could not find leaves in one phase). Then:
   3. `p3s predict --np 64 --logical` exits 0, names the phase whose calls it leaves out, and writes no call of it.
 """
 import argparse
-import glob
-import gzip
 import json
 import os
 import resource
-import shutil
 import subprocess
 import sys
+
+from altered import scattered_peer, write_altered
 
 # The calls of one rank in the long phase, and the ceiling on the address space of `p3s model` (a program whose
 # structures grow with the square of a phase's calls needs far more).
@@ -54,8 +53,7 @@ def lengthen(signature):
             e = json.loads(json.dumps(events[k % len(events)]))
             for a in e["actions"]:
                 if "peer" in a:
-                    h = (((rank["rank"] + 1) * 2654435761) ^ (n * 40503 + k * 97)) & 0xFFFFFFFFFFFFFFFF
-                    a["peer"] = (h >> 7) % n
+                    a["peer"] = scattered_peer(rank["rank"], n, k)
                     a["offset"] = a["peer"] - rank["rank"]
                 a.pop("started", None)
             long.append(e)
@@ -69,17 +67,7 @@ def main():
     ap.add_argument("--data", required=True)
     ap.add_argument("--work", required=True)
     args = ap.parse_args()
-    shutil.rmtree(args.work, ignore_errors=True)
-    os.makedirs(args.work)
-    sigs = []
-    for gz in sorted(glob.glob(os.path.join(args.data, "np*.json.gz"))):
-        with gzip.open(gz, "rt") as f:
-            signature = json.load(f)
-        long_phase = lengthen(signature)
-        path = os.path.join(args.work, os.path.basename(gz)[:-3])
-        with open(path, "w") as f:
-            json.dump(signature, f)
-        sigs.append(path)
+    sigs, long_phase = write_altered(args.data, args.work, lengthen)
 
     model = os.path.join(args.work, "long.model")
     out = run([args.p3s, "model", *sigs, "-o", model, "--force"], ceiling=CEILING).stdout
