@@ -691,11 +691,24 @@ void label_calls(RankData& d, Frame frame) {
     }
   }
   const std::vector<std::optional<Label>> labels = stable_labels(frame, d.r, d.n, peers);
+  // A code that exchanges along every side talks to itself along a side of 1: that call is the step along it (the
+  // last such side, where MPI_Dims_create puts them), to align with the same exchange at n where the side is longer.
+  Label self{0, 0, 0};
+  if (frame_dims(frame) >= 2) {
+    const std::vector<int> sides = grid_sides(frame, d.n);
+    for (std::size_t dim = sides.size(); dim-- > 0;) {
+      if (sides[dim] == 1) {
+        self[dim] = 1;
+        break;
+      }
+    }
+  }
   std::size_t k = 0;
   for (RankGroup& g : d.groups) {
     for (Call& c : g.calls) {
-      const std::optional<Label>& l = labels[k++];
+      const std::optional<Label>& l = labels[k];
       c.label = l ? Label{std::abs((*l)[0]), std::abs((*l)[1]), std::abs((*l)[2])} : Label{0, 0, 0};
+      if (peers[k++] == d.r && c.label == Label{0, 0, 0}) c.label = self;
     }
   }
 }
