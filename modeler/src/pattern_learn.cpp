@@ -268,7 +268,30 @@ bool is_logarithmic(Basis b) {
          b == Basis::CeilHalfLog2;
 }
 
-/// A counted repetition: its count an exact law in n, each label a progression in the repetition index.
+/// The side of MPI_Dims_create's grid that a repetition steps along: every slot's label a constant step along one and
+/// the same dimension of a grid frame on that grid. nullopt otherwise (a box's grid has sides no basis names).
+std::optional<Basis> side_stepped(const Space& sp, const Term& t) {
+  const int dims = frame_dims(sp.frame);
+  if (dims < 2 || sp.layout.boxed()) return std::nullopt;
+  std::optional<int> axis;
+  for (const std::vector<IndexedLaw>& slot : t.slots) {
+    for (int d = 0; d < static_cast<int>(slot.size()); ++d) {
+      const IndexedLaw& law = slot[static_cast<std::size_t>(d)];
+      if (law.step != 0 || !law.base.is_constant()) return std::nullopt;
+      if (law.base.b == Rational::make(0)) continue;
+      if (axis && *axis != d) return std::nullopt;
+      axis = d;
+    }
+  }
+  if (!axis) return std::nullopt;
+  static constexpr Basis kSides2[] = {Basis::Dims2Major, Basis::Dims2Minor};
+  static constexpr Basis kSides3[] = {Basis::Dims3First, Basis::Dims3Second, Basis::Dims3Third};
+  return dims == 2 ? kSides2[*axis] : kSides3[*axis];
+}
+
+/// A counted repetition: its count an exact law in n, each label a progression in the repetition index. A count
+/// that follows the side of the grid its steps go along is that side's law, not another basis that agrees with it
+/// on the fitted counts (2^floor(log2(n)/2) - 2 is dims3(n)[0] - 2 from 4 to 32, and 6, not 2, at 64).
 std::optional<Term> fit_repeated(const Space& sp, int slots, const std::map<std::int64_t, std::vector<Canon>>& parts,
                                  const WholeAt& whole) {
   const int dims = frame_dims(sp.frame);
@@ -317,8 +340,14 @@ std::optional<Term> fit_repeated(const Space& sp, int slots, const std::map<std:
   for (const ExactLaw& law : count_laws) {
     if (law.is_constant() || is_logarithmic(law.basis)) logarithms.push_back(law);
   }
-  const std::optional<ExactLaw> count =
-      prefer_whole(powers && !logarithms.empty() ? logarithms : count_laws, counts, whole_count);
+  std::vector<ExactLaw> sides;
+  if (const std::optional<Basis> side = side_stepped(sp, t); side && !powers) {
+    for (const ExactLaw& law : count_laws) {
+      if (law.basis == *side && !law.is_constant()) sides.push_back(law);
+    }
+  }
+  const std::optional<ExactLaw> count = prefer_whole(
+      !sides.empty() ? sides : powers && !logarithms.empty() ? logarithms : count_laws, counts, whole_count);
   t.count = *count;
   return t;
 }
@@ -725,6 +754,8 @@ struct SearchBudget {
   /// The programs learnt for each set of observations (learn_program() is a function of the set): rank classes
   /// split the same ranks again and again.
   std::map<std::vector<const ListObservation*>, std::optional<Program>> programs = {};
+  /// The same for learn_expressions(), the dearest search, which the rank classes tried reach with the same ranks.
+  std::map<std::vector<const ListObservation*>, std::optional<Program>> expressions = {};
 };
 
 /// The fallback: one single term per position (the same number of communications for every rank and n), each
@@ -869,6 +900,40 @@ std::optional<Program> learn_on_holders(int slots, std::span<const ListObservati
   return best;
 }
 
+/// Whether the cases, each rank taking the first whose predicate holds, give every observed rank its list.
+bool cases_reproduce(const std::vector<Pattern::Case>& cases, std::span<const ListObservation* const> obs) {
+  try {
+    const Pattern p{cases};
+    for (const ListObservation* o : obs) {
+      const std::vector<Entry> got = p.generate(o->r, o->n);
+      if (got.size() != o->entries.size()) return false;
+      for (std::size_t k = 0; k < got.size(); ++k) {
+        for (std::size_t s = 0; s < 2; ++s) {
+          if (got[k].peers[s] != std::max<std::int64_t>(o->entries[k][s], -1)) return false;
+        }
+      }
+    }
+  } catch (const ModelError&) {
+    return false;
+  }
+  return true;
+}
+
+/// Drops each case whose ranks the cases after it describe as well (r == n/2 sending to 0 where the last case's
+/// r & (r - 1) says the same at every fitted n): a class that only restates the general rule on the fitted counts
+/// would decide the ranks where the two part.
+void drop_redundant_cases(std::vector<Pattern::Case>& cases, std::span<const ListObservation* const> obs) {
+  for (std::size_t i = 0; i + 1 < cases.size();) {
+    std::vector<Pattern::Case> without = cases;
+    without.erase(without.begin() + static_cast<std::ptrdiff_t>(i));
+    if (cases_reproduce(without, obs)) {
+      cases = std::move(without);
+    } else {
+      ++i;
+    }
+  }
+}
+
 /// How a list of cases describes its ranks, briefest first: cases, those with laws in n, then their length.
 std::tuple<std::size_t, std::size_t, int> cases_cost(const std::vector<Pattern::Case>& cases) {
   std::size_t varying = 0;
@@ -886,9 +951,13 @@ std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const
     return std::vector<Pattern::Case>{{RankPredicate{}, *p}};
   }
   if (depth == 0) {
-    if (std::optional<Program> p = learn_expressions(slots, obs, budget)) {
-      return std::vector<Pattern::Case>{{RankPredicate{}, std::move(*p)}};
+    std::vector<const ListObservation*> key(obs.begin(), obs.end());
+    std::sort(key.begin(), key.end());
+    auto found = budget.expressions.find(key);
+    if (found == budget.expressions.end()) {
+      found = budget.expressions.emplace(std::move(key), learn_expressions(slots, obs, budget)).first;
     }
+    if (found->second) return std::vector<Pattern::Case>{{RankPredicate{}, *found->second}};
     return std::nullopt;
   }
   // A predicate that splits the ranks as an earlier one did gives what that one gave: tried once (the holders of a
@@ -910,6 +979,7 @@ std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const
     std::optional<std::vector<Pattern::Case>> rest = learn_cases(slots, out, depth - 1, budget);
     if (!rest) return std::nullopt;
     rest->insert(rest->begin(), Pattern::Case{when, std::move(*first)});
+    drop_redundant_cases(*rest, obs);
     return rest;
   };
   // Where some ranks make no calls, the holders of a coarse grid are the likeliest class; of the grids (frames and
@@ -921,10 +991,16 @@ std::optional<std::vector<Pattern::Case>> learn_cases(int slots, std::span<const
     if (cases && (!best || cases_cost(*cases) < cases_cost(*best))) best = std::move(cases);
   }
   if (best) return best;
+  // Of the rank classes that describe the ranks, the briefest: the first that fits may be a class that agrees with
+  // the code's own only on the fitted counts (the first row of a grid where the code means its first column: the
+  // same ranks while the grid is square), and the ranks it leaves then need laws that hold only there.
   for (const RankPredicate& when : rank_predicates()) {
-    if (std::optional<std::vector<Pattern::Case>> cases = split(when)) return cases;
+    std::optional<std::vector<Pattern::Case>> cases = split(when);
+    if (cases && (!best || cases_cost(*cases) < cases_cost(*best))) best = std::move(cases);
+    // Cases constant in n leave nothing that holds on the fitted counts only: the search stops there.
+    if (best && std::get<1>(cases_cost(*best)) == 0) break;
   }
-  return std::nullopt;
+  return best;
 }
 
 }  // namespace

@@ -171,6 +171,11 @@ TEST(Pattern, AnExchangeAlongABoundaryOfTheDomainIsMadeByTheRanksOnIt) {
   };
   const Pattern p = learn_and_check(faces, {4, 8, 16, 32}, {64, 128, 36});
   EXPECT_EQ(p.cases.size(), 3U);
+  // Fitted from 2 ranks, where the grid is one column (first and last at once) and the grid is square or 2 x 1 at
+  // most counts: the first column is r < dims2(n)[0], which r < dims2(n)[1] matches at 2, 4 and 16 only. The first
+  // class that fits took the latter, its other ranks then needed laws in n that held on the fitted counts alone.
+  const Pattern q = learn_and_check(faces, {2, 4, 8, 16}, {32, 64, 128});
+  EXPECT_EQ(q.cases.size(), 3U) << q.to_string();
 }
 
 TEST(Pattern, ATermThatMakesNoCallAtNNeedsNoPeerThere) {
@@ -322,6 +327,7 @@ TEST(Pattern, RingAllgatherRepeatsTheSameExchangeNMinus1Times) {
 TEST(Pattern, ARepeatedStepBackAlongAPeriodicSideOf2IsTheSameStepAtEveryN) {
   // A multi-partition sweep on q x q ranks: q - 1 receives from the row above (periodic). At q = 2 the step back
   // is also the step forward; the law is the constant step back, not a law in n that gives +1 at 4 and -1 above.
+  // The count is the side the steps go along (sqrt(n) - 1 on these square grids).
   const Truth sweep = [](std::int64_t r, std::int64_t n) {
     std::int64_t q = 1;
     while ((q + 1) * (q + 1) <= n) ++q;
@@ -329,7 +335,7 @@ TEST(Pattern, ARepeatedStepBackAlongAPeriodicSideOf2IsTheSameStepAtEveryN) {
     return std::vector<Peers>(static_cast<std::size_t>(q - 1), one(up));
   };
   const Pattern p = learn_and_check(sweep, {4, 9, 16, 25}, {36, 49});
-  EXPECT_EQ(p.to_string(), "[torus2(r) + (-1, 0) for i < sqrt(n) - 1]");
+  EXPECT_EQ(p.to_string(), "[torus2(r) + (-1, 0) for i < dims2(n)[0] - 1]");
 }
 
 TEST(Pattern, OnlyTheRanksHoldingACoarseGridExchangeWithTheHoldersAStrideAway) {
@@ -534,6 +540,27 @@ TEST(Pattern, MirrorRankFoundByExpressionSearch) {
   const Pattern p =
       learn_and_check([](std::int64_t r, std::int64_t n) { return std::vector{one(n - 1 - r)}; }, {4, 6, 9}, {5, 64});
   EXPECT_EQ(p.cases.at(0).program.frame, Frame::Expression) << p.to_string();
+}
+
+TEST(Pattern, ACountBelowZeroPastTheFittedRunsIsNoCall) {
+  // 4 - log2(n) steps to r + 1: 2 at 4 ranks, 0 at 16, -2 at 64, where the law is past what it describes. That
+  // is no call there, and the pattern can be evaluated (the phase's caveat names it), not an error.
+  Program p;
+  p.frame = Frame::Offset;
+  p.slots = 1;
+  Term t;
+  t.count = ExactLaw{Basis::Log2, Rational::make(-1), Rational::make(4)};
+  t.slots = {{IndexedLaw::constant(1)}};
+  p.terms.push_back(t);
+  const Pattern pattern{{{RankPredicate{}, p}}};
+  EXPECT_EQ(pattern.generate(0, 4).size(), 2U);
+  EXPECT_TRUE(pattern.generate(0, 16).empty());
+  EXPECT_TRUE(pattern.generate(0, 64).empty());
+  EXPECT_FALSE(pattern.unevaluable_at(64).has_value());
+  // A count that is no whole number is another matter: the model cannot say how many calls there are.
+  p.terms[0].count = ExactLaw{Basis::N, Rational::make(1, 3), Rational::make(0)};
+  const Pattern thirds{{{RankPredicate{}, p}}};
+  EXPECT_TRUE(thirds.unevaluable_at(16).has_value());
 }
 
 TEST(Pattern, EmptyForEveryRank) {

@@ -164,6 +164,28 @@ TEST(MergeShapes, ARankThatSkipsALevelIsAlignedByTheSizesOfItsRun) {
   EXPECT_EQ(merge_shapes(seqs, Alignment::Function, other).ranks[1][2].calls.size(), 1U);
 }
 
+TEST(MergeShapes, CollectivesLineUpWhateverThePointToPointCallsAroundThem) {
+  // Every rank makes the same collectives in order; around them the ranks' sends differ (a reduction by hand whose
+  // boundary ranks send before the sum, the others after). Pairing the three sends alike would cost the pair of
+  // the two MPI_Allreduce calls and give the shape two collectives that each rank makes alone.
+  std::vector<std::vector<RankGroup>> ranks(2);
+  for (int i = 0; i < 3; ++i) ranks[0].push_back(send(1, 8.0, 10));
+  ranks[0].push_back(group(mpi::Function::MPI_Allreduce, Role::Collective));
+  ranks[1].push_back(group(mpi::Function::MPI_Allreduce, Role::Collective));
+  for (int i = 0; i < 3; ++i) ranks[1].push_back(send(0, 8.0, 10));
+  const std::vector<const std::vector<RankGroup>*> seqs{&ranks[0], &ranks[1]};
+  const std::vector<std::int64_t> runs{4, 4};
+  const Shape shape = merge_shapes(seqs, Alignment::Function, runs);
+  std::size_t collectives = 0;
+  for (std::size_t g = 0; g < shape.groups.size(); ++g) {
+    if (shape.groups[g].second != Role::Collective) continue;
+    ++collectives;
+    EXPECT_EQ(shape.ranks[0][g].calls.size(), 1U) << g;
+    EXPECT_EQ(shape.ranks[1][g].calls.size(), 1U) << g;
+  }
+  EXPECT_EQ(collectives, 1U);
+}
+
 TEST(MergeShapes, TagsTellExchangesAlongDifferentAxesApart) {
   // Two visits of a level. At one count the grid has no z side (2 x 2 x 1): its exchanges along x and y (tags 10,
   // 12) must not take the places of those along z (tag 14) at another, where the functions alone pair them there.
