@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Start and end of recording: MPI_Init sets everything up, MPI_Finalize turns the raw logs into the OTF2
 // archive (each rank converts its own logs; rank 0 unifies the definitions and writes the global ones).
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -74,6 +75,21 @@ void uninstall_sigterm() {
   if (g_sigterm_installed) sigaction(SIGTERM, &g_previous_sigterm, nullptr);
   g_sigterm_installed = false;
   g_exit_log_count.store(0, std::memory_order_release);
+}
+
+/// A forked child (a helper the application starts with fork() and ends with exit()) inherits the recorder's state,
+/// its logs and their unflushed buffers, which are the parent's: exit() would run their destructors and write the
+/// parent's events a second time into the parent's logs. The child records nothing and writes none of them; the
+/// state is left to the child's exit unreleased, its destructors never run.
+void on_fork_child() noexcept {
+  g_recording.store(false, std::memory_order_release);
+  const int n = std::min(g_exit_log_count.load(std::memory_order_acquire), kMaxExitLogs);
+  for (int i = 0; i < n; ++i) {
+    if (ThreadLog* log = g_exit_logs[i].load(std::memory_order_acquire)) log->abandon();
+  }
+  g_exit_log_count.store(0, std::memory_order_release);
+  g_state = nullptr;
+  (void)g_owner.release();
 }
 
 int normalized_thread_level(int provided) {
@@ -276,6 +292,8 @@ void discard_logs(State& s, ThreadData& td, const std::string& error) {
 }
 
 void start(int region, InitEnter init, const int* provided) {
+  static const int fork_handler = pthread_atfork(nullptr, nullptr, on_fork_child);
+  (void)fork_handler;
   auto owner = std::make_unique<State>();
   State& s = *owner;
   PMPI_Comm_rank(MPI_COMM_WORLD, &s.rank);

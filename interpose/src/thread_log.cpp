@@ -94,6 +94,12 @@ bool ThreadLog::make_room(std::size_t bytes) noexcept {
   return false;
 }
 
+void ThreadLog::abandon() noexcept {
+  used_.store(0, std::memory_order_release);
+  if (fd_ >= 0) ::close(fd_);  // the child's descriptor only: the parent's stays open
+  fd_ = -1;
+}
+
 bool ThreadLog::close() noexcept {
   if (fd_ < 0) return !failed_;
   const bool ok = flush();

@@ -69,6 +69,8 @@ class ThreadLog {
   void flush_for_exit() noexcept;
   /// Flushes and closes; the file stays for conversion.
   bool close() noexcept;
+  /// In a forked child, whose buffer and file are the parent's: drops the child's copy of both, writing nothing.
+  void abandon() noexcept;
 
   [[nodiscard]] bool failed() const noexcept { return failed_; }
   [[nodiscard]] const std::string& error() const noexcept { return error_; }

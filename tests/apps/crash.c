@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Test app: a long loop of ring exchanges and Allreduce; with --die-at K, rank 1 kills itself with SIGKILL at
-// iteration K, so that tests can check what a killed run leaves behind.
+// iteration K, so that tests can check what a killed run leaves behind; with --fork-at K, every rank forks a child
+// at iteration K that ends at once with exit() (a helper process), so that tests can check the child writes none
+// of its parent's trace.
 //
-// Usage: crash [iterations=2000] [--die-at K]. Prints progress from rank 0, and no P3S-EXPECT lines.
+// Usage: crash [iterations=2000] [--die-at K] [--fork-at K]. Prints progress from rank 0, and no P3S-EXPECT lines.
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "expect.h"
 
@@ -13,10 +18,12 @@ int main(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  int iters = 2000, die_at = -1;
+  int iters = 2000, die_at = -1, fork_at = -1;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--die-at") == 0 && i + 1 < argc)
       die_at = expect_arg_int(argc, argv, ++i, -1);
+    else if (strcmp(argv[i], "--fork-at") == 0 && i + 1 < argc)
+      fork_at = expect_arg_int(argc, argv, ++i, -1);
     else
       iters = expect_arg_int(argc, argv, i, iters);
   }
@@ -28,6 +35,12 @@ int main(int argc, char** argv) {
     if (rank == 1 && it == die_at) {
       fflush(stdout);
       raise(SIGKILL);  // no handler, no MPI_Finalize: what the recorder flushed so far is all there is
+    }
+    if (it == fork_at) {
+      fflush(stdout);
+      const pid_t child = fork();
+      if (child == 0) exit(0);  // exit(), not _exit(): the process's exit handlers and destructors run
+      if (child > 0) waitpid(child, NULL, 0);
     }
     long long from_left = 0, from_right = 0;
     MPI_Sendrecv(&value, 1, MPI_LONG_LONG, right, 1, &from_left, 1, MPI_LONG_LONG, left, 1, MPI_COMM_WORLD,
