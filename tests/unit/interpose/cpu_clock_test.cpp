@@ -119,14 +119,16 @@ TEST_P(CpuClockModes, SleepingGainsNoCpuTimeAndValuesNeverGoBack) {
   CpuClock c;
   c.open(kWindow, GetParam());
   std::uint64_t last = c.read(clock_ns());
+  int gained = 0;  // sleeps that gained more than a window plus the wake-up's own CPU time
   for (int i = 0; i < 20; ++i) {
     usleep(2000);
     const std::uint64_t v = c.read(clock_ns());
     EXPECT_GE(v, last);
-    // 2 ms asleep: at most one window plus the wake-up's own CPU time.
-    EXPECT_LT(v - last, 400000U) << "sleep " << i;
+    if (v - last >= 400000U) ++gained;
     last = v;
   }
+  // A clock that counts sleeping gains 2 ms at every sleep; on a busy machine a wake-up now and then is slow.
+  EXPECT_LE(gained, 2);
 }
 
 TEST_P(CpuClockModes, AReadBackStandsForItsTimeAndASleepAfterItIsNotCounted) {
