@@ -31,6 +31,9 @@ constexpr std::array kTable{
     EnvVar{"P3S_ENABLE", "bool", "1", "0|1", "0 turns recording off (the library then only forwards calls)"},
     EnvVar{"P3S_VERBOSE", "bool", "0", "0|1", "rank 0 reports what it wrote on stderr"},
     EnvVar{"P3S_COMMAND", "string", "", "", "the traced command line, stored as provenance (set by p3s record)"},
+    EnvVar{"P3S_RECORD_LOCK", "string", "", "",
+           "the token of the p3s record that holds the trace directory's lock, which its ranks share (set by p3s "
+           "record); without it the recorder takes the lock itself"},
 };
 
 /// Edit distance for "did you mean" hints on misspelt variable names.
@@ -84,6 +87,10 @@ bool apply(Config& c, std::string_view name, std::string_view v) {
   }
   if (name == "P3S_COMMAND") {
     c.command = std::string(v);
+    return true;
+  }
+  if (name == "P3S_RECORD_LOCK") {
+    c.record_lock = std::string(v);
     return true;
   }
   if (name == "P3S_COUNTERS") {

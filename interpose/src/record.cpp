@@ -4,7 +4,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 #include <otf2/otf2.h>
 
 #include "archive_io.hpp"
+#include "dir_lock.hpp"
 #include "p3s/error.hpp"
 #include "p3s/interpose/counters.hpp"
 #include "p3s/trace/schema.hpp"
@@ -31,31 +31,6 @@ volatile pid_t g_child = 0;
 extern "C" void forward_to_child(int sig) {
   if (g_child > 0) ::kill(g_child, sig);
 }
-
-/// Holds DIR/.p3s-record.lock (flock) while a recording runs: a second `p3s record` into DIR is refused rather
-/// than mixing its raw logs with the first's and losing one trace. The file goes when the recording ends.
-class DirectoryLock {
- public:
-  explicit DirectoryLock(const fs::path& dir) : path_(dir / ".p3s-record.lock") {
-    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw InputError("p3s record: cannot create " + path_.string() + ": " + std::strerror(errno));
-    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      ::close(fd_);
-      throw InputError("p3s record: another p3s record is writing to '" + dir.string() +
-                       "'; wait for it to end or choose another -o DIR");
-    }
-  }
-  ~DirectoryLock() {
-    ::unlink(path_.c_str());
-    ::close(fd_);
-  }
-  DirectoryLock(const DirectoryLock&) = delete;
-  DirectoryLock& operator=(const DirectoryLock&) = delete;
-
- private:
-  fs::path path_;
-  int fd_ = -1;
-};
 
 /// Whether the file system of `dir` has (nearly) no room left: less than 1 MiB for an unprivileged writer.
 bool full_disk(const std::string& dir) {
@@ -186,7 +161,12 @@ RecordResult record(const RecordOptions& o) {
   }
   fs::create_directories(o.dir, ec);
   if (ec) throw InputError("p3s record: cannot create '" + o.dir + "': " + ec.message());
-  const DirectoryLock lock(o.dir);
+  // Held for the whole run; the ranks share it through the token (a job preloading the recorder by hand into DIR
+  // meanwhile is refused by its own recorder, and one that holds DIR already makes this record refuse).
+  std::string lock_error;
+  const std::unique_ptr<DirLock> lock = DirLock::take(o.dir, "", lock_error);
+  if (!lock) throw InputError("p3s record: " + lock_error + "; wait for it to end or choose another -o DIR");
+  set(env, "P3S_RECORD_LOCK", lock->token());
   std::string error;
   if (o.force && !clear_archive(o.dir, error)) throw InputError("p3s record: " + error);
   // What was derived from the replaced trace goes with it: a stale signature would describe another run.

@@ -162,14 +162,19 @@ void write_meta(ThreadLog& log, const char* key, const std::string& value) {
   log.append(raw::Kind::Meta, 0, 0, 0, kv.data(), kv.size());
 }
 
-/// Rank 0 prepares the directory and removes stale logs of an earlier run; the others wait for it.
+/// Rank 0 prepares the directory, takes its lock (dir_lock.hpp) and removes stale logs of an earlier run; the others
+/// wait for it.
 bool prepare_directory(State& s) {
   std::string error;
+  std::string remedy = "set P3S_TRACE_DIR to a writable directory";
   if (s.rank == 0) {
     std::error_code ec;
     fs::create_directories(raw_dir(s.dir), ec);
     if (ec) {
       error = "cannot create " + raw_dir(s.dir) + ": " + ec.message();
+    } else if (s.dir_lock = DirLock::take(s.dir, s.config.record_lock, error); !s.dir_lock) {
+      // Another recording writes there: its raw logs and its archive are left alone.
+      remedy = "wait for it to end, or set P3S_TRACE_DIR to another directory";
     } else {
       for (const auto& e : fs::directory_iterator(raw_dir(s.dir), ec)) {
         if (e.path().extension() == ".raw") fs::remove(e.path(), ec);
@@ -178,7 +183,7 @@ bool prepare_directory(State& s) {
   }
   int ok = error.empty() ? 1 : 0;
   PMPI_Bcast(&ok, 1, MPI_INT, 0, s.tool_comm);
-  if (ok == 0 && s.rank == 0) warn(s, error + "; tracing disabled (set P3S_TRACE_DIR to a writable directory)");
+  if (ok == 0 && s.rank == 0) warn(s, error + "; tracing disabled (" + remedy + ")");
   return ok == 1;
 }
 

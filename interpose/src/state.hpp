@@ -11,6 +11,7 @@
 
 #include <mpi.h>
 
+#include "dir_lock.hpp"
 #include "definitions.hpp"
 #include "flat_map.hpp"
 #include "p3s/interpose/config.hpp"
@@ -44,6 +45,7 @@ class TableLock {
 
 struct State {
   Config config;
+  std::unique_ptr<DirLock> dir_lock;  ///< rank 0's hold on the trace directory, until the state goes
   CounterSetup counters;
   std::string dir;  ///< absolute trace directory
   int rank = 0;

@@ -372,7 +372,7 @@ def record_cli(c):
         time.sleep(0.1)
     second = c.record(busy, ring)
     first_err = first.communicate(timeout=300)[1]
-    if second.returncode != 1 or "another p3s record is writing" not in second.stderr:
+    if second.returncode != 1 or "another recording is writing" not in second.stderr:
         fail("lock", f"a second recording into a busy directory: exit {second.returncode}: {second.stderr}")
     if first.returncode != 0 or c.summary(busy)["ranks"][0]["calls"].get("MPI_Waitall", 0) != 20000:
         fail("lock", f"the first recording suffered: exit {first.returncode}: {first_err}")
@@ -452,8 +452,60 @@ def fork_child(c):
                          "MPI_Init recorded, 100 and 1 made: the forked child wrote its parent's events")
 
 
+def directory_lock(c):
+    """Two recordings into one directory, `p3s record` and a job that preloads the recorder by hand: whichever
+    holds the directory keeps it, the other records nothing there and says why, and the archive is the holder's (a
+    preloaded job used to replace the archive of a running `p3s record`, which then reported the other's as its
+    own)."""
+    d = c.work("lock")
+    iterations = 30000
+
+    def by_hand(trace, n):
+        return c.mpirun(2) + ["env", f"LD_PRELOAD={c.a.preload}", f"P3S_TRACE_DIR={trace}", c.apps["ring"], str(n)]
+
+    def started(trace):
+        raw = os.path.join(trace, "p3s-raw")
+        for _ in range(600):
+            if os.path.isdir(raw) and len([f for f in os.listdir(raw) if f.endswith(".raw")]) == 2:
+                return
+            time.sleep(0.05)
+        fail("lock", f"the first recording into {trace} did not start")
+
+    def own_archive(trace, what):
+        for rank in c.summary(trace)["ranks"]:
+            if rank["calls"].get("MPI_Waitall") != iterations:
+                fail("lock", f"{what}: rank {rank['rank']} holds {rank['calls'].get('MPI_Waitall')} MPI_Waitall, "
+                             f"its own run made {iterations}: another job's trace replaced it")
+
+    for first in ("record", "by hand"):
+        trace = os.path.join(d, first.replace(" ", "_"))
+        long_job = c.mpirun(2) + [c.apps["ring"], str(iterations)]
+        cmd = [c.a.p3s, "record", "-o", trace, "--"] + long_job if first == "record" else by_hand(trace, iterations)
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            started(trace)
+            if first == "record":
+                r = run(by_hand(trace, 100))
+                refused = r.returncode == 0 and "another recording is writing" in r.stderr
+            else:
+                r = c.record(trace, c.mpirun(2) + [c.apps["ring"], "100"])
+                refused = r.returncode == 1 and "another recording is writing" in r.stderr
+            if not refused:
+                fail("lock", f"{first} first: the second recording was not refused: exit {r.returncode}: "
+                             f"{r.stderr[-800:]}")
+            err = p.communicate(timeout=300)[1]
+        finally:
+            if p.poll() is None:
+                p.kill()
+        if p.returncode != 0:
+            fail("lock", f"{first} first: the first recording failed: {err[-800:]}")
+        own_archive(trace, f"{first} first")
+        if os.path.exists(os.path.join(trace, ".p3s-record.lock")):
+            fail("lock", f"{first} first: the lock file stays after the recording")
+
+
 SCENARIOS = {f.__name__: f for f in (crash, unwritable_rank, sigterm, full_disk, fortran_equals_c, counters, record_cli, inert, lammps,
-                                     readme_env, fork_child)}
+                                     readme_env, fork_child, directory_lock)}
 
 
 def main():

@@ -32,6 +32,7 @@ struct Config {
   bool enabled = true;
   bool verbose = false;
   std::string command;
+  std::string record_lock;  ///< the token of the p3s record holding the directory's lock (dir_lock.hpp)
 };
 
 /// One row of the variable table.
