@@ -91,6 +91,14 @@ namespace {
 std::string rank_text(const std::filesystem::path& dir, const json& header, std::int64_t n, std::int64_t r) {
   const std::filesystem::path index = dir / header.value("index_file", std::string("ranks.index"));
   std::ifstream in(index, std::ios::binary);
+  std::error_code index_ec;
+  const std::uintmax_t index_size = std::filesystem::file_size(index, index_ec);
+  if (index_ec || index_size != static_cast<std::uintmax_t>(n + 1) * 8) {
+    throw InputError("ST4NP '" + dir.string() + "': its rank index '" + index.string() + "' is " +
+                     (index_ec ? "missing" : std::to_string(index_size) + " bytes") + ", not the " +
+                     std::to_string((n + 1) * 8) + " of " + std::to_string(n) +
+                     " ranks; write it again with `p3s predict -o`");
+  }
   std::uint64_t offsets[2] = {0, 0};
   in.seekg(static_cast<std::streamoff>(r * 8));
   unsigned char bytes[16];
@@ -105,7 +113,8 @@ std::string rank_text(const std::filesystem::path& dir, const json& header, std:
   std::ifstream text(lines, std::ios::binary);
   std::error_code ec;
   const std::uintmax_t size = std::filesystem::file_size(lines, ec);
-  if (!text || ec || offsets[1] < offsets[0] || offsets[1] > size) {
+  // Every rank has a line per phase: an empty range (an index zeroed by damage) would replay nothing.
+  if (!text || ec || offsets[1] <= offsets[0] || offsets[1] > size) {
     throw InputError("ST4NP '" + dir.string() + "': '" + lines.string() + "' does not hold rank " + std::to_string(r) +
                      "'s lines where its index says; write it again with `p3s predict -o`");
   }
@@ -236,11 +245,20 @@ ReplayPlan plan_from_st4np(const std::filesystem::path& dir, std::int64_t n, std
     }
     weigh(plan);
     std::istringstream lines(rank_text(dir, h, n, rank));
+    std::vector<bool> seen(plan.phases.size(), false);
     for (std::string line; std::getline(lines, line);) {
       const json j = json::parse(line);
       if (j.at("rank").get<std::int64_t>() != rank)
         throw InputError("its index points rank " + std::to_string(rank) + " at another's lines");
-      plan.phases.at(index_of(j.at("phase").get<std::uint32_t>())).rank = rank_from(j, plan);
+      const std::size_t phase = index_of(j.at("phase").get<std::uint32_t>());
+      plan.phases.at(phase).rank = rank_from(j, plan);
+      seen.at(phase) = true;
+    }
+    for (std::size_t p = 0; p < seen.size(); ++p) {
+      if (!seen[p]) {
+        throw InputError("its index leaves rank " + std::to_string(rank) + " without its line of phase " +
+                         std::to_string(plan.phases[p].id) + "; write it again with `p3s predict -o`");
+      }
     }
   } catch (const nlohmann::json::exception& e) {
     throw InputError("ST4NP '" + dir.string() + "' cannot be read (" + e.what() +

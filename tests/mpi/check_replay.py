@@ -404,6 +404,24 @@ def unchecked(path):
         json.dump(h, f)
 
 
+def zeroed_index(path):
+    """The rank index zero-filled, as a damaged disk leaves it: every rank's range empty (it used to replay nothing
+    and exit 0)."""
+    index = os.path.join(path, "ranks.index")
+    size = os.path.getsize(index)
+    with open(index, "wb") as f:
+        f.write(bytes(size))
+
+
+def short_index(path):
+    """The rank index cut by one entry."""
+    index = os.path.join(path, "ranks.index")
+    with open(index, "rb") as f:
+        data = f.read()
+    with open(index, "wb") as f:
+        f.write(data[:-8])
+
+
 def stuck(path):
     """The first receive of the trace waits for a tag no send carries: its digits changed, the first one only, so
     that the line keeps its length and the rank index holds."""
@@ -436,6 +454,8 @@ def check_errors(a):
     replay_fails(a, 2, st4np, out, expect="a trace of 4 ranks, and the job has 2")
     replay_fails(a, 4, edited(a, st4np, "unchecked", unchecked), out, expect="did not check")
     replay_fails(a, 4, edited(a, st4np, "stuck", stuck), out, "--watchdog", "3", expect="no progress")
+    replay_fails(a, 4, edited(a, st4np, "zeroed", zeroed_index), out, expect="does not hold rank")
+    replay_fails(a, 4, edited(a, st4np, "short", short_index), out, expect="not the 40 of 4 ranks")
     logical = os.path.join(a.work, "lt4nc.np4")
     run([a.p3s, "predict", model, "--np", 4, "--logical", "-o", logical, "--force"], "predict --logical")
     replay_fails(a, 4, logical, out, expect="logical trace without burst times")
