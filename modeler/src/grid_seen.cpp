@@ -17,6 +17,25 @@ std::optional<std::size_t> step_axis(const GroupModel& g) {
   return step_axis(g.pattern.cases.front().program);
 }
 
+namespace {
+
+/// Whether some term of a point-to-point group's one case steps along dimension d of a grid frame.
+bool steps_along(const GroupModel& g, std::size_t d) {
+  if (g.role != Role::PointToPoint || g.pattern.cases.size() != 1) return false;
+  const Program& p = g.pattern.cases.front().program;
+  if (frame_dims(p.frame) < 2) return false;
+  for (const Term& t : p.terms) {
+    for (const std::vector<IndexedLaw>& slot : t.slots) {
+      if (slot.size() <= d) continue;
+      const IndexedLaw& l = slot[d];
+      if (l.step != 0 || !l.base.is_constant() || l.base.b != Rational::make(0)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 std::vector<std::uint32_t> PhaseModel::approximate_sizes() const {
   std::vector<std::uint32_t> out;
   for (std::size_t g = 0; g < groups.size(); ++g) {
@@ -75,6 +94,35 @@ std::vector<std::string> PhaseModel::caveats(std::int64_t n, const std::vector<s
   const GridSeen& seen = *grid_seen;
   const auto dims = static_cast<std::size_t>(frame_dims(seen.frame));
   const std::vector<int> sides = grid_sides(seen.frame, n, GridLayout{0, seen.box});
+  const auto stepping = [&](std::size_t d) {  // the groups stepping along dimension d of the phase's grid
+    std::string names;
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      const GroupModel& gm = groups[g];
+      if (!steps_along(gm, d) || gm.pattern.cases.front().program.frame != seen.frame ||
+          gm.pattern.cases.front().program.layout.box != seen.box) {
+        continue;
+      }
+      names += (names.empty() ? "" : ", ") + ("[" + std::to_string(g) + "] " + gm.call);
+    }
+    return names;
+  };
+  // Along a periodic side of 2 a step forward and a step back reach the same rank: the fitted runs cannot show
+  // which way a code steps along it. The steps are given an order (orient.hpp) and their sends and receives meet,
+  // but the code may step the other way: the same messages, between mirrored ranks.
+  bool longer_elsewhere = false;
+  for (std::size_t d = 0; d < dims; ++d) longer_elsewhere = longer_elsewhere || seen.longest[d] > 2;
+  for (std::size_t d = 0; d < dims && frame_periodic(seen.frame); ++d) {
+    if (sides[d] <= 2 || seen.longest[d] > 2) continue;
+    const std::string names = stepping(d);
+    if (names.empty()) continue;
+    out.push_back("along dimension " + std::to_string(d) + " of the " + std::string(frame_name(seen.frame)) +
+                  " grid the side is " + std::to_string(sides[d]) + " at n = " + std::to_string(n) +
+                  ", but at most 2 in the fitted runs, where a step either way reaches the same rank: the direction "
+                  "of the steps of " + names + " is " +
+                  (longer_elsewhere ? "the one the phase's steps along its longer sides take"
+                                    : "one the fit chose, each send meeting its receive") +
+                  "; the code may step the other way (the same messages, between mirrored ranks)");
+  }
   std::optional<std::size_t> adding;  // a dimension along which longer sides added calls
   for (std::size_t d = 0; d < dims; ++d) {
     if (seen.longer_adds_calls[d]) adding = adding.value_or(d);
@@ -82,15 +130,7 @@ std::vector<std::string> PhaseModel::caveats(std::int64_t n, const std::vector<s
   if (!adding) return out;
   for (std::size_t d = 0; d < dims; ++d) {
     if (sides[d] <= 2 || seen.longest[d] > 2 || d == *adding) continue;
-    std::string names;
-    for (std::size_t g = 0; g < groups.size(); ++g) {
-      const GroupModel& gm = groups[g];
-      if (step_axis(gm) != d || gm.pattern.cases.front().program.frame != seen.frame ||
-          gm.pattern.cases.front().program.layout.box != seen.box) {
-        continue;
-      }
-      names += (names.empty() ? "" : ", ") + ("[" + std::to_string(g) + "] " + gm.call);
-    }
+    const std::string names = stepping(d);
     if (names.empty()) continue;
     out.push_back("along dimension " + std::to_string(d) + " of the " + std::string(frame_name(seen.frame)) +
                   " grid the side is " + std::to_string(sides[d]) + " at n = " + std::to_string(n) + ", but at most " +
@@ -111,6 +151,13 @@ std::optional<GridSeen> grid_seen(const std::vector<GroupModel>& groups, const s
     if (!step_axis(g)) continue;
     const Program& p = g.pattern.cases.front().program;
     ++frames[{p.frame, p.layout.box}];
+  }
+  // Else the grid of the groups whose terms step along several of its dimensions (a halo's six neighbours in one
+  // group of MPI_Irecv calls).
+  for (const GroupModel& g : groups) {
+    if (!frames.empty() || g.role != Role::PointToPoint || g.pattern.cases.size() != 1) continue;
+    const Program& p = g.pattern.cases.front().program;
+    if (frame_dims(p.frame) >= 2) ++frames[{p.frame, p.layout.box}];
   }
   if (frames.empty()) return std::nullopt;
   GridSeen seen;
