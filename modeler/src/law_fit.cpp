@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <set>
 #include <string>
@@ -76,10 +77,19 @@ void check_samples(std::span<const Sample> samples, const char* what) {
                      ": no samples; a law needs the quantity measured at one process count at "
                      "least");
   }
+  // No measured time, size or count comes near 1e24 (ns: 30 million years; bytes: a yottabyte); past it the fits'
+  // sums of squares overflow, so such a value is damage in the signature, not a measurement.
+  constexpr double kMost = 1e24;
   for (const Sample& s : samples) {
     if (!std::isfinite(s.n) || !std::isfinite(s.value)) {
       throw ModelError(std::string(what) + ": sample (n = " + std::to_string(s.n) +
                        ", value = " + std::to_string(s.value) + ") is not finite; check the signature it came from");
+    }
+    if (std::abs(s.value) > kMost || s.n < 0 || s.n > kMost) {
+      char text[160];
+      std::snprintf(text, sizeof text, ": sample (n = %g, value = %g) is beyond any measurement (%g at most)", s.n,
+                    s.value, kMost);
+      throw ModelError(std::string(what) + text + "; check the signature it came from");
     }
   }
 }
@@ -698,7 +708,8 @@ RegressionLaw fit_regression(std::span<const Sample> samples, const RegressionOp
       fitted.push_back(fitter.scored(cand, std::move(*law)));
     }
   }
-  // The constant always applies (weights are positive), so fitted is not empty.
+  // The constant applies to any finite samples within check_samples()'s bound.
+  if (fitted.empty()) throw ModelError("regression law fit: no law, not even a constant, fits the samples");
   const Scored* best = &fitted.front();
   for (const Scored& s : fitted) {
     if (replaces(s, *best)) best = &s;

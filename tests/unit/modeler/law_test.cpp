@@ -505,6 +505,17 @@ TEST(BlockFace, AFaceWithGhostLayersAlongOneSide) {
   EXPECT_FALSE(fit_block_face(sample({4, 8, 16, 32}, [](double n) { return 1000 + n; }), Basis::Dims3Face0));
 }
 
+TEST(RegressionFit, ValuesBeyondAnyMeasurementAreRefusedNotFitted) {
+  // A damaged signature's 7.5e299 bytes made every candidate's sums overflow: no law was left, and the fit read the
+  // first of none (a segmentation fault of `p3s model`).
+  const std::vector<Sample> damaged = {{4, 100}, {8, 7.5e299}, {16, 25}, {32, 12.5}};
+  EXPECT_THROW((void)fit_regression(damaged), p3s::ModelError);
+  const std::vector<Sample> negative_n = {{-4, 100}, {8, 50}};
+  EXPECT_THROW((void)fit_regression(negative_n), p3s::ModelError);
+  const std::vector<Sample> large = {{4, 4e15}, {8, 2e15}, {16, 1e15}};  // a petabyte is a measurement
+  EXPECT_NO_THROW((void)fit_regression(large));
+}
+
 TEST(RegressionFit, PowerLaw) {
   const auto samples = sample(kMixed, [](double n) { return 1000 * std::pow(n, -0.75); });
   const RegressionLaw law = fit_regression(samples);
