@@ -6,8 +6,10 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <iostream>
+#include <new>
 #include <string>
 
 #include "p3s/error.hpp"
@@ -110,6 +112,10 @@ int main(int argc, char** argv) {
     }
   } catch (const p3s::Error& e) {
     error = e.what();
+  } catch (const std::bad_alloc&) {
+    error = "not enough memory to hold this rank's part of the trace; replay a smaller count or free memory";
+  } catch (const std::exception& e) {
+    error = std::string("cannot read the trace: ") + e.what();
   }
   if (!all_ok(error.empty(), error, rank)) {
     MPI_Finalize();
@@ -118,9 +124,11 @@ int main(int argc, char** argv) {
   p3s::replay::ReplayResult result;
   try {
     result = p3s::replay::run_replay(plan, options);
-  } catch (const p3s::Error& e) {
-    // A failure of MPI during the phases is one rank's, and the others may be waiting on it.
-    std::fprintf(stderr, "p3s-replay: %s\n", e.what());
+  } catch (const std::exception& e) {
+    // A failure of MPI (or of memory) during the phases is one rank's, and the others may be waiting on it.
+    std::fprintf(stderr, "p3s-replay: rank %d: %s\n", rank,
+                 dynamic_cast<const std::bad_alloc*>(&e) != nullptr ? "not enough memory for the replay's buffers"
+                                                                    : e.what());
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   if (rank == 0) {
@@ -131,7 +139,7 @@ int main(int argc, char** argv) {
       std::cout << p3s::replay::result_summary(result);
       if (comparison) std::cout << p3s::replay::comparison_summary(*comparison);
       std::cout << "result       " << output << '\n' << std::flush;
-    } catch (const p3s::Error& e) {
+    } catch (const std::exception& e) {
       error = e.what();
     }
   }

@@ -2,6 +2,7 @@
 // What a rank replays, from a model (evaluated by the rank itself) or from an ST4NP directory (the rank's own
 // lines, found through the rank index: no rank reads the whole trace).
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -55,6 +56,30 @@ void weigh(ReplayPlan& plan) {
 
 }  // namespace
 
+namespace {
+
+/// Refuses sizes no replay can send: not a number, below zero, or more than one MPI call carries in bytes (a count
+/// is an int), which the replay would otherwise allocate, and zero-fill, on every rank.
+void check_sizes(const ReplayPlan& plan, std::int64_t rank) {
+  constexpr double kMost = 2147483647.0;
+  for (const PlannedPhase& p : plan.phases) {
+    for (std::size_t c = 0; c < p.rank.calls.size(); ++c) {
+      for (const modeler::PredictedAction& a : p.rank.calls[c].actions) {
+        for (const double v : {a.bytes, a.block, a.bytes_received}) {
+          if (v >= 0 && v <= kMost) continue;
+          char text[96];
+          std::snprintf(text, sizeof text, "%g bytes", v);
+          throw InputError("phase " + std::to_string(p.id) + ", rank " + std::to_string(rank) + ", call " +
+                           std::to_string(c) + " (" + p.rank.calls[c].call + ") moves " + text +
+                           ", more than one MPI call carries (2^31 - 1 bytes) or no size at all");
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
 ReplayPlan plan_from_model(const modeler::Model& model, const std::string& path, std::int64_t n, std::int64_t rank,
                            modeler::OnInconsistency policy) {
   const modeler::ScopedDimsRule rule(model.dims_rule);
@@ -82,6 +107,7 @@ ReplayPlan plan_from_model(const modeler::Model& model, const std::string& path,
   }
   plan.order = modeler::order_at(model, n);
   weigh(plan);
+  check_sizes(plan, rank);
   return plan;
 }
 
@@ -260,6 +286,7 @@ ReplayPlan plan_from_st4np(const std::filesystem::path& dir, std::int64_t n, std
                          std::to_string(plan.phases[p].id) + "; write it again with `p3s predict -o`");
       }
     }
+    check_sizes(plan, rank);
   } catch (const nlohmann::json::exception& e) {
     throw InputError("ST4NP '" + dir.string() + "' cannot be read (" + e.what() +
                      "); write it again with `p3s "

@@ -413,6 +413,19 @@ def zeroed_index(path):
         f.write(bytes(size))
 
 
+def huge_message(path):
+    """A message of 9e99 bytes in place of a real one, spaces keeping the line's length so the index holds (the
+    replay used to allocate and zero-fill the largest size on every rank, or die of std::bad_alloc)."""
+    with open(os.path.join(path, "ranks.jsonl")) as f:
+        text = f.read()
+    found = re.search(r'"bytes":([1-9][0-9.]{3,})', text)
+    if found is None:
+        fail(f"no message size written in 4 characters or more in {path}")
+    text = text[:found.start(1)] + "9e99".ljust(len(found.group(1))) + text[found.end(1):]
+    with open(os.path.join(path, "ranks.jsonl"), "w") as f:
+        f.write(text)
+
+
 def short_index(path):
     """The rank index cut by one entry."""
     index = os.path.join(path, "ranks.index")
@@ -456,6 +469,7 @@ def check_errors(a):
     replay_fails(a, 4, edited(a, st4np, "stuck", stuck), out, "--watchdog", "3", expect="no progress")
     replay_fails(a, 4, edited(a, st4np, "zeroed", zeroed_index), out, expect="does not hold rank")
     replay_fails(a, 4, edited(a, st4np, "short", short_index), out, expect="not the 40 of 4 ranks")
+    replay_fails(a, 4, edited(a, st4np, "huge", huge_message), out, expect="more than one MPI call carries")
     logical = os.path.join(a.work, "lt4nc.np4")
     run([a.p3s, "predict", model, "--np", 4, "--logical", "-o", logical, "--force"], "predict --logical")
     replay_fails(a, 4, logical, out, expect="logical trace without burst times")
