@@ -22,14 +22,14 @@ json run_json(const PhaseRunEntry& e) { return json::array({e.phase, e.count}); 
 std::uint64_t whole(const json& j, std::uint64_t min, const char* what) {
   const bool fits = j.is_number_integer() && (j.is_number_unsigned() || j.get<std::int64_t>() >= 0);
   if (!fits || j.get<std::uint64_t>() < min || j.get<std::uint64_t>() > (std::uint64_t{1} << 62)) {
-    throw InputError(std::string("its phase order has ") + what + " " + json_text(j) +
+    throw InputError(std::string("its phase order has ") + what + " " + json_excerpt(j) +
                      ", not a whole number of at least " + std::to_string(min));
   }
   return j.get<std::uint64_t>();
 }
 
 PhaseRunEntry run_from(const json& j) {
-  if (!j.is_array() || j.size() != 2) throw InputError("an order entry is " + json_text(j) + ", not [phase, count]");
+  if (!j.is_array() || j.size() != 2) throw InputError("an order entry is " + json_excerpt(j) + ", not [phase, count]");
   const std::uint64_t phase = whole(j.at(0), 0, "phase");
   if (phase > UINT32_MAX) throw InputError("its phase order names phase " + std::to_string(phase));
   return {static_cast<std::uint32_t>(phase), whole(j.at(1), 1, "count")};
@@ -57,9 +57,16 @@ json order_json(std::span<const PhaseRunEntry> order) {
 
 namespace {
 
-/// Appends the runs of `items` (runs and loops of runs) to `out`.
-void expand(const json& items, std::vector<PhaseRunEntry>& out) {
+/// Loops of a phase order nested deeper than this are no order a run made (the folding nests a loop per level of
+/// the program's loops): a damaged or crafted file, whose reading would recurse once per level.
+constexpr int kMostDepth = 64;
+
+/// Appends the runs of `items` (runs and loops of runs, nested `depth` deep) to `out`.
+void expand(const json& items, std::vector<PhaseRunEntry>& out, int depth = 0) {
   if (!items.is_array()) throw InputError("its phase order is " + std::string(items.type_name()) + ", not an array");
+  if (depth > kMostDepth) {
+    throw InputError("its phase order nests loops more than " + std::to_string(kMostDepth) + " deep");
+  }
   for (const json& item : items) {
     if (!item.is_object()) {
       out.push_back(run_from(item));
@@ -68,11 +75,11 @@ void expand(const json& items, std::vector<PhaseRunEntry>& out) {
       continue;
     }
     if (!item.contains("repeat") || !item.contains("runs")) {
-      throw InputError("an order entry is " + json_text(item) + ", not {\"repeat\": k, \"runs\": [...]}");
+      throw InputError("an order entry is " + json_excerpt(item) + ", not {\"repeat\": k, \"runs\": [...]}");
     }
     const std::uint64_t repeat = whole(item.at("repeat"), 1, "repeat");
     std::vector<PhaseRunEntry> body;
-    expand(item.at("runs"), body);
+    expand(item.at("runs"), body, depth + 1);
     if (body.empty() || repeat > kMostRuns / body.size() || out.size() + repeat * body.size() > kMostRuns) {
       throw InputError("its phase order repeats " + std::to_string(body.size()) + " runs " + std::to_string(repeat) +
                        " times: more than " + std::to_string(kMostRuns) + " runs");

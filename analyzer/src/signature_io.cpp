@@ -356,7 +356,7 @@ std::int64_t whole_at(const json& j, const char* key, std::int64_t min) {
   const json& v = j.at(key);
   const bool fits = v.is_number_integer() && (!v.is_number_unsigned() || v.get<std::uint64_t>() <= (1ULL << 62));
   if (!fits || v.get<std::int64_t>() < min) {
-    throw InputError(std::string(key) + " is " + json_text(v) + ", not a whole number of at least " +
+    throw InputError(std::string(key) + " is " + json_excerpt(v) + ", not a whole number of at least " +
                      std::to_string(min));
   }
   return v.get<std::int64_t>();

@@ -238,6 +238,12 @@ class Parser {
   explicit Parser(std::string_view text) : text_(text) {}
 
   std::vector<Node> run() {
+    // The search writes expressions of a few dozen characters; a longer one is damage, and its tree (as deep as it
+    // is long) would be walked by recursion.
+    if (text_.size() > kMostLength) {
+      throw InputError("an expression of " + std::to_string(text_.size()) + " characters, more than the " +
+                       std::to_string(kMostLength) + " a model's expressions have; the model file may be damaged");
+    }
     parse_level(0);
     skip_spaces();
     if (pos_ != text_.size()) {
@@ -247,8 +253,11 @@ class Parser {
   }
 
  private:
+  static constexpr std::size_t kMostLength = 1000;
+
   [[noreturn]] void fail(const std::string& why) const {
-    throw InputError("expression '" + std::string(text_) + "', position " + std::to_string(pos_) + ": " + why +
+    const std::string shown = text_.size() > 80 ? std::string(text_.substr(0, 77)) + "..." : std::string(text_);
+    throw InputError("expression '" + shown + "', position " + std::to_string(pos_) + ": " + why +
                      "; expected something like \"(r + n/2) % n\"");
   }
 
@@ -665,7 +674,7 @@ void to_json(nlohmann::json& j, const Expression& expression) { j = expression.t
 
 void from_json(const nlohmann::json& j, Expression& expression) {
   if (!j.is_string()) {
-    throw InputError("expression JSON: expected a string such as \"(r + n/2) % n\", got " + json_text(j));
+    throw InputError("expression JSON: expected a string such as \"(r + n/2) % n\", got " + json_excerpt(j));
   }
   expression = Expression::parse(j.get<std::string>());
 }

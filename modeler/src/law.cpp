@@ -281,7 +281,7 @@ Basis basis_field(const nlohmann::json& j, std::string_view what) {
 void check_kind(const nlohmann::json& j, std::string_view kind, std::string_view what) {
   if (!j.is_object() || !j.contains("kind") || !j.at("kind").is_string() || j.at("kind").get<std::string>() != kind) {
     throw InputError(std::string(what) + " JSON: expected an object with \"kind\": \"" + std::string(kind) +
-                     "\", got " + json_text(j) + "; the model file may be damaged or from another p3s version");
+                     "\", got " + json_excerpt(j) + "; the model file may be damaged or from another p3s version");
   }
 }
 

@@ -58,5 +58,23 @@ TEST(PhaseOrder, BadOrdersAreRefused) {
   }
 }
 
+TEST(PhaseOrder, AnOrderNestedDeeperThanAnyRunIsRefusedWithoutRecursingThroughIt) {
+  // Loops nested 100,000 deep, and a run entry that is an array nested as deep: the reader used to recurse once per
+  // level (and its message printed the entry, recursing again) until the stack overflowed.
+  const int depth = 100000;
+  std::string loops;
+  for (int i = 0; i < depth; ++i) loops += R"({"repeat": 2, "runs": [)";
+  loops += "[0, 1]";
+  for (int i = 0; i < depth; ++i) loops += "]}";
+  EXPECT_THROW((void)order_from_json(json::parse("[" + loops + "]")), InputError);
+  const std::string entry = "[" + std::string(depth, '[') + std::string(depth, ']') + "]";
+  try {
+    (void)order_from_json(json::parse(entry));
+    ADD_FAILURE() << "a nested entry was read";
+  } catch (const InputError& e) {
+    EXPECT_LT(std::string(e.what()).size(), 200U) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace p3s::analyzer

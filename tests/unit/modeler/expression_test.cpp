@@ -126,6 +126,22 @@ TEST(Expression, ParseRoundTrip) {
   EXPECT_EQ(Expression::parse("1 << r + 1 | 2 ^ r"), Expression::parse("(1 << (r + 1)) | (2 ^ r)"));
 }
 
+TEST(Expression, ADamagedExpressionIsRefusedBeforeItsTreeIsWalked) {
+  // Parentheses 100,000 deep, or a sum of 100,000 terms, make a tree as deep: parsed, printed or evaluated by
+  // recursion, it overflowed the stack. A model's expressions are a few dozen characters.
+  const std::string nested = std::string(100000, '(') + "r" + std::string(100000, ')');
+  EXPECT_THROW((void)Expression::parse(nested), p3s::InputError);
+  std::string sum = "r";
+  for (int i = 0; i < 100000; ++i) sum += "+r";
+  try {
+    (void)Expression::parse(sum);
+    ADD_FAILURE() << "a 200,001-character expression was parsed";
+  } catch (const p3s::InputError& e) {
+    EXPECT_LT(std::string(e.what()).size(), 300U);
+  }
+  EXPECT_EQ(Expression::parse("((((r + 1))))").to_string(), "r + 1");
+}
+
 TEST(Expression, ParseErrors) {
   for (const std::string text :
        {"", "r +", "(r", "r)", "x", "rr", "r ** 2", "2 3", "n2", "- r", "99999999999999999999"}) {
