@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <new>
 #include <string>
 
+#include "p3s/analyzer/signature.hpp"
 #include "p3s/error.hpp"
 #include "p3s/modeler/model.hpp"
 #include "p3s/outputs.hpp"
@@ -33,6 +35,25 @@ std::string command_line(int argc, char** argv) {
   std::string s;
   for (int i = 0; i < argc; ++i) s += (i != 0 ? " " : "") + std::string(argv[i]);
   return s;
+}
+
+/// The result file must be a file in an existing directory, and none of the replay's inputs.
+void check_output(const std::string& output, const std::string& input) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path out = fs::absolute(output, ec);
+  if (fs::is_directory(out, ec)) throw p3s::InputError("-o '" + output + "' is a directory; name the result file");
+  const fs::path parent = out.parent_path();
+  if (!fs::is_directory(parent, ec)) {
+    throw p3s::InputError("-o '" + output + "': the directory '" + parent.string() + "' does not exist");
+  }
+  const fs::path in = fs::weakly_canonical(input, ec);
+  const fs::path target = fs::weakly_canonical(out, ec);
+  const bool inside = fs::is_directory(in) && target.parent_path() == in;
+  if (target == in || inside) {
+    throw p3s::InputError("-o '" + output + "' is " + (inside ? "inside the trace" : "the model") +
+                          " the replay reads; write the result elsewhere");
+  }
 }
 
 }  // namespace
@@ -89,6 +110,13 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   }
   options.compute = *p3s::replay::compute_named(compute);
+  // CLI11's ranges let NaN through (every comparison with it is false).
+  for (const auto& [name, value] : {std::pair{"--watchdog", options.watchdog_s}, {"--min-time", options.min_time_s}}) {
+    if (std::isfinite(value)) continue;
+    if (rank == 0) std::fprintf(stderr, "p3s-replay: %s: %g is no number of seconds\n", name, value);
+    MPI_Finalize();
+    return 2;
+  }
 
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -96,7 +124,20 @@ int main(int argc, char** argv) {
   p3s::replay::ReplayPlan plan;
   std::string error;
   try {
+    check_output(output, model_path);
     p3s::refuse_existing(output, force, "result");
+    // What the comparison would refuse after the replay, refused before it: the measurement is not thrown away.
+    if (!compare.empty() && rank == 0) {
+      const p3s::analyzer::Signature real = p3s::analyzer::read_signature(compare);
+      if (real.processes != size) {
+        throw p3s::InputError("--compare: '" + compare + "' is a run at " + std::to_string(real.processes) +
+                              " processes, the replay at " + std::to_string(size) + "; compare runs at the same n");
+      }
+      if (!real.complete) {
+        throw p3s::InputError("--compare: '" + compare +
+                              "' is a run that ended before MPI_Finalize; compare with a complete run");
+      }
+    }
     if (std::filesystem::is_directory(model_path)) {
       if (repair) {
         throw p3s::InputError(

@@ -101,6 +101,16 @@ class InstanceCount {
   MPI_Request request_ = MPI_REQUEST_NULL;
 };
 
+/// The longest burst of the rank's plan, in seconds.
+double longest_burst_s(const std::vector<PlannedPhase>& phases) {
+  double longest = 0;
+  for (const PlannedPhase& p : phases) {
+    for (const modeler::PredictedCall& c : p.rank.calls) longest = std::max(longest, c.burst_ns.value_or(0));
+    longest = std::max(longest, p.rank.tail_ns.value_or(0));
+  }
+  return longest / 1e9;
+}
+
 double largest_size(const std::vector<PlannedPhase>& phases) {
   double largest = 0;
   for (const PlannedPhase& p : phases) {
@@ -128,7 +138,11 @@ ReplayResult run_replay(const ReplayPlan& plan, const ReplayOptions& options) {
   MPI_Comm sizing = MPI_COMM_NULL;  // the instance counts' own reductions, apart from the replayed communication
   MPI_Comm_dup(MPI_COMM_WORLD, &sizing);
   detail::Position position;
-  const detail::Watchdog watchdog(rank, options.watchdog_s, position);
+  // A rank waits for a peer as long as the peer's longest burst, and makes no progress meanwhile: the limit runs
+  // from where the longest burst of any rank would have ended.
+  double longest = longest_burst_s(plan.phases);
+  MPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  const detail::Watchdog watchdog(rank, options.watchdog_s + longest, position);
 
   std::vector<Measured> measured(plan.phases.size());
   std::vector<bool> done(plan.phases.size(), false);
@@ -154,7 +168,9 @@ ReplayResult run_replay(const ReplayPlan& plan, const ReplayOptions& options) {
         ++position.step;
         const double burst_ns = c.burst_ns.value_or(0);
         const std::int64_t t0 = detail::now_ns();
+        position.computing = true;
         burst.run(burst_ns);
+        position.computing = false;
         position.function = static_cast<std::int32_t>(c.function);
         position.peer = c.actions.empty() ? -1 : c.actions.front().peer;
         ++position.step;
@@ -171,7 +187,10 @@ ReplayResult run_replay(const ReplayPlan& plan, const ReplayOptions& options) {
       position.function = -1;
       ++position.step;
       const std::int64_t t0 = detail::now_ns();
+      position.computing = true;
       burst.run(calls.tail_ns.value_or(0));
+      position.computing = false;
+      ++position.step;
       executor.end();
       const std::int64_t end = detail::now_ns();
       if (timed) {

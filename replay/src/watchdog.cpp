@@ -43,7 +43,7 @@ void Watchdog::watch() {
   std::unique_lock lock(mutex_);
   while (!wake_.wait_for(lock, every, [this] { return stop_; })) {
     const std::uint64_t step = position_.step.load();
-    if (step != last) {
+    if (step != last || position_.computing.load()) {
       last = step;
       since = Clock::now();
       continue;

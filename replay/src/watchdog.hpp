@@ -20,6 +20,8 @@ struct Position {
   std::atomic<std::uint32_t> call{0};
   std::atomic<std::int32_t> function{-1};  ///< p3s::mpi::Function
   std::atomic<std::int64_t> peer{-1};      ///< the first peer of the call, -1 for none
+  /// In a burst: computing as predicted, however long, is progress (a burst ends by itself).
+  std::atomic<bool> computing{false};
 };
 
 class Watchdog {

@@ -426,6 +426,18 @@ def huge_message(path):
         f.write(text)
 
 
+def longer_burst(path, value):
+    """The first burst of rank 0 made `value` ns long, spaces keeping the line's length so the index holds."""
+    with open(os.path.join(path, "ranks.jsonl")) as f:
+        text = f.read()
+    found = re.search(r'"burst_ns":([0-9][0-9.e+]{5,})', text)
+    if found is None:
+        fail(f"no burst written in 6 characters or more in {path}")
+    text = text[:found.start(1)] + value.ljust(len(found.group(1))) + text[found.end(1):]
+    with open(os.path.join(path, "ranks.jsonl"), "w") as f:
+        f.write(text)
+
+
 def short_index(path):
     """The rank index cut by one entry."""
     index = os.path.join(path, "ranks.index")
@@ -470,9 +482,28 @@ def check_errors(a):
     replay_fails(a, 4, edited(a, st4np, "zeroed", zeroed_index), out, expect="does not hold rank")
     replay_fails(a, 4, edited(a, st4np, "short", short_index), out, expect="not the 40 of 4 ranks")
     replay_fails(a, 4, edited(a, st4np, "huge", huge_message), out, expect="more than one MPI call carries")
+    # A burst longer than the watchdog's limit is no lack of progress: the replay ends normally.
+    long_burst = edited(a, st4np, "long_burst", lambda path: longer_burst(path, "3.0e9"))
+    run(launch(a, 4, a.replay, long_burst, "-o", os.path.join(a.work, "long_burst.json"), "--force", "--watchdog",
+               "1", "--instances", 1, "--warmup", 0, "--min-time", 0), "a burst longer than --watchdog")
     logical = os.path.join(a.work, "lt4nc.np4")
     run([a.p3s, "predict", model, "--np", 4, "--logical", "-o", logical, "--force"], "predict --logical")
     replay_fails(a, 4, logical, out, expect="logical trace without burst times")
+    # Options and outputs refused before the replay, not after it: NaN, -o where no file can go or over an input,
+    # --compare with a run at another n.
+    replay_fails(a, 4, model, out, "--watchdog", "nan", expect="no number of seconds")
+    replay_fails(a, 4, model, os.path.join(a.work, "missing", "result.json"), expect="does not exist")
+    replay_fails(a, 4, model, a.work, expect="is a directory")
+    with open(model, "rb") as f:
+        before = f.read()
+    replay_fails(a, 4, model, model, "--force", expect="the model the replay reads")
+    replay_fails(a, 4, st4np, os.path.join(st4np, "lt4nc.json"), "--force", expect="inside the trace")
+    with open(model, "rb") as f:
+        if f.read() != before:
+            fail("p3s-replay -o MODEL --force wrote over its model")
+    other = next(n for n in a.fit if n != 4)
+    replay_fails(a, 4, model, out, "--compare", os.path.join(a.work, f"{a.name}.np{other}", "signature.json"),
+                 expect="compare runs at the same n")
     if os.path.exists(out):
         fail(f"a failed replay left {out}")
     with open(out, "w") as f:
