@@ -13,6 +13,7 @@
 #include "p3s/analyzer/phase_order.hpp"
 #include "p3s/analyzer/signature.hpp"
 #include "p3s/error.hpp"
+#include "p3s/inputs.hpp"
 #include "p3s/json_text.hpp"
 #include "p3s/stable_name.hpp"
 #include "p3s/whole_file.hpp"
@@ -404,6 +405,7 @@ void check_signature(const json& j, const Signature& s) {
 }  // namespace
 
 Signature read_signature(const std::filesystem::path& path) {
+  require_regular_input(path, "signature");
   std::ifstream in(path);
   if (!in) throw InputError("cannot read signature '" + path.string() + "'; run `p3s analyze` on the trace first");
   Signature s;

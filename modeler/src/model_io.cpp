@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "p3s/error.hpp"
+#include "p3s/inputs.hpp"
 #include "p3s/json_text.hpp"
 #include "p3s/modeler/model.hpp"
 #include "p3s/stable_name.hpp"
@@ -426,6 +427,7 @@ void write_model(const Model& m, const std::filesystem::path& path) {
 }
 
 Model read_model(const std::filesystem::path& path) {
+  require_regular_input(path, "model");
   std::ifstream in(path);
   if (!in) throw InputError("cannot read model '" + path.string() + "'; create it with `p3s model`");
   Model m;

@@ -11,6 +11,7 @@
 
 #include "made_once.hpp"
 #include "p3s/error.hpp"
+#include "p3s/inputs.hpp"
 #include "p3s/modeler/phase_check.hpp"
 #include "p3s/modeler/predict.hpp"
 #include "p3s/replay/replay.hpp"
@@ -116,6 +117,7 @@ namespace {
 /// Rank r's bytes of ranks.jsonl, through the index.
 std::string rank_text(const std::filesystem::path& dir, const json& header, std::int64_t n, std::int64_t r) {
   const std::filesystem::path index = dir / header.value("index_file", std::string("ranks.index"));
+  require_regular_input(index, "rank index");
   std::ifstream in(index, std::ios::binary);
   std::error_code index_ec;
   const std::uintmax_t index_size = std::filesystem::file_size(index, index_ec);
@@ -136,6 +138,7 @@ std::string rank_text(const std::filesystem::path& dir, const json& header, std:
     for (int b = 7; b >= 0; --b) offsets[k] = (offsets[k] << 8) | bytes[8 * k + b];
   }
   const std::filesystem::path lines = dir / header.at("ranks_file").get<std::string>();
+  require_regular_input(lines, "rank file");
   std::ifstream text(lines, std::ios::binary);
   std::error_code ec;
   const std::uintmax_t size = std::filesystem::file_size(lines, ec);
@@ -212,6 +215,7 @@ modeler::PredictedRank rank_from(const json& line, const ReplayPlan& plan) {
 
 ReplayPlan plan_from_st4np(const std::filesystem::path& dir, std::int64_t n, std::int64_t rank) {
   const std::filesystem::path header_path = dir / "lt4nc.json";
+  require_regular_input(header_path, "ST4NP header");
   std::ifstream in(header_path);
   if (!in) {
     throw InputError("'" + dir.string() +

@@ -501,6 +501,17 @@ def check_errors(a):
     with open(model, "rb") as f:
         if f.read() != before:
             fail("p3s-replay -o MODEL --force wrote over its model")
+    # A FIFO given where a file is read: refused, not waited on for ever.
+    fifo = os.path.join(a.work, "fifo")
+    if os.path.exists(fifo):
+        os.remove(fifo)
+    os.mkfifo(fifo)
+    replay_fails(a, 4, fifo, out, expect="not a regular file")
+    for cmd in ([a.p3s, "predict", fifo, "--np", "4", "-o", os.path.join(a.work, "from_fifo")],
+                [a.p3s, "model", fifo, fifo, fifo, "-o", os.path.join(a.work, "from_fifo.model")]):
+        r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=60)
+        if r.returncode != 1 or "not a regular file" not in r.stderr:
+            fail(f"{cmd[1]} of a FIFO: exit {r.returncode}: {r.stderr[-500:]}")
     other = next(n for n in a.fit if n != 4)
     replay_fails(a, 4, model, out, "--compare", os.path.join(a.work, f"{a.name}.np{other}", "signature.json"),
                  expect="compare runs at the same n")
