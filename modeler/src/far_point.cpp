@@ -111,6 +111,15 @@ void calibrate_with_far_point(Fit& fit, const Run& far) {
   if (!far.signature.complete) {
     throw InputError("far point '" + path + "' is of a run that did not reach MPI_Finalize; give a complete run");
   }
+  // A far point is a run beyond the fitted counts, with a reduced input: one of the fitted runs again (or any run
+  // within them) bends the compute-time law by its own input size, and calibrates nothing.
+  const std::vector<std::int64_t> fitted = m.fitted_counts();
+  const std::int64_t largest = fitted.empty() ? 0 : *std::max_element(fitted.begin(), fitted.end());
+  if (far.signature.processes <= largest) {
+    throw InputError("far point '" + path + "' is a run at " + std::to_string(far.signature.processes) +
+                     " processes, within the fitted counts (up to " + std::to_string(largest) +
+                     "); give a run at more processes than the fitted ones, with a reduced input");
+  }
   const std::vector<std::optional<std::uint32_t>> related = relate_model_phases(m, far.signature);
   std::size_t calibrated = 0;
   std::vector<std::string> reasons;

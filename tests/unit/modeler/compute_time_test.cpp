@@ -98,6 +98,19 @@ TEST(ComputeTime, FarPointRecoversTheGrowingTimePerWork) {
   EXPECT_DOUBLE_EQ(predicted_time(back, 512), predicted_time(far.model, 512));
 }
 
+TEST(ComputeTime, AFarPointWithinTheFittedCountsIsRefused) {
+  // One of the fitted runs given again as the far point bent the compute-time law 3.6x at 1024 ranks.
+  ModelOptions o;
+  o.hold_out_largest = false;
+  o.far_point = save(timed_ring(16, 1, "mpirun -np 16 ./ring 96"), "again16");
+  try {
+    (void)build_model(series(), o);
+    FAIL() << "a far point within the fitted counts was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("within the fitted counts"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ComputeTime, FarPointOfAnotherProgramIsRefused) {
   ModelOptions o;
   o.hold_out_largest = false;
