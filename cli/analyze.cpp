@@ -9,6 +9,7 @@
 #include "p3s/analyzer/signature.hpp"
 #include "p3s/analyzer/trace_reader.hpp"
 #include "p3s/error.hpp"
+#include "p3s/modeler/series.hpp"
 #include "p3s/outputs.hpp"
 #include "subcommands.hpp"
 #include "validators.hpp"
@@ -38,6 +39,12 @@ void check_output(const fs::path& out, const std::vector<fs::path>& anchors, boo
     }
   }
   refuse_existing(out, force, what);
+}
+
+/// The program a recorded command runs, without its launcher ("./cg.W.x" of "mpirun -np 8 ./cg.W.x").
+std::string program_of(const std::string& command) {
+  const std::string app = modeler::application_command(command);
+  return app.substr(0, app.find(' '));
 }
 
 }  // namespace
@@ -107,6 +114,16 @@ void add_analyze(CLI::App& app) {
     // The signature beside each archive is the run's own and is refreshed by every analysis.
     std::vector<fs::path> anchors;
     for (const fs::path& t : *traces) anchors.push_back(analyzer::find_anchor(t));
+    // A run given twice would vote twice in the choice of the series' phases.
+    for (std::size_t i = 0; i < anchors.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j) {
+        std::error_code ec;
+        if (fs::weakly_canonical(anchors[i], ec) == fs::weakly_canonical(anchors[j], ec)) {
+          throw InputError("'" + (*traces)[i].string() + "' is the run '" + (*traces)[j].string() +
+                           "' again; give each run of the series once");
+        }
+      }
+    }
     if (!output->empty()) {
       std::error_code ec;
       const bool own = traces->size() == 1 && fs::weakly_canonical(*output, ec) ==
@@ -124,6 +141,17 @@ void add_analyze(CLI::App& app) {
     }
     std::vector<analyzer::AnalyzeStats> stats;
     const std::vector<analyzer::Signature> sigs = analyzer::analyze_series(runs, &stats);
+    // One application's runs: another program's would have its phases found by this one's method, and its
+    // signature rewritten so.
+    for (std::size_t i = 1; i < sigs.size(); ++i) {
+      const std::string first = program_of(sigs.front().command);
+      const std::string other = program_of(sigs[i].command);
+      if (!first.empty() && !other.empty() && first != other) {
+        throw InputError("the runs are of different programs (" + first + " at " +
+                         std::to_string(sigs.front().processes) + " processes, " + other + " at " +
+                         std::to_string(sigs[i].processes) + "); analyze each application's runs apart");
+      }
+    }
     std::vector<std::filesystem::path> outs;
     for (const analyzer::AnalyzeOptions& run : runs) {
       outs.push_back(output->empty() ? analyzer::find_anchor(run.input).parent_path() / "signature.json"

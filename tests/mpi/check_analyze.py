@@ -328,6 +328,24 @@ def errors(c):
     r = run([c.a.p3s, "analyze", trace, trace, "-o", os.path.join(c.a.work, "one.json")])
     if r.returncode != 1 or "take one run" not in r.stderr or r.stderr.count("\n") != 1:
         fail("series output", f"-o with two runs must be refused: exit {r.returncode}: {r.stderr!r}")
+    # A series holds each run once, and runs of one program: a run given twice voted twice for the series' phase
+    # method, another program's run had its phases found by this one's method and its signature rewritten so.
+    r = run([c.a.p3s, "analyze", trace, os.path.join(trace, "traces.otf2")])
+    if r.returncode != 1 or "again" not in r.stderr or r.stderr.count("\n") != 1:
+        fail("twice", f"a run given twice: exit {r.returncode}: {r.stderr!r}")
+    other_app = os.path.join(c.a.work, "other_program")
+    shutil.copy(c.a.app, other_app)
+    other, r = c.record("errors.other", 4, ["5"], app=other_app)
+    if r.returncode != 0:
+        fail("other program", f"recording failed: {r.stderr[-500:]}")
+    with open(os.path.join(other, "signature.json"), "w") as f:
+        f.write("kept\n")
+    r = run([c.a.p3s, "analyze", trace, other])
+    if r.returncode != 1 or "different programs" not in r.stderr or r.stderr.count("\n") != 1:
+        fail("other program", f"two programs in one series: exit {r.returncode}: {r.stderr!r}")
+    with open(os.path.join(other, "signature.json")) as f:
+        if f.read() != "kept\n":
+            fail("other program", "the other program's signature was rewritten")
     killed, r = c.record("errors.killed", 4, ["20000", "--die-at", "2000"], ["--buffer-mb", "1"])
     if r.returncode == 0:
         fail("killed run", "the crash app was expected to die")
