@@ -167,9 +167,9 @@ int main(int argc, char** argv) {
     result = p3s::replay::run_replay(plan, options);
   } catch (const std::exception& e) {
     // A failure of MPI (or of memory) during the phases is one rank's, and the others may be waiting on it.
-    std::fprintf(stderr, "p3s-replay: rank %d: %s\n", rank,
-                 dynamic_cast<const std::bad_alloc*>(&e) != nullptr ? "not enough memory for the replay's buffers"
-                                                                    : e.what());
+    std::fprintf(
+        stderr, "p3s-replay: rank %d: %s\n", rank,
+        dynamic_cast<const std::bad_alloc*>(&e) != nullptr ? "not enough memory for the replay's buffers" : e.what());
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   if (rank == 0) {

@@ -19,8 +19,7 @@ std::string fresh_token() {
   std::random_device entropy;
   const auto word = [&entropy] { return (std::uint64_t{entropy()} << 32) | entropy(); };
   char text[64];
-  std::snprintf(text, sizeof text, "%d-%016llx", static_cast<int>(::getpid()),
-                static_cast<unsigned long long>(word()));
+  std::snprintf(text, sizeof text, "%d-%016llx", static_cast<int>(::getpid()), static_cast<unsigned long long>(word()));
   return text;
 }
 

@@ -11,8 +11,8 @@
 
 #include <mpi.h>
 
-#include "dir_lock.hpp"
 #include "definitions.hpp"
+#include "dir_lock.hpp"
 #include "flat_map.hpp"
 #include "p3s/interpose/config.hpp"
 #include "p3s/interpose/counters.hpp"

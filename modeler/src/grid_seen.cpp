@@ -115,12 +115,13 @@ std::vector<std::string> PhaseModel::caveats(std::int64_t n, const std::vector<s
     if (sides[d] <= 2 || seen.longest[d] > 2) continue;
     const std::string names = stepping(d);
     if (names.empty()) continue;
+    const std::string direction = longer_elsewhere ? "the one the phase's steps along its longer sides take"
+                                                   : "one the fit chose, each send meeting its receive";
     out.push_back("along dimension " + std::to_string(d) + " of the " + std::string(frame_name(seen.frame)) +
                   " grid the side is " + std::to_string(sides[d]) + " at n = " + std::to_string(n) +
                   ", but at most 2 in the fitted runs, where a step either way reaches the same rank: the direction "
-                  "of the steps of " + names + " is " +
-                  (longer_elsewhere ? "the one the phase's steps along its longer sides take"
-                                    : "one the fit chose, each send meeting its receive") +
+                  "of the steps of " +
+                  names + " is " + direction +
                   "; the code may step the other way (the same messages, between mirrored ranks)");
   }
   std::optional<std::size_t> adding;  // a dimension along which longer sides added calls

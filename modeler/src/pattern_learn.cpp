@@ -346,8 +346,10 @@ std::optional<Term> fit_repeated(const Space& sp, int slots, const std::map<std:
       if (law.basis == *side && !law.is_constant()) sides.push_back(law);
     }
   }
-  const std::optional<ExactLaw> count = prefer_whole(
-      !sides.empty() ? sides : powers && !logarithms.empty() ? logarithms : count_laws, counts, whole_count);
+  const std::vector<ExactLaw>& preferred = !sides.empty()                  ? sides
+                                           : powers && !logarithms.empty() ? logarithms
+                                                                           : count_laws;
+  const std::optional<ExactLaw> count = prefer_whole(preferred, counts, whole_count);
   t.count = *count;
   return t;
 }
