@@ -406,7 +406,10 @@ std::vector<std::vector<bool>> layouts(std::size_t shortest, std::size_t longest
   return out;
 }
 
-bool reproduces(const Program& p, std::span<const ListObservation* const> obs) {
+/// Whether a program, or a pattern's cases (each rank taking the first whose predicate holds), gives every observed
+/// rank its list.
+template <class Generator>
+bool reproduces(const Generator& p, std::span<const ListObservation* const> obs) {
   try {
     for (const ListObservation* o : obs) {
       const std::vector<Entry> got = p.generate(o->r, o->n);
@@ -902,25 +905,6 @@ std::optional<Program> learn_on_holders(int slots, std::span<const ListObservati
   return best;
 }
 
-/// Whether the cases, each rank taking the first whose predicate holds, give every observed rank its list.
-bool cases_reproduce(const std::vector<Pattern::Case>& cases, std::span<const ListObservation* const> obs) {
-  try {
-    const Pattern p{cases};
-    for (const ListObservation* o : obs) {
-      const std::vector<Entry> got = p.generate(o->r, o->n);
-      if (got.size() != o->entries.size()) return false;
-      for (std::size_t k = 0; k < got.size(); ++k) {
-        for (std::size_t s = 0; s < 2; ++s) {
-          if (got[k].peers[s] != std::max<std::int64_t>(o->entries[k][s], -1)) return false;
-        }
-      }
-    }
-  } catch (const ModelError&) {
-    return false;
-  }
-  return true;
-}
-
 /// Drops each case whose ranks the cases after it describe as well (r == n/2 sending to 0 where the last case's
 /// r & (r - 1) says the same at every fitted n): a class that only restates the general rule on the fitted counts
 /// would decide the ranks where the two part.
@@ -928,7 +912,7 @@ void drop_redundant_cases(std::vector<Pattern::Case>& cases, std::span<const Lis
   for (std::size_t i = 0; i + 1 < cases.size();) {
     std::vector<Pattern::Case> without = cases;
     without.erase(without.begin() + static_cast<std::ptrdiff_t>(i));
-    if (cases_reproduce(without, obs)) {
+    if (reproduces(Pattern{without}, obs)) {
       cases = std::move(without);
     } else {
       ++i;
