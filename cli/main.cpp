@@ -8,34 +8,11 @@
 #include <string>
 
 #include "p3s/error.hpp"
+#include "p3s/user_text.hpp"
 #include "p3s/version.hpp"
 #include "subcommands.hpp"
 
-namespace {
-
-/// An error as the user reads it: one line (control characters from damaged input escaped) without the JSON
-/// library's exception ids ("[json.exception.parse_error.101] ").
-std::string user_text(std::string text) {
-  for (std::size_t at = text.find("[json.exception."); at != std::string::npos;
-       at = text.find("[json.exception.", at)) {
-    const std::size_t end = text.find("] ", at);
-    if (end == std::string::npos) break;
-    text.erase(at, end + 2 - at);
-  }
-  std::string out;
-  for (const char c : text) {
-    if (c == '\n') {
-      out += "\\n";
-    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      out += '?';
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-}  // namespace
+using p3s::user_text;
 
 int main(int argc, char** argv) {
   CLI::App app{"p3s: predict how an MPI application scales from a few small traced runs"};

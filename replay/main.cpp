@@ -18,6 +18,7 @@
 #include "p3s/modeler/model.hpp"
 #include "p3s/outputs.hpp"
 #include "p3s/replay/replay.hpp"
+#include "p3s/user_text.hpp"
 
 namespace {
 
@@ -27,7 +28,7 @@ bool all_ok(bool ok, const std::string& message, int rank) {
   int failing = ok ? 1 << 30 : rank;
   MPI_Allreduce(MPI_IN_PLACE, &failing, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (failing == 1 << 30) return true;
-  if (rank == failing) std::fprintf(stderr, "p3s-replay: %s\n", message.c_str());
+  if (rank == failing) std::fprintf(stderr, "p3s-replay: %s\n", p3s::user_text(message).c_str());
   return false;
 }
 
@@ -165,11 +166,16 @@ int main(int argc, char** argv) {
   p3s::replay::ReplayResult result;
   try {
     result = p3s::replay::run_replay(plan, options);
+  } catch (const p3s::replay::RefusedPlan& e) {
+    if (*e.what() != '\0') std::fprintf(stderr, "p3s-replay: %s\n", p3s::user_text(e.what()).c_str());
+    MPI_Finalize();
+    return 1;
   } catch (const std::exception& e) {
     // A failure of MPI (or of memory) during the phases is one rank's, and the others may be waiting on it.
     std::fprintf(
         stderr, "p3s-replay: rank %d: %s\n", rank,
-        dynamic_cast<const std::bad_alloc*>(&e) != nullptr ? "not enough memory for the replay's buffers" : e.what());
+        dynamic_cast<const std::bad_alloc*>(&e) != nullptr ? "not enough memory for the replay's buffers"
+                                                        : p3s::user_text(e.what()).c_str());
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   if (rank == 0) {

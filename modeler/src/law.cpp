@@ -239,7 +239,7 @@ std::string signed_tail(bool negative, const std::string& magnitude) { return (n
 [[noreturn]] void bad_field(std::string_view what, std::string_view field, const nlohmann::json& j,
                             std::string_view expected) {
   throw InputError(std::string(what) + " JSON: field '" + std::string(field) + "' must be " + std::string(expected) +
-                   ", got " + (j.contains(field) ? json_text(j.at(field)) : std::string("nothing")) +
+                   ", got " + (j.contains(field) ? json_excerpt(j.at(field)) : std::string("nothing")) +
                    "; the model file may be damaged or from another p3s version");
 }
 

@@ -19,11 +19,6 @@ namespace {
 
 using nlohmann::json;
 
-/// Version 3 adds each collective's `block`, each communicator's `param`, the `kind` (lt4nc or st4np) and the rank
-/// index; a tail is written wherever its work or its time is not zero. Version 4 is checked for consistency before
-/// it is written (`consistency`, each phase's `repair`) and names wildcard receives.
-inline constexpr int kLt4ncSchemaVersion = 4;
-
 /// The communicators the trace uses at n, numbered as they are met: two models that give the same members at n
 /// and were created by the same call are one communicator.
 class CommTable {

@@ -61,9 +61,16 @@ std::size_t Communicators::find_or_build(const modeler::CommModel& c) {
   return comms_.size() - 1;
 }
 
-MPI_Comm Communicators::comm(const modeler::CommModel* c) const {
+MPI_Comm Communicators::comm(const modeler::CommModel* c) const { return comms_[index_of(c)].comm; }
+
+std::size_t Communicators::index_of(const modeler::CommModel* c) const {
   const auto it = index_.find(c);
-  return it == index_.end() ? comms_.front().comm : comms_[it->second].comm;
+  return it == index_.end() ? 0 : it->second;
+}
+
+std::string Communicators::describe(std::size_t i) const {
+  const modeler::CommModel* m = comms_.at(i).model;
+  return m != nullptr ? m->to_string() : std::string("world");
 }
 
 int Communicators::rank_in(const modeler::CommModel* c, std::int64_t world) const {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "p3s/modeler/model.hpp"
@@ -29,6 +30,11 @@ class Communicators {
   [[nodiscard]] int rank_in(const modeler::CommModel* c, std::int64_t world) const;
   /// How many distinct communicators were built (the world included).
   [[nodiscard]] std::size_t size() const noexcept { return comms_.size(); }
+  /// Which of them a model's CommModel is (0, the world, for one the plan does not name).
+  [[nodiscard]] std::size_t index_of(const modeler::CommModel* c) const;
+  /// Built communicator `i`, and what its model says of it.
+  [[nodiscard]] MPI_Comm at(std::size_t i) const { return comms_.at(i).comm; }
+  [[nodiscard]] std::string describe(std::size_t i) const;
 
  private:
   struct Built {

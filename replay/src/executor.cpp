@@ -260,6 +260,8 @@ void Executor::collective(const PredictedCall& call, const PredictedAction& a) {
   const int block = count_of(a.block);
   int members = 1;
   MPI_Comm_size(comm, &members);
+  // The members agree on the block (the replay refuses a plan where they do not, before any phase runs), so that
+  // no member sends more than this rank has room for.
   const auto all = static_cast<std::size_t>(block) * static_cast<std::size_t>(members) + 1;
   const int root = std::max(0, comms_.rank_in(a.comm, a.root));
   char* in = scratch(coll_in_, all);

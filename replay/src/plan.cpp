@@ -12,6 +12,8 @@
 #include "made_once.hpp"
 #include "p3s/error.hpp"
 #include "p3s/inputs.hpp"
+#include "p3s/json_text.hpp"
+#include "p3s/modeler/lt4nc.hpp"
 #include "p3s/modeler/phase_check.hpp"
 #include "p3s/modeler/predict.hpp"
 #include "p3s/replay/replay.hpp"
@@ -60,23 +62,44 @@ void weigh(ReplayPlan& plan) {
 namespace {
 
 /// Refuses sizes no replay can send: not a number, below zero, or more than one MPI call carries in bytes (a count
-/// is an int), which the replay would otherwise allocate, and zero-fill, on every rank.
+/// is an int), which the replay would otherwise allocate, and zero-fill, on every rank. Likewise bursts: below zero,
+/// not a number, or longer than any emulation (kMostBurstNs, past which a duration no longer fits a clock's count).
 void check_sizes(const ReplayPlan& plan, std::int64_t rank) {
   constexpr double kMost = 2147483647.0;
+  constexpr double kMostBurstNs = 1e16;  // 116 days
+  const auto where = [&](const PlannedPhase& p, std::size_t c) {
+    return "phase " + std::to_string(p.id) + ", rank " + std::to_string(rank) + ", call " + std::to_string(c) + " (" +
+           (c < p.rank.calls.size() ? p.rank.calls[c].call : std::string("tail")) + ")";
+  };
+  const auto check_burst = [&](const PlannedPhase& p, std::size_t c, const std::optional<double>& ns) {
+    if (!ns || (*ns >= 0 && *ns <= kMostBurstNs)) return;
+    char text[96];
+    std::snprintf(text, sizeof text, "%g ns", *ns);
+    throw InputError(where(p, c) + " computes for " + text + " before it: no duration a replay can emulate");
+  };
   for (const PlannedPhase& p : plan.phases) {
     for (std::size_t c = 0; c < p.rank.calls.size(); ++c) {
+      check_burst(p, c, p.rank.calls[c].burst_ns);
       for (const modeler::PredictedAction& a : p.rank.calls[c].actions) {
         for (const double v : {a.bytes, a.block, a.bytes_received}) {
           if (v >= 0 && v <= kMost) continue;
           char text[96];
           std::snprintf(text, sizeof text, "%g bytes", v);
-          throw InputError("phase " + std::to_string(p.id) + ", rank " + std::to_string(rank) + ", call " +
-                           std::to_string(c) + " (" + p.rank.calls[c].call + ") moves " + text +
+          throw InputError(where(p, c) + " moves " + text +
                            ", more than one MPI call carries (2^31 - 1 bytes) or no size at all");
         }
       }
     }
+    check_burst(p, p.rank.calls.size(), p.rank.tail_ns);
   }
+}
+
+/// Refuses a phase order that replays nothing: no stretch, or no instance in any.
+void check_order(const ReplayPlan& plan) {
+  for (const analyzer::PhaseRunEntry& e : plan.order) {
+    if (e.count > 0) return;
+  }
+  throw InputError("its phase order has no instance of any phase: there is nothing to replay");
 }
 
 }  // namespace
@@ -107,6 +130,7 @@ ReplayPlan plan_from_model(const modeler::Model& model, const std::string& path,
     }
   }
   plan.order = modeler::order_at(model, n);
+  check_order(plan);
   weigh(plan);
   check_sizes(plan, rank);
   return plan;
@@ -175,11 +199,20 @@ modeler::PredictedAction action_from(const json& j, const ReplayPlan& plan) {
     return j.contains(field) && j.at(field).is_string() && j.at(field).get<std::string>() == "any";
   };
   a.peer = wildcard("peer") ? modeler::kAnySource : j.value("peer", modeler::kProcNull);
+  // A peer outside the job would become whatever MPI makes of that number (MPI_ANY_SOURCE in some libraries).
+  if (a.peer != modeler::kAnySource && (a.peer < modeler::kProcNull || a.peer >= plan.processes)) {
+    throw InputError("an action names peer " + std::to_string(a.peer) + ", outside the job's " +
+                     std::to_string(plan.processes) + " ranks");
+  }
   a.tag = wildcard("tag") ? modeler::kAnyTag : j.value("tag", std::uint32_t{0});
   a.bytes = j.value("bytes", 0.0);
   if (j.contains("collective")) {
     a.collective = mpi::collective_named(j.at("collective").get<std::string>()).value_or(mpi::Collective::Unknown);
     a.root = j.value("root", std::int64_t{-1});
+    if (a.root < -1 || a.root >= plan.processes) {
+      throw InputError("a collective names root " + std::to_string(a.root) + ", outside the job's " +
+                       std::to_string(plan.processes) + " ranks");
+    }
     a.bytes_received = j.value("bytes_received", 0.0);
     a.block = j.value("block", 0.0);
   }
@@ -204,6 +237,10 @@ modeler::PredictedRank rank_from(const json& line, const ReplayPlan& plan) {
     if (!c.at("burst_ns").is_number()) throw InputError("a call has no burst_ns: the trace is not executable");
     call.burst_ns = c.at("burst_ns").get<double>();
     for (const json& a : c.at("actions")) call.actions.push_back(action_from(a, plan));
+    // A call p3s does not know is made as nothing; one that moves data cannot be made as nothing.
+    if (call.function == mpi::Function::Other && !call.actions.empty()) {
+      throw InputError("call '" + call.call.substr(0, 60) + "' is no MPI function p3s knows, and it moves data");
+    }
     r.calls.push_back(std::move(call));
   }
   r.tail_work = line.value("tail_work", 0.0);
@@ -226,6 +263,11 @@ ReplayPlan plan_from_st4np(const std::filesystem::path& dir, std::int64_t n, std
   plan.source = dir.string();
   try {
     const json h = json::parse(in);
+    if (h.at("schema_version").get<int>() > modeler::kLt4ncSchemaVersion) {
+      throw InputError("it was written by a later p3s (schema version " +
+                       std::to_string(h.at("schema_version").get<int>()) + "; this one reads up to " +
+                       std::to_string(modeler::kLt4ncSchemaVersion) + "); replay it with that p3s");
+    }
     if (h.at("schema_version").get<int>() < 3 || h.value("kind", std::string()) != "st4np") {
       throw InputError(
           "it is a logical trace without burst times (written with --logical, or by an earlier p3s); "
@@ -271,8 +313,14 @@ ReplayPlan plan_from_st4np(const std::filesystem::path& dir, std::int64_t n, std
       return static_cast<std::uint32_t>(it - ids.begin());
     };
     for (const json& e : h.at("order")) {
+      // A count below zero would be read as 2^64 less it.
+      if (!e.is_array() || e.size() != 2 || !e.at(0).is_number_unsigned() || !e.at(1).is_number_unsigned()) {
+        throw InputError("its phase order holds " + json_excerpt(e) +
+                         " where a phase and its count of instances (whole numbers >= 0) belong");
+      }
       plan.order.push_back({index_of(e.at(0).get<std::uint32_t>()), e.at(1).get<std::uint64_t>()});
     }
+    check_order(plan);
     weigh(plan);
     std::istringstream lines(rank_text(dir, h, n, rank));
     std::vector<bool> seen(plan.phases.size(), false);

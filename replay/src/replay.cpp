@@ -16,6 +16,7 @@
 #include "executor.hpp"
 #include "made_once.hpp"
 #include "p3s/error.hpp"
+#include "p3s/hash.hpp"
 #include "p3s/modeler/dims.hpp"
 #include "p3s/modeler/predict.hpp"
 #include "watchdog.hpp"
@@ -121,6 +122,42 @@ double largest_size(const std::vector<PlannedPhase>& phases) {
   return largest;
 }
 
+/// Refuses, on every rank alike, a plan whose ranks disagree on a collective (its operation, root or block) with the
+/// other members of its communicator: MPI would pair unlike calls, and a block larger than a member's buffer
+/// overruns it. One reduction per communicator, of a hash per phase of its collectives in order, made in the same
+/// order at every rank, so that a disagreement cannot leave a rank waiting.
+void agree_on_collectives(const ReplayPlan& plan, const detail::Communicators& comms, int rank) {
+  const std::size_t phases = plan.phases.size();
+  // Per communicator: each phase's hash, then its complement (a minimum over both gives the minimum and maximum).
+  std::vector<std::vector<std::uint64_t>> hashes(comms.size(), std::vector<std::uint64_t>(2 * phases, 0));
+  for (std::size_t p = 0; p < phases; ++p) {
+    for (const modeler::PredictedCall& c : plan.phases[p].rank.calls) {
+      for (const modeler::PredictedAction& a : c.actions) {
+        if (a.kind != mpi::ActionKind::Collective) continue;
+        std::uint64_t& h = hashes[comms.index_of(a.comm)][p];
+        h = mix64(h ^ (static_cast<std::uint64_t>(a.collective) << 56) ^ mix64(static_cast<std::uint64_t>(a.root)) ^
+                  mix64(static_cast<std::uint64_t>(detail::count_of(a.block)) + 1));
+      }
+    }
+  }
+  std::string disagreement;
+  for (std::size_t i = 0; i < comms.size(); ++i) {
+    std::vector<std::uint64_t>& h = hashes[i];
+    for (std::size_t p = 0; p < phases; ++p) h[phases + p] = ~h[p];
+    MPI_Allreduce(MPI_IN_PLACE, h.data(), static_cast<int>(h.size()), MPI_UINT64_T, MPI_MIN, comms.at(i));
+    for (std::size_t p = 0; p < phases && disagreement.empty(); ++p) {
+      if (h[p] == ~h[phases + p]) continue;
+      disagreement = "phase " + std::to_string(plan.phases[p].id) + ": the ranks of the communicator " +
+                     comms.describe(i) +
+                     " disagree on its collectives (an operation, a root or a size differs from rank to rank, rank " +
+                     std::to_string(rank) + " among them); the trace was changed after `p3s predict` checked it";
+    }
+  }
+  int failing = disagreement.empty() ? 1 << 30 : rank;
+  MPI_Allreduce(MPI_IN_PLACE, &failing, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (failing != 1 << 30) throw RefusedPlan(rank == failing ? disagreement : std::string());
+}
+
 }  // namespace
 
 ReplayResult run_replay(const ReplayPlan& plan, const ReplayOptions& options) {
@@ -133,6 +170,7 @@ ReplayResult run_replay(const ReplayPlan& plan, const ReplayOptions& options) {
   double largest = largest_size(plan.phases);
   MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   const detail::Communicators comms(plan.comms, n, rank);
+  agree_on_collectives(plan, comms, rank);
   detail::Executor executor(comms, rank, largest);
   detail::BurstEmulator burst(options.compute);
   MPI_Comm sizing = MPI_COMM_NULL;  // the instance counts' own reductions, apart from the replayed communication

@@ -447,6 +447,32 @@ def short_index(path):
         f.write(data[:-8])
 
 
+def header_edit(change):
+    """An edit of the ST4NP's header (lt4nc.json), which no index points into."""
+    def edit(path):
+        with open(os.path.join(path, "lt4nc.json")) as f:
+            h = json.load(f)
+        change(h)
+        with open(os.path.join(path, "lt4nc.json"), "w") as f:
+            json.dump(h, f)
+    return edit
+
+
+def same_length_edit(pattern, value):
+    """The first match of `pattern`'s group 1 in ranks.jsonl replaced by `value`, spaces keeping the line's length so
+    that the index holds."""
+    def edit(path):
+        with open(os.path.join(path, "ranks.jsonl")) as f:
+            text = f.read()
+        found = re.search(pattern, text)
+        if found is None or len(value) > len(found.group(1)):
+            fail(f"no {pattern!r} to put {value!r} in, in {path}")
+        text = text[:found.start(1)] + value.ljust(len(found.group(1))) + text[found.end(1):]
+        with open(os.path.join(path, "ranks.jsonl"), "w") as f:
+            f.write(text)
+    return edit
+
+
 def stuck(path):
     """The first receive of the trace waits for a tag no send carries: its digits changed, the first one only, so
     that the line keeps its length and the rank index holds."""
@@ -482,6 +508,22 @@ def check_errors(a):
     replay_fails(a, 4, edited(a, st4np, "zeroed", zeroed_index), out, expect="does not hold rank")
     replay_fails(a, 4, edited(a, st4np, "short", short_index), out, expect="not the 40 of 4 ranks")
     replay_fails(a, 4, edited(a, st4np, "huge", huge_message), out, expect="more than one MPI call carries")
+    # What a trace cannot mean, each refused in one line rather than replayed as something else: a later schema, an
+    # order with nothing (or a count below zero) in it, a burst no clock holds or below zero, a peer outside the
+    # job, a call no MPI function p3s knows, ranks that disagree on a collective's size.
+    for name, change, expect in (
+            ("schema99", header_edit(lambda h: h.update(schema_version=99)), "written by a later p3s"),
+            ("no_order", header_edit(lambda h: h.update(order=[])), "no instance of any phase"),
+            ("zero_order", header_edit(lambda h: h.update(order=[[p, 0] for p, _ in h["order"]])),
+             "no instance of any phase"),
+            ("negative_order", header_edit(lambda h: h["order"][1].__setitem__(1, -1)), "whole numbers >= 0"),
+            ("burst_1e19", same_length_edit(r'"burst_ns":([0-9][0-9.e+]{5,})', "1e19"), "no duration a replay"),
+            ("negative_burst", same_length_edit(r'"burst_ns":([0-9][0-9.e+]{5,})', "-5"), "no duration a replay"),
+            ("far_peer", same_length_edit(r'"kind":"irecv","peer":(\d+)', "9"), "outside the job's 4 ranks"),
+            ("unknown_call", same_length_edit(r'"call":"(MPI_Isend)"', "MPI_Ixend"), "no MPI function p3s knows"),
+            ("disagreeing", same_length_edit(r'"block":([1-9][0-9.]*),"bytes":[0-9.]+,"bytes_received":[0-9.]+,'
+                                             r'"collective":"ALLREDUCE"', "9.0"), "disagree on its collectives")):
+        replay_fails(a, 4, edited(a, st4np, name, change), out, expect=expect)
     # A burst longer than the watchdog's limit is no lack of progress: the replay ends normally.
     long_burst = edited(a, st4np, "long_burst", lambda path: longer_burst(path, "3.0e9"))
     run(launch(a, 4, a.replay, long_burst, "-o", os.path.join(a.work, "long_burst.json"), "--force", "--watchdog",

@@ -11,6 +11,11 @@
 
 namespace p3s::modeler {
 
+/// Version 3 adds each collective's `block`, each communicator's `param`, the `kind` (lt4nc or st4np) and the rank
+/// index; a tail is written wherever its work or its time is not zero. Version 4 is checked for consistency before
+/// it is written (`consistency`, each phase's `repair`) and names wildcard receives. Readers refuse a later version.
+inline constexpr int kLt4ncSchemaVersion = 4;
+
 /// Writes the LT4NC for n ranks into dir: lt4nc.json (provenance, phases with weights and the phase order),
 /// ranks.jsonl (one line per rank and phase with its calls, streamed) and ranks.index (where each rank's lines
 /// begin, so that a replay rank reads its own). Written under temporary names and renamed, the header last.

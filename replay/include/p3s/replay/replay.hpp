@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "p3s/error.hpp"
 #include "p3s/modeler/dims.hpp"
 #include "p3s/modeler/model.hpp"
 #include "p3s/modeler/phase_check.hpp"
@@ -112,8 +113,16 @@ struct ReplayPlan {
 /// that did not check it (schema 3).
 [[nodiscard]] ReplayPlan plan_from_st4np(const std::filesystem::path& dir, std::int64_t n, std::int64_t rank);
 
+/// A plan the ranks refuse together before any phase runs, thrown on every rank: the message on one of them (the
+/// others' is empty), so that it is printed once.
+class RefusedPlan : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 /// Replays the plan at the size of MPI_COMM_WORLD (the n it was made for). Collective over MPI_COMM_WORLD; every
-/// rank gets the result. @throws p3s::Error when an MPI call fails (on that rank only).
+/// rank gets the result. @throws RefusedPlan on every rank when the ranks disagree on a collective;
+/// p3s::Error when an MPI call fails (on that rank only).
 [[nodiscard]] ReplayResult run_replay(const ReplayPlan& plan, const ReplayOptions& options);
 
 /// A replay next to a real run at the same n: per phase, predicted and real time over the run (weight x instance
