@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // `p3s predict app.model --np N [-o DIR [--logical] [--repair]] [--force] [--compare SIG_AT_N]`
 #include <algorithm>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 
@@ -10,6 +11,7 @@
 #include "p3s/modeler/lt4nc.hpp"
 #include "p3s/modeler/model.hpp"
 #include "p3s/modeler/predict.hpp"
+#include "p3s/output_lock.hpp"
 #include "p3s/outputs.hpp"
 #include "subcommands.hpp"
 #include "validators.hpp"
@@ -66,12 +68,35 @@ void add_predict(CLI::App& app) {
     }
     if (*logical && output->empty()) throw InputError("--logical writes a directory: give it with -o DIR");
     if (!output->empty()) {
+      const std::filesystem::path dir(*output);
+      std::error_code ec;
+      const bool created = !std::filesystem::exists(dir, ec);
+      std::filesystem::create_directories(dir, ec);
+      if (ec) throw Error("cannot create '" + dir.string() + "': " + ec.message());
+      // A directory made here goes again when nothing could be written into it.
+      struct Cleanup {
+        const std::filesystem::path& dir;
+        bool armed;
+        ~Cleanup() {
+          std::error_code ignored;
+          if (armed) std::filesystem::remove_all(dir, ignored);
+        }
+      } cleanup{dir, created};
+      // Held from the check of what is there to the last file written: two predictions into one directory at once
+      // would leave a mix of both, and both would say they wrote it.
+      const OutputLock lock(dir);
       const std::string what = *logical ? "the logical trace's" : "the executable trace's";
-      for (const char* file : {"lt4nc.json", "ranks.jsonl", "ranks.index"}) {
-        refuse_existing(std::filesystem::path(*output) / file, *force, what);
-      }
-      const modeler::PredictionCheck check = modeler::write_lt4nc(
-          m, *np, *output, !*logical, *repair ? modeler::OnInconsistency::Repair : modeler::OnInconsistency::Refuse);
+      for (const char* file : {"lt4nc.json", "ranks.jsonl", "ranks.index"}) refuse_existing(dir / file, *force, what);
+      const auto announce = [&](double bytes) {
+        if (bytes < 1e9) return;
+        std::cout << "writing about " << std::fixed << std::setprecision(1) << bytes / 1e9 << std::defaultfloat
+                  << " GB at n = " << *np << " into " << dir.string() << " (" << std::setprecision(3)
+                  << bytes / static_cast<double>(*np) / 1e3 << " kB per rank) ..." << std::endl;
+      };
+      const modeler::PredictionCheck check =
+          modeler::write_lt4nc(m, *np, dir, !*logical,
+                               *repair ? modeler::OnInconsistency::Repair : modeler::OnInconsistency::Refuse, announce);
+      cleanup.armed = false;
       for (const std::string& note : check.notes()) std::cout << "repaired: " << note << '\n';
       std::cout << (*logical ? "lt4nc        " : "st4np        ") << *output << "/lt4nc.json (" << *np << " ranks"
                 << (check.repaired() ? ", repaired" : ", checked") << ")\n";

@@ -172,10 +172,9 @@ int main(int argc, char** argv) {
     return 1;
   } catch (const std::exception& e) {
     // A failure of MPI (or of memory) during the phases is one rank's, and the others may be waiting on it.
-    std::fprintf(
-        stderr, "p3s-replay: rank %d: %s\n", rank,
-        dynamic_cast<const std::bad_alloc*>(&e) != nullptr ? "not enough memory for the replay's buffers"
-                                                        : p3s::user_text(e.what()).c_str());
+    std::fprintf(stderr, "p3s-replay: rank %d: %s\n", rank,
+                 dynamic_cast<const std::bad_alloc*>(&e) != nullptr ? "not enough memory for the replay's buffers"
+                                                                    : p3s::user_text(e.what()).c_str());
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   if (rank == 0) {

@@ -107,8 +107,9 @@ std::string rank_lines(const Model& model, const std::vector<PhasePredictor>& ph
 }
 
 /// Refuses to start an LT4NC that cannot fit in `dir`: its size estimated from the first, middle and last ranks.
-void check_room(const Model& model, const std::vector<PhasePredictor>& phases, const PredictionCheck& check,
-                std::int64_t n, const std::filesystem::path& dir) {
+/// Returns the estimate.
+double check_room(const Model& model, const std::vector<PhasePredictor>& phases, const PredictionCheck& check,
+                  std::int64_t n, const std::filesystem::path& dir) {
   CommTable scratch(n);
   double bytes = 0;
   const std::int64_t sample[] = {0, n / 2, n - 1};
@@ -116,7 +117,7 @@ void check_room(const Model& model, const std::vector<PhasePredictor>& phases, c
   const double need = bytes / 3 * static_cast<double>(n);
   std::error_code ec;
   const std::filesystem::space_info room = std::filesystem::space(dir, ec);
-  if (ec || need * 1.05 < static_cast<double>(room.available)) return;
+  if (ec || need * 1.05 < static_cast<double>(room.available)) return need;
   char text[160];
   std::snprintf(text, sizeof text, "the LT4NC at n = %lld needs about %.3g GB, and '%s' has %.3g GB free",
                 static_cast<long long>(n), need / 1e9, dir.string().c_str(), static_cast<double>(room.available) / 1e9);
@@ -202,7 +203,7 @@ std::vector<analyzer::PhaseRunEntry> order_at(const Model& model, std::int64_t n
 }
 
 PredictionCheck write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path& dir, bool executable,
-                            OnInconsistency policy) {
+                            OnInconsistency policy, const std::function<void(double)>& announce) {
   const ScopedDimsRule rule(model.dims_rule);
   if (executable && !has_time_laws(model)) {
     throw InputError(
@@ -231,7 +232,8 @@ PredictionCheck write_lt4nc(const Model& model, std::int64_t n, const std::files
   // The ranks first, the header last: a directory whose lt4nc.json exists is complete.
   const std::filesystem::path header = dir / "lt4nc.json";
   std::filesystem::remove(header, ec);
-  check_room(model, phases, check, n, dir);
+  const double estimate = check_room(model, phases, check, n, dir);
+  if (announce) announce(estimate);
   CommTable comms(n);
   const std::vector<std::uint64_t> offsets = write_ranks(model, phases, check, n, dir / "ranks.jsonl", comms);
   write_whole_file(dir / "ranks.index", index_bytes(offsets));

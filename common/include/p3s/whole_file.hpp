@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "p3s/error.hpp"
+#include "p3s/temporaries.hpp"
 
 namespace p3s {
 
@@ -56,6 +57,7 @@ class StreamedFile {
                   "; check the directory");
     }
     tmp_ = name;
+    slot_ = temporaries::add(name);
     (void)::fchmod(fd, new_file_mode());  // mkstemp's 0600 becomes what a plain create gives
     buf_ = std::make_unique<__gnu_cxx::stdio_filebuf<char>>(fd, std::ios::out | std::ios::binary);
     out_.rdbuf(buf_.get());
@@ -65,6 +67,7 @@ class StreamedFile {
     buf_->close();
     std::error_code ec;
     std::filesystem::remove(tmp_, ec);
+    temporaries::remove(slot_);
   }
   StreamedFile(const StreamedFile&) = delete;
   StreamedFile& operator=(const StreamedFile&) = delete;
@@ -81,6 +84,7 @@ class StreamedFile {
     if (!out_.flush() || buf_->close() == nullptr) fail();
     move_into_place(tmp_, path_);
     committed_ = true;
+    temporaries::remove(slot_);
   }
 
  private:
@@ -101,6 +105,7 @@ class StreamedFile {
   std::unique_ptr<__gnu_cxx::stdio_filebuf<char>> buf_;
   std::ostream out_{nullptr};
   bool committed_ = false;
+  int slot_ = -1;  ///< its place among the temporaries a signal removes
 };
 
 /// Replaces `path` with `contents` (written to a temporary file beside it, then renamed; nothing is left when that

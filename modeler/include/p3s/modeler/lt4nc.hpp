@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 
 #include "p3s/modeler/model.hpp"
 #include "p3s/modeler/phase_check.hpp"
@@ -23,8 +24,10 @@ inline constexpr int kLt4ncSchemaVersion = 4;
 /// (check_prediction), before anything is written; a phase repaired under OnInconsistency::Repair is written
 /// repaired, and the header says what the repair changed. Returns the check.
 /// @throws p3s::InputError when `executable` and the model has no compute-time laws; p3s::TraceError when a phase is
-/// inconsistent and `policy` is Refuse; p3s::Error when the directory cannot be written.
+/// inconsistent and `policy` is Refuse; p3s::Error when the directory cannot be written, or its disk has no room for
+/// the trace's estimated size. `announce`, when given, hears that estimate (bytes) before anything is written.
 PredictionCheck write_lt4nc(const Model& model, std::int64_t n, const std::filesystem::path& dir,
-                            bool executable = false, OnInconsistency policy = OnInconsistency::Refuse);
+                            bool executable = false, OnInconsistency policy = OnInconsistency::Refuse,
+                            const std::function<void(double)>& announce = {});
 
 }  // namespace p3s::modeler
