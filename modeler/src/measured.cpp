@@ -59,8 +59,24 @@ std::vector<Entry> repeated(const std::vector<Entry>& once, std::int64_t times) 
 
 }  // namespace
 
+namespace {
+
+/// A count of calls per rank and instance from a law, bounded as Program::generate() bounds a repetition's.
+std::int64_t bounded_count(const ExactLaw& law, std::int64_t n, const char* what) {
+  constexpr std::int64_t kMost = std::int64_t{1} << 20;
+  const std::int64_t count = count_value(law, n);
+  if (count > kMost) {
+    throw ModelError(std::string("the ") + what + " " + law.to_string() + " gives " + std::to_string(count) +
+                     " at n = " + std::to_string(n) + ", more than p3s predicts for one rank in one instance (" +
+                     std::to_string(kMost) + "); the law does not hold this far from its runs");
+  }
+  return count;
+}
+
+}  // namespace
+
 std::int64_t GroupModel::iterations_at(std::int64_t n) const {
-  return iterations ? std::max<std::int64_t>(1, count_value(*iterations, n)) : 1;
+  return iterations ? std::max<std::int64_t>(1, bounded_count(*iterations, n, "loop's iterations")) : 1;
 }
 
 std::vector<Entry> GroupModel::entries(std::int64_t r, std::int64_t n, std::size_t* which) const {
@@ -72,12 +88,20 @@ std::vector<Entry> GroupModel::entries(std::int64_t r, std::int64_t n, std::size
     const MeasuredCalls::Calls calls = measured.calls(r, n);
     for (std::size_t k = 0; k < calls.size(); ++k) once.push_back(Entry{calls[k], 0, static_cast<std::int64_t>(k)});
   }
-  return iterations ? repeated(once, iterations_at(n)) : once;
+  if (!iterations) return once;
+  const std::int64_t times = iterations_at(n);
+  if (static_cast<double>(once.size()) * static_cast<double>(times) > static_cast<double>(std::int64_t{1} << 20)) {
+    throw ModelError("the loop of " + call + " makes " + std::to_string(times) + " iterations of " +
+                     std::to_string(once.size()) + " calls at rank " + std::to_string(r) +
+                     " and n = " + std::to_string(n) + ", more than p3s predicts for one rank in one instance (" +
+                     std::to_string(std::int64_t{1} << 20) + "); the laws do not hold this far from their runs");
+  }
+  return repeated(once, times);
 }
 
 std::int64_t GroupModel::count_at(std::int64_t r, std::int64_t n) const {
   if (!measured.empty()) return static_cast<std::int64_t>(measured.calls(r, n).size());
-  return count_value(count, n);
+  return bounded_count(count, n, "count of calls");
 }
 
 bool GroupModel::approximate_at(std::int64_t n) const { return !measured.empty() && measured.source(n).n != n; }
