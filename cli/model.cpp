@@ -79,6 +79,9 @@ void add_model(CLI::App& app) {
     if (*report) std::cout << modeler::model_report(fit.model, fit.report) << '\n';
     if (fit.report.validation) std::cout << modeler::validation_report(*fit.report.validation);
     for (const std::string& u : fit.report.unrelated) std::cout << "note: " << u << '\n';
+    if (const std::optional<std::string> threads = modeler::threads_note(fit.model.limits)) {
+      std::cout << "note: " << *threads << '\n';
+    }
     for (const modeler::PhaseReport& p : fit.report.phases) {
       for (const std::string& n : p.notes) std::cout << "note: phase " << p.id << ": " << n << '\n';
     }

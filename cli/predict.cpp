@@ -57,6 +57,9 @@ void add_predict(CLI::App& app) {
                   << (times > 16 ? "; laws extrapolated this far are a guess: fit runs at larger counts" : "") << '\n';
       }
     }
+    if (const std::optional<std::string> threads = modeler::threads_note(m.limits)) {
+      std::cout << "note: " << *threads << '\n';
+    }
     for (const modeler::PhaseModel& p : m.phases) {
       for (const std::uint32_t g : p.approximate_groups(*np)) {
         std::cout << "note: phase " << p.id << ", group " << g << " (" << p.groups[g].call

@@ -1246,9 +1246,22 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
 }
 
 /// What the model leaves out: its threads, and the phases whose counts it takes from the largest run's order.
-ModelLimits limits_of(const Model& m, std::int64_t largest_n) {
+ModelLimits limits_of(const Model& m, std::span<const Run> runs) {
   ModelLimits l;
-  l.order_from_n = largest_n;
+  l.order_from_n = runs.back().n();
+  // The calls each run made, instances times calls per instance, and those of other threads than the first.
+  for (const Run& run : runs) {
+    double all = 0;
+    double others = 0;
+    for (const analyzer::SigPhase& p : run.signature.phases) {
+      for (const analyzer::SigRank& r : p.ranks) {
+        const double calls = static_cast<double>(p.weight) * static_cast<double>(r.events.size());
+        all += calls;
+        if (r.thread != 0) others += calls;
+      }
+    }
+    if (all > 0) l.other_threads_share = std::max(l.other_threads_share, others / all);
+  }
   std::map<std::uint32_t, int> stretches;
   for (const analyzer::PhaseRunEntry& e : m.order) ++stretches[e.phase];
   for (const auto& [phase, count] : stretches) {
@@ -1298,7 +1311,7 @@ Fit fit_model(std::span<const Run> runs, const FitOptions& options) {
     const auto it = last_run_id.find(e.phase);
     if (it != last_run_id.end()) m.order.push_back({it->second, e.count});
   }
-  m.limits = limits_of(m, runs.back().n());
+  m.limits = limits_of(m, runs);
   return fit;
 }
 

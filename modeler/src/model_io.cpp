@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The model file (share/doc/model-format.md): what prediction reads, as JSON written whole under a temporary name
 // and renamed.
+#include <cstdio>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -348,6 +349,10 @@ PhaseModel phase_from(const json& j) {
 ModelLimits limits_from(const json& j) {
   ModelLimits l;
   l.threads_per_process = j.at("threads_per_process").get<int>();
+  l.other_threads_share = j.value("other_threads_share", 0.0);
+  if (!(l.other_threads_share >= 0 && l.other_threads_share <= 1)) {
+    throw InputError("limits: 'other_threads_share' must be a share between 0 and 1");
+  }
   l.order_from_n = j.at("order_from_n").get<std::int64_t>();
   l.fixed_count_phases = j.at("fixed_count_phases").get<std::vector<std::uint32_t>>();
   return l;
@@ -397,9 +402,20 @@ std::optional<Role> role_named(std::string_view name) noexcept {
 }
 
 json limits_json(const ModelLimits& l) {
-  return json{{"threads_per_process", l.threads_per_process},
-              {"order_from_n", l.order_from_n},
-              {"fixed_count_phases", l.fixed_count_phases}};
+  json j{{"threads_per_process", l.threads_per_process},
+         {"order_from_n", l.order_from_n},
+         {"fixed_count_phases", l.fixed_count_phases}};
+  if (l.other_threads_share > 0) j["other_threads_share"] = l.other_threads_share;
+  return j;
+}
+
+std::optional<std::string> threads_note(const ModelLimits& l) {
+  if (!(l.other_threads_share > 0)) return std::nullopt;
+  char share[32];
+  std::snprintf(share, sizeof share, "%.1f %%", 100 * l.other_threads_share);
+  return std::string("threads other than each process's first made ") + share +
+         " of the fitted runs' MPI calls (MPI_THREAD_MULTIPLE); the model holds the first thread's only, so "
+         "predictions and replays leave those calls and their time out";
 }
 
 void write_model(const Model& m, const std::filesystem::path& path) {

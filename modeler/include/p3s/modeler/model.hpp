@@ -347,12 +347,18 @@ struct ModelLimits {
   /// Threads modelled per process: each process's first thread only (threads of one process are separate
   /// locations in a trace, without the causality between them that a model of several would need).
   int threads_per_process = 1;
+  /// The share of the fitted runs' MPI calls that threads other than each process's first made (an
+  /// MPI_THREAD_MULTIPLE application's), left out of the model: the most of any run, 0 for none.
+  double other_threads_share = 0;
   /// The fitted run whose phase order the model keeps: the largest.
   std::int64_t order_from_n = 0;
   /// Phases that occur in several stretches of that order: each stretch keeps that run's count at every n (a
   /// phase in one stretch takes its weight at n).
   std::vector<std::uint32_t> fixed_count_phases;
 };
+
+/// One line on the calls of other threads a model leaves out, where it leaves some.
+[[nodiscard]] std::optional<std::string> threads_note(const ModelLimits& limits);
 
 /// The limits as the model file and the LT4NC write them.
 [[nodiscard]] nlohmann::json limits_json(const ModelLimits& limits);
