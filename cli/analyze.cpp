@@ -65,12 +65,14 @@ void add_analyze(CLI::App& app) {
                   "Trace directory or traces.otf2; several runs of one application (e.g. at 4, 8, 16, 32 "
                   "processes) get their phases by one method, each signature beside its archive")
       ->required();
-  sub->add_option("-o,--output", *output, "Signature file (default: signature.json beside the archive; one run)");
+  sub->add_option("-o,--output", *output, "Signature file (default: signature.json beside the archive; one run)")
+      ->check(output_path());
   sub->add_flag("--report", *report, "Also print each relevant phase's calls per rank");
   sub->add_flag("-q,--quiet", *quiet, "Print nothing on success");
   sub->add_flag("--stats", *show_stats, "Print the analysis' own figures (time per pass, messages in flight)");
-  sub->add_option("--logical-csv", *csv, "Write the logical trace as CSV");
-  sub->add_option("--otf2-logical", *otf2, "Write the logical trace as an OTF2 archive into this directory");
+  sub->add_option("--logical-csv", *csv, "Write the logical trace as CSV")->check(output_path());
+  sub->add_option("--otf2-logical", *otf2, "Write the logical trace as an OTF2 archive into this directory")
+      ->check(output_path());
   auto force = std::make_shared<bool>(false);
   sub->add_flag("--force", *force,
                 "Replace an existing -o file, --logical-csv file or --otf2-logical archive (never an input)");

@@ -25,7 +25,7 @@ void add_model(CLI::App& app) {
   sub->add_option("signatures", *inputs, "signature.json files, or the run directories holding them")
       ->required()
       ->check(CLI::ExistingPath);
-  sub->add_option("-o,--output", *output, "Model file to write")->required();
+  sub->add_option("-o,--output", *output, "Model file to write")->required()->check(output_path());
   sub->add_option("--validate-with", *validate,
                   "Validate against this run's signature and fit on all the others (default: hold the largest "
                   "run out, validate, then fold it in)")

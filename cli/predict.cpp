@@ -31,7 +31,8 @@ void add_predict(CLI::App& app) {
                 "Write the logical trace (LT4NC) into -o DIR rather than the executable one (ST4NP), which needs "
                 "compute-time laws");
   sub->add_option("-o,--output", *output,
-                  "Output directory: the executable trace at that count (ST4NP), which p3s-replay runs");
+                  "Output directory: the executable trace at that count (ST4NP), which p3s-replay runs")
+      ->check(output_path());
   auto force = std::make_shared<bool>(false);
   sub->add_flag("--force", *force, "Replace a trace already in the output directory");
   auto repair = std::make_shared<bool>(false);

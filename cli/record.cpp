@@ -54,9 +54,10 @@ void print(const interpose::RecordResult& r) {
                  prop(trace::property::kProcesses).c_str(), prop(trace::property::kWorkMetric).c_str());
   } else {
     std::fprintf(stderr,
-                 "p3s record: no trace was written (exit status %d): the recorder disabled tracing (its messages "
-                 "above say why), or the command never called MPI_Init under it; is it an MPI program, and does its "
-                 "launcher pass LD_PRELOAD to the ranks?\n",
+                 "p3s record: no trace was written (exit status %d): the command never called MPI_Init under the "
+                 "recorder (is it an MPI program, and does its launcher pass LD_PRELOAD to the ranks?), or the "
+                 "recorder disabled tracing, and then said why in a line beginning \"p3s:\" on the command's "
+                 "standard error\n",
                  r.exit_code);
   }
   const std::string note = prop(trace::property::kCountersNote);
@@ -72,7 +73,7 @@ void add_record(CLI::App& app) {
   auto help_env_md = std::make_shared<bool>(false);
   CLI::App* sub =
       app.add_subcommand("record", "Run an MPI command with the recorder preloaded and write DIR/traces.otf2");
-  sub->add_option("-o,--output", opts->dir, "Trace directory (required)");
+  sub->add_option("-o,--output", opts->dir, "Trace directory (required)")->check(output_path());
   sub->add_option("--counters", *counters, "Work counters: auto, papi, cputime or none")
       ->check(CLI::IsMember({"auto", "papi", "cputime", "none"}));
   sub->add_flag("--callsite", opts->callsite, "Record the calling location of every MPI call");

@@ -45,4 +45,18 @@ inline CLI::Validator integer_in(std::int64_t lo, std::int64_t hi) {
       "INT in [" + std::to_string(lo) + " - " + std::to_string(hi) + "]");
 }
 
+/// A path to write: one that begins with '=' is `-o=X` read as CLI11 reads a short option's value (=X), not the X
+/// meant; refused rather than made.
+inline CLI::Validator output_path() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (!text.empty() && text.front() == '=') {
+          return "'" + text + "' begins with '=': write -o " + text.substr(1) + " or --output=" + text.substr(1);
+        }
+        if (text.empty()) return "an empty path";
+        return {};
+      },
+      "PATH");
+}
+
 }  // namespace p3s::cli

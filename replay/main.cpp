@@ -77,7 +77,16 @@ int main(int argc, char** argv) {
                  "executable trace written by `p3s predict -o` for this many ranks")
       ->required()
       ->check(CLI::ExistingPath);
-  app.add_option("-o,--output", output, "Result file (JSON)")->required();
+  app.add_option("-o,--output", output, "Result file (JSON)")
+      ->required()
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            // `-o=X`: CLI11 reads a short option's value as =X, not the X meant.
+            if (!text.empty() && text.front() == '=')
+              return "'" + text + "' begins with '=': write -o " + text.substr(1);
+            return {};
+          },
+          "PATH"));
   app.add_flag("--force", force, "Replace an existing result file");
   app.add_option("--compute", compute, "How bursts are emulated: spin (busy, as the application) or sleep")
       ->check(CLI::IsMember({"spin", "sleep"}))

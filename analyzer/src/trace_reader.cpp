@@ -552,6 +552,7 @@ struct detail::StreamState {
   OTF2_EvtReader* evt = nullptr;
   EventVisitor* visitor = nullptr;
   std::uint64_t records = 0;
+  std::uint64_t events = 0;  ///< events begun on the location, counted one by one (records grows by batches)
   bool end = false;
   bool failed = false;
   std::exception_ptr error;
@@ -585,13 +586,14 @@ struct detail::StreamState {
     return rank_of(comm, root);
   }
   Event start(EventKind kind, OTF2_TimeStamp t) {
+    ++events;
     Event e;
     e.kind = kind;
     e.time_ns = defs().clock.to_ns(t);
     // Time never goes back on a location (OTF2 requires it); a difference that did would wrap around.
     if (e.time_ns < last_time_ns) {
       throw InputError(impl->label + ": time goes back on location " + std::to_string(location->id) + " (rank " +
-                       std::to_string(location->rank) + ") at record " + std::to_string(records) + ", from " +
+                       std::to_string(location->rank) + ") at its event " + std::to_string(events) + ", from " +
                        std::to_string(last_time_ns) + " to " + std::to_string(e.time_ns) +
                        " ns: the event file is damaged");
     }

@@ -53,7 +53,9 @@ std::size_t distance(std::string_view a, std::string_view b) {
 }
 
 std::string invalid(const EnvVar& var, std::string_view value) {
-  return std::string("p3s: ignoring ") + var.name + "='" + std::string(value) + "' (allowed: " + var.allowed +
+  // A variable that takes any value of its type (a path) says what it takes: an empty one is what it refused.
+  const std::string allowed = *var.allowed != '\0' ? std::string(var.allowed) : "a non-empty " + std::string(var.type);
+  return std::string("p3s: ignoring ") + var.name + "='" + std::string(value) + "' (allowed: " + allowed +
          "); using the default " + var.default_value;
 }
 

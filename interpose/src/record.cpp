@@ -17,6 +17,7 @@
 #include "dir_lock.hpp"
 #include "p3s/error.hpp"
 #include "p3s/interpose/counters.hpp"
+#include "p3s/shell_words.hpp"
 #include "p3s/trace/schema.hpp"
 
 namespace p3s::interpose {
@@ -37,12 +38,6 @@ bool full_disk(const std::string& dir) {
   std::error_code ec;
   const fs::space_info room = fs::space(dir, ec);
   return !ec && room.available < (std::uintmax_t{1} << 20);
-}
-
-std::string join(const std::vector<std::string>& words) {
-  std::string s;
-  for (const std::string& w : words) s += (s.empty() ? "" : " ") + w;
-  return s;
 }
 
 void set(std::vector<std::string>& env, const std::string& name, const std::string& value) {
@@ -103,7 +98,7 @@ std::vector<std::string> record_environment(const RecordOptions& o) {
   set(env, "P3S_CALLSITE", o.callsite ? "1" : "0");
   set(env, "P3S_BUFFER_MB", std::to_string(o.buffer_mb));
   set(env, "P3S_KEEP_RAW", o.keep_raw ? "1" : "0");
-  set(env, "P3S_COMMAND", join(o.command));
+  set(env, "P3S_COMMAND", join_words(o.command));  // quoted: an argument holding a space stays one
   return env;
 }
 

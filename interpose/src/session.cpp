@@ -19,6 +19,7 @@
 #include "archive_io.hpp"
 #include "converter.hpp"
 #include "mpi_support.hpp"
+#include "p3s/shell_words.hpp"
 #include "p3s/utc_date.hpp"
 #include "recorder.hpp"
 #include "state.hpp"
@@ -103,10 +104,9 @@ int normalized_thread_level(int provided) {
 std::string command_line(const Config& c) {
   if (!c.command.empty()) return c.command;
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::replace(raw.begin(), raw.end(), '\0', ' ');
-  while (!raw.empty() && raw.back() == ' ') raw.pop_back();
-  return raw;
+  std::vector<std::string> words;
+  for (std::string w; std::getline(in, w, '\0');) words.push_back(w);
+  return join_words(words);
 }
 
 std::vector<std::string> gather_hosts(MPI_Comm comm, int size) {

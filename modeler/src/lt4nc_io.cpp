@@ -109,7 +109,7 @@ std::string rank_lines(const Model& model, const std::vector<PhasePredictor>& ph
 /// Refuses to start an LT4NC that cannot fit in `dir`: its size estimated from the first, middle and last ranks.
 /// Returns the estimate.
 double check_room(const Model& model, const std::vector<PhasePredictor>& phases, const PredictionCheck& check,
-                  std::int64_t n, const std::filesystem::path& dir) {
+                  std::int64_t n, const std::filesystem::path& dir, const char* kind) {
   CommTable scratch(n);
   double bytes = 0;
   const std::int64_t sample[] = {0, n / 2, n - 1};
@@ -118,10 +118,12 @@ double check_room(const Model& model, const std::vector<PhasePredictor>& phases,
   std::error_code ec;
   const std::filesystem::space_info room = std::filesystem::space(dir, ec);
   if (ec || need * 1.05 < static_cast<double>(room.available)) return need;
-  char text[160];
-  std::snprintf(text, sizeof text, "the LT4NC at n = %lld needs about %.3g GB, and '%s' has %.3g GB free",
-                static_cast<long long>(n), need / 1e9, dir.string().c_str(), static_cast<double>(room.available) / 1e9);
-  throw Error(std::string(text) + "; predict at a smaller --np or write it elsewhere");
+  char need_gb[32];
+  char free_gb[32];
+  std::snprintf(need_gb, sizeof need_gb, "%.3g", need / 1e9);
+  std::snprintf(free_gb, sizeof free_gb, "%.3g", static_cast<double>(room.available) / 1e9);
+  throw Error(std::string("the ") + kind + " at n = " + std::to_string(n) + " needs about " + need_gb + " GB, and '" +
+              dir.string() + "' has " + free_gb + " GB free; predict at a smaller --np or write it elsewhere");
 }
 
 /// Streams one line per rank and phase into `path` (through a temporary name); returns where each rank's lines
@@ -232,7 +234,7 @@ PredictionCheck write_lt4nc(const Model& model, std::int64_t n, const std::files
   // The ranks first, the header last: a directory whose lt4nc.json exists is complete.
   const std::filesystem::path header = dir / "lt4nc.json";
   std::filesystem::remove(header, ec);
-  const double estimate = check_room(model, phases, check, n, dir);
+  const double estimate = check_room(model, phases, check, n, dir, executable ? "ST4NP" : "LT4NC");
   if (announce) announce(estimate);
   CommTable comms(n);
   const std::vector<std::uint64_t> offsets = write_ranks(model, phases, check, n, dir / "ranks.jsonl", comms);

@@ -9,19 +9,14 @@
 #include <set>
 #include <sstream>
 
+#include "p3s/shell_words.hpp"
+
 #include "align.hpp"
 #include "p3s/error.hpp"
 #include "p3s/modeler/dims.hpp"
 
 namespace p3s::modeler {
 namespace {
-
-std::vector<std::string> split_words(const std::string& s) {
-  std::istringstream in(s);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
 
 std::string basename(const std::string& path) {
   const std::size_t slash = path.find_last_of('/');
@@ -101,8 +96,9 @@ std::string application_command(const std::string& command) {
     }
   }
   if (i >= w.size()) return {};
-  std::string out = basename(w[i]);
-  for (std::size_t k = i + 1; k < w.size(); ++k) out += " " + w[k];
+  // Quoted again: an argument holding a space stays one ("app 'x y'" is another input than "app x y").
+  std::string out = quote_word(basename(w[i]));
+  for (std::size_t k = i + 1; k < w.size(); ++k) out += " " + quote_word(w[k]);
   return out;
 }
 

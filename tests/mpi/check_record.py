@@ -257,8 +257,11 @@ def full_disk(c):
             fail("model", r.stderr)
         lt = os.path.join(tiny, "lt")
         r = run([c.a.p3s, "predict", model, "--np", "4096", "--logical", "-o", lt])
-        if r.returncode != 1 or "needs about" not in r.stderr or os.path.exists(lt):
+        if r.returncode != 1 or "the LT4NC at n = 4096 needs about" not in r.stderr or os.path.exists(lt):
             fail("predict", f"an LT4NC larger than the room left: exit {r.returncode}: {r.stderr!r}")
+        r = run([c.a.p3s, "predict", model, "--np", "4096", "-o", lt])  # the executable trace: named as such
+        if r.returncode != 1 or "the ST4NP at n = 4096 needs about" not in r.stderr or os.path.exists(lt):
+            fail("predict", f"an ST4NP larger than the room left: exit {r.returncode}: {r.stderr!r}")
         for what, cmd, left in (
                 ("analyze", [c.a.p3s, "analyze", good, "-q", "--logical-csv", os.path.join(tiny, "l.csv")],
                  "l.csv."),
@@ -384,6 +387,11 @@ def record_cli(c):
     r = c.record(os.path.join(d, "plain"), ["sh", "-c", "exit 3"])
     if r.returncode != 3 or "no trace was written" not in r.stderr:
         fail("exit-code", f"the command's exit status must pass through: {r.returncode} {r.stderr}")
+    # A command that is no MPI program: one line, and none that points at messages nobody printed.
+    r = c.record(os.path.join(d, "true"), ["true"])
+    lines = [x for x in r.stderr.splitlines() if x.strip()]
+    if r.returncode != 1 or len(lines) != 1 or "never called MPI_Init" not in lines[0] or "above" in lines[0]:
+        fail("no-mpi", f"a command that never calls MPI_Init: exit {r.returncode}: {r.stderr!r}")
     r = run([c.a.p3s, "record", "--help-env"])
     if r.returncode != 0 or "P3S_BUFFER_MB" not in r.stdout:
         fail("help-env", r.stdout + r.stderr)

@@ -195,6 +195,8 @@ TEST(BadInput, TimeGoingBackIsADamagedEventFile) {
   std::ofstream(events, std::ios::binary | std::ios::trunc) << bytes;
   const std::string m = failure<InputError>(dir);
   expect_one_line_naming(m, "time goes back");
+  // The event where it goes back: the third of the location (its second Enter is the first), not the batch's.
+  EXPECT_NE(m.find("at its event 2,"), std::string::npos) << m;
   EXPECT_NE(m.find("rank 1"), std::string::npos) << m;
   EXPECT_NE(m.find("damaged"), std::string::npos) << m;
 }

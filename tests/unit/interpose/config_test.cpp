@@ -57,6 +57,13 @@ TEST(Config, InvalidValueKeepsDefaultAndWarnsOnce) {
   EXPECT_NE(p.warnings[1].find("auto|papi|cputime|none"), std::string::npos);
 }
 
+TEST(Config, AnEmptyTraceDirectorySaysWhatItTakes) {
+  const ParsedConfig p = parse({"P3S_TRACE_DIR="});
+  ASSERT_EQ(p.warnings.size(), 1u);
+  EXPECT_EQ(p.warnings[0].find("(allowed: )"), std::string::npos) << p.warnings[0];
+  EXPECT_NE(p.warnings[0].find("(allowed: a non-empty string)"), std::string::npos) << p.warnings[0];
+}
+
 TEST(Config, RejectsTrailingGarbageInNumbers) {
   const ParsedConfig p = parse({"P3S_BUFFER_MB=16MB"});
   ASSERT_EQ(p.warnings.size(), 1u);

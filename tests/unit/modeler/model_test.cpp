@@ -3,6 +3,7 @@
 // work shrink with n, fitted at 4-32 processes and evaluated at 64; the checks on the inputs; the model file.
 #include "p3s/modeler/model.hpp"
 #include "p3s/modeler/lt4nc.hpp"
+#include "p3s/shell_words.hpp"
 
 #include <gtest/gtest.h>
 
@@ -281,6 +282,17 @@ TEST(Model, ApplicationCommandDropsTheLauncher) {
   EXPECT_EQ(application_command("mpirun.openmpi -np 2 ./app"), "app");
   EXPECT_EQ(application_command("./app 3"), "app 3");
   EXPECT_EQ(application_command(""), "");
+}
+
+TEST(Model, ApplicationCommandKeepsEachArgumentWhole) {
+  // `app x y` and `app "x y"` are two inputs: the recorder quotes the second, and the identity keeps it apart.
+  const std::string two = join_words({"mpirun", "-np", "4", "./app", "x", "y"});
+  const std::string one = join_words({"mpirun", "-np", "4", "./app", "x y"});
+  EXPECT_EQ(application_command(two), "app x y");
+  EXPECT_EQ(application_command(one), "app 'x y'");
+  EXPECT_NE(application_command(one), application_command(two));
+  const std::vector<std::string> odd = {"./app", "it's", "", "a\"b", "$HOME"};
+  EXPECT_EQ(split_words(join_words(odd)), odd);
 }
 
 TEST(Model, PhasesMissingInSomeRunAreReported) {
