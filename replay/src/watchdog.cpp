@@ -48,7 +48,10 @@ void Watchdog::watch() {
       since = Clock::now();
       continue;
     }
-    if (std::chrono::duration<double>(Clock::now() - since).count() < seconds_) continue;
+    // Every rank of a stuck job stops making progress at once: each reports a second after the rank below it (30 s
+    // at most), and the first report ends the job, so that one line, the lowest rank's, says where.
+    const double stagger = std::min(30.0, static_cast<double>(rank_));
+    if (std::chrono::duration<double>(Clock::now() - since).count() < seconds_ + stagger) continue;
     std::fprintf(stderr, "p3s-replay: %s; stopping the replay\n", stuck_text(rank_, seconds_, position_).c_str());
     std::fflush(stderr);
     std::_Exit(3);

@@ -348,6 +348,9 @@ def replay_fails(a, n, model, out, *extra, expect):
         fail(f"{expect!r}: not in p3s-replay's messages {lines}\n{r.stderr[-2000:]}")
     if expect != "no progress" and len(lines) != 1:
         fail(f"{expect!r}: {len(lines)} lines from p3s-replay, expected one: {lines}")
+    # A stuck job: the lowest rank reports first and its report ends the job (not one line per rank).
+    if expect == "no progress" and (not lines[0].startswith("p3s-replay: rank 0 ") or len(lines) > 2):
+        fail(f"a stuck replay reports {len(lines)} lines, the first not rank 0's: {lines}")
     print(f"REFUSED {expect!r}: exit {r.returncode}: {[x for x in lines if expect in x][0]}")
     return r
 
