@@ -25,6 +25,9 @@ struct EventAcc {
   /// none was seen).
   std::vector<std::int32_t> started;
   std::vector<Action> completed_by;
+  /// Per posted receive: the sizes of the messages that completed it, over every instance of the representative's
+  /// structure (its own buffer's room is no message's size).
+  std::vector<Stat> received_by;
   SigEvent out;
 };
 
@@ -64,11 +67,12 @@ bool same_structure(const EventAcc& e, const Op& op) {
   return true;
 }
 
-/// Links requests within representative instances: a completion learns the event that started its request,
-/// and a posted receive learns the message that completed it (its peer, tag and size). `rep` is the
-/// representative being built by this operation (event `event`), or nullptr.
-void link_requests(const Op& op, std::size_t occurrence, RepAcc* rep, std::size_t event, std::uint32_t phase,
-                   std::vector<std::map<std::size_t, RepAcc>>& reps, std::size_t location,
+/// Links requests within the instances of a representative: a completion learns the event that started its request,
+/// and a posted receive learns the messages that completed it (the first one's peer and tag, every one's size).
+/// `rep` is the representative whose structure this operation (event `event`) has, or nullptr; `building`: the
+/// operation's instance builds it.
+void link_requests(const Op& op, std::size_t occurrence, RepAcc* rep, bool building, std::size_t event,
+                   std::uint32_t phase, std::vector<std::map<std::size_t, RepAcc>>& reps, std::size_t location,
                    std::unordered_map<std::uint64_t, RequestStart>& requests) {
   for (std::size_t i = 0; i < op.actions.size(); ++i) {
     const Action& a = op.actions[i];
@@ -84,9 +88,10 @@ void link_requests(const Op& op, std::size_t occurrence, RepAcc* rep, std::size_
       const RequestStart& start = it->second;
       EventAcc& origin = reps[start.phase].at(location).events[start.event];
       if (origin.actions[start.action].kind == mpi::ActionKind::IrecvPost && a.kind == mpi::ActionKind::Recv) {
-        origin.completed_by[start.action] = a;
+        if (origin.completed_by[start.action].kind != mpi::ActionKind::Recv) origin.completed_by[start.action] = a;
+        origin.received_by[start.action].add(static_cast<double>(a.bytes));
       }
-      if (rep != nullptr && start.occurrence == occurrence) {
+      if (building && start.occurrence == occurrence) {
         rep->events[event].started[i] = static_cast<std::int32_t>(start.event);
       }
       requests.erase(it);
@@ -112,8 +117,7 @@ SigAction to_sig_action(const TraceDefinitions& defs, const EventAcc& e, const s
     sa.peer = done.peer;
     sa.tag = done.tag;
     sa.comm = done.comm;
-    bytes = Stat{};
-    bytes.add(static_cast<double>(done.bytes));
+    bytes = e.received_by[i];
   }
   if (sa.started >= 0 && a.comm == kNoRef) {
     // A completion that names only its request (MPI_Isend's) takes the communicator of its start.
@@ -214,9 +218,13 @@ struct Representatives::Impl {
       e.bytes_received.resize(e.actions.size());
       e.started.assign(e.actions.size(), -1);
       e.completed_by.resize(e.actions.size());
+      e.received_by.resize(e.actions.size());
       w.rep->events.push_back(std::move(e));
     }
-    link_requests(s.op, s.occurrence, w.building ? w.rep : nullptr, w.j, f.phase[s.occurrence], reps, w.location,
+    // Every instance of the representative's structure links its requests: a posted receive's size is the mean of
+    // the messages that completed it, as a send's is the mean of the messages it sent.
+    const bool alike = w.j < w.rep->events.size() && same_structure(w.rep->events[w.j], s.op);
+    link_requests(s.op, s.occurrence, alike ? w.rep : nullptr, w.building, w.j, f.phase[s.occurrence], reps, w.location,
                   w.requests);
     if (w.j < w.rep->events.size() && same_structure(w.rep->events[w.j], s.op)) {
       EventAcc& e = w.rep->events[w.j];
