@@ -12,6 +12,7 @@
 #include "p3s/error.hpp"
 #include "p3s/modeler/fit.hpp"
 #include "p3s/modeler/model.hpp"
+#include "p3s/modeler/phase_check.hpp"
 #include "p3s/modeler/predict.hpp"
 
 namespace p3s::modeler {
@@ -179,10 +180,14 @@ void compare_phase(const PhaseModel& pm, const analyzer::SigPhase& actual, std::
   const PhasePredictor predictor(pm, n);
   c.weight_predicted = predictor.weight();
   PhaseComparison compare(c);
+  // Each receive takes the size of the message that reaches it, as the written trace and the replay have it.
+  const PhaseConsistency matched = check_phase(predictor, pm.id, n);
   std::int64_t others = 0;  // the communications of threads other than each process's first, which no model holds
   for (const analyzer::SigRank& r : actual.ranks) {
     if (r.thread == 0) {
-      compare.rank(r, predictor.rank(r.rank));
+      PredictedRank pr = predictor.rank(r.rank);
+      matched.settle(pr);
+      compare.rank(r, pr);
     } else {
       for (const analyzer::SigEvent& e : r.events) others += communications(actual_steps(e));
     }

@@ -344,6 +344,12 @@ void pair(PhaseState& s, std::uint32_t send, std::uint32_t receive) {
   s.partner[receive] = send;
   const End& snd = s.ends[send];
   const End& rcv = s.ends[receive];
+  // What the receive reports when it completes: the message's size (its completion's, for a posted receive).
+  if (message_count(snd.bytes) != message_count(rcv.bytes) && (rcv.done_call >= 0 || !starts_requests(rcv.function))) {
+    const bool posted = rcv.done_call >= 0;
+    s.out.received.push_back({rcv.owner, posted ? rcv.done_call : rcv.call, posted ? rcv.done_action : rcv.action,
+                              static_cast<double>(message_count(snd.bytes))});
+  }
   if (message_count(snd.bytes) <= receive_room(rcv.bytes)) return;
   s.flaw(Flaw::Truncated, rcv.owner, rcv.call, [&] {
     return call_text(rcv.owner, rcv.call, rcv.function) + " has room for " + std::to_string(receive_room(rcv.bytes)) +
@@ -647,6 +653,7 @@ PhaseConsistency PhaseChecker::finish() {
   detail::match_wild(s, left);
   detail::check_collectives(s);
   detail::check_progress(s);
+  std::sort(s.out.received.begin(), s.out.received.end());
   std::sort(s.out.fixes.begin(), s.out.fixes.end());
   s.out.fixes.erase(std::unique(s.out.fixes.begin(), s.out.fixes.end(),
                                 [](const Fix& a, const Fix& b) { return !(a < b) && !(b < a); }),

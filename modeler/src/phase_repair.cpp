@@ -111,7 +111,20 @@ std::string PhaseConsistency::repair_note() const {
          " (first: " + (first.empty() ? std::string("none kept") : first.front().what) + "); " + done;
 }
 
+void PhaseConsistency::settle(PredictedRank& rank) const {
+  const auto lo = std::lower_bound(received.begin(), received.end(), rank.rank,
+                                   [](const Received& x, std::int64_t r) { return x.rank < r; });
+  for (auto it = lo; it != received.end() && it->rank == rank.rank; ++it) {
+    if (it->call < 0 || static_cast<std::size_t>(it->call) >= rank.calls.size()) continue;
+    std::vector<PredictedAction>& actions = rank.calls[static_cast<std::size_t>(it->call)].actions;
+    if (it->action < 0 || static_cast<std::size_t>(it->action) >= actions.size()) continue;
+    PredictedAction& a = actions[static_cast<std::size_t>(it->action)];
+    if (a.kind == mpi::ActionKind::Recv) a.bytes = it->bytes;
+  }
+}
+
 void PhaseConsistency::repair(PredictedRank& rank) const {
+  settle(rank);
   const auto [lo, hi] = fixes_of(fixes, rank.rank);
   if (lo == hi) return;
   const auto dropped = [&](std::int32_t call, std::int32_t action) {

@@ -72,6 +72,19 @@ struct Fix {
   }
 };
 
+/// What a matched receive takes: the size of the message that reaches it (MPI reports the sender's count), where
+/// the receive's own law gave another (a posted receive's law is its buffer's room; a message's own law, the
+/// sender's, is what arrives).
+struct Received {
+  std::int32_t rank = 0;
+  std::int32_t call = 0;
+  std::int32_t action = 0;  ///< the Recv action: a blocking receive's own, or the completion of a posted one
+  double bytes = 0;
+  friend bool operator<(const Received& a, const Received& b) noexcept {
+    return std::tie(a.rank, a.call, a.action) < std::tie(b.rank, b.call, b.action);
+  }
+};
+
 /// The check of one phase at n: how many flaws of each kind, the first ones in words, and what a repair changes.
 struct PhaseConsistency {
   std::uint32_t phase = 0;  ///< the phase id
@@ -79,6 +92,8 @@ struct PhaseConsistency {
   std::array<std::uint64_t, kFlawKinds> flaws{};
   std::vector<Finding> first;  ///< the first findings (at most kKeptFindings), rank by rank then message by message
   std::vector<Fix> fixes;      ///< sorted by rank, call and action
+  /// Receives whose size differs from the message they take, sorted by rank, call and action (settle()).
+  std::vector<Received> received;
   /// False when the fixes do not make the phase consistent (calls still waiting for each other after the rounds a
   /// repair may take): such a phase is refused even when a repair was asked for.
   bool repairable = true;
@@ -97,9 +112,13 @@ struct PhaseConsistency {
   /// What a repair did, in one line: "phase 1 repaired at n = 16: 24 receives without a send, ...; 48 actions
   /// dropped". Empty for a consistent phase.
   [[nodiscard]] std::string repair_note() const;
-  /// Applies this phase's fixes of `rank.rank` to its calls: unmatched actions dropped (with the completions of
-  /// their requests), receives enlarged to their messages, requests left open completed by an MPI_Waitall at the end
-  /// of the instance (which takes over the tail's burst, where the replay would have waited for them anyway).
+  /// Gives each matched receive of `rank.rank` the size of the message it takes (`received`): what MPI reports
+  /// when the receive completes. No flaw: a replay's receive has room for the message either way.
+  void settle(PredictedRank& rank) const;
+  /// Applies this phase's fixes of `rank.rank` to its calls (after settle(), which it makes first): unmatched actions
+  /// dropped (with the completions of their requests), receives enlarged to their messages, requests left open
+  /// completed by an MPI_Waitall at the end of the instance (which takes over the tail's burst, where the replay would
+  /// have waited for them anyway).
   void repair(PredictedRank& rank) const;
 };
 
