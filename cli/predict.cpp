@@ -73,19 +73,7 @@ void add_predict(CLI::App& app) {
     if (*logical && output->empty()) throw InputError("--logical writes a directory: give it with -o DIR");
     if (!output->empty()) {
       const std::filesystem::path dir(*output);
-      std::error_code ec;
-      const bool created = !std::filesystem::exists(dir, ec);
-      std::filesystem::create_directories(dir, ec);
-      if (ec) throw Error("cannot create '" + dir.string() + "': " + ec.message());
-      // A directory made here goes again when nothing could be written into it.
-      struct Cleanup {
-        const std::filesystem::path& dir;
-        bool armed;
-        ~Cleanup() {
-          std::error_code ignored;
-          if (armed) std::filesystem::remove_all(dir, ignored);
-        }
-      } cleanup{dir, created};
+      OutputDirectory made(dir);  // a directory made here goes again when nothing could be written into it
       // Held from the check of what is there to the last file written: two predictions into one directory at once
       // would leave a mix of both, and both would say they wrote it.
       const OutputLock lock(dir);
@@ -100,7 +88,7 @@ void add_predict(CLI::App& app) {
       const modeler::PredictionCheck check =
           modeler::write_lt4nc(m, *np, dir, !*logical,
                                *repair ? modeler::OnInconsistency::Repair : modeler::OnInconsistency::Refuse, announce);
-      cleanup.armed = false;
+      made.keep();
       for (const std::string& note : check.notes()) std::cout << "repaired: " << note << '\n';
       std::cout << (*logical ? "lt4nc        " : "st4np        ") << *output << "/lt4nc.json (" << *np << " ranks"
                 << (check.repaired() ? ", repaired" : ", checked") << ")\n";

@@ -11,6 +11,7 @@
 #include "p3s/json_text.hpp"
 #include "p3s/modeler/lt4nc.hpp"
 #include "p3s/modeler/predict.hpp"
+#include "p3s/outputs.hpp"
 #include "p3s/version.hpp"
 #include "p3s/whole_file.hpp"
 
@@ -217,19 +218,9 @@ PredictionCheck write_lt4nc(const Model& model, std::int64_t n, const std::files
   // Before anything is written: an inconsistent prediction leaves nothing behind.
   PredictionCheck check = check_prediction(model, phases, n, policy);
 
-  std::error_code ec;
-  const bool created = !std::filesystem::exists(dir, ec);
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw Error("cannot create '" + dir.string() + "': " + ec.message());
   // A directory made here goes again when the LT4NC cannot be written whole (a full disk).
-  struct Cleanup {
-    const std::filesystem::path& dir;
-    bool armed;
-    ~Cleanup() {
-      std::error_code ignored;
-      if (armed) std::filesystem::remove_all(dir, ignored);
-    }
-  } cleanup{dir, created};
+  OutputDirectory made(dir);
+  std::error_code ec;
 
   // The ranks first, the header last: a directory whose lt4nc.json exists is complete.
   const std::filesystem::path header = dir / "lt4nc.json";
@@ -269,7 +260,7 @@ PredictionCheck write_lt4nc(const Model& model, std::int64_t n, const std::files
                {"ranks_file", "ranks.jsonl"},
                {"index_file", "ranks.index"}};
   write_whole_file(header, json_text(h, 1) + '\n');
-  cleanup.armed = false;
+  made.keep();
   return check;
 }
 
