@@ -114,6 +114,7 @@ ReplayPlan plan_from_model(const modeler::Model& model, const std::string& path,
   plan.work_metric = model.work_metric;
   plan.dims_rule = model.dims_rule;
   plan.notes = require_time(model);
+  if (const std::optional<std::string> threads = modeler::threads_note(model.limits)) plan.notes.push_back(*threads);
   std::vector<modeler::PhasePredictor> predictors;
   for (const modeler::PhaseModel& p : model.phases) predictors.emplace_back(p, n);
   // Every rank checks every phase (as `p3s predict` does), so that all refuse or repair alike without a word.
@@ -285,6 +286,11 @@ ReplayPlan plan_from_st4np(const std::filesystem::path& dir, std::int64_t n, std
                        std::to_string(n) + "; run p3s-replay with " + std::to_string(plan.processes) + " ranks");
     }
     plan.application = h.at("inputs").value("application", std::string());
+    if (h.contains("limits") && h.at("limits").is_object()) {
+      modeler::ModelLimits limits;
+      limits.other_threads_share = h.at("limits").value("other_threads_share", 0.0);
+      if (const std::optional<std::string> threads = modeler::threads_note(limits)) plan.notes.push_back(*threads);
+    }
     plan.work_metric = h.value("work_metric", std::string());
     plan.dims_rule = modeler::dims_rule_named(h.value("dims_rule", std::string("openmpi"))).value_or(plan.dims_rule);
     for (const json& c : h.at("communicators")) {

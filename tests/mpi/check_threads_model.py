@@ -9,7 +9,7 @@ then modelled with the run at 8 held out for validation. Each process's first th
 limits), so the others' calls, most of the run's, are out of the model:
   1. `p3s model` says so in one line, with their share of the calls;
   2. the validation calls no phase whose other threads communicate exact, and counts their communications;
-  3. `p3s predict` says so in one line too.
+  3. `p3s predict` says so in one line too, and so does p3s-replay (with --replay) among its notes.
 """
 import argparse
 import os
@@ -34,6 +34,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--p3s", required=True)
     p.add_argument("--app", required=True)
+    p.add_argument("--replay", help="p3s-replay, to check its notes too")
     p.add_argument("--work", required=True)
     p.add_argument("--mpiexec", default="mpiexec")
     p.add_argument("--np-flag", default="-n")
@@ -61,6 +62,11 @@ def main():
     r = run([a.p3s, "predict", model, "--np", 16], "predict")
     if "threads other than each process's first made" not in r.stdout:
         fail(f"`p3s predict` does not say that other threads' calls are left out:\n{r.stdout}")
+    if a.replay:
+        r = run([a.mpiexec, a.np_flag, 4, *a.preflags, a.replay, model, "-o", os.path.join(a.work, "replay.json"),
+                 "--compute", "sleep", "--min-time", 0, "--instances", 1, "--warmup", 0], "p3s-replay")
+        if "note: threads other than each process's first made" not in r.stdout:
+            fail(f"p3s-replay does not say that other threads' calls are left out:\n{r.stdout}")
     print("PASS")
 
 
