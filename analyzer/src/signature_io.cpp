@@ -236,7 +236,7 @@ json parse_without_events(std::istream& in, std::vector<std::vector<std::vector<
   std::string at1;
   std::string at3;
   std::string at5;
-  return json::parse(in, [&](int depth, json::parse_event_t event, json& parsed) {
+  return parse_input(in, [&](int depth, json::parse_event_t event, json& parsed) {
     switch (event) {
       case json::parse_event_t::key:
         if (depth == 1) at1 = parsed.get<std::string>();

@@ -149,7 +149,7 @@ FitReport read_fit_report(const std::filesystem::path& path) {
   if (!in) throw InputError("cannot read fit report '" + path.string() + "'; `p3s model` writes it beside the model");
   FitReport r;
   try {
-    const json j = json::parse(in);
+    const json j = parse_input(in);
     r.schema_version = j.at("schema_version").get<int>();
     if (r.schema_version != kFitReportSchemaVersion) {
       throw InputError("fit report '" + path.string() + "' has schema version " + std::to_string(r.schema_version) +

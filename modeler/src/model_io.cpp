@@ -138,6 +138,7 @@ GroupModel group_from(const json& j) {
   if (j.contains("iterations")) g.iterations = exact_law_from_json(j.at("iterations"));
   if (g.role == Role::PointToPoint) {
     g.slots = j.at("slots").get<int>();
+    if (g.slots < 1 || g.slots > 2) throw InputError("a point-to-point group with other than 1 or 2 slots");
     for (std::size_t s = 0; s < 2; ++s) {
       const std::string text = j.at("slot_kinds").at(s).get<std::string>();
       if (!text.empty()) g.slot_kinds[s] = parse_stable_name(text, "slot kind", mpi::action_kind_named);
@@ -448,7 +449,7 @@ Model read_model(const std::filesystem::path& path) {
   if (!in) throw InputError("cannot read model '" + path.string() + "'; create it with `p3s model`");
   Model m;
   try {
-    const json j = json::parse(in);
+    const json j = parse_input(in);
     m.schema_version = j.at("schema_version").get<int>();
     if (m.schema_version < kOldestModelSchemaVersion || m.schema_version > kModelSchemaVersion) {
       throw InputError("model '" + path.string() + "' has schema version " + std::to_string(m.schema_version) +

@@ -798,6 +798,7 @@ Pattern pattern_from_json(const json& j) {
       c.program.frame = *f;
       c.program.keep_nulls = jc.at("keep_nulls").get<bool>();
       c.program.slots = jc.at("slots").get<int>();
+      if (c.program.slots < 1 || c.program.slots > 2) throw InputError("a model pattern with other than 1 or 2 slots");
       c.program.layout.grain = jc.value("grain", std::int64_t{0});
       if (c.program.layout.grain < 0) throw InputError("a negative grain in a model pattern");
       c.program.layout.last_holder = jc.value("last_holder", false);
@@ -820,9 +821,14 @@ Pattern pattern_from_json(const json& j) {
         for (const json& js : jt.at("slots")) {
           std::vector<IndexedLaw> slot;
           for (const json& jl : js) slot.push_back(indexed_from_json(jl));
+          // A label has a law per dimension of its frame, and a call at most two slots (an MPI_Sendrecv's).
+          if (slot.size() > static_cast<std::size_t>(frame_dims(c.program.frame)) || t.slots.size() >= 2) {
+            throw InputError("a model pattern's term has more slots or label dimensions than its frame has");
+          }
           t.slots.push_back(std::move(slot));
         }
         for (const json& jp : jt.value("peers", json::array())) {
+          if (t.peers.size() >= 2) throw InputError("a model pattern's term has more than 2 peers");
           t.peers.push_back(jp.is_null() ? std::nullopt : std::optional(Expression::parse(jp.get<std::string>())));
         }
         c.program.terms.push_back(std::move(t));

@@ -263,7 +263,7 @@ ReplayPlan plan_from_st4np(const std::filesystem::path& dir, std::int64_t n, std
   ReplayPlan plan;
   plan.source = dir.string();
   try {
-    const json h = json::parse(in);
+    const json h = parse_input(in);
     if (h.at("schema_version").get<int>() > modeler::kLt4ncSchemaVersion) {
       throw InputError("it was written by a later p3s (schema version " +
                        std::to_string(h.at("schema_version").get<int>()) + "; this one reads up to " +
@@ -331,7 +331,7 @@ ReplayPlan plan_from_st4np(const std::filesystem::path& dir, std::int64_t n, std
     std::istringstream lines(rank_text(dir, h, n, rank));
     std::vector<bool> seen(plan.phases.size(), false);
     for (std::string line; std::getline(lines, line);) {
-      const json j = json::parse(line);
+      const json j = parse_input(line);
       if (j.at("rank").get<std::int64_t>() != rank)
         throw InputError("its index points rank " + std::to_string(rank) + " at another's lines");
       const std::size_t phase = index_of(j.at("phase").get<std::uint32_t>());
