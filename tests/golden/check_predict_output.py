@@ -69,6 +69,11 @@ def main():
     if os.path.exists(os.path.join(out, ".p3s-write.lock")):
         fail("predict left its lock file behind")
 
+    # `-o=X` is CLI11's short option with the value "=X": refused as a usage error, no directory "=X" made.
+    r = subprocess.run([a.p3s, "predict", model, "--np", "4", "-o=X"], capture_output=True, text=True, cwd=a.work)
+    if r.returncode != 2 or "begins with '='" not in r.stderr or os.path.exists(os.path.join(a.work, "=X")):
+        fail(f"-o=X: exit {r.returncode}: {r.stderr}")
+
     # 2. A count law far past any run.
     with open(model) as f:
         m = json.load(f)
