@@ -63,12 +63,11 @@ namespace {
 
 /// A count of calls per rank and instance from a law, bounded as Program::generate() bounds a repetition's.
 std::int64_t bounded_count(const ExactLaw& law, std::int64_t n, const char* what) {
-  constexpr std::int64_t kMost = std::int64_t{1} << 20;
   const std::int64_t count = count_value(law, n);
-  if (count > kMost) {
+  if (count > kMostCallsPerRank) {
     throw ModelError(std::string("the ") + what + " " + law.to_string() + " gives " + std::to_string(count) +
                      " at n = " + std::to_string(n) + ", more than p3s predicts for one rank in one instance (" +
-                     std::to_string(kMost) + "); the law does not hold this far from its runs");
+                     std::to_string(kMostCallsPerRank) + "); the law does not hold this far from its runs");
   }
   return count;
 }
@@ -90,11 +89,11 @@ std::vector<Entry> GroupModel::entries(std::int64_t r, std::int64_t n, std::size
   }
   if (!iterations) return once;
   const std::int64_t times = iterations_at(n);
-  if (static_cast<double>(once.size()) * static_cast<double>(times) > static_cast<double>(std::int64_t{1} << 20)) {
+  if (static_cast<double>(once.size()) * static_cast<double>(times) > static_cast<double>(kMostCallsPerRank)) {
     throw ModelError("the loop of " + call + " makes " + std::to_string(times) + " iterations of " +
                      std::to_string(once.size()) + " calls at rank " + std::to_string(r) +
                      " and n = " + std::to_string(n) + ", more than p3s predicts for one rank in one instance (" +
-                     std::to_string(std::int64_t{1} << 20) + "); the laws do not hold this far from their runs");
+                     std::to_string(kMostCallsPerRank) + "); the laws do not hold this far from their runs");
   }
   return repeated(once, times);
 }

@@ -565,10 +565,6 @@ bool constant_in_n(const Program& p) {
   return true;
 }
 
-namespace {
-constexpr std::int64_t kMostEntries = std::int64_t{1} << 20;
-}  // namespace
-
 std::vector<Entry> Program::generate(std::int64_t r, std::int64_t n) const {
   std::vector<Entry> out;
   if (!holds_data(frame, r, n, layout)) return out;  // a rank without data at this grain makes none of the calls
@@ -581,10 +577,10 @@ std::vector<Entry> Program::generate(std::int64_t r, std::int64_t n) const {
     }
     // Bounded before anything is made: a count law taken far past its runs would fill the memory (2^20 calls of 48
     // bytes each per rank and instance are far more than any traced phase holds).
-    if (*count > kMostEntries || static_cast<std::int64_t>(out.size()) + *count > kMostEntries) {
+    if (*count > kMostCallsPerRank || static_cast<std::int64_t>(out.size()) + *count > kMostCallsPerRank) {
       throw ModelError("the repetition count " + term.count.to_string() + " gives rank " + std::to_string(r) + " " +
                        std::to_string(*count) + " calls in one instance at n = " + std::to_string(n) +
-                       ", more than p3s predicts for one rank (" + std::to_string(kMostEntries) +
+                       ", more than p3s predicts for one rank (" + std::to_string(kMostCallsPerRank) +
                        "); the law does not hold this far from its runs");
     }
     for (std::int64_t i = 0; i < *count; ++i) {

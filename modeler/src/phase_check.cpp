@@ -32,6 +32,11 @@ CallPath path_of(mpi::Function f) noexcept {
   }
 }
 
+std::uint64_t add_collective(std::uint64_t h, mpi::Collective op, std::int64_t root, std::int64_t block) noexcept {
+  return mix64(h ^ (static_cast<std::uint64_t>(op) << 56) ^ mix64(static_cast<std::uint64_t>(root)) ^
+               mix64(static_cast<std::uint64_t>(block) + 1));
+}
+
 bool starts_requests(mpi::Function f) noexcept {
   const mpi::CallKind k = mpi::kind(f);
   return k == mpi::CallKind::Isend || k == mpi::CallKind::Irecv || k == mpi::CallKind::Start ||
@@ -477,8 +482,7 @@ std::uint64_t sequence_hash(const PhaseState& s, std::span<const std::uint32_t> 
   std::uint64_t h = mix64(mine.size());
   for (const std::uint32_t k : mine) {
     const Coll& c = s.colls[k];
-    h = mix64(h ^ (static_cast<std::uint64_t>(c.op) << 56) ^ mix64(static_cast<std::uint64_t>(c.root)) ^
-              mix64(static_cast<std::uint64_t>(c.block) + 1));
+    h = add_collective(h, c.op, c.root, c.block);
   }
   return h;
 }

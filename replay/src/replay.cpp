@@ -16,8 +16,8 @@
 #include "executor.hpp"
 #include "made_once.hpp"
 #include "p3s/error.hpp"
-#include "p3s/hash.hpp"
 #include "p3s/modeler/dims.hpp"
+#include "p3s/modeler/phase_check.hpp"
 #include "p3s/modeler/predict.hpp"
 #include "watchdog.hpp"
 
@@ -135,8 +135,7 @@ void agree_on_collectives(const ReplayPlan& plan, const detail::Communicators& c
       for (const modeler::PredictedAction& a : c.actions) {
         if (a.kind != mpi::ActionKind::Collective) continue;
         std::uint64_t& h = hashes[comms.index_of(a.comm)][p];
-        h = mix64(h ^ (static_cast<std::uint64_t>(a.collective) << 56) ^ mix64(static_cast<std::uint64_t>(a.root)) ^
-                  mix64(static_cast<std::uint64_t>(detail::count_of(a.block)) + 1));
+        h = modeler::add_collective(h, a.collective, a.root, modeler::message_count(a.block));
       }
     }
   }

@@ -153,6 +153,10 @@ struct Term {
   friend bool operator==(const Term&, const Term&) = default;
 };
 
+/// The most calls p3s predicts for one rank in one instance of a group (2^20, far more than any traced phase holds):
+/// a law that gives more is taken too far from its runs, and is refused rather than made until memory runs out.
+inline constexpr std::int64_t kMostCallsPerRank = std::int64_t{1} << 20;
+
 /// A generated communication: its peers per slot (-1: null) and its place in the program.
 struct Entry {
   std::array<std::int64_t, 2> peers{-1, -1};

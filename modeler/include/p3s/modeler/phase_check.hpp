@@ -24,6 +24,10 @@ enum class CallPath : std::uint8_t { PointToPoint, Completion, Collective, Probe
 [[nodiscard]] bool starts_requests(mpi::Function f) noexcept;
 /// The bytes a replay sends for a message predicted at `bytes` (rounded to whole bytes).
 [[nodiscard]] std::int64_t message_count(double bytes) noexcept;
+/// `h` with one collective more: what every member of its communicator must agree on (operation, root, block in
+/// whole bytes), in order. The check of a prediction and the replay's agreement hash alike.
+[[nodiscard]] std::uint64_t add_collective(std::uint64_t h, mpi::Collective op, std::int64_t root,
+                                           std::int64_t block) noexcept;
 /// The bytes a replay lets a receive predicted at `bytes` take: the two ends' laws can differ a little, so a receive
 /// takes twice its size or 64 KiB more, whichever is larger. A message larger than that would be truncated.
 [[nodiscard]] std::int64_t receive_room(double bytes) noexcept;
