@@ -72,7 +72,7 @@ void on_icollective(Scope& s, int rc, OTF2_CollectiveOp op, const CollArgs& a, c
                      .root = c.root,
                      .bytes = c.sent,
                      .received = c.received};
-    if (!st.requests.add(handle_key(*request), info)) ++st.failures;
+    if (!st.requests.add(handle_key(*request), s.data().index, info)) ++st.failures;
   }
   s.data().log->append(raw::Kind::NbCollRequest, s.enter_ns(), raw::Request{id});
 }

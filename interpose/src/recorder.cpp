@@ -77,8 +77,9 @@ void log_request(ThreadLog& log, raw::Kind kind, std::uint64_t t, std::uint64_t 
 
 /// Registers a request; a full table (out of memory) loses the request's completion, which is counted.
 void remember(State& s, MPI_Request handle, const RequestInfo& info) noexcept {
+  const std::uint32_t owner = t_state.data->index;
   TablesGuard g(s);
-  if (!s.requests.add(handle_key(handle), info)) ++s.failures;
+  if (!s.requests.add(handle_key(handle), owner, info)) ++s.failures;
 }
 
 /// Completion of one request: the message records of MPI's completion semantics (Isend complete, Irecv
@@ -89,7 +90,7 @@ void complete_one(Scope& sc, MPI_Request before, const MPI_Status* status) noexc
   RequestInfo info;
   {
     TablesGuard g(s);
-    RequestInfo* found = s.requests.find(handle_key(before));
+    RequestInfo* found = s.requests.find(handle_key(before), sc.data().index);
     // Unknown requests are not ours to report: PROC_NULL operations, generalized or I/O requests.
     if (found == nullptr) return;
     info = *found;
@@ -100,7 +101,7 @@ void complete_one(Scope& sc, MPI_Request before, const MPI_Status* status) noexc
       found->active = false;
       found->cancel_requested = false;
     } else {
-      s.requests.remove(handle_key(before));
+      s.requests.remove(handle_key(before), found);
     }
   }
   // Completing an inactive persistent request is a no-op in MPI and records nothing.
@@ -310,7 +311,7 @@ void on_start(Scope& s, int rc, int count, const MPI_Request* requests) noexcept
     RequestInfo info;
     {
       TablesGuard g(st);
-      RequestInfo* found = st.requests.find(handle_key(requests[i]));
+      RequestInfo* found = st.requests.find(handle_key(requests[i]), s.data().index);
       if (found == nullptr) continue;
       // Each activation of a persistent request is a new operation with its own id, as in OTF2.
       found->id = st.next_request.fetch_add(1, std::memory_order_relaxed);
@@ -352,12 +353,12 @@ void on_completed_some(Scope& s, int rc, const MPI_Request* before, int outcount
   }
 }
 
-void on_cancel(Scope&, int rc, MPI_Request request) noexcept {
+void on_cancel(Scope& s, int rc, MPI_Request request) noexcept {
   if (rc != MPI_SUCCESS) return;
   State& st = *g_state;
   TablesGuard g(st);
   // Whether the cancellation succeeded is known only at completion (MPI_Test_cancelled).
-  if (RequestInfo* found = st.requests.find(handle_key(request))) found->cancel_requested = true;
+  if (RequestInfo* found = st.requests.find(handle_key(request), s.data().index)) found->cancel_requested = true;
 }
 
 void on_request_free(Scope& s, int rc, MPI_Request before) noexcept {
@@ -366,10 +367,10 @@ void on_request_free(Scope& s, int rc, MPI_Request before) noexcept {
   RequestInfo info;
   {
     TablesGuard g(st);
-    RequestInfo* found = st.requests.find(handle_key(before));
+    RequestInfo* found = st.requests.find(handle_key(before), s.data().index);
     if (found == nullptr) return;
     info = *found;
-    st.requests.remove(handle_key(before));
+    st.requests.remove(handle_key(before), found);
   }
   // Freeing an active send is legal: the message still goes out, so its request is closed here. A freed
   // active receive can never report what it received; its message stays unmatched in analysis.
