@@ -97,6 +97,7 @@ std::string calibrate_class(const Model& m, const PhaseModel& pm, WorkClass& cls
 
 void calibrate_with_far_point(Fit& fit, const Run& far) {
   Model& m = fit.model;
+  const ScopedDimsRule rule(m.dims_rule);  // the far run's grids are cut by the series' MPI
   const std::string path = far.path.string();
   if (far.signature.work_metric != m.work_metric) {
     throw InputError("far point '" + path + "' measures work as " + far.signature.work_metric + ", the model as " +

@@ -13,6 +13,7 @@
 #include "p3s/modeler/fit.hpp"
 #include "p3s/modeler/model.hpp"
 #include "p3s/modeler/predict.hpp"
+#include "p3s/modeler/series.hpp"
 #include "ring_signatures.hpp"
 
 namespace p3s::modeler {
@@ -96,6 +97,31 @@ TEST(ComputeTime, FarPointRecoversTheGrowingTimePerWork) {
   const Model back = read_model(path);
   EXPECT_EQ(back.phases.at(1).work.at(0).far_point->n, cls.far_point->n);
   EXPECT_DOUBLE_EQ(predicted_time(back, 512), predicted_time(far.model, 512));
+}
+
+TEST(ComputeTime, TheFarPointIsEvaluatedWithTheSeriesMpisGrids) {
+  // A series recorded with MPICH: its laws in dims(n) follow MPICH's grids, at the far run's n too. At 72, MPICH
+  // cuts a 2-D grid 9 x 8 and Open MPI 12 x 6: a count of dims2(n)[1] / 8 calls is 1 with MPICH's grid and no
+  // whole number with Open MPI's, so the far point is used only when it is evaluated with the series' rule.
+  ModelOptions o;
+  o.hold_out_largest = false;
+  Fit fit = build_model(series(), o);
+  fit.model.dims_rule = DimsRule::Mpich;
+  Term* counted = nullptr;
+  for (GroupModel& g : fit.model.phases.at(1).groups) {
+    if (g.role == Role::PointToPoint && !g.pattern.cases.empty())
+      counted = &g.pattern.cases.front().program.terms.front();
+  }
+  ASSERT_NE(counted, nullptr) << "the ring's phase has no point-to-point group";
+  ASSERT_EQ(counted->count, ExactLaw::constant(Rational::make(1)));
+  counted->count = ExactLaw{*basis_from_name("dims2(n)[1]"), Rational{1, 8}, Rational::make(0)};
+  const std::filesystem::path path = save(timed_ring(72, 18, "mpirun -np 72 ./ring 100"), "far72");
+  const std::vector<modeler::Run> far = load_runs(std::span(&path, 1), 1);
+  calibrate_with_far_point(fit, far.front());
+  const WorkClass& cls = fit.model.phases.at(1).work.at(0);
+  ASSERT_TRUE(cls.far_point.has_value());
+  EXPECT_EQ(cls.far_point->run_n, 72);
+  EXPECT_EQ(current_dims_rule(), DimsRule::OpenMpi);  // and the thread's rule is left as it was
 }
 
 TEST(ComputeTime, AFarPointWithinTheFittedCountsIsRefused) {
