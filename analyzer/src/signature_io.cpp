@@ -15,6 +15,7 @@
 #include "p3s/error.hpp"
 #include "p3s/inputs.hpp"
 #include "p3s/json_text.hpp"
+#include "p3s/schema_version.hpp"
 #include "p3s/stable_name.hpp"
 #include "p3s/whole_file.hpp"
 
@@ -412,12 +413,9 @@ Signature read_signature(const std::filesystem::path& path) {
   try {
     std::vector<std::vector<std::vector<SigEvent>>> events;
     const json j = parse_without_events(in, events);
-    s.schema_version = j.at("schema_version").get<int>();
-    if (s.schema_version < kOldestSignatureSchemaVersion || s.schema_version > kSignatureSchemaVersion) {
-      throw InputError("signature '" + path.string() + "' has schema version " + std::to_string(s.schema_version) +
-                       ", this p3s reads versions " + std::to_string(kOldestSignatureSchemaVersion) + " to " +
-                       std::to_string(kSignatureSchemaVersion) + "; re-run `p3s analyze` on its trace");
-    }
+    s.schema_version = checked_schema_version(
+        j, path,
+        {"signature", kOldestSignatureSchemaVersion, kSignatureSchemaVersion, "re-run `p3s analyze` on its trace"});
     s.tool = j.at("tool").get<std::string>();
     const json& in_ = j.at("inputs");
     s.archive = in_.at("archive").get<std::string>();

@@ -7,6 +7,7 @@
 #include "p3s/error.hpp"
 #include "p3s/json_text.hpp"
 #include "p3s/modeler/fit.hpp"
+#include "p3s/schema_version.hpp"
 #include "p3s/whole_file.hpp"
 
 namespace p3s::modeler {
@@ -150,12 +151,9 @@ FitReport read_fit_report(const std::filesystem::path& path) {
   FitReport r;
   try {
     const json j = parse_input(in);
-    r.schema_version = j.at("schema_version").get<int>();
-    if (r.schema_version != kFitReportSchemaVersion) {
-      throw InputError("fit report '" + path.string() + "' has schema version " + std::to_string(r.schema_version) +
-                       ", this p3s reads version " + std::to_string(kFitReportSchemaVersion) +
-                       "; re-run `p3s model` on its signatures");
-    }
+    r.schema_version = checked_schema_version(
+        j, path,
+        {"fit report", kFitReportSchemaVersion, kFitReportSchemaVersion, "re-run `p3s model` on its signatures"});
     r.tool = j.at("tool").get<std::string>();
     r.date = j.value("date", std::string());
     r.model = j.at("model").get<std::string>();

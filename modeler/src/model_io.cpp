@@ -10,6 +10,7 @@
 #include "p3s/inputs.hpp"
 #include "p3s/json_text.hpp"
 #include "p3s/modeler/model.hpp"
+#include "p3s/schema_version.hpp"
 #include "p3s/stable_name.hpp"
 #include "p3s/whole_file.hpp"
 
@@ -450,12 +451,8 @@ Model read_model(const std::filesystem::path& path) {
   Model m;
   try {
     const json j = parse_input(in);
-    m.schema_version = j.at("schema_version").get<int>();
-    if (m.schema_version < kOldestModelSchemaVersion || m.schema_version > kModelSchemaVersion) {
-      throw InputError("model '" + path.string() + "' has schema version " + std::to_string(m.schema_version) +
-                       ", this p3s reads versions " + std::to_string(kOldestModelSchemaVersion) + " to " +
-                       std::to_string(kModelSchemaVersion) + "; re-run `p3s model` on its signatures");
-    }
+    m.schema_version = checked_schema_version(
+        j, path, {"model", kOldestModelSchemaVersion, kModelSchemaVersion, "re-run `p3s model` on its signatures"});
     m.tool = j.at("tool").get<std::string>();
     m.date = j.value("date", std::string());
     m.work_metric = j.at("work_metric").get<std::string>();

@@ -390,7 +390,7 @@ double BurstLaw::at(std::int64_t n, std::int64_t ranks, std::int64_t weight) con
 }
 
 bool has_time_laws(const Model& model) {
-  if (model.schema_version < 3) return false;
+  if (model.schema_version < kFirstTimedModelSchemaVersion) return false;
   return std::all_of(model.phases.begin(), model.phases.end(), [](const PhaseModel& p) {
     return std::all_of(p.work.begin(), p.work.end(), [](const WorkClass& w) { return w.time_fit.has_value(); });
   });

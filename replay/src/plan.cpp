@@ -17,6 +17,7 @@
 #include "p3s/modeler/phase_check.hpp"
 #include "p3s/modeler/predict.hpp"
 #include "p3s/replay/replay.hpp"
+#include "p3s/schema_version.hpp"
 
 namespace p3s::replay {
 namespace {
@@ -264,18 +265,15 @@ ReplayPlan plan_from_st4np(const std::filesystem::path& dir, std::int64_t n, std
   plan.source = dir.string();
   try {
     const json h = parse_input(in);
-    if (h.at("schema_version").get<int>() > modeler::kLt4ncSchemaVersion) {
-      throw InputError("it was written by a later p3s (schema version " +
-                       std::to_string(h.at("schema_version").get<int>()) + "; this one reads up to " +
-                       std::to_string(modeler::kLt4ncSchemaVersion) + "); replay it with that p3s");
-    }
-    if (h.at("schema_version").get<int>() < 3 || h.value("kind", std::string()) != "st4np") {
+    const int version = checked_schema_version(
+        h, header_path, {"header", 1, modeler::kLt4ncSchemaVersion, "replay it with the p3s that wrote it"});
+    if (version < modeler::kFirstSt4npSchemaVersion || h.value("kind", std::string()) != "st4np") {
       throw InputError(
           "it is a logical trace without burst times (written with --logical, or by an earlier p3s); "
           "write the ST4NP with `p3s predict app.model --np N -o DIR`");
     }
     // `p3s predict` checks a trace before writing it; one that was not checked could hang the replay.
-    if (h.at("schema_version").get<int>() < 4 || !h.contains("consistency")) {
+    if (version < modeler::kFirstCheckedLt4ncSchemaVersion || !h.contains("consistency")) {
       throw InputError(
           "it was written by an earlier p3s, which did not check that its messages, collectives and requests "
           "match; write it again with `p3s predict app.model --np N -o DIR`");

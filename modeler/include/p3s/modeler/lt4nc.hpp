@@ -16,6 +16,10 @@ namespace p3s::modeler {
 /// index; a tail is written wherever its work or its time is not zero. Version 4 is checked for consistency before
 /// it is written (`consistency`, each phase's `repair`) and names wildcard receives. Readers refuse a later version.
 inline constexpr int kLt4ncSchemaVersion = 4;
+/// The first version that can be an ST4NP (`kind` st4np: burst times a replay runs).
+inline constexpr int kFirstSt4npSchemaVersion = 3;
+/// The first version checked for consistency before it was written: an earlier trace could hang a replay.
+inline constexpr int kFirstCheckedLt4ncSchemaVersion = 4;
 
 /// Writes the LT4NC for n ranks into dir: lt4nc.json (provenance, phases with weights and the phase order),
 /// ranks.jsonl (one line per rank and phase with its calls, streamed) and ranks.index (where each rank's lines

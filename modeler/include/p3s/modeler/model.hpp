@@ -25,6 +25,8 @@ namespace p3s::modeler {
 /// (a version 2 model predicts no time).
 inline constexpr int kModelSchemaVersion = 3;
 inline constexpr int kOldestModelSchemaVersion = 2;
+/// The first version with compute-time laws.
+inline constexpr int kFirstTimedModelSchemaVersion = 3;
 
 /// What a group of consecutive calls to one MPI function does.
 enum class Role : std::uint8_t {
