@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 
 #include "burst.hpp"
 #include "communicators.hpp"
@@ -157,6 +158,160 @@ void agree_on_collectives(const ReplayPlan& plan, const detail::Communicators& c
   if (failing != 1 << 30) throw RefusedPlan(rank == failing ? disagreement : std::string());
 }
 
+/// What the ranks measured of one phase, summed over the ranks in one reduction with every other phase's.
+struct RankSums {
+  double time_ns = 0;       ///< the rank's mean instance time
+  double squares = 0;       ///< of its instance times
+  double compute_ns = 0;    ///< emulated, per instance
+  double predicted_ns = 0;  ///< predicted compute, per instance
+  double mpi_ns = 0;        ///< per instance
+  double calls = 0;         ///< per instance
+  double instances = 0;     ///< measured
+};
+static_assert(sizeof(RankSums) == 7 * sizeof(double), "RankSums is reduced as an array of doubles");
+
+RankSums rank_sums(const Measured& m) {
+  const double k = std::max<double>(1, static_cast<double>(m.instances.size()));
+  RankSums s;
+  // A rank's instance time is the mean of its measured instances, as the application's phase time is its
+  // instances' sum over their number: consecutive instances tile the rank's time, so the mean is the measured
+  // stretch over its instances, and an instance that one rank's delay lengthened shortens the next.
+  for (const double x : m.instances) {
+    s.time_ns += x;
+    s.squares += x * x;
+  }
+  s.time_ns /= k;
+  s.compute_ns = m.compute_ns / k;
+  s.predicted_ns = m.predicted_ns / k;
+  s.mpi_ns = m.mpi_ns / k;
+  s.calls = m.calls / k;
+  s.instances = static_cast<double>(m.instances.size());
+  return s;
+}
+
+/// Each phase's time over the ranks from what every rank measured: three reductions for all phases (the sums, and
+/// the least and the most of the ranks' mean instance times).
+std::vector<PhaseTime> phase_times(const ReplayPlan& plan, const std::vector<Measured>& measured,
+                                   const std::vector<bool>& done, std::int64_t n) {
+  const std::size_t phases = plan.phases.size();
+  std::vector<RankSums> sums(phases);
+  std::vector<double> lo(phases);
+  std::vector<double> hi(phases);
+  for (std::size_t p = 0; p < phases; ++p) {
+    sums[p] = rank_sums(measured[p]);
+    lo[p] = hi[p] = sums[p].time_ns;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(7 * phases), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, lo.data(), static_cast<int>(phases), MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, hi.data(), static_cast<int>(phases), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  const double ranks = static_cast<double>(n);
+  std::vector<PhaseTime> out;
+  for (std::size_t p = 0; p < phases; ++p) {
+    const PlannedPhase& pm = plan.phases[p];
+    const RankSums& s = sums[p];
+    PhaseTime t;
+    t.id = pm.id;
+    t.calls = pm.calls;
+    t.weight = pm.weight;
+    t.replayed = done[p];
+    t.main_loop = pm.main_loop;
+    t.instances = static_cast<int>(measured[p].instances.size());
+    t.time_ns = s.time_ns / ranks;
+    t.time_min_ns = lo[p];
+    t.time_max_ns = hi[p];
+    t.time_stddev_ns = std::sqrt(std::max(0.0, s.squares / std::max(1.0, s.instances) - t.time_ns * t.time_ns));
+    t.compute_ns = s.compute_ns / ranks;
+    t.predicted_compute_ns = s.predicted_ns / ranks;
+    t.mpi_ns = s.mpi_ns / ranks;
+    t.calls_per_instance = s.calls / ranks;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+/// One rank's side of the replay: its calls made through the executor, its bursts emulated, where it is kept for
+/// the watchdog.
+class RankRunner {
+ public:
+  RankRunner(const ReplayPlan& plan, const ReplayOptions& options, const detail::Communicators& comms, int rank,
+             double largest)
+      : options_(options), executor_(comms, rank, largest), burst_(options.compute) {
+    MPI_Comm_dup(MPI_COMM_WORLD, &sizing_);
+    // A rank waits for a peer as long as the peer's longest burst, and makes no progress meanwhile: the limit runs
+    // from where the longest burst of any rank would have ended.
+    double longest = longest_burst_s(plan.phases);
+    MPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    watchdog_.emplace(rank, options.watchdog_s + longest, position_);
+  }
+  ~RankRunner() {
+    watchdog_.reset();
+    MPI_Comm_free(&sizing_);
+  }
+  RankRunner(const RankRunner&) = delete;
+  RankRunner& operator=(const RankRunner&) = delete;
+
+  /// Runs `count` instances of a phase (its warm-up, measured and trailing ones), measuring into `m`; `last_end` is
+  /// where the rank's previous instance ended.
+  void run_phase(const PlannedPhase& pm, std::uint64_t count, std::int64_t n, Measured& m, std::int64_t& last_end) {
+    InstanceCount instances(sizing_, count, options_);
+    position_.phase = pm.id;
+    for (std::uint64_t i = 0; i < instances.total(); ++i) {
+      const bool timed = instances.measured(i);
+      position_.instance = static_cast<std::uint32_t>(i);
+      executor_.begin(pm.rank.calls);
+      for (std::size_t k = 0; k < pm.rank.calls.size(); ++k) call(pm.rank.calls[k], k, timed ? &m : nullptr);
+      const std::int64_t t0 = detail::now_ns();
+      emulate(pm.rank.tail_ns.value_or(0), -1);
+      executor_.end();
+      const std::int64_t end = detail::now_ns();
+      if (timed) {
+        m.compute_ns += static_cast<double>(end - t0);
+        m.predicted_ns += pm.rank.tail_ns.value_or(0);
+        m.instances.push_back(static_cast<double>(end - last_end));
+      }
+      instances.ended(i, end - last_end, n);
+      last_end = end;
+    }
+  }
+
+ private:
+  /// The burst before call k, then the call; its times added to `m` when it is measured.
+  void call(const modeler::PredictedCall& c, std::size_t k, Measured* m) {
+    position_.call = static_cast<std::uint32_t>(k);
+    const double burst_ns = c.burst_ns.value_or(0);
+    const std::int64_t t0 = detail::now_ns();
+    emulate(burst_ns, static_cast<std::int32_t>(c.function));
+    position_.peer = c.actions.empty() ? -1 : c.actions.front().peer;
+    const std::int64_t t1 = detail::now_ns();
+    if (!detail::made_once(c.function)) executor_.execute(c, k);
+    const std::int64_t t2 = detail::now_ns();
+    if (m != nullptr) {
+      m->compute_ns += static_cast<double>(t1 - t0);
+      m->predicted_ns += burst_ns;
+      m->mpi_ns += static_cast<double>(t2 - t1);
+      m->calls += 1;
+    }
+  }
+
+  /// A burst, the watchdog seeing it as computation; `then` is the function the rank calls next (-1: none).
+  void emulate(double ns, std::int32_t then) {
+    position_.function = -1;
+    ++position_.step;
+    position_.computing = true;
+    burst_.run(ns);
+    position_.computing = false;
+    position_.function = then;
+    ++position_.step;
+  }
+
+  const ReplayOptions& options_;
+  detail::Executor executor_;
+  detail::BurstEmulator burst_;
+  MPI_Comm sizing_ = MPI_COMM_NULL;  ///< the instance counts' own reductions, apart from the replayed communication
+  detail::Position position_;
+  std::optional<detail::Watchdog> watchdog_;
+};
+
 }  // namespace
 
 ReplayResult run_replay(const ReplayPlan& plan, const ReplayOptions& options) {
@@ -170,131 +325,31 @@ ReplayResult run_replay(const ReplayPlan& plan, const ReplayOptions& options) {
   MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   const detail::Communicators comms(plan.comms, n, rank);
   agree_on_collectives(plan, comms, rank);
-  detail::Executor executor(comms, rank, largest);
-  detail::BurstEmulator burst(options.compute);
-  MPI_Comm sizing = MPI_COMM_NULL;  // the instance counts' own reductions, apart from the replayed communication
-  MPI_Comm_dup(MPI_COMM_WORLD, &sizing);
-  detail::Position position;
-  // A rank waits for a peer as long as the peer's longest burst, and makes no progress meanwhile: the limit runs
-  // from where the longest burst of any rank would have ended.
-  double longest = longest_burst_s(plan.phases);
-  MPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  const detail::Watchdog watchdog(rank, options.watchdog_s + longest, position);
-
   std::vector<Measured> measured(plan.phases.size());
   std::vector<bool> done(plan.phases.size(), false);
-  MPI_Barrier(MPI_COMM_WORLD);
-  const std::int64_t start = detail::now_ns();
-  std::int64_t last_end = start;
-  for (const analyzer::PhaseRunEntry& e : plan.order) {
-    const PlannedPhase& pm = plan.phases.at(e.phase);
-    if (done[e.phase] || e.count == 0) continue;
-    done[e.phase] = true;
-    InstanceCount count(sizing, e.count, options);
-    const modeler::PredictedRank& calls = pm.rank;
-    Measured& m = measured[e.phase];
-    position.phase = pm.id;
-    for (std::uint64_t i = 0; i < count.total(); ++i) {
-      const bool timed = count.measured(i);
-      position.instance = static_cast<std::uint32_t>(i);
-      executor.begin(calls.calls);
-      for (std::size_t k = 0; k < calls.calls.size(); ++k) {
-        const modeler::PredictedCall& c = calls.calls[k];
-        position.call = static_cast<std::uint32_t>(k);
-        position.function = -1;
-        ++position.step;
-        const double burst_ns = c.burst_ns.value_or(0);
-        const std::int64_t t0 = detail::now_ns();
-        position.computing = true;
-        burst.run(burst_ns);
-        position.computing = false;
-        position.function = static_cast<std::int32_t>(c.function);
-        position.peer = c.actions.empty() ? -1 : c.actions.front().peer;
-        ++position.step;
-        const std::int64_t t1 = detail::now_ns();
-        if (!detail::made_once(c.function)) executor.execute(c, k);
-        const std::int64_t t2 = detail::now_ns();
-        if (timed) {
-          m.compute_ns += static_cast<double>(t1 - t0);
-          m.predicted_ns += burst_ns;
-          m.mpi_ns += static_cast<double>(t2 - t1);
-          m.calls += 1;
-        }
-      }
-      position.function = -1;
-      ++position.step;
-      const std::int64_t t0 = detail::now_ns();
-      position.computing = true;
-      burst.run(calls.tail_ns.value_or(0));
-      position.computing = false;
-      ++position.step;
-      executor.end();
-      const std::int64_t end = detail::now_ns();
-      if (timed) {
-        m.compute_ns += static_cast<double>(end - t0);
-        m.predicted_ns += calls.tail_ns.value_or(0);
-        m.instances.push_back(static_cast<double>(end - last_end));
-      }
-      count.ended(i, end - last_end, n);
-      last_end = end;
+  std::int64_t wall = 0;
+  {
+    RankRunner runner(plan, options, comms, rank, largest);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const std::int64_t start = detail::now_ns();
+    std::int64_t last_end = start;
+    for (const analyzer::PhaseRunEntry& e : plan.order) {
+      if (done[e.phase] || e.count == 0) continue;
+      done[e.phase] = true;
+      runner.run_phase(plan.phases.at(e.phase), e.count, n, measured[e.phase], last_end);
     }
+    MPI_Barrier(MPI_COMM_WORLD);
+    wall = detail::now_ns() - start;
   }
-  MPI_Barrier(MPI_COMM_WORLD);
-  const std::int64_t wall = detail::now_ns() - start;
-  MPI_Comm_free(&sizing);
-
   ReplayResult result;
   result.processes = n;
   result.notes = plan.notes;
   result.replay_wall_ns = static_cast<double>(wall);
   MPI_Allreduce(MPI_IN_PLACE, &result.replay_wall_ns, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  for (std::size_t p = 0; p < plan.phases.size(); ++p) {
-    const PlannedPhase& pm = plan.phases[p];
-    const Measured& m = measured[p];
-    PhaseTime t;
-    t.id = pm.id;
-    t.calls = pm.calls;
-    t.weight = pm.weight;
-    t.replayed = done[p];
-    t.instances = static_cast<int>(m.instances.size());
-    const double k = std::max<double>(1, static_cast<double>(m.instances.size()));
-    // A rank's instance time is the mean of its measured instances, as the application's phase time is its
-    // instances' sum over their number: consecutive instances tile the rank's time, so the mean is the measured
-    // stretch over its instances, and an instance that one rank's delay lengthened shortens the next.
-    double sq = 0;
-    double sum = 0;
-    for (const double x : m.instances) {
-      sum += x;
-      sq += x * x;
-    }
-    const double mean = sum / k;
-    // Sums over ranks: mean instance time, squares, compute, predicted compute, MPI time, calls, instances.
-    double sums[7] = {mean,
-                      sq,
-                      m.compute_ns / k,
-                      m.predicted_ns / k,
-                      m.mpi_ns / k,
-                      m.calls / k,
-                      static_cast<double>(m.instances.size())};
-    MPI_Allreduce(MPI_IN_PLACE, sums, 7, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    double lo = mean, hi = mean;
-    MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    const double ranks = static_cast<double>(n);
-    t.time_ns = sums[0] / ranks;
-    t.time_min_ns = lo;
-    t.time_max_ns = hi;
-    const double samples = std::max(1.0, sums[6]);
-    const double overall = sums[0] / ranks;
-    t.time_stddev_ns = std::sqrt(std::max(0.0, sums[1] / samples - overall * overall));
-    t.compute_ns = sums[2] / ranks;
-    t.predicted_compute_ns = sums[3] / ranks;
-    t.mpi_ns = sums[4] / ranks;
-    t.calls_per_instance = sums[5] / ranks;
-    t.main_loop = pm.main_loop;
+  result.phases = phase_times(plan, measured, done, n);
+  for (const PhaseTime& t : result.phases) {
     if (t.replayed) result.pet_ns += static_cast<double>(t.weight) * t.time_ns;
     if (t.replayed && t.main_loop) result.main_ns += static_cast<double>(t.weight) * t.time_ns;
-    result.phases.push_back(std::move(t));
   }
   return result;
 }
