@@ -13,6 +13,9 @@ import sys
 
 from child_usage import run_quietly
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpi"))
+import p3s_launch  # noqa: E402
+
 
 def best(cmd, repeat):
     runs = [run_quietly(cmd) for _ in range(repeat)]
@@ -23,9 +26,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--p3s", required=True)
     p.add_argument("--app", required=True, help="the stencil2d test app")
-    p.add_argument("--mpiexec", default="mpiexec")
-    p.add_argument("--np-flag", default="-n")
-    p.add_argument("--preflag", dest="preflags", action="append", default=[])
+    p3s_launch.add_options(p)
     p.add_argument("--work", required=True)
     p.add_argument("--repeat", type=int, default=3)
     a = p.parse_args()
@@ -33,8 +34,8 @@ def main():
     runs = []
     for n in (8, 16, 32, 64):
         d = os.path.join(a.work, f"np{n}")
-        r = subprocess.run([a.p3s, "record", "-o", d, "--force", "--", a.mpiexec, a.np_flag, str(n), *a.preflags,
-                            a.app, "20", "1920"], capture_output=True, text=True)
+        r = subprocess.run([a.p3s, "record", "-o", d, "--force", "--", *p3s_launch.launch(a, n), a.app, "20", "1920"],
+                           capture_output=True, text=True)
         if r.returncode != 0:
             sys.exit(f"recording at {n} failed: {r.stderr[-2000:]}")
         runs.append(d)

@@ -26,6 +26,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpi"))
+import p3s_launch  # noqa: E402
+
 
 def run(cmd, env=None):
     r = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -47,7 +50,7 @@ class Bench:
         os.makedirs(a.work, exist_ok=True)
 
     def launch(self, np):
-        return [self.a.mpiexec, self.a.np_flag, str(np)] + self.a.preflags
+        return p3s_launch.launch(self.a, np)
 
     def traced(self, trace, *env):
         shutil.rmtree(trace, ignore_errors=True)
@@ -226,9 +229,7 @@ def conversion(b, iters, reps):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--mpiexec", default="mpiexec")
-    p.add_argument("--np-flag", default="-n")
-    p.add_argument("--preflag", dest="preflags", action="append", default=[])
+    p3s_launch.add_options(p)
     p.add_argument("--preload", required=True)
     p.add_argument("--p3s", required=True)
     p.add_argument("--calls-app", required=True)

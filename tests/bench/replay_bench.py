@@ -19,6 +19,9 @@ import sys
 
 from child_usage import run_quietly
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpi"))
+import p3s_launch  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHECK = os.path.join(HERE, "..", "mpi", "check_replay.py")
 
@@ -28,12 +31,10 @@ def main():
     p.add_argument("--p3s", required=True)
     p.add_argument("--replay", required=True)
     p.add_argument("--apps", required=True, help="the directory of the test apps")
-    p.add_argument("--mpiexec", default="mpiexec")
-    p.add_argument("--np-flag", default="-n")
-    p.add_argument("--preflag", dest="preflags", action="append", default=[])
+    p3s_launch.add_options(p)
     p.add_argument("--work", required=True)
     a = p.parse_args()
-    launch = [f"--mpiexec={a.mpiexec}", f"--np-flag={a.np_flag}", *[f"--preflag={x}" for x in a.preflags]]
+    launch = p3s_launch.passed_on(a)
     failed = False
     errors = []
     for app, args, fit in (("amdahl", "60 4000000", "2 4 8 16"), ("stencil2d", "60 1920", "2 4 8 16"),

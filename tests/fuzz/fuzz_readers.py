@@ -24,6 +24,9 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpi"))
+import p3s_launch  # noqa: E402
+
 MEMORY = 1 << 30
 TIMEOUT = 30
 
@@ -105,17 +108,15 @@ def main():
     p.add_argument("--seed", type=int, default=20261125)
     p.add_argument("--raw-from", help="a trace directory whose raw logs were kept (p3s record --keep-raw)")
     p.add_argument("--app", help="record this MPI app at 2 ranks with its raw logs kept, and fuzz those")
-    p.add_argument("--mpiexec", default="mpiexec")
-    p.add_argument("--np-flag", default="-n")
-    p.add_argument("--preflag", dest="preflags", action="append", default=[])
+    p3s_launch.add_options(p)
     a = p.parse_args()
     os.makedirs(a.work, exist_ok=True)
     p3s = a.p3s
     if a.app:
         a.raw_from = os.path.join(a.work, "recorded")
         shutil.rmtree(a.raw_from, ignore_errors=True)
-        r = subprocess.run([p3s, "record", "-o", a.raw_from, "--keep-raw", "--", a.mpiexec, a.np_flag, "2",
-                            *a.preflags, a.app, "200"], capture_output=True, text=True)
+        r = subprocess.run([p3s, "record", "-o", a.raw_from, "--keep-raw", "--", *p3s_launch.launch(a, 2), a.app, "200"],
+                           capture_output=True, text=True)
         if r.returncode != 0:
             sys.exit(f"FAIL: recording {a.app}: {r.stderr[-800:]}")
 

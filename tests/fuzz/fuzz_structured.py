@@ -55,6 +55,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpi"))
+import p3s_launch  # noqa: E402
+
 MEMORY = 1 << 30
 TIMEOUT = 30
 TARGETS = ["model", "st4np-header", "st4np-lines", "st4np-index", "replay-model"]
@@ -302,7 +305,7 @@ class Fuzz:
         self.log = None
 
     def launch(self, n, cmd):
-        return cmd if n == 1 else [self.a.mpiexec, self.a.np_flag, str(n), *self.a.preflags, *cmd]
+        return cmd if n == 1 else p3s_launch.launch(self.a, n, *cmd)
 
     def replay(self, source, out, n, extra=()):
         return self.launch(n, [self.a.replay, source, "-o", out + ".json", "--min-time", "0", "--instances", "1",
@@ -480,9 +483,7 @@ def main():
                    help="share of p3s-replay's cases run at 2 ranks under the launcher (0: singletons only)")
     p.add_argument("--jobs", type=int, default=1, help="cases run at once")
     p.add_argument("--watchdog", type=float, default=5, help="p3s-replay --watchdog")
-    p.add_argument("--mpiexec", default="mpiexec")
-    p.add_argument("--np-flag", default="-n")
-    p.add_argument("--preflag", dest="preflags", action="append", default=[])
+    p3s_launch.add_options(p)
     a = p.parse_args()
     os.makedirs(a.work, exist_ok=True)
     a.work = os.path.abspath(a.work)

@@ -29,6 +29,7 @@ import shutil
 import subprocess
 import sys
 
+import p3s_launch
 from p3s_order import order_runs
 
 
@@ -51,8 +52,8 @@ class Ctx:
     def record(self, name, np, args, extra=(), app=None):
         trace = os.path.join(self.a.work, name)
         shutil.rmtree(trace, ignore_errors=True)
-        cmd = [self.a.p3s, "record", "-o", trace, *extra, "--", self.a.mpiexec, self.a.np_flag, str(np),
-               *self.a.preflags, app or self.a.app, *args]
+        cmd = [self.a.p3s, "record", "-o", trace, *extra, "--", *p3s_launch.launch(self.a, np), app or self.a.app,
+               *args]
         r = run(cmd)
         return trace, r
 
@@ -365,9 +366,7 @@ SCENARIOS = {f.__name__: f for f in (scaling, pipeline, md, exports, errors)}
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("scenario", choices=sorted(SCENARIOS))
-    p.add_argument("--mpiexec", default="mpiexec")
-    p.add_argument("--np-flag", default="-n")
-    p.add_argument("--preflag", dest="preflags", action="append", default=[])
+    p3s_launch.add_options(p)
     p.add_argument("--p3s", required=True)
     p.add_argument("--app", required=True)
     p.add_argument("--iters", type=int, default=20)

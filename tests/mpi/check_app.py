@@ -18,6 +18,8 @@ import shutil
 import subprocess
 import sys
 
+import p3s_launch
+
 EXPECT = re.compile(r"^P3S-EXPECT (\d+) (send|recv|coll|calls) (.+)$")
 
 
@@ -34,7 +36,7 @@ def run(cmd, env=None, timeout=120):
 
 
 def launcher(args):
-    return [args.mpiexec, args.np_flag, str(args.np)] + args.preflags
+    return p3s_launch.launch(args, args.np)
 
 
 def parse_expectations(stdout):
@@ -110,9 +112,7 @@ def compare(expected, summary, np):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--mpiexec", required=True)
-    p.add_argument("--np-flag", default="-n")
-    p.add_argument("--preflag", dest="preflags", action="append", default=[])
+    p3s_launch.add_options(p, required=True)
     p.add_argument("--np", type=int, required=True)
     p.add_argument("--preload", required=True)
     p.add_argument("--p3s", required=True)

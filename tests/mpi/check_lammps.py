@@ -29,6 +29,8 @@ import shutil
 import subprocess
 import sys
 
+import p3s_launch
+
 INPUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "in.melt")
 
 
@@ -46,9 +48,7 @@ def run(cmd, what, timeout=900):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--mpiexec", default="mpiexec")
-    p.add_argument("--np-flag", default="-n")
-    p.add_argument("--preflag", dest="preflags", action="append", default=[])
+    p3s_launch.add_options(p)
     p.add_argument("--p3s", required=True)
     p.add_argument("--work", required=True)
     p.add_argument("--fit", type=int, nargs="+", default=[2, 4, 8, 16])
@@ -66,7 +66,7 @@ def main():
 
     def record(n):
         shutil.rmtree(dirs[n], ignore_errors=True)
-        run([a.p3s, "record", "-o", dirs[n], "--", a.mpiexec, a.np_flag, str(n), *a.preflags, lmp, "-in", INPUT,
+        run([a.p3s, "record", "-o", dirs[n], "--", *p3s_launch.launch(a, n), lmp, "-in", INPUT,
              "-var", "L", str(a.cells), "-log", "none", "-screen", "none"], f"record {n}")
 
     for n in counts:
@@ -140,7 +140,7 @@ def replay(a, model):
     if consistency != "checked":
         fail("predict", f"the ST4NP at {a.predict} is {consistency}")
     result = os.path.join(a.work, f"lammps.replay.np{a.predict}.json")
-    r = run([a.mpiexec, a.np_flag, str(a.predict), *a.preflags, a.replay, st4np, "-o", result, "--force",
+    r = run([*p3s_launch.launch(a, a.predict), a.replay, st4np, "-o", result, "--force",
              "--compute", "sleep", "--watchdog", "60", "--warmup", "0", "--instances", "1", "--min-time", "0"],
             "replay", timeout=600)
     print(r.stdout, end="")

@@ -21,6 +21,8 @@ import os
 import subprocess
 import sys
 
+import p3s_launch
+
 
 def fail(step, msg):
     print(f"FAIL [{step}]: {msg}", file=sys.stderr)
@@ -84,9 +86,7 @@ def main():
     global ARGS, FIT_DIRS
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("name")
-    p.add_argument("--mpiexec", default="mpiexec")
-    p.add_argument("--np-flag", default="-n")
-    p.add_argument("--preflag", dest="preflags", action="append", default=[])
+    p3s_launch.add_options(p)
     p.add_argument("--p3s", required=True)
     p.add_argument("--app", required=True)
     p.add_argument("--work", required=True)
@@ -98,7 +98,7 @@ def main():
     a = p.parse_args()
     ARGS = a
     series = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_series.py")
-    launch = ["--mpiexec", a.mpiexec, f"--np-flag={a.np_flag}", *[f"--preflag={x}" for x in a.preflags]]
+    launch = p3s_launch.passed_on(a)
     r = run([sys.executable, series, a.name, *launch, "--p3s", a.p3s, "--app", a.app, "--work", a.work,
              "--np", *[str(n) for n in [*a.fit, a.predict]],
              *(["--app-args", *map(str, a.app_args)] if a.app_args else [])], "series")

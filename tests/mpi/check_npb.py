@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 
+import p3s_launch
 from p3s_order import order_runs
 
 # A signature holds one instance of each phase per rank, whatever the number of iterations: this bounds it for the
@@ -83,8 +84,8 @@ def record(n):
         with open(log) as f:
             return f.read()
     shutil.rmtree(trace, ignore_errors=True)
-    out, _, _ = run([ARGS.p3s, "record", "-o", trace, "--force", "--", ARGS.mpiexec, ARGS.np_flag, str(n),
-                     *ARGS.preflags, ARGS.bin], f"record {n}")
+    out, _, _ = run([ARGS.p3s, "record", "-o", trace, "--force", "--", *p3s_launch.launch(ARGS, n), ARGS.bin],
+                    f"record {n}")
     if not re.search(r"verification\s*(=\s*)?successful", out, re.IGNORECASE):
         fail(f"record {n}", f"the benchmark did not verify:\n{out[-2000:]}")
     with open(log, "w") as f:
@@ -224,9 +225,7 @@ def main():
     p.add_argument("--work", required=True)
     p.add_argument("--fit", type=int, nargs="+", required=True)
     p.add_argument("--predict", type=int, nargs="+", required=True)
-    p.add_argument("--mpiexec", default="mpiexec")
-    p.add_argument("--np-flag", default="-n")
-    p.add_argument("--preflag", dest="preflags", action="append", default=[])
+    p3s_launch.add_options(p)
     p.add_argument("--max-model-seconds", type=float, default=120)
     p.add_argument("--max-model-mb", type=float, default=1024)
     p.add_argument("--reuse", action="store_true", help="keep runs already recorded in WORK")

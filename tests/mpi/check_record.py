@@ -18,6 +18,8 @@ import subprocess
 import sys
 import time
 
+import p3s_launch
+
 
 def fail(step, msg):
     print(f"FAIL [{step}]: {msg}", file=sys.stderr)
@@ -37,7 +39,7 @@ class Ctx:
         self.apps = dict(x.split("=", 1) for x in a.app)
 
     def mpirun(self, np):
-        return [self.a.mpiexec, self.a.np_flag, str(np)] + self.a.preflags
+        return p3s_launch.launch(self.a, np)
 
     def record(self, out, cmd, *opts):
         return run([self.a.p3s, "record", "-o", out, *opts, "--"] + cmd)
@@ -519,9 +521,7 @@ SCENARIOS = {f.__name__: f for f in (crash, unwritable_rank, sigterm, full_disk,
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("scenario", choices=sorted(SCENARIOS))
-    p.add_argument("--mpiexec", default="mpiexec")
-    p.add_argument("--np-flag", default="-n")
-    p.add_argument("--preflag", dest="preflags", action="append", default=[])
+    p3s_launch.add_options(p)
     p.add_argument("--p3s", required=True)
     p.add_argument("--preload", required=True)
     p.add_argument("--work", required=True)

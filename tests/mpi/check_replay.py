@@ -40,6 +40,8 @@ import sys
 import time
 from collections import defaultdict
 
+import p3s_launch
+
 WARMUP = 2
 INSTANCES = 5
 
@@ -57,7 +59,7 @@ def run(cmd, what, timeout=1200):
 
 
 def launch(a, n, *cmd):
-    return [a.mpiexec, a.np_flag, n, *a.preflags, *cmd]
+    return p3s_launch.launch(a, n, *cmd)
 
 
 def record(a, n, name, *cmd):
@@ -604,9 +606,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("mode", choices=["calls", "time", "errors", "handwritten"])
     p.add_argument("name")
-    p.add_argument("--mpiexec", default="mpiexec")
-    p.add_argument("--np-flag", default="-n")
-    p.add_argument("--preflag", dest="preflags", action="append", default=[])
+    p3s_launch.add_options(p)
     p.add_argument("--p3s", required=True)
     p.add_argument("--replay", required=True)
     p.add_argument("--app", required=True)

@@ -31,6 +31,7 @@ import subprocess
 import sys
 import time
 
+import p3s_launch
 from p3s_order import order_runs
 
 D = 8  # bytes per double
@@ -466,7 +467,7 @@ def record_run(a, spec, n, app_args):
     trace = os.path.join(a.work, f"{name}.np{n}")
     shutil.rmtree(trace, ignore_errors=True)
     start = time.monotonic()
-    r = run([a.p3s, "record", "-o", trace, "--", a.mpiexec, a.np_flag, str(n), *a.preflags, a.app,
+    r = run([a.p3s, "record", "-o", trace, "--", *p3s_launch.launch(a, n), a.app,
              *[str(x) for x in app_args]])
     rec_s = time.monotonic() - start
     if r.returncode != 0:
@@ -545,9 +546,7 @@ def check_run(a, spec, n, t, app_args, report, rec_s):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("name", choices=sorted(APPS), help="which scaling app")
-    p.add_argument("--mpiexec", default="mpiexec")
-    p.add_argument("--np-flag", default="-n")
-    p.add_argument("--preflag", dest="preflags", action="append", default=[])
+    p3s_launch.add_options(p)
     p.add_argument("--p3s", required=True)
     p.add_argument("--app", required=True, help="the app's binary")
     p.add_argument("--np", type=int, nargs="+", default=[4, 8, 16], help="process counts")

@@ -17,6 +17,8 @@ import shutil
 import subprocess
 import sys
 
+import p3s_launch
+
 
 def fail(msg):
     print(f"FAIL: {msg}", file=sys.stderr)
@@ -36,16 +38,14 @@ def main():
     p.add_argument("--app", required=True)
     p.add_argument("--replay", help="p3s-replay, to check its notes too")
     p.add_argument("--work", required=True)
-    p.add_argument("--mpiexec", default="mpiexec")
-    p.add_argument("--np-flag", default="-n")
-    p.add_argument("--preflag", dest="preflags", action="append", default=[])
+    p3s_launch.add_options(p)
     a = p.parse_args()
     shutil.rmtree(a.work, ignore_errors=True)
     os.makedirs(a.work)
     runs = []
     for n in (2, 4, 8):
         d = os.path.join(a.work, f"np{n}")
-        run([a.p3s, "record", "-o", d, "--", a.mpiexec, a.np_flag, n, *a.preflags, a.app, 20, 3], f"record at {n}")
+        run([a.p3s, "record", "-o", d, "--", *p3s_launch.launch(a, n), a.app, 20, 3], f"record at {n}")
         runs.append(d)
     run([a.p3s, "analyze", *runs, "-q"], "analyze")
     model = os.path.join(a.work, "threads.model")
@@ -63,7 +63,7 @@ def main():
     if "threads other than each process's first made" not in r.stdout:
         fail(f"`p3s predict` does not say that other threads' calls are left out:\n{r.stdout}")
     if a.replay:
-        r = run([a.mpiexec, a.np_flag, 4, *a.preflags, a.replay, model, "-o", os.path.join(a.work, "replay.json"),
+        r = run([*p3s_launch.launch(a, 4), a.replay, model, "-o", os.path.join(a.work, "replay.json"),
                  "--compute", "sleep", "--min-time", 0, "--instances", 1, "--warmup", 0], "p3s-replay")
         if "note: threads other than each process's first made" not in r.stdout:
             fail(f"p3s-replay does not say that other threads' calls are left out:\n{r.stdout}")
