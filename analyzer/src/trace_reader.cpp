@@ -8,8 +8,13 @@
 #include "p3s/error.hpp"
 #include "p3s/trace/schema.hpp"
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <exception>
@@ -37,6 +42,27 @@ std::string damaged_fix(bool p3s_archive) {
   return p3s_archive ? "the archive is truncated or corrupt; record the run again (or, if it died before "
                        "MPI_Finalize, rebuild the archive from its raw logs with `p3s recover DIR`)"
                      : "the archive is truncated or corrupt; record the run again";
+}
+
+/// Whether OTF2 reads the anchor file without crashing, tried in a child process first: OTF2 3.0 frees a buffer twice
+/// loading some damaged anchor files (a malformed string), which aborts the process instead of returning an error.
+/// True where no child can be made: the read is then tried in this process, as without the check.
+bool anchor_loads(const fs::path& anchor) {
+  const pid_t child = fork();
+  if (child < 0) return true;
+  if (child == 0) {
+    // The child's complaints (OTF2's, the C library's abort message) are not the user's: this process says it.
+    const int quiet = open("/dev/null", O_WRONLY);
+    if (quiet >= 0) dup2(quiet, STDERR_FILENO);
+    OTF2_Reader* r = OTF2_Reader_Open(anchor.c_str());
+    if (r != nullptr) OTF2_Reader_Close(r);
+    _exit(0);
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) return true;
+  }
+  return !WIFSIGNALED(status);
 }
 
 Paradigm to_paradigm(OTF2_Paradigm p) {
@@ -908,6 +934,9 @@ TraceReader::TraceReader(const fs::path& path) : impl_(std::make_unique<detail::
   d.defs.anchor = find_anchor(path);
   d.label = "trace '" + d.defs.anchor.string() + "'";
   d.event_dir = d.defs.anchor.parent_path() / d.defs.anchor.stem();
+  if (!anchor_loads(d.defs.anchor)) {
+    throw TraceError(d.label + ": OTF2 crashes reading its anchor file; " + damaged_fix(false));
+  }
   detail::capture_otf2_errors();
   detail::forget_otf2_errors();
   d.reader.reset(OTF2_Reader_Open(d.defs.anchor.c_str()));

@@ -83,6 +83,23 @@ TEST(BadInput, AnchorFileOrDirectoryBothWork) {
   EXPECT_EQ(find_anchor(dir), dir / "run.otf2");
 }
 
+TEST(BadInput, AnAnchorFileOtf2CrashesOnIsRefused) {
+  // Two bytes of the anchor changed (a length's high bit, a letter of a string): OTF2 3.0 frees a buffer twice loading
+  // it and the process aborted. The load is tried apart first, and the archive refused in one line.
+  const fs::path dir = copy_archive(np4(), "anchor-double-free");
+  {
+    std::fstream anchor(dir / "traces.otf2", std::ios::in | std::ios::out | std::ios::binary);
+    anchor.seekp(63);
+    anchor.put('\200');
+    anchor.seekp(204);
+    anchor.put('\115');
+  }
+  const std::string m = failure<TraceError>(dir);
+  expect_one_line_naming(m, (dir / "traces.otf2").string());
+  EXPECT_NE(m.find("OTF2 crashes reading its anchor file"), std::string::npos) << m;
+  EXPECT_NE(m.find("truncated or corrupt"), std::string::npos) << m;
+}
+
 TEST(BadInput, TruncatedEventFile) {
   const fs::path dir = copy_archive(np4(), "truncated-evt");
   fs::resize_file(dir / "traces" / "1.evt", fs::file_size(dir / "traces" / "1.evt") / 2);
