@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "extract.hpp"
@@ -71,7 +72,7 @@ class TickSink final : public LamportSink {
   }
   void on_tick(std::uint64_t tick, std::uint32_t events, std::uint64_t symbol) override {
     // Ticks arrive in order from 1; an empty tick keeps its place (symbol 0), so that tick t is index t - 1.
-    if (tick != symbols.size() + 1) throw Error("internal error: ticks out of order");
+    if (tick != symbols.size() + 1) throw std::logic_error("ticks out of order");
     symbols.push_back(symbol);
     // A tick with an event of every location: where all processes meet (a collective of all of them).
     syncs.push_back(events >= writers_.size() ? 1 : 0);

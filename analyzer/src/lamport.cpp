@@ -7,6 +7,7 @@
 #include <deque>
 #include <map>
 #include <queue>
+#include <stdexcept>
 #include <tuple>
 #include <unordered_map>
 
@@ -77,7 +78,7 @@ struct Loc {
 class TickAggregator {
  public:
   void add(std::uint64_t tick, std::uint64_t feature) {
-    if (tick < base_) throw Error("internal error: an event landed on a tick already declared final");
+    if (tick < base_) throw std::logic_error("an event landed on a tick already declared final");
     if (tick - base_ >= acc_.size()) acc_.resize(tick - base_ + 1);
     Acc& a = acc_[tick - base_];
     // Commutative: the events of a tick arrive in scheduling order, which must not matter.

@@ -58,6 +58,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
 #include <unordered_map>
 #include <utility>
 
@@ -624,8 +625,8 @@ PhaseStructure find_phases(std::span<const TickSymbol> ticks, const PhaseFinderO
 PhaseStructure find_phases(std::span<const TickSymbol> ticks, std::span<const std::uint8_t> anchors,
                            const PhaseFinderOptions& options) {
   if (!anchors.empty() && anchors.size() != ticks.size()) {
-    throw Error("internal error: phase finder given " + std::to_string(anchors.size()) + " anchors for " +
-                std::to_string(ticks.size()) + " ticks");
+    throw std::logic_error("phase finder given " + std::to_string(anchors.size()) + " anchors for " +
+                           std::to_string(ticks.size()) + " ticks");
   }
   if (options.min_repetitions < 2) {
     throw InputError("phase finder: min_repetitions is " + std::to_string(options.min_repetitions) +

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -180,7 +181,7 @@ void write_with_array(std::ostream& out, const json& j, const char* key, int dep
   const std::string text = nested_text(j, depth);
   const std::string marker = "\"" + std::string(key) + "\": \"" + kElements + "\"";
   const std::size_t at = text.find(marker);
-  if (at == std::string::npos) throw Error(std::string("internal error: no placeholder for ") + key);
+  if (at == std::string::npos) throw std::logic_error(std::string("no placeholder for ") + key);
   const std::size_t value = at + marker.size() - std::strlen(kElements) - 2;
   out.write(text.data(), static_cast<std::streamsize>(value));
   elements(depth + 1);

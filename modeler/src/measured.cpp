@@ -3,6 +3,7 @@
 // fitted n and, elsewhere, as the nearest fitted run's calls (an approximation, flagged wherever it is used).
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "p3s/error.hpp"
 #include "p3s/modeler/model.hpp"
@@ -10,7 +11,7 @@
 namespace p3s::modeler {
 
 const MeasuredCalls::Run& MeasuredCalls::source(std::int64_t n) const {
-  if (runs.empty()) throw ModelError("internal error: a measured group without runs");
+  if (runs.empty()) throw std::logic_error("a measured group without runs");
   const Run* best = &runs.front();
   for (const Run& run : runs) {
     if (std::abs(run.n - n) <= std::abs(best->n - n)) best = &run;  // runs by increasing n: the larger on a tie

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <span>
+#include <stdexcept>
 #include <tuple>
 
 #include "comm_model.hpp"
@@ -677,7 +678,7 @@ const analyzer::SigEvent& first_call(const std::vector<RankData>& ranks, std::si
   for (const RankData& d : ranks) {
     if (d.at[g] != nullptr) return d.rank->events[d.at[g]->calls.front().event];
   }
-  throw ModelError("internal error: group " + std::to_string(g) + " of a phase's shape has no call");
+  throw std::logic_error("group " + std::to_string(g) + " of a phase's shape has no call");
 }
 
 /// Sets each point-to-point call's label in `frame` (Alignment::Label): its first peer's stable label, without

@@ -2,6 +2,7 @@
 // What a phase check says (its summary, the line that refuses a phase, the note of a repair), how a repair changes a
 // rank's calls, and the check of a whole prediction with the user's policy.
 #include <algorithm>
+#include <stdexcept>
 
 #include "p3s/error.hpp"
 #include "p3s/modeler/phase_check.hpp"
@@ -207,8 +208,8 @@ void check_repaired(const PhaseConsistency& check, const PhasePredictor& predict
 PredictionCheck check_prediction(const Model& model, const std::vector<PhasePredictor>& predictors, std::int64_t n,
                                  OnInconsistency policy) {
   if (predictors.size() != model.phases.size()) {
-    throw ModelError("internal error: " + std::to_string(predictors.size()) + " phases evaluated for a model of " +
-                     std::to_string(model.phases.size()));
+    throw std::logic_error(std::to_string(predictors.size()) + " phases evaluated for a model of " +
+                           std::to_string(model.phases.size()));
   }
   PredictionCheck out;
   out.n = n;
