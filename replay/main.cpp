@@ -57,27 +57,24 @@ void check_output(const std::string& output, const std::string& input) {
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-
-  CLI::App app("Replay a p3s model's prediction at the job's process count with real MPI and predict its run time",
-               "p3s-replay");
-  std::string model_path;
+/// What the command line asks for.
+struct Args {
+  std::string input;
   std::string output;
   std::string compute = "spin";
   std::string compare;
   bool force = false;
+  bool repair = false;
   p3s::replay::ReplayOptions options;
-  app.add_option("input", model_path,
+};
+
+void add_options(CLI::App& app, Args& a) {
+  app.add_option("input", a.input,
                  "Model file written by `p3s model` (each rank evaluates its own calls), or the directory of an "
                  "executable trace written by `p3s predict -o` for this many ranks")
       ->required()
       ->check(CLI::ExistingPath);
-  app.add_option("-o,--output", output, "Result file (JSON)")
+  app.add_option("-o,--output", a.output, "Result file (JSON)")
       ->required()
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
@@ -87,31 +84,117 @@ int main(int argc, char** argv) {
             return {};
           },
           "PATH"));
-  app.add_flag("--force", force, "Replace an existing result file");
-  app.add_option("--compute", compute, "How bursts are emulated: spin (busy, as the application) or sleep")
+  app.add_flag("--force", a.force, "Replace an existing result file");
+  app.add_option("--compute", a.compute, "How bursts are emulated: spin (busy, as the application) or sleep")
       ->check(CLI::IsMember({"spin", "sleep"}))
       ->capture_default_str();
-  app.add_option("--instances", options.instances, "Measured instances of each repeated phase, at least")
+  app.add_option("--instances", a.options.instances, "Measured instances of each repeated phase, at least")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
-  app.add_option("--min-time", options.min_time_s,
+  app.add_option("--min-time", a.options.min_time_s,
                  "Seconds the measured instances of a repeated phase last together, at least (more instances are "
                  "measured, up to the phase's weight; 0: exactly --instances)")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
-  app.add_option("--warmup", options.warmup, "Instances run before measuring a repeated phase")
+  app.add_option("--warmup", a.options.warmup, "Instances run before measuring a repeated phase")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
-  app.add_option("--watchdog", options.watchdog_s, "Seconds without progress before a rank reports where it is stuck")
+  app.add_option("--watchdog", a.options.watchdog_s, "Seconds without progress before a rank reports where it is stuck")
       ->check(CLI::Range(1.0, 1e6))
       ->capture_default_str();
-  app.add_option("--compare", compare, "Signature of a real run at the same process count to compare with")
+  app.add_option("--compare", a.compare, "Signature of a real run at the same process count to compare with")
       ->check(CLI::ExistingFile);
-  bool repair = false;
-  app.add_flag("--repair", repair,
+  app.add_flag("--repair", a.repair,
                "With a model: replay a phase whose predicted calls do not match (a receive without its send, a "
                "collective without all its members) with what does not match dropped, as `p3s predict --repair` "
                "writes it; without it such a model is refused (an ST4NP was checked when it was written)");
+}
+
+/// The problem with a parsed number of seconds that CLI11's ranges let through (NaN: every comparison with it is
+/// false), or an empty string.
+std::string bad_seconds(const p3s::replay::ReplayOptions& o) {
+  for (const auto& [name, value] : {std::pair{"--watchdog", o.watchdog_s}, {"--min-time", o.min_time_s}}) {
+    if (!std::isfinite(value)) return std::string(name) + ": " + std::to_string(value) + " is no number of seconds";
+  }
+  return {};
+}
+
+/// What the comparison would refuse after the replay, refused before it: the measurement is not thrown away.
+void check_comparable(const std::string& compare, int size) {
+  const p3s::analyzer::Signature real = p3s::analyzer::read_signature(compare);
+  if (real.processes != size) {
+    throw p3s::InputError("--compare: '" + compare + "' is a run at " + std::to_string(real.processes) +
+                          " processes, the replay at " + std::to_string(size) + "; compare runs at the same n");
+  }
+  if (!real.complete) {
+    throw p3s::InputError("--compare: '" + compare +
+                          "' is a run that ended before MPI_Finalize; compare with a complete run");
+  }
+}
+
+/// This rank's plan from the model (read into `model`, which the plan points into) or the ST4NP, after the checks
+/// that need no replay.
+p3s::replay::ReplayPlan load_plan(const Args& a, int size, int rank, p3s::modeler::Model& model) {
+  check_output(a.output, a.input);
+  p3s::refuse_existing(a.output, a.force, "result");
+  if (!a.compare.empty() && rank == 0) check_comparable(a.compare, size);
+  if (std::filesystem::is_directory(a.input)) {
+    if (a.repair) {
+      throw p3s::InputError(
+          "--repair applies to a model: an ST4NP was checked, and repaired if asked, by `p3s "
+          "predict` when it wrote it");
+    }
+    return p3s::replay::plan_from_st4np(a.input, size, rank);
+  }
+  model = p3s::modeler::read_model(a.input);
+  return p3s::replay::plan_from_model(
+      model, a.input, size, rank,
+      a.repair ? p3s::modeler::OnInconsistency::Repair : p3s::modeler::OnInconsistency::Refuse);
+}
+
+/// The plan, or the message of why this rank has none (empty when it has one).
+std::string try_load_plan(const Args& a, int size, int rank, p3s::modeler::Model& model,
+                          p3s::replay::ReplayPlan& plan) {
+  try {
+    plan = load_plan(a, size, rank, model);
+  } catch (const p3s::Error& e) {
+    return e.what();
+  } catch (const std::bad_alloc&) {
+    return "not enough memory to hold this rank's part of the trace; replay a smaller count or free memory";
+  } catch (const std::exception& e) {
+    return std::string("cannot read the trace: ") + e.what();
+  }
+  return {};
+}
+
+/// Rank 0 writes the result file and prints the summary; the message of what failed, or an empty string.
+std::string report(const Args& a, const p3s::replay::ReplayPlan& plan, const p3s::replay::ReplayResult& result,
+                   const std::string& command) {
+  try {
+    std::optional<p3s::replay::Comparison> comparison;
+    if (!a.compare.empty()) comparison = p3s::replay::compare_with_run(plan, result, a.compare);
+    p3s::replay::write_result(result, plan, {command, a.options}, comparison, a.output);
+    std::cout << p3s::replay::result_summary(result);
+    if (comparison) std::cout << p3s::replay::comparison_summary(*comparison);
+    std::cout << "result       " << a.output << '\n' << std::flush;
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return {};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  int size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  CLI::App app("Replay a p3s model's prediction at the job's process count with real MPI and predict its run time",
+               "p3s-replay");
+  Args a;
+  add_options(app, a);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -119,62 +202,22 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return code == 0 ? 0 : 2;
   }
-  options.compute = *p3s::replay::compute_named(compute);
-  // CLI11's ranges let NaN through (every comparison with it is false).
-  for (const auto& [name, value] : {std::pair{"--watchdog", options.watchdog_s}, {"--min-time", options.min_time_s}}) {
-    if (std::isfinite(value)) continue;
-    if (rank == 0) std::fprintf(stderr, "p3s-replay: %s: %g is no number of seconds\n", name, value);
+  a.options.compute = *p3s::replay::compute_named(a.compute);
+  if (const std::string bad = bad_seconds(a.options); !bad.empty()) {
+    if (rank == 0) std::fprintf(stderr, "p3s-replay: %s\n", bad.c_str());
     MPI_Finalize();
     return 2;
   }
-
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  p3s::modeler::Model model;
+  p3s::modeler::Model model;  // outlives the plan, which points into it
   p3s::replay::ReplayPlan plan;
-  std::string error;
-  try {
-    check_output(output, model_path);
-    p3s::refuse_existing(output, force, "result");
-    // What the comparison would refuse after the replay, refused before it: the measurement is not thrown away.
-    if (!compare.empty() && rank == 0) {
-      const p3s::analyzer::Signature real = p3s::analyzer::read_signature(compare);
-      if (real.processes != size) {
-        throw p3s::InputError("--compare: '" + compare + "' is a run at " + std::to_string(real.processes) +
-                              " processes, the replay at " + std::to_string(size) + "; compare runs at the same n");
-      }
-      if (!real.complete) {
-        throw p3s::InputError("--compare: '" + compare +
-                              "' is a run that ended before MPI_Finalize; compare with a complete run");
-      }
-    }
-    if (std::filesystem::is_directory(model_path)) {
-      if (repair) {
-        throw p3s::InputError(
-            "--repair applies to a model: an ST4NP was checked, and repaired if asked, by `p3s "
-            "predict` when it wrote it");
-      }
-      plan = p3s::replay::plan_from_st4np(model_path, size, rank);
-    } else {
-      model = p3s::modeler::read_model(model_path);
-      plan = p3s::replay::plan_from_model(
-          model, model_path, size, rank,
-          repair ? p3s::modeler::OnInconsistency::Repair : p3s::modeler::OnInconsistency::Refuse);
-    }
-  } catch (const p3s::Error& e) {
-    error = e.what();
-  } catch (const std::bad_alloc&) {
-    error = "not enough memory to hold this rank's part of the trace; replay a smaller count or free memory";
-  } catch (const std::exception& e) {
-    error = std::string("cannot read the trace: ") + e.what();
-  }
+  const std::string error = try_load_plan(a, size, rank, model, plan);
   if (!all_ok(error.empty(), error, rank)) {
     MPI_Finalize();
     return 1;
   }
   p3s::replay::ReplayResult result;
   try {
-    result = p3s::replay::run_replay(plan, options);
+    result = p3s::replay::run_replay(plan, a.options);
   } catch (const p3s::replay::RefusedPlan& e) {
     if (*e.what() != '\0') std::fprintf(stderr, "p3s-replay: %s\n", p3s::user_text(e.what()).c_str());
     MPI_Finalize();
@@ -186,19 +229,8 @@ int main(int argc, char** argv) {
                                                                     : p3s::user_text(e.what()).c_str());
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  if (rank == 0) {
-    try {
-      std::optional<p3s::replay::Comparison> comparison;
-      if (!compare.empty()) comparison = p3s::replay::compare_with_run(plan, result, compare);
-      p3s::replay::write_result(result, plan, {command_line(argc, argv), options}, comparison, output);
-      std::cout << p3s::replay::result_summary(result);
-      if (comparison) std::cout << p3s::replay::comparison_summary(*comparison);
-      std::cout << "result       " << output << '\n' << std::flush;
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-  }
-  const bool ok = all_ok(error.empty(), error, rank);
+  const std::string failed = rank == 0 ? report(a, plan, result, command_line(argc, argv)) : std::string();
+  const bool ok = all_ok(failed.empty(), failed, rank);
   MPI_Finalize();
   return ok ? 0 : 1;
 }
