@@ -136,7 +136,8 @@ def _record(fn):
                f"/*sync_on_new=*/{sync_new});")
     elif kind == "comm_free":
         pre += f"  const MPI_Comm p3s_before = *{_role(fn, 'comm_ptr')};\n"
-        rec = f"p3s::interpose::on_comm_free({scope}, p3s_before);"
+        pre += "  const std::uint32_t p3s_local = p3s::interpose::comm_forget(p3s_before);\n"
+        rec = f"p3s::interpose::on_comm_free({scope}, p3s_before, p3s_local);"
     elif kind == "probe":
         rec = None
     else:

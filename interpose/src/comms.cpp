@@ -129,17 +129,26 @@ void on_comm_new(Scope& sc, int rc, MPI_Comm parent, const MPI_Comm* newcomm, bo
   log.append(raw::Kind::CollEnd, sc.leave_ns(), raw::Coll{sync, OTF2_COLLECTIVE_OP_CREATE_HANDLE, -1, 0, 0, 0, 0});
 }
 
-void on_comm_free(Scope& sc, int rc, MPI_Comm before) noexcept {
-  if (rc != MPI_SUCCESS || before == MPI_COMM_NULL) return;
+std::uint32_t comm_forget(MPI_Comm comm) noexcept {
+  if (comm == MPI_COMM_NULL) return raw::kNoParent;
   State& s = *g_state;
-  std::uint32_t local = 0;
-  {
+  TablesGuard g(s);
+  const std::uint32_t* found = s.comms.find(handle_key(comm));
+  if (found == nullptr) return raw::kNoParent;
+  const std::uint32_t local = *found;
+  // Forgotten before MPI frees it: once freed, MPI may hand the same handle value to a communicator another thread
+  // creates at once, whose entry an erase made after the free would remove.
+  s.comms.erase(handle_key(comm));
+  return local;
+}
+
+void on_comm_free(Scope& sc, int rc, MPI_Comm before, std::uint32_t local) noexcept {
+  if (local == raw::kNoParent) return;
+  State& s = *g_state;
+  if (rc != MPI_SUCCESS) {  // not freed: the communicator lives on under its handle
     TablesGuard g(s);
-    const std::uint32_t* found = s.comms.find(handle_key(before));
-    if (found == nullptr) return;
-    local = *found;
-    // MPI may hand the same handle value to the next communicator it creates.
-    s.comms.erase(handle_key(before));
+    if (!s.comms.put(handle_key(before), local)) ++s.failures;
+    return;
   }
   ThreadLog& log = *sc.data().log;
   log.append(raw::Kind::CollBegin, 0, 0, sc.enter_ns());

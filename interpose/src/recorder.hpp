@@ -98,7 +98,10 @@ void on_request_free(Scope& s, int rc, MPI_Request before) noexcept;
 void on_collective(Scope& s, int rc, OTF2_CollectiveOp op, const CollArgs& a) noexcept;
 void on_icollective(Scope& s, int rc, OTF2_CollectiveOp op, const CollArgs& a, const MPI_Request* request) noexcept;
 void on_comm_new(Scope& s, int rc, MPI_Comm parent, const MPI_Comm* newcomm, bool sync_on_new) noexcept;
-void on_comm_free(Scope& s, int rc, MPI_Comm before) noexcept;
+/// Before MPI_Comm_free: forgets the communicator's handle and returns its local index (raw::kNoParent if unknown).
+[[nodiscard]] std::uint32_t comm_forget(MPI_Comm comm) noexcept;
+/// After it: records the destruction of `local`, or remembers the handle again where the free failed.
+void on_comm_free(Scope& s, int rc, MPI_Comm before, std::uint32_t local) noexcept;
 
 /// Per-thread scratch for MPI_STATUSES_IGNORE substitution; falls back to MPI_STATUSES_IGNORE if memory
 /// runs out (the completions then keep the posted source and tag).
