@@ -16,7 +16,6 @@ from a fixed seed, so a failure reproduces with the same --seed and --cases; the
 under WORK/failed-N.
 """
 import argparse
-import gzip
 import os
 import random
 import resource
@@ -26,6 +25,8 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpi"))
 import p3s_launch  # noqa: E402
+
+import fuzz_inputs  # noqa: E402
 
 MEMORY = 1 << 30
 TIMEOUT = 30
@@ -121,16 +122,8 @@ def main():
             sys.exit(f"FAIL: recording {a.app}: {r.stderr[-800:]}")
 
     # The intact inputs, and a check that each reader accepts them.
-    sigs = []
-    for n in (4, 8, 16):
-        sig = os.path.join(a.work, f"ring{n}.json")
-        with gzip.open(os.path.join(a.data, "models", "ring", f"np{n}.json.gz"), "rb") as f, open(sig, "wb") as out:
-            out.write(f.read())
-        sigs.append(sig)
-    model = os.path.join(a.work, "ring.model")
-    for f in (model, model + ".report.json"):
-        if os.path.exists(f):
-            os.remove(f)
+    sigs = fuzz_inputs.intact_signatures(a.data, a.work)
+    model = fuzz_inputs.fresh_model(a.work)
     rc, err = run([p3s, "model", *sigs, "--no-holdout", "-q", "-o", model])
     if rc != 0:
         sys.exit(f"FAIL: the intact signatures do not fit: {err}")

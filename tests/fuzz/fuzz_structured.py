@@ -42,7 +42,6 @@ cases by target and damage, then one summary line; exits 1 listing the failures.
 """
 import argparse
 import concurrent.futures
-import gzip
 import json
 import os
 import random
@@ -58,6 +57,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpi"))
 import p3s_launch  # noqa: E402
+
+import fuzz_inputs  # noqa: E402
 
 MEMORY = 1 << 30
 TIMEOUT = 30
@@ -500,16 +501,8 @@ def main():
         env.setdefault(k, v)
 
     # The intact inputs, and a check that each reader accepts them.
-    sigs = []
-    for n in (4, 8, 16):
-        sig = os.path.join(a.work, f"ring{n}.json")
-        with gzip.open(os.path.join(a.data, "models", "ring", f"np{n}.json.gz"), "rb") as f, open(sig, "wb") as o:
-            o.write(f.read())
-        sigs.append(sig)
-    model = os.path.join(a.work, "ring.model")
-    for f in (model, model + ".report.json"):
-        if os.path.exists(f):
-            os.remove(f)
+    sigs = fuzz_inputs.intact_signatures(a.data, a.work)
+    model = fuzz_inputs.fresh_model(a.work)
     rc, err = run([a.p3s, "model", *sigs, "--no-holdout", "-q", "-o", model], env)
     if rc != 0:
         sys.exit(f"FAIL: the intact signatures do not fit: {err}")
