@@ -133,9 +133,17 @@ std::vector<std::string> PhaseModel::caveats(std::int64_t n, const std::vector<s
     if (sides[d] <= 2 || seen.longest[d] > 2 || d == *adding) continue;
     const std::string names = stepping(d);
     if (names.empty()) continue;
-    out.push_back("along dimension " + std::to_string(d) + " of the " + std::string(frame_name(seen.frame)) +
-                  " grid the side is " + std::to_string(sides[d]) + " at n = " + std::to_string(n) + ", but at most " +
-                  std::to_string(seen.longest[d]) + " in the fitted runs; along dimension " + std::to_string(*adding) +
+    const std::string where = "along dimension " + std::to_string(d) + " of the " +
+                              std::string(frame_name(seen.frame)) + " grid the side is " + std::to_string(sides[d]) +
+                              " at n = " + std::to_string(n) + ", but at most " + std::to_string(seen.longest[d]) +
+                              " in the fitted runs; along dimension ";
+    if (seen.follows[d] >= 0) {
+      out.push_back(where + std::to_string(seen.follows[d]) +
+                    " a side longer than 2 made more calls than a side of 2, and the same exchanges along dimension " +
+                    std::to_string(d) + " (" + names + ") are predicted to make them too: inferred, not seen");
+      continue;
+    }
+    out.push_back(where + std::to_string(*adding) +
                   " a side longer than 2 made more calls than a side of 2, so the groups stepping along dimension " +
                   std::to_string(d) + " (" + names + ") may make calls the model does not predict");
   }

@@ -51,6 +51,11 @@ constexpr std::array kBases{
     Basis::Dims3Face0,
     Basis::Dims3Face1,
     Basis::Dims3Face2,
+    Basis::Dims2MajorOver2,
+    Basis::Dims2MinorOver2,
+    Basis::Dims3FirstOver2,
+    Basis::Dims3SecondOver2,
+    Basis::Dims3ThirdOver2,
 };
 
 // Largest integer a double represents exactly together with its neighbours: the integer paths below apply up to it.
@@ -149,6 +154,15 @@ double integer_basis_value(Basis basis, std::uint64_t n) {
       if (n > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) return kNaN;
       return static_cast<double>(n) / dims_side(static_cast<int>(n), 3, *face_axis_of(basis));
     }
+    case Basis::Dims2MajorOver2:
+    case Basis::Dims2MinorOver2:
+    case Basis::Dims3FirstOver2:
+    case Basis::Dims3SecondOver2:
+    case Basis::Dims3ThirdOver2: {
+      const auto [dims, axis] = *side_of(basis);
+      const double side = integer_basis_value(on_side(dims == 2 ? Basis::Dims2Major : Basis::Dims3First, axis), n);
+      return std::isnan(side) ? kNaN : (side > 2 ? 1 : 0);
+    }
   }
   return kNaN;
 }
@@ -194,6 +208,11 @@ double real_basis_value(Basis basis, double n) {
     case Basis::Dims3Face0:
     case Basis::Dims3Face1:
     case Basis::Dims3Face2:
+    case Basis::Dims2MajorOver2:
+    case Basis::Dims2MinorOver2:
+    case Basis::Dims3FirstOver2:
+    case Basis::Dims3SecondOver2:
+    case Basis::Dims3ThirdOver2:
       return kNaN;
     case Basis::NLog2N:
       return n * std::log2(n);
@@ -348,7 +367,37 @@ bool sizes_only(Basis basis) noexcept {
   return basis == Basis::Dims3Face0 || basis == Basis::Dims3Face1 || basis == Basis::Dims3Face2;
 }
 
-bool counts_only(Basis basis) noexcept { return basis == Basis::FloorHalfLog2 || basis == Basis::CeilHalfLog2; }
+bool counts_only(Basis basis) noexcept {
+  return basis == Basis::FloorHalfLog2 || basis == Basis::CeilHalfLog2 ||
+         (basis >= Basis::Dims2MajorOver2 && basis <= Basis::Dims3ThirdOver2);
+}
+
+std::optional<std::pair<int, std::size_t>> side_of(Basis basis) noexcept {
+  const auto from = [basis](Basis first) {
+    return static_cast<std::size_t>(static_cast<int>(basis) - static_cast<int>(first));
+  };
+  if (basis == Basis::Dims2Major || basis == Basis::Dims2Minor) return std::pair{2, from(Basis::Dims2Major)};
+  if (basis >= Basis::Dims3First && basis <= Basis::Dims3Third) return std::pair{3, from(Basis::Dims3First)};
+  if (basis == Basis::Dims2MajorOver2 || basis == Basis::Dims2MinorOver2) {
+    return std::pair{2, from(Basis::Dims2MajorOver2)};
+  }
+  if (basis >= Basis::Dims3FirstOver2 && basis <= Basis::Dims3ThirdOver2) {
+    return std::pair{3, from(Basis::Dims3FirstOver2)};
+  }
+  return std::nullopt;
+}
+
+Basis on_side(Basis basis, std::size_t d) {
+  const std::optional<std::pair<int, std::size_t>> side = side_of(basis);
+  if (!side || d >= static_cast<std::size_t>(side->first)) {
+    throw ModelError("the basis " + std::string(basis_name(basis)) + " has no counterpart along dimension " +
+                     std::to_string(d));
+  }
+  const bool indicator = basis >= Basis::Dims2MajorOver2;
+  const Basis first = side->first == 2 ? (indicator ? Basis::Dims2MajorOver2 : Basis::Dims2Major)
+                                       : (indicator ? Basis::Dims3FirstOver2 : Basis::Dims3First);
+  return static_cast<Basis>(static_cast<int>(first) + static_cast<int>(d));
+}
 
 std::string_view basis_name(Basis basis) noexcept {
   switch (basis) {
@@ -402,6 +451,16 @@ std::string_view basis_name(Basis basis) noexcept {
       return "dims3(n)[0]*dims3(n)[2]";
     case Basis::Dims3Face2:
       return "dims3(n)[0]*dims3(n)[1]";
+    case Basis::Dims2MajorOver2:
+      return "[dims2(n)[0] > 2]";
+    case Basis::Dims2MinorOver2:
+      return "[dims2(n)[1] > 2]";
+    case Basis::Dims3FirstOver2:
+      return "[dims3(n)[0] > 2]";
+    case Basis::Dims3SecondOver2:
+      return "[dims3(n)[1] > 2]";
+    case Basis::Dims3ThirdOver2:
+      return "[dims3(n)[2] > 2]";
   }
   return "?";
 }

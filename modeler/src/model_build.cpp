@@ -22,6 +22,7 @@
 #include "p3s/utc_date.hpp"
 #include "p3s/version.hpp"
 #include "shape.hpp"
+#include "side_analogy.hpp"
 #include "work_model.hpp"
 
 namespace p3s::modeler {
@@ -890,6 +891,23 @@ std::vector<LearntPeers> learn_phase_peers(const std::vector<RankData>& ranks, c
                                                          : static_cast<double>(bare(there)) + share <= bare(*p));
     if (take) out[g].pattern = c->second;
   }
+  // A group stepping along one side of another grid with a count that is a law in n (an exchange made only where a
+  // side is longer than 2, seen at one n) is written in the phase's grid where it steps along one of its sides there
+  // too, no longer: the phase's other exchanges then tell which side it is.
+  for (std::size_t g = 0; g < shape.groups.size(); ++g) {
+    const Program* p = single(g);
+    if (p == nullptr || constant_in_n(*p) || !step_axis(*p) ||
+        (p->frame == phase_grid->first && p->layout.box == phase_grid->second)) {
+      continue;
+    }
+    std::optional<Pattern> there =
+        learn_pattern_on(observed[g], slots[g], phase_grid->first, phase_grid->second, whole);
+    if (!there) continue;
+    const Program& q = there->cases.front().program;
+    if (step_axis(q) && q.terms.size() == p->terms.size() && description_length(q) <= description_length(*p)) {
+      out[g].pattern = std::move(there);
+    }
+  }
   return out;
 }
 
@@ -1239,6 +1257,13 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   detail::LearntWork learnt = detail::learn_work(work, weight_by_n);
   pm.work = std::move(learnt.classes);
   pr.measured = std::move(learnt.measured);
+  const std::vector<std::string> extended = detail::extend_along_shorter_sides(pm, fitted_n);
+  if (!extended.empty()) {
+    // Steps that paired across exchanges where one was cut short now pair within them.
+    detail::orient_steps(pm.groups, fitted_n);
+    detail::meet_steps(pm.groups, fitted_n);
+    pr.notes.insert(pr.notes.end(), extended.begin(), extended.end());
+  }
   pr.laws = law_fits(pm);
   for (std::size_t g = 0; g < pm.groups.size(); ++g) {
     if (!pm.groups[g].measured.empty()) pr.approximate_groups.push_back(static_cast<std::uint32_t>(g));

@@ -294,6 +294,7 @@ json phase_json(const PhaseModel& p) {
     j["grid_seen"] = {
         {"frame", frame_name(s.frame)}, {"longest", s.longest}, {"longer_adds_calls", s.longer_adds_calls}};
     if (s.box[0] > 0) j["grid_seen"]["box"] = s.box;
+    if (s.follows != std::array<int, 3>{-1, -1, -1}) j["grid_seen"]["follows"] = s.follows;
   }
   if (p.calls_left_out != 0) j["calls_left_out"] = p.calls_left_out;
   if (!p.loops.empty()) {
@@ -333,6 +334,13 @@ PhaseModel phase_from(const json& j) {
     seen.longest = s.at("longest").get<std::array<std::int64_t, 3>>();
     seen.longer_adds_calls = s.at("longer_adds_calls").get<std::array<bool, 3>>();
     seen.box = s.value("box", std::array<std::int64_t, 3>{0, 0, 0});
+    seen.follows = s.value("follows", std::array<int, 3>{-1, -1, -1});
+    for (const int d : seen.follows) {
+      if (d < -1 || d >= frame_dims(*f)) {
+        throw InputError("phase " + std::to_string(p.id) + ": grid_seen follows a dimension " + std::to_string(d) +
+                         " that its " + frame + " grid does not have");
+      }
+    }
     p.grid_seen = seen;
   }
   std::uint32_t next = 0;  // loops in group order, disjoint, inside the phase

@@ -27,15 +27,20 @@ std::optional<Label> constant_label(const GroupModel& g, std::size_t term, std::
   const Program& p = g.pattern.cases.front().program;
   if (!frame_periodic(p.frame) || term >= p.terms.size()) return std::nullopt;
   const Term& t = p.terms[term];
-  if (!t.count.is_constant() || t.count.b != Rational::make(1) || s >= t.slots.size() || t.slots[s].empty()) {
-    return std::nullopt;
-  }
+  const bool once = t.count.is_constant() && t.count.b == Rational::make(1);
+  // A step made only where its side is longer than 2 (the second exchange of a pair there) is one call wherever its
+  // direction can be seen.
+  const std::optional<std::pair<int, std::size_t>> side = side_of(t.count.basis);
+  const bool where_longer = !t.count.is_constant() && side && t.count.basis >= Basis::Dims2MajorOver2 &&
+                            t.count.a == Rational::make(1) && t.count.b == Rational::make(0);
+  if ((!once && !where_longer) || s >= t.slots.size() || t.slots[s].empty()) return std::nullopt;
   Label l{0, 0, 0};
   for (std::size_t d = 0; d < t.slots[s].size(); ++d) {
     const IndexedLaw& law = t.slots[s][d];
     if (law.step != 0 || !law.base.is_constant() || !law.base.b.is_integer()) return std::nullopt;
     l[d] = law.base.b.num;
   }
+  if (where_longer && (side->first != frame_dims(p.frame) || l[side->second] == 0)) return std::nullopt;
   return l;
 }
 

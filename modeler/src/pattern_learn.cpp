@@ -268,8 +268,9 @@ bool is_logarithmic(Basis b) {
          b == Basis::CeilHalfLog2;
 }
 
-/// The side of MPI_Dims_create's grid that a repetition steps along: every slot's label a constant step along one and
-/// the same dimension of a grid frame on that grid. nullopt otherwise (a box's grid has sides no basis names).
+/// The side of MPI_Dims_create's grid that a repetition steps along: every slot's label a step along one and the same
+/// dimension of a grid frame on that grid, constant in n (the same each time, or alternating one way and back). nullopt
+/// otherwise (a box's grid has sides no basis names).
 std::optional<Basis> side_stepped(const Space& sp, const Term& t) {
   const int dims = frame_dims(sp.frame);
   if (dims < 2 || sp.layout.boxed()) return std::nullopt;
@@ -277,21 +278,21 @@ std::optional<Basis> side_stepped(const Space& sp, const Term& t) {
   for (const std::vector<IndexedLaw>& slot : t.slots) {
     for (int d = 0; d < static_cast<int>(slot.size()); ++d) {
       const IndexedLaw& law = slot[static_cast<std::size_t>(d)];
-      if (law.step != 0 || !law.base.is_constant()) return std::nullopt;
-      if (law.base.b == Rational::make(0)) continue;
+      if (!law.base.is_constant()) return std::nullopt;
+      if (law.base.b == Rational::make(0) && law.step == 0) continue;
       if (axis && *axis != d) return std::nullopt;
       axis = d;
     }
   }
   if (!axis) return std::nullopt;
-  static constexpr Basis kSides2[] = {Basis::Dims2Major, Basis::Dims2Minor};
-  static constexpr Basis kSides3[] = {Basis::Dims3First, Basis::Dims3Second, Basis::Dims3Third};
-  return dims == 2 ? kSides2[*axis] : kSides3[*axis];
+  return on_side(dims == 2 ? Basis::Dims2Major : Basis::Dims3First, static_cast<std::size_t>(*axis));
 }
 
 /// A counted repetition: its count an exact law in n, each label a progression in the repetition index. A count
 /// that follows the side of the grid its steps go along is that side's law, not another basis that agrees with it
-/// on the fitted counts (2^floor(log2(n)/2) - 2 is dims3(n)[0] - 2 from 4 to 32, and 6, not 2, at 64).
+/// on the fitted counts (2^floor(log2(n)/2) - 2 is dims3(n)[0] - 2 from 4 to 32, and 6, not 2, at 64), or whether
+/// that side is longer than 2 (a second exchange along it: [dims3(n)[0] > 2], not (1/2)*dims3(n)[0] - 1, which
+/// the sides 2 and 4 cannot tell from it).
 std::optional<Term> fit_repeated(const Space& sp, int slots, const std::map<std::int64_t, std::vector<Canon>>& parts,
                                  const WholeAt& whole) {
   const int dims = frame_dims(sp.frame);
@@ -342,8 +343,10 @@ std::optional<Term> fit_repeated(const Space& sp, int slots, const std::map<std:
   }
   std::vector<ExactLaw> sides;
   if (const std::optional<Basis> side = side_stepped(sp, t); side && !powers) {
+    const auto [dims_of_side, axis] = *side_of(*side);
+    const Basis longer = on_side(dims_of_side == 2 ? Basis::Dims2MajorOver2 : Basis::Dims3FirstOver2, axis);
     for (const ExactLaw& law : count_laws) {
-      if (law.basis == *side && !law.is_constant()) sides.push_back(law);
+      if ((law.basis == *side || law.basis == longer) && !law.is_constant()) sides.push_back(law);
     }
   }
   const std::vector<ExactLaw>& preferred = !sides.empty()                  ? sides
@@ -999,12 +1002,22 @@ std::vector<std::array<std::int64_t, 3>> suggested_boxes(Frame frame, std::span<
 
 std::optional<Pattern> learn_constant_pattern(std::span<const ListObservation> observations, int slots, Frame frame,
                                               const std::array<std::int64_t, 3>& box, const WholeAt& whole) {
+  std::optional<Pattern> p = learn_pattern_on(observations, slots, frame, box, whole);
+  if (p && constant_in_n(p->cases.front().program)) return p;
+  return std::nullopt;
+}
+
+std::optional<Pattern> learn_pattern_on(std::span<const ListObservation> observations, int slots, Frame frame,
+                                        const std::array<std::int64_t, 3>& box, const WholeAt& whole) {
   std::vector<const ListObservation*> obs;
   for (const ListObservation& o : observations) obs.push_back(&o);
+  std::optional<Program> any;
   for (const GridLayout& layout : layouts_on(frame, obs, box)) {
     std::optional<Program> p = learn_in_frame(Space{frame, layout}, slots, obs, whole);
     if (p && constant_in_n(*p)) return Pattern{{{RankPredicate{}, std::move(*p)}}};
+    if (p && !any) any = std::move(p);
   }
+  if (any) return Pattern{{{RankPredicate{}, std::move(*any)}}};
   return std::nullopt;
 }
 

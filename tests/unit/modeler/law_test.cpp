@@ -98,6 +98,39 @@ TEST(Basis, ValuesAtIntegers) {
   EXPECT_EQ(basis_value(Basis::NSquared, 12), 144);
 }
 
+TEST(Basis, WhetherASideIsLongerThanTwo) {
+  // dims3: 2x2x2 at 8, 4x2x2 at 16, 4x4x2 at 32, 4x4x4 at 64; dims2: 4x2 at 8, 4x4 at 16.
+  for (const auto& [n, first, second, third] :
+       {std::tuple{8, 0, 0, 0}, {16, 1, 0, 0}, {32, 1, 1, 0}, {64, 1, 1, 1}, {1, 0, 0, 0}}) {
+    EXPECT_EQ(basis_value(Basis::Dims3FirstOver2, n), first) << n;
+    EXPECT_EQ(basis_value(Basis::Dims3SecondOver2, n), second) << n;
+    EXPECT_EQ(basis_value(Basis::Dims3ThirdOver2, n), third) << n;
+  }
+  EXPECT_EQ(basis_value(Basis::Dims2MajorOver2, 8), 1);
+  EXPECT_EQ(basis_value(Basis::Dims2MinorOver2, 8), 0);
+  EXPECT_TRUE(std::isnan(basis_value(Basis::Dims3FirstOver2, 6.5)));
+  EXPECT_TRUE(counts_only(Basis::Dims3SecondOver2));
+  EXPECT_TRUE(basis_is_integral(Basis::Dims3SecondOver2));
+  EXPECT_EQ(basis_from_name("[dims3(n)[1] > 2]"), Basis::Dims3SecondOver2);
+  // The same kind of basis along another side, and the side a basis follows.
+  EXPECT_EQ(on_side(Basis::Dims3FirstOver2, 2), Basis::Dims3ThirdOver2);
+  EXPECT_EQ(on_side(Basis::Dims3Third, 0), Basis::Dims3First);
+  EXPECT_EQ(on_side(Basis::Dims2Major, 1), Basis::Dims2Minor);
+  EXPECT_EQ(side_of(Basis::Dims2MinorOver2), (std::pair<int, std::size_t>{2, 1}));
+  EXPECT_FALSE(side_of(Basis::N));
+  EXPECT_THROW((void)on_side(Basis::Dims2Major, 2), p3s::ModelError);
+  EXPECT_THROW((void)on_side(Basis::Log2, 0), p3s::ModelError);
+  // Counts 1, 1, 1, 2 at 2, 4, 8, 16 (a second exchange once a side is longer than 2): a step with integer
+  // coefficients rather than (1/2)*dims3(n)[0], which these n cannot tell from it; which grid's side, the first of
+  // the bases (the pattern learner takes the side its steps go along).
+  const std::vector<Sample> second{{2, 1}, {4, 1}, {8, 1}, {16, 2}};
+  EXPECT_EQ(fit_exact(second)->to_string(), "[dims2(n)[1] > 2] + 1");
+  const std::vector<ExactLaw> all = fit_exact_all(second);
+  EXPECT_NE(
+      std::find_if(all.begin(), all.end(), [](const ExactLaw& l) { return l.to_string() == "[dims3(n)[0] > 2] + 1"; }),
+      all.end());
+}
+
 TEST(Basis, UndefinedOutsideItsDomain) {
   EXPECT_TRUE(std::isnan(basis_value(Basis::Sqrt, 0)));
   EXPECT_TRUE(std::isnan(basis_value(Basis::N, -4)));
@@ -216,11 +249,13 @@ TEST(ExactFit, ALawThatIsNoWholeNumberWhereItIsEvaluatedIsNotChosen) {
   const std::vector<ExactLaw> all = fit_exact_all(shrinking);
   ASSERT_GT(all.size(), 1U);
   EXPECT_FALSE(whole_at(all.front(), std::vector<std::int64_t>{16}, true));
-  // The first law of the family that stays a count at 16 (two runs leave many candidates) without rounding a
-  // cube root at its samples (floor(cbrt(4)) is a rounding, 2^ceil(log2(n)/2) a grid's side).
+  // The first law of the family that stays a count at 16 and at the n the runs suggest (two runs leave many
+  // candidates): -2^ceil(log2(n)/2) + 4 is one at 16 but below zero at 64; the calls made only while the grid's
+  // longer side is 2 are one at every n.
   const ExactLaw count = fit_exact(shrinking, counts).value();
-  EXPECT_EQ(count.to_string(), "-2^ceil(log2(n)/2) + 4");
+  EXPECT_EQ(count.to_string(), "-2*[dims2(n)[0] > 2] + 2");
   EXPECT_EQ(count.integer_at(16), 0);
+  EXPECT_EQ(count.integer_at(1024), 0);
   // Counts 1, 2, 3 at 4, 9 and 16 (the stages of a pipeline through sqrt(n) cells): floor(log2(n)) - 1 only
   // reproduces them by rounding log2(9); sqrt(n) - 1 needs no rounding and goes on at 25 and 36.
   const std::vector<Sample> stages{{4, 1}, {9, 2}, {16, 3}};

@@ -119,7 +119,7 @@ TEST(Model, ModelFileHoldsWhatPredictionReadsAndNotTheFit) {
   for (const char* fit_only : {"\"validation\"", "\"measured\"", "\"notes\"", "\"share\""}) {
     EXPECT_EQ(text.find(fit_only), std::string::npos) << fit_only << " is in the model file";
   }
-  EXPECT_NE(text.find("\"schema_version\": 3"), std::string::npos);
+  EXPECT_NE(text.find("\"schema_version\": 4"), std::string::npos);
   EXPECT_NE(text.find("\"time_fit\""), std::string::npos);  // the compute-time laws are what predict reads
   EXPECT_NE(text.find("\"limits\""), std::string::npos);
 }

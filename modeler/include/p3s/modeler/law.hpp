@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -46,6 +47,14 @@ enum class Basis : std::uint8_t {
   Dims3Face0,         ///< dims3(n)[1]*dims3(n)[2], the processes of a face across the first dimension of a 3-D grid
   Dims3Face1,         ///< dims3(n)[0]*dims3(n)[2], across the second (a halo face of a block is 1 / this of the whole)
   Dims3Face2,         ///< dims3(n)[0]*dims3(n)[1], across the third
+  /// [dims2(n)[0] > 2]: 1 where the larger side of MPI_Dims_create(n, 2) has more than 2 processes, else 0. On a
+  /// periodic side of 1 or 2 the neighbours either way are one rank; beyond, a code that exchanges with each of them
+  /// makes a second exchange (a particle code's migration both ways): a count that steps up once, not a trend.
+  Dims2MajorOver2,
+  Dims2MinorOver2,   ///< [dims2(n)[1] > 2]
+  Dims3FirstOver2,   ///< [dims3(n)[0] > 2]
+  Dims3SecondOver2,  ///< [dims3(n)[1] > 2]
+  Dims3ThirdOver2,   ///< [dims3(n)[2] > 2]
 };
 
 /// Every basis, simplest first.
@@ -59,6 +68,12 @@ enum class Basis : std::uint8_t {
 /// For a face basis, the two sides of MPI_Dims_create(n, 3) it multiplies (p_b, p_c, the lower dimension first);
 /// nullopt for other bases or where n is no whole number >= 1.
 [[nodiscard]] std::optional<std::array<double, 2>> face_sides(Basis face, double n);
+/// The side of a grid a basis follows: for dims2(n)[d], dims3(n)[d] and their [... > 2] indicators, the grid's
+/// dimensions (2 or 3) and d; nullopt for other bases.
+[[nodiscard]] std::optional<std::pair<int, std::size_t>> side_of(Basis basis) noexcept;
+/// The basis of the same kind (the side itself, or its indicator) for side d of a grid of `dims` dimensions.
+/// @throws p3s::ModelError when `basis` follows no side (side_of()) or d is not a dimension of that grid.
+[[nodiscard]] Basis on_side(Basis basis, std::size_t d);
 /// Whether a basis describes message sizes only (the processes of a 3-D grid's face: a block's halo across a
 /// dimension), never a count, a label or a trend of work: exact laws and regressions over all bases leave it out,
 /// and only the sizes on a 3-D grid ask for it.

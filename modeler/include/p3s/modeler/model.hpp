@@ -21,9 +21,11 @@
 
 namespace p3s::modeler {
 
-/// Version 3 adds each burst's compute-time law and each work class's time fit and far point; readers take 2 and 3
-/// (a version 2 model predicts no time).
-inline constexpr int kModelSchemaVersion = 3;
+/// Version 3 adds each burst's compute-time law and each work class's time fit and far point (a version 2 model
+/// predicts no time); version 4 laws may count calls made where a grid's side is longer than 2 ("[dims3(n)[0] > 2]",
+/// which earlier readers do not know), and a phase's grid_seen says which dimension's calls another's follow.
+/// Readers take 2 to 4.
+inline constexpr int kModelSchemaVersion = 4;
 inline constexpr int kOldestModelSchemaVersion = 2;
 /// The first version with compute-time laws.
 inline constexpr int kFirstTimedModelSchemaVersion = 3;
@@ -296,6 +298,9 @@ struct GridSeen {
   std::array<std::int64_t, 3> box{0, 0, 0};  ///< the box that cuts the grid (GridLayout::box), all 0 for MPI's
   std::array<std::int64_t, 3> longest{0, 0, 0};
   std::array<bool, 3> longer_adds_calls{false, false, false};
+  /// Per dimension, -1, or the dimension whose longer sides' calls the exchanges along it were given (side_analogy):
+  /// no fitted run had it longer than 2, and the calls a longer side adds there are inferred, not seen.
+  std::array<int, 3> follows{-1, -1, -1};
 };
 
 /// The dimension a group's peers step along in its pattern's grid frame: the only dimension with a label law

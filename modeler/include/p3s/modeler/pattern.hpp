@@ -295,6 +295,13 @@ struct ListObservation {
                                                             Frame frame, const std::array<std::int64_t, 3>& box,
                                                             const WholeAt& whole = {});
 
+/// The pattern of one case in `frame` on the grid `box` cuts, with the grain the observations suggest if any: one
+/// whose labels and counts are constant in n where there is one, else the first that reproduces them (counts that
+/// are laws in n: a second exchange along a side only where it is longer than 2); nullopt where none does.
+[[nodiscard]] std::optional<Pattern> learn_pattern_on(std::span<const ListObservation> observations, int slots,
+                                                      Frame frame, const std::array<std::int64_t, 3>& box,
+                                                      const WholeAt& whole = {});
+
 [[nodiscard]] nlohmann::json rank_predicate_json(const RankPredicate& p);
 /// @throws p3s::InputError on an unknown predicate.
 [[nodiscard]] RankPredicate rank_predicate_from_json(const nlohmann::json& j);

@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "side_analogy.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include "p3s/error.hpp"
+#include "p3s/modeler/dims.hpp"
+#include "p3s/modeler/pattern.hpp"
+
+namespace p3s::modeler::detail {
+namespace {
+
+/// Consecutive groups stepping along one dimension of the phase's grid, with the completions of their requests:
+/// groups first..last.
+struct Block {
+  std::size_t first = 0;
+  std::size_t last = 0;
+  std::size_t axis = 0;
+};
+
+/// The dimension a point-to-point group steps along in the phase's grid (its one case there), or nullopt.
+std::optional<std::size_t> axis_in(const GroupModel& g, const GridSeen& seen) {
+  const std::optional<std::size_t> axis = step_axis(g);
+  if (!axis || !g.measured.empty()) return std::nullopt;
+  const Program& p = g.pattern.cases.front().program;
+  if (p.frame != seen.frame || p.layout != GridLayout{0, seen.box}) return std::nullopt;
+  return axis;
+}
+
+std::vector<Block> blocks_of(const std::vector<GroupModel>& groups, const GridSeen& seen) {
+  std::vector<Block> out;
+  std::size_t g = 0;
+  while (g < groups.size()) {
+    const std::optional<std::size_t> axis = axis_in(groups[g], seen);
+    if (!axis) {
+      ++g;
+      continue;
+    }
+    std::size_t h = g + 1;
+    for (; h < groups.size(); ++h) {
+      const GroupModel& x = groups[h];
+      if (x.role == Role::PointToPoint) {
+        if (axis_in(x, seen) != axis) break;
+        continue;
+      }
+      // A completion belongs to the block where it completes requests of the block's groups alone.
+      bool inside = x.role == Role::Completion && x.measured.empty() && !x.completes.empty();
+      for (const std::vector<RequestRef>& call : x.completes) {
+        for (const RequestRef& ref : call) inside = inside && ref.group >= g && ref.group < h;
+      }
+      if (!inside) break;
+    }
+    out.push_back(Block{g, h - 1, *axis});
+    g = h;
+  }
+  return out;
+}
+
+constexpr int kConstant = -1;
+constexpr int kOther = -2;
+
+/// What a law follows: kConstant, the dimension d of the grid whose side (or whether it is longer than 2) it is a
+/// law of, or kOther.
+int follows(const ExactLaw& law, int dims) {
+  if (law.is_constant()) return kConstant;
+  const std::optional<std::pair<int, std::size_t>> side = side_of(law.basis);
+  if (!side || side->first != dims) return kOther;
+  return static_cast<int>(side->second);
+}
+
+/// The dimensions a program's laws follow (kOther among them where one follows something else).
+std::set<int> followed(const Program& p) {
+  const int dims = frame_dims(p.frame);
+  std::set<int> out;
+  for (const Term& t : p.terms) {
+    out.insert(follows(t.count, dims));
+    for (const std::vector<IndexedLaw>& slot : t.slots) {
+      for (const IndexedLaw& l : slot) out.insert(follows(l.base, dims));
+    }
+  }
+  out.erase(kConstant);
+  return out;
+}
+
+/// The law with dimensions d0 and d1 exchanged.
+ExactLaw swapped(ExactLaw law, std::size_t d0, std::size_t d1, int dims) {
+  const int d = follows(law, dims);
+  if (d == static_cast<int>(d0)) law.basis = on_side(law.basis, d1);
+  if (d == static_cast<int>(d1)) law.basis = on_side(law.basis, d0);
+  return law;
+}
+
+/// The program stepping along d1 as `p` steps along d0 (and the other way round).
+Program swapped(Program p, std::size_t d0, std::size_t d1) {
+  const int dims = frame_dims(p.frame);
+  for (Term& t : p.terms) {
+    t.count = swapped(t.count, d0, d1, dims);
+    for (std::vector<IndexedLaw>& slot : t.slots) {
+      if (slot.size() <= std::max(d0, d1)) continue;
+      std::swap(slot[d0], slot[d1]);
+      for (IndexedLaw& l : slot) l.base = swapped(l.base, d0, d1, dims);
+    }
+  }
+  return p;
+}
+
+/// Every rank's peers in the group at n.
+std::vector<std::vector<std::array<std::int64_t, 2>>> peers_at(const Pattern& p, std::int64_t n) {
+  std::vector<std::vector<std::array<std::int64_t, 2>>> out(static_cast<std::size_t>(n));
+  for (std::int64_t r = 0; r < n; ++r) {
+    for (const Entry& e : p.generate(r, n)) out[static_cast<std::size_t>(r)].push_back(e.peers);
+  }
+  return out;
+}
+
+/// Whether the two patterns give every rank the same peers at every fitted n (false where one cannot be evaluated).
+bool same_at(const Pattern& a, const Pattern& b, const std::vector<std::int64_t>& fitted_n) {
+  try {
+    for (const std::int64_t n : fitted_n) {
+      if (peers_at(a, n) != peers_at(b, n)) return false;
+    }
+  } catch (const ModelError&) {
+    return false;
+  }
+  return true;
+}
+
+/// Whether the group makes no call at any n of `at` (true for an empty list).
+bool silent_at(const GroupModel& g, const std::vector<std::int64_t>& at) {
+  for (const std::int64_t n : at) {
+    for (std::int64_t r = 0; r < n; ++r) {
+      if (!g.pattern.generate(r, n).empty()) return false;
+    }
+  }
+  return true;
+}
+
+using Signature = std::vector<std::tuple<mpi::Function, std::string, Role, int>>;
+
+/// What a source block is: the groups also made where the side was 2 (`base`), those made only where it was
+/// longer (`extra`), and the signature of the base, which the same exchange along another dimension has.
+struct Source {
+  std::vector<std::size_t> base;
+  std::vector<std::size_t> extra;
+  Signature signature;
+  bool longer_once = false;  ///< one fitted n only had the side longer than 2: the extras' sizes there, no trend
+};
+
+/// The source block's parts where its dimension's longer sides added calls that its laws follow; nullopt where they
+/// do not (a count that follows n, a pattern of several cases) or it added none.
+std::optional<Source> source_of(const std::vector<GroupModel>& groups, const Block& b, const GridSeen& seen,
+                                const std::vector<std::int64_t>& fitted_n) {
+  std::vector<std::int64_t> short_n;  // the fitted n where the block's side is 2 or less
+  std::vector<std::int64_t> long_n;
+  for (const std::int64_t n : fitted_n) {
+    const std::vector<int> sides = grid_sides(seen.frame, n, GridLayout{0, seen.box});
+    (sides[b.axis] <= 2 ? short_n : long_n).push_back(n);
+  }
+  if (short_n.empty() || long_n.empty()) return std::nullopt;
+  Source s;
+  s.longer_once = long_n.size() == 1;
+  bool depends = false;
+  std::set<std::size_t> extra;
+  for (std::size_t g = b.first; g <= b.last; ++g) {
+    const GroupModel& gm = groups[g];
+    bool is_extra = false;
+    if (gm.role == Role::PointToPoint) {
+      const std::set<int> dims = followed(gm.pattern.cases.front().program);
+      if (dims.contains(kOther) || dims.size() > 1 || (dims.size() == 1 && *dims.begin() != static_cast<int>(b.axis))) {
+        return std::nullopt;
+      }
+      depends = depends || !dims.empty();
+      try {
+        is_extra = silent_at(gm, short_n) && !silent_at(gm, long_n);
+      } catch (const ModelError&) {
+        return std::nullopt;
+      }
+    } else {
+      if (!gm.per_request && !gm.per_batch) {
+        const int d = follows(gm.count, frame_dims(seen.frame));
+        if (d != kConstant && d != static_cast<int>(b.axis)) return std::nullopt;
+      }
+      std::size_t of_extras = 0;
+      std::size_t refs = 0;
+      for (const std::vector<RequestRef>& call : gm.completes) {
+        for (const RequestRef& ref : call) {
+          ++refs;
+          if (extra.contains(ref.group)) ++of_extras;
+        }
+      }
+      if (of_extras != 0 && of_extras != refs) return std::nullopt;  // one call completing both: not one exchange
+      is_extra = of_extras != 0;
+    }
+    if (is_extra) {
+      extra.insert(g);
+      s.extra.push_back(g);
+    } else {
+      s.base.push_back(g);
+      s.signature.emplace_back(gm.function, gm.call, gm.role, gm.slots);
+    }
+  }
+  if (!depends || s.extra.empty() || s.base.empty() || s.extra.front() < s.base.front()) return std::nullopt;
+  return s;
+}
+
+Signature signature_of(const std::vector<GroupModel>& groups, const Block& b) {
+  Signature out;
+  for (std::size_t g = b.first; g <= b.last; ++g) {
+    out.emplace_back(groups[g].function, groups[g].call, groups[g].role, groups[g].slots);
+  }
+  return out;
+}
+
+/// The blocks next to block k, in a row without gaps, alike and one per dimension: the exchange along each dimension
+/// of one loop over them. Alike is as the source's base (an exchange still to be given the calls) or as the whole
+/// source (one given them already); a neighbour may end (on the left) or begin (on the right) with such an exchange,
+/// the rest of its groups stepping along the same dimension in another exchange, which ends the row. Returns the
+/// exchanges alike to the base.
+std::vector<Block> sweep_of(const std::vector<GroupModel>& groups, const std::vector<Block>& blocks, std::size_t k,
+                            const Signature& base) {
+  const Signature whole = signature_of(groups, blocks[k]);
+  std::vector<Block> out;
+  std::set<std::size_t> axes{blocks[k].axis};
+  // Whether the part of block i next to the row (its end when `left`) is an exchange alike; false ends the row, as
+  // does a part that is not the whole block.
+  const auto member = [&](std::size_t i, bool left, bool& whole_block) {
+    const Block& b = blocks[i];
+    if (axes.contains(b.axis)) return false;
+    const Signature sig = signature_of(groups, b);
+    for (const Signature* like : {&whole, &base}) {  // the longer first: an extended exchange ends as the base
+      const std::size_t size = like->size();
+      if (size > sig.size()) continue;
+      const auto from = left ? sig.end() - static_cast<std::ptrdiff_t>(size) : sig.begin();
+      if (!std::equal(like->begin(), like->end(), from)) continue;
+      axes.insert(b.axis);
+      whole_block = size == sig.size();
+      const std::size_t first = left ? b.last + 1 - size : b.first;
+      if (like == &base) out.push_back(Block{first, first + size - 1, b.axis});
+      return true;
+    }
+    return false;
+  };
+  bool whole_block = true;
+  for (std::size_t i = k; i > 0 && whole_block; --i) {
+    if (blocks[i - 1].last + 1 != blocks[i].first || !member(i - 1, true, whole_block)) break;
+  }
+  whole_block = true;
+  for (std::size_t i = k + 1; i < blocks.size() && whole_block; ++i) {
+    if (blocks[i - 1].last + 1 != blocks[i].first || !member(i, false, whole_block)) break;
+  }
+  return out;
+}
+
+/// Whether a group shaped as `model` can take `donor`'s sizes and communicator: one case and as many terms.
+bool same_terms(const GroupModel& model, const GroupModel& donor) {
+  return model.pattern.cases.size() == 1 && donor.pattern.cases.size() == 1 && donor.traits.size() == 1 &&
+         model.pattern.cases.front().program.terms.size() == donor.pattern.cases.front().program.terms.size();
+}
+
+/// The base group of `src` before `extra` whose messages are of its function (and so its sizes), or nullopt.
+std::optional<std::size_t> donor_of(const std::vector<GroupModel>& groups, const Source& src, std::size_t extra) {
+  for (std::size_t i = src.base.size(); i-- > 0;) {
+    const GroupModel& d = groups[src.base[i]];
+    if (src.base[i] < extra && d.function == groups[extra].function && d.slots == groups[extra].slots &&
+        same_terms(groups[extra], d)) {
+      return i;
+    }
+  }
+  return std::nullopt;
+}
+
+/// The phase with the target block given the source's calls; false, the phase untouched, where that cannot be done
+/// without changing what some rank of a fitted run made.
+bool extend(PhaseModel& pm, const Source& src, const Block& target, std::size_t d0,
+            const std::vector<std::int64_t>& fitted_n) {
+  const std::vector<GroupModel>& groups = pm.groups;
+  const std::size_t d1 = target.axis;
+  std::map<std::size_t, std::size_t> counterpart;  // a source group -> the target's (old index)
+  for (std::size_t i = 0; i < src.base.size(); ++i) counterpart[src.base[i]] = target.first + i;
+  std::vector<GroupModel> changed(groups.begin() + static_cast<std::ptrdiff_t>(target.first),
+                                  groups.begin() + static_cast<std::ptrdiff_t>(target.last) + 1);
+  for (std::size_t i = 0; i < src.base.size(); ++i) {
+    const GroupModel& from = groups[src.base[i]];
+    GroupModel& to = changed[i];
+    if (from.role == Role::PointToPoint) {
+      const Program& program = from.pattern.cases.front().program;
+      if (followed(program).empty()) continue;  // the same along every side: the target's own pattern stands
+      if (!same_terms(from, to)) return false;
+      const Pattern moved{{{RankPredicate{}, swapped(program, d0, d1)}}};
+      if (!same_at(moved, to.pattern, fitted_n)) return false;
+      to.pattern = moved;
+    } else if (!from.per_request && !from.per_batch && !from.count.is_constant()) {
+      const ExactLaw moved = swapped(from.count, d0, d1, frame_dims(pm.grid_seen->frame));
+      for (const std::int64_t n : fitted_n) {
+        if (moved.integer_at(n) != to.count.integer_at(n)) return false;
+      }
+      to.count = moved;
+    }
+  }
+  // The calls only a longer side makes, each after the group it follows in the source block, as the source makes
+  // them along the target's dimension, with the sizes and communicator of the target's messages of that function.
+  std::map<std::size_t, std::vector<std::size_t>> after;  // target offset -> source extras placed after it
+  std::size_t last = target.first;
+  for (std::size_t g = *std::min_element(src.base.begin(), src.base.end()); g <= src.extra.back(); ++g) {
+    if (counterpart.contains(g)) {
+      last = counterpart[g];
+    } else if (std::find(src.extra.begin(), src.extra.end(), g) != src.extra.end()) {
+      after[last - target.first].push_back(g);
+    }
+  }
+  for (const PhaseLoop& l : pm.loops) {
+    for (const auto& [offset, extras] : after) {
+      const std::size_t at = target.first + offset;
+      if (at >= l.first && at + 1 < l.first + l.groups) return false;  // inside a loop's body
+    }
+  }
+  std::vector<GroupModel> out;
+  std::vector<std::size_t> old_to_new(groups.size());
+  std::map<std::size_t, std::size_t> made;  // a source extra -> its copy's new index
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    old_to_new[g] = out.size();
+    const bool in_target = g >= target.first && g <= target.last;
+    out.push_back(in_target ? changed[g - target.first] : groups[g]);
+    if (!in_target) continue;
+    const auto extras = after.find(g - target.first);
+    if (extras == after.end()) continue;
+    for (const std::size_t x : extras->second) {
+      GroupModel copy = groups[x];
+      if (copy.role == Role::PointToPoint) {
+        copy.pattern.cases.front().program = swapped(copy.pattern.cases.front().program, d0, d1);
+        // The target's own messages of this function: the last base group before the extra that makes them.
+        if (const std::optional<std::size_t> i = donor_of(groups, src, x)) {
+          const GroupModel& donor = groups[counterpart[src.base[*i]]];
+          if (same_terms(copy, donor)) {
+            copy.traits = donor.traits;
+            copy.comm = donor.comm;
+          }
+        }
+      }
+      made[x] = out.size();
+      out.push_back(std::move(copy));
+    }
+  }
+  const auto renumber = [&](std::uint32_t g) { return static_cast<std::uint32_t>(old_to_new[g]); };
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    const bool copy =
+        std::find_if(made.begin(), made.end(), [k](const auto& m) { return m.second == k; }) != made.end();
+    for (std::vector<RequestRef>& call : out[k].completes) {
+      for (RequestRef& ref : call) {
+        if (!copy) {
+          ref.group = renumber(ref.group);
+        } else if (made.contains(ref.group)) {
+          ref.group = static_cast<std::uint32_t>(made[ref.group]);
+        } else {
+          ref.group = renumber(static_cast<std::uint32_t>(counterpart.at(ref.group)));
+        }
+      }
+    }
+  }
+  for (PhaseLoop& l : pm.loops) {
+    const std::uint32_t end = renumber(l.first + l.groups - 1) + 1;
+    l.first = renumber(l.first);
+    l.groups = end - l.first;
+  }
+  for (WorkClass& w : pm.work) {
+    std::vector<std::uint32_t> cases(out.size(), 0);
+    for (std::size_t g = 0; g < w.cases.size() && g < groups.size(); ++g) cases[old_to_new[g]] = w.cases[g];
+    w.cases = std::move(cases);
+    for (BurstModel& b : w.bursts) {
+      if (b.group >= 0) b.group = static_cast<std::int32_t>(renumber(static_cast<std::uint32_t>(b.group)));
+    }
+  }
+  pm.groups = std::move(out);
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::string> extend_along_shorter_sides(PhaseModel& pm, const std::vector<std::int64_t>& fitted_n) {
+  std::vector<std::string> notes;
+  if (!pm.grid_seen || pm.grid_seen->box[0] > 0) return notes;  // a box's grid has sides no law names
+  GridSeen& seen = *pm.grid_seen;
+  std::set<std::pair<std::size_t, std::size_t>> tried;  // (source block's first group, target's), as numbered then
+  // Each exchange is extended once (it is then alike to its source, no longer to the base); the bound guards that.
+  constexpr std::size_t kMostExtensions = 256;
+  std::size_t made = 0;
+  for (bool again = true; again && made < kMostExtensions; ++made) {
+    again = false;
+    const std::vector<Block> blocks = blocks_of(pm.groups, seen);
+    for (std::size_t k = 0; k < blocks.size() && !again; ++k) {
+      const std::size_t d0 = blocks[k].axis;
+      if (!seen.longer_adds_calls[d0]) continue;
+      const std::optional<Source> src = source_of(pm.groups, blocks[k], seen, fitted_n);
+      if (!src) continue;
+      if (src->longer_once) {
+        // Sizes seen at one n have no trend: the second exchange each way carries what the first does, whose sizes
+        // the runs show at every n.
+        for (const std::size_t x : src->extra) {
+          const std::optional<std::size_t> i = donor_of(pm.groups, *src, x);
+          if (pm.groups[x].role == Role::PointToPoint && i) pm.groups[x].traits = pm.groups[src->base[*i]].traits;
+        }
+      }
+      for (const Block& target : sweep_of(pm.groups, blocks, k, src->signature)) {
+        if (seen.longest[target.axis] > 2 || !tried.insert({blocks[k].first, target.first}).second) continue;
+        if (!extend(pm, *src, target, d0, fitted_n)) continue;
+        seen.follows[target.axis] = static_cast<int>(d0);
+        notes.push_back("the exchange of groups " + std::to_string(target.first) + "-" + std::to_string(target.last) +
+                        " along dimension " + std::to_string(target.axis) +
+                        " (a side of at most 2 in every fitted run) makes the calls that a longer side added to the " +
+                        "same exchange along dimension " + std::to_string(d0) + " (groups " +
+                        std::to_string(blocks[k].first) + "-" + std::to_string(blocks[k].last) +
+                        " as fitted): inferred where that side is longer than 2, not seen");
+        tried.clear();  // the groups are numbered anew
+        again = true;
+        break;
+      }
+    }
+  }
+  return notes;
+}
+
+}  // namespace p3s::modeler::detail

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Exchanges along sides never longer than 2 given the calls a longer side added to the same exchange elsewhere.
+#include "side_analogy.hpp"
+
+#include <gtest/gtest.h>
+
+namespace p3s::modeler::detail {
+namespace {
+
+const ExactLaw kOnce = ExactLaw::constant(Rational::make(1));
+
+/// [dims3(n)[d] > 2]: one call where side d of the grid is longer than 2, none elsewhere.
+ExactLaw where_longer(std::size_t d) { return ExactLaw{on_side(Basis::Dims3FirstOver2, d), Rational::make(1), {}}; }
+
+/// A point-to-point group of one term, `count` calls to torus3c(r) + label, with message sizes of `bytes`.
+GroupModel step(const char* call, mpi::Function function, const Label& label, const ExactLaw& count,
+                double bytes = 100) {
+  GroupModel g;
+  g.call = call;
+  g.function = function;
+  g.role = Role::PointToPoint;
+  g.slot_kinds = {function == mpi::Function::MPI_Send ? mpi::ActionKind::Send : mpi::ActionKind::IrecvPost,
+                  std::nullopt};
+  g.starts_requests = function == mpi::Function::MPI_Irecv;
+  Program p;
+  p.frame = Frame::Torus3C;
+  Term t;
+  t.count = count;
+  t.slots.push_back({IndexedLaw::constant(label[0]), IndexedLaw::constant(label[1]), IndexedLaw::constant(label[2])});
+  p.terms.push_back(t);
+  g.pattern.cases.push_back({RankPredicate{}, p});
+  TermTraits traits;
+  traits.bytes[0] = RegressionLaw{RegressionForm::Constant, Basis::One, bytes};
+  g.traits = {{traits}};
+  return g;
+}
+
+/// An MPI_Wait after each request of group `of`.
+GroupModel wait_for(std::uint32_t of) {
+  GroupModel g;
+  g.call = "MPI_Wait";
+  g.function = mpi::Function::MPI_Wait;
+  g.role = Role::Completion;
+  g.per_request = true;
+  g.completes = {{RequestRef{of, 0, 0, -1}}};
+  return g;
+}
+
+/// A particle code's migration along y then x (dims3 sides 2x1x1, 2x2x1, 2x2x2, 4x2x2 at 2, 4, 8, 16): a receive
+/// from +1, a send to -1 and its wait, and where the side is longer than 2 the same the other way. Only x was.
+PhaseModel migration() {
+  PhaseModel pm;
+  pm.groups = {
+      step("MPI_Irecv", mpi::Function::MPI_Irecv, {0, 1, 0}, kOnce, 40),
+      step("MPI_Send", mpi::Function::MPI_Send, {0, -1, 0}, kOnce, 40),
+      wait_for(0),
+      step("MPI_Irecv", mpi::Function::MPI_Irecv, {1, 0, 0}, kOnce),
+      step("MPI_Send", mpi::Function::MPI_Send, {-1, 0, 0}, kOnce),
+      wait_for(3),
+      step("MPI_Irecv", mpi::Function::MPI_Irecv, {-1, 0, 0}, where_longer(0), 7),
+      step("MPI_Send", mpi::Function::MPI_Send, {1, 0, 0}, where_longer(0), 7),
+      wait_for(6),
+  };
+  GridSeen seen;
+  seen.frame = Frame::Torus3C;
+  seen.longest = {4, 2, 2};
+  seen.longer_adds_calls = {true, false, false};
+  pm.grid_seen = seen;
+  WorkClass w;
+  w.cases.assign(pm.groups.size(), 0);
+  BurstModel before_x;
+  before_x.group = 3;
+  w.bursts.push_back(before_x);
+  pm.work.push_back(w);
+  return pm;
+}
+
+const std::vector<std::int64_t> kFitted = {2, 4, 8, 16};
+
+std::vector<std::int64_t> peers(const GroupModel& g, std::int64_t r, std::int64_t n) {
+  std::vector<std::int64_t> out;
+  for (const Entry& e : g.entries(r, n)) out.push_back(e.peers[0]);
+  return out;
+}
+
+TEST(SideAnalogy, TheExchangeAlongAShortSideMakesTheCallsALongerSideAddedElsewhere) {
+  PhaseModel pm = migration();
+  const PhaseModel before = pm;
+  const std::vector<std::string> notes = extend_along_shorter_sides(pm, kFitted);
+  ASSERT_EQ(notes.size(), 1U);
+  EXPECT_NE(notes.front().find("along dimension 1"), std::string::npos) << notes.front();
+  // y's exchange gained the receive, send and wait the other way, right after its own.
+  ASSERT_EQ(pm.groups.size(), 12U);
+  EXPECT_EQ(pm.groups[3].call, "MPI_Irecv");
+  EXPECT_EQ(pm.groups[4].call, "MPI_Send");
+  EXPECT_EQ(pm.groups[5].call, "MPI_Wait");
+  EXPECT_EQ(pm.groups[3].pattern.cases.front().program.terms.front().count.to_string(), "[dims3(n)[1] > 2]");
+  EXPECT_EQ(pm.grid_seen->follows, (std::array<int, 3>{-1, 0, -1}));
+  // Its wait completes its own receive; the later groups' references, bursts and cases follow their groups.
+  EXPECT_EQ(pm.groups[5].completes.front().front().group, 3U);
+  EXPECT_EQ(pm.groups[8].completes.front().front().group, 6U);
+  EXPECT_EQ(pm.groups[11].completes.front().front().group, 9U);
+  EXPECT_EQ(pm.work.front().cases.size(), 12U);
+  EXPECT_EQ(pm.work.front().bursts.front().group, 6);
+  // The sizes are y's own messages', not x's.
+  EXPECT_EQ(pm.groups[3].message_bytes(0, 0, 0, 32), 40);
+  // Every fitted run is made as before: the new calls are made only where y is longer than 2.
+  for (const std::int64_t n : kFitted) {
+    for (std::int64_t r = 0; r < n; ++r) {
+      EXPECT_EQ(peers(pm.groups[0], r, n), peers(before.groups[0], r, n));
+      EXPECT_TRUE(pm.groups[3].entries(r, n).empty());
+      EXPECT_EQ(peers(pm.groups[9], r, n), peers(before.groups[6], r, n));
+    }
+  }
+  // At 32 (4x4x2), rank 0 receives along y from +1, then from -1, as along x.
+  EXPECT_EQ(peers(pm.groups[0], 0, 32), (std::vector<std::int64_t>{4}));
+  EXPECT_EQ(peers(pm.groups[3], 0, 32), (std::vector<std::int64_t>{12}));
+  EXPECT_EQ(peers(pm.groups[4], 0, 32), (std::vector<std::int64_t>{4}));
+}
+
+TEST(SideAnalogy, ExchangesThatDifferAreLeftAlone) {
+  // y's exchange posts its receive after its send: not the same code as x's.
+  PhaseModel pm = migration();
+  std::swap(pm.groups[0], pm.groups[1]);
+  pm.groups[2].completes = {{RequestRef{1, 0, 0, -1}}};
+  const PhaseModel before = pm;
+  EXPECT_TRUE(extend_along_shorter_sides(pm, kFitted).empty());
+  EXPECT_EQ(pm.groups.size(), before.groups.size());
+  EXPECT_EQ(pm.grid_seen->follows, (std::array<int, 3>{-1, -1, -1}));
+}
+
+TEST(SideAnalogy, ACountThatFollowsSomethingElseIsNotMoved) {
+  // The extra calls follow log2(n), not the side: nothing says what they do along another side.
+  PhaseModel pm = migration();
+  pm.groups[6].pattern.cases.front().program.terms.front().count =
+      ExactLaw{Basis::FloorHalfLog2, Rational::make(1), Rational::make(-1)};
+  EXPECT_TRUE(extend_along_shorter_sides(pm, kFitted).empty());
+  EXPECT_EQ(pm.groups.size(), 9U);
+}
+
+TEST(SideAnalogy, OneExchangePerDimensionInARow) {
+  // A second exchange along y after x's (the ghost atoms' swaps that follow the migration) is another loop over the
+  // dimensions: only the y exchange before x's takes x's calls.
+  PhaseModel pm = migration();
+  pm.groups.push_back(step("MPI_Irecv", mpi::Function::MPI_Irecv, {0, 1, 0}, kOnce, 40));
+  pm.groups.push_back(step("MPI_Send", mpi::Function::MPI_Send, {0, -1, 0}, kOnce, 40));
+  pm.groups.push_back(wait_for(9));
+  pm.work.front().cases.assign(pm.groups.size(), 0);
+  const std::vector<std::string> notes = extend_along_shorter_sides(pm, kFitted);
+  ASSERT_EQ(notes.size(), 1U);
+  ASSERT_EQ(pm.groups.size(), 15U);
+  EXPECT_EQ(pm.groups[12].call, "MPI_Irecv");
+  EXPECT_TRUE(pm.groups[12].pattern.cases.front().program.terms.front().count.is_constant());
+}
+
+}  // namespace
+}  // namespace p3s::modeler::detail
