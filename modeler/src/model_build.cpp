@@ -21,6 +21,8 @@
 #include "p3s/modeler/model.hpp"
 #include "p3s/utc_date.hpp"
 #include "p3s/version.hpp"
+#include "phase_grid.hpp"
+#include "rank_data.hpp"
 #include "shape.hpp"
 #include "side_analogy.hpp"
 #include "work_model.hpp"
@@ -29,27 +31,14 @@ namespace p3s::modeler {
 namespace {
 
 using detail::Call;
+using detail::first_call;
+using detail::learn_phase_peers;
+using detail::LearntPeers;
+using detail::one_iteration;
+using detail::phase_boxes;
+using detail::PhaseBox;
+using detail::RankData;
 using detail::RankGroup;
-
-/// One rank of one run in one phase.
-struct RankData {
-  std::int64_t n = 0;
-  std::int64_t r = 0;
-  const analyzer::Signature* signature = nullptr;
-  const analyzer::SigRank* rank = nullptr;
-  std::vector<RankGroup> groups;
-  std::vector<const RankGroup*> at;  ///< per shape position, its group or nullptr
-};
-
-/// Rank d's calls in group g in one iteration: all of them, or in a loop whose iterations repeat the same calls
-/// (`iterations` at d.n of them), the first iteration's.
-std::span<const Call> one_iteration(const RankData& d, std::size_t g, const std::optional<ExactLaw>& iterations) {
-  if (d.at[g] == nullptr) return {};
-  const std::vector<Call>& calls = d.at[g]->calls;
-  if (!iterations) return calls;
-  const auto times = static_cast<std::size_t>(std::max<std::int64_t>(1, count_value(*iterations, d.n)));
-  return std::span<const Call>(calls).first(calls.size() / times);
-}
 
 std::vector<Sample> samples_of(const std::map<std::int64_t, double>& by_n) {
   std::vector<Sample> s;
@@ -674,14 +663,6 @@ struct Shaped {
   }
 };
 
-/// The first call of group g of the first rank that makes one (every group has a rank that calls it).
-const analyzer::SigEvent& first_call(const std::vector<RankData>& ranks, std::size_t g) {
-  for (const RankData& d : ranks) {
-    if (d.at[g] != nullptr) return d.rank->events[d.at[g]->calls.front().event];
-  }
-  throw std::logic_error("group " + std::to_string(g) + " of a phase's shape has no call");
-}
-
 /// Sets each point-to-point call's label in `frame` (Alignment::Label): its first peer's stable label, without
 /// signs (on a side of 2 the sign is not known; the dimension and the distance are).
 void label_calls(RankData& d, Frame frame) {
@@ -713,202 +694,6 @@ void label_calls(RankData& d, Frame frame) {
       if (peers[k++] == d.r && c.label == Label{0, 0, 0}) c.label = self;
     }
   }
-}
-
-/// The tolerance within which the sizes of a phase's halos must give its box's proportions.
-constexpr double kBoxTolerance = 0.02;
-
-/// Whether the halos of the groups stepping along one axis each (`axis_of[g]`, their mean sizes per run in
-/// `sizes[g]`) fit a grid cut for `box`: a halo across x is the block's face, (L_y/p_y)(L_z/p_z), so the sizes
-/// across two axes a, b at one n give L_a / L_b = (p_a / p_b)(size_b / size_a). Several boxes cut the fitted counts
-/// alike (at 4, 8 and 16 ranks a 4:2:1 box and simpler ones); the block's faces tell them apart.
-bool sizes_fit_box(Frame frame, const std::array<std::int64_t, 3>& box,
-                   const std::vector<std::optional<std::size_t>>& axis_of,
-                   const std::vector<std::map<std::int64_t, double>>& sizes) {
-  std::map<std::int64_t, std::map<std::size_t, double>> per_n;  // n -> axis -> a halo's size
-  for (std::size_t g = 0; g < axis_of.size(); ++g) {
-    if (!axis_of[g]) continue;
-    for (const auto& [n, s] : sizes[g]) {
-      if (s > 0) per_n[n].try_emplace(*axis_of[g], s);
-    }
-  }
-  for (const auto& [n, across] : per_n) {
-    const std::vector<int> p = grid_sides(frame, n, GridLayout{0, box});
-    for (const auto& [a, sa] : across) {
-      for (const auto& [b, sb] : across) {
-        if (a >= b) continue;
-        const double seen = static_cast<double>(p[a]) / p[b] * (sb / sa);
-        const double cut = static_cast<double>(box[a]) / static_cast<double>(box[b]);
-        if (std::abs(seen - cut) > kBoxTolerance * cut) return false;
-      }
-    }
-  }
-  return true;
-}
-
-/// A grid frame and the box that cuts its grid (all 0: MPI_Dims_create's).
-using PhaseBox = std::pair<Frame, std::array<std::int64_t, 3>>;
-
-/// The grids an application may cut for a box, as the peers of all a phase's point-to-point calls show them rank by
-/// rank at each n (one group's alone leave the grid open: steps along z at 16 and 32 ranks only); the same for every
-/// alignment of the phase's calls, so found once per phase.
-std::vector<PhaseBox> phase_boxes(std::span<const Run> runs, const RelatedPhase& rel) {
-  std::vector<ListObservation> all;
-  for (std::size_t k = 0; k < runs.size(); ++k) {
-    for (const analyzer::SigRank& r : runs[k].signature.phases[rel.ids[k]].ranks) {
-      if (r.thread != 0) continue;
-      ListObservation o{runs[k].n(), r.rank, {}};
-      for (const RankGroup& g : detail::rank_groups(r)) {
-        if (g.role != Role::PointToPoint) continue;
-        for (const Call& c : g.calls) {
-          o.entries.push_back(c.peers);
-          // An exchange is its function and tags, the same at every n.
-          o.keys.push_back(
-              mix64(static_cast<std::uint64_t>(g.function.function) ^ mix64(c.tags[0]) ^ mix64(c.tags[1] + 1)));
-        }
-      }
-      all.push_back(std::move(o));
-    }
-  }
-  std::vector<PhaseBox> out;
-  for (const Frame f : {Frame::Torus3, Frame::Torus3C, Frame::Grid3, Frame::Grid3C, Frame::Torus2, Frame::Torus2C,
-                        Frame::Grid2, Frame::Grid2C}) {
-    for (const std::array<std::int64_t, 3>& box : suggested_boxes(f, all)) out.emplace_back(f, box);
-  }
-  return out;
-}
-
-/// A point-to-point group's peers as a pattern, or why none reproduces them.
-struct LearntPeers {
-  std::optional<Pattern> pattern;
-  std::string why;
-};
-
-/// The peers of every point-to-point group of a shape, each group's in the frame the phase's other groups use most
-/// where another frame describes it no more briefly (at 4 to 32 ranks a 3-D grid's exchange along x is also a
-/// constant step on the 2-D grid, 2x2x1 .. 4x4x2 against 2x2 .. 8x4, but not at 64, 4x4x4 against 8x8), or where
-/// that frame has constant labels for it and the other only laws in n (its steps along z, which a side of 1
-/// leaves out at 2x2x1, are also a repetition counted in dims3(n)[2] on a 2-D grid).
-std::vector<LearntPeers> learn_phase_peers(const std::vector<RankData>& ranks, const detail::Shape& shape,
-                                           const std::vector<std::optional<ExactLaw>>& iterations,
-                                           std::span<const PhaseBox> boxes, const SearchOptions& search,
-                                           const WholeAt& whole) {
-  std::vector<LearntPeers> out(shape.groups.size());
-  std::vector<std::vector<ListObservation>> observed(shape.groups.size());
-  std::vector<int> slots(shape.groups.size(), 1);
-  using Grid = std::pair<Frame, std::array<std::int64_t, 3>>;  // a frame and the box that cuts its grid
-  std::set<Grid> used;                                         // those some group's pattern is in
-  for (std::size_t g = 0; g < shape.groups.size(); ++g) {
-    if (shape.groups[g].second != Role::PointToPoint) continue;
-    for (const RankData& d : ranks) {
-      ListObservation o{d.n, d.r, {}};
-      for (const Call& c : one_iteration(d, g, iterations[g])) o.entries.push_back(c.peers);
-      observed[g].push_back(std::move(o));
-    }
-    slots[g] = detail::slot_kinds(first_call(ranks, g))[1] ? 2 : 1;
-    out[g].pattern = learn_pattern(observed[g], slots[g], &out[g].why, search, whole);
-    if (out[g].pattern && out[g].pattern->cases.size() == 1) {
-      const Program& p = out[g].pattern->cases.front().program;
-      used.insert({p.frame, p.layout.box});
-    }
-  }
-  const auto single = [&](std::size_t g) -> const Program* {
-    return out[g].pattern && out[g].pattern->cases.size() == 1 ? &out[g].pattern->cases.front().program : nullptr;
-  };
-  // The grids applications cut for a box (phase_boxes()), where some group's steps are not constant in n on
-  // MPI_Dims_create's grid. Candidates in order of simplicity; the groups choose below.
-  std::vector<Grid> candidates(used.begin(), used.end());
-  bool all_constant = true;
-  for (std::size_t g = 0; g < shape.groups.size(); ++g) {
-    const Program* p = single(g);
-    if (shape.groups[g].second == Role::PointToPoint && (p == nullptr || !constant_in_n(*p))) all_constant = false;
-  }
-  if (!all_constant) candidates.insert(candidates.end(), boxes.begin(), boxes.end());
-  // The phase's grid: the frame and box in which the most groups have labels constant in n (their own pattern, or
-  // one learnt there with constant labels); on a tie, the one that most patterns are in already. A box the steps
-  // of one group reveal (x: 4 x 2 x 1 at 8 ranks) also places the groups that step where only that box has a side
-  // (z: none at 8, a side of 2 at 16).
-  std::optional<Grid> phase_grid;
-  std::pair<std::size_t, std::size_t> best{0, 0};
-  std::map<std::pair<Grid, std::size_t>, Pattern> constant_in;  // (grid, group) -> its constant pattern there
-  // Each group's mean message size per run, for the boxes' proportions.
-  std::vector<std::map<std::int64_t, double>> sizes(shape.groups.size());
-  for (std::size_t g = 0; g < shape.groups.size(); ++g) {
-    std::map<std::int64_t, std::pair<double, std::size_t>> sum;
-    for (const RankData& d : ranks) {
-      if (d.at[g] == nullptr) continue;
-      for (const Call& c : d.at[g]->calls) {
-        auto& [total, count] = sum[d.n];
-        total += c.peers[0] >= 0 ? c.bytes[0] : c.bytes[1];
-        ++count;
-      }
-    }
-    for (const auto& [n, tc] : sum) sizes[g][n] = tc.first / static_cast<double>(tc.second);
-  }
-  for (const Grid& grid : candidates) {
-    std::pair<std::size_t, std::size_t> score{0, 0};
-    std::vector<std::optional<std::size_t>> axis_of(shape.groups.size());
-    for (std::size_t g = 0; g < shape.groups.size(); ++g) {
-      if (shape.groups[g].second != Role::PointToPoint) continue;
-      const Program* p = single(g);
-      if (p != nullptr && p->frame == grid.first && p->layout.box == grid.second) {
-        ++score.second;
-        if (constant_in_n(*p)) ++score.first;
-        if (constant_in_n(*p)) axis_of[g] = step_axis(*p);
-        continue;
-      }
-      if (std::optional<Pattern> c = learn_constant_pattern(observed[g], slots[g], grid.first, grid.second, whole)) {
-        ++score.first;
-        axis_of[g] = step_axis(c->cases.front().program);
-        constant_in.emplace(std::make_pair(grid, g), std::move(*c));
-      }
-    }
-    if (grid.second[0] > 0 && !sizes_fit_box(grid.first, grid.second, axis_of, sizes)) continue;
-    if (!phase_grid || score > best) {
-      phase_grid = grid;
-      best = score;
-    }
-  }
-  if (!phase_grid) return out;
-  for (std::size_t g = 0; g < shape.groups.size(); ++g) {
-    if (shape.groups[g].second != Role::PointToPoint) continue;
-    const Program* p = single(g);
-    if (p != nullptr && p->frame == phase_grid->first && p->layout.box == phase_grid->second) continue;
-    const auto c = constant_in.find({*phase_grid, g});
-    if (c == constant_in.end()) continue;
-    // Constant there and no pattern or several cases here; constant in both and no longer to write down but for the
-    // layout, which the phase's grid says once for all its groups; or a law in n here, longer than the constant
-    // steps there with the group's share of the layout (two steps along z of a box's grid, absent at 8 ranks, are
-    // no description of a halving along a row whose steps grow as log2(n) / 2, which a box fits at 4, 8 and 16).
-    const auto bare = [](Program q) {
-      q.layout = {};
-      return description_length(q);
-    };
-    const Program& there = c->second.cases.front().program;
-    const double share = static_cast<double>(description_length(there) - bare(there)) /
-                         static_cast<double>(std::max<std::size_t>(best.first, 1));
-    const bool take = p == nullptr || (constant_in_n(*p) ? bare(there) <= bare(*p)
-                                                         : static_cast<double>(bare(there)) + share <= bare(*p));
-    if (take) out[g].pattern = c->second;
-  }
-  // A group stepping along one side of another grid with a count that is a law in n (an exchange made only where a
-  // side is longer than 2, seen at one n) is written in the phase's grid where it steps along one of its sides there
-  // too, no longer: the phase's other exchanges then tell which side it is.
-  for (std::size_t g = 0; g < shape.groups.size(); ++g) {
-    const Program* p = single(g);
-    if (p == nullptr || constant_in_n(*p) || !step_axis(*p) ||
-        (p->frame == phase_grid->first && p->layout.box == phase_grid->second)) {
-      continue;
-    }
-    std::optional<Pattern> there =
-        learn_pattern_on(observed[g], slots[g], phase_grid->first, phase_grid->second, whole);
-    if (!there) continue;
-    const Program& q = there->cases.front().program;
-    if (step_axis(q) && q.terms.size() == p->terms.size() && description_length(q) <= description_length(*p)) {
-      out[g].pattern = std::move(there);
-    }
-  }
-  return out;
 }
 
 /// Whether rank d makes the same calls to the same peers in each of `times` iterations of group g.
