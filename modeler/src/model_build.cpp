@@ -912,21 +912,10 @@ void kept_as_work(std::span<const Run> runs, const RelatedPhase& rel,
                              "its work and time per rank, its calls left out of predictions");
 }
 
-PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::uint32_t id, const FitOptions& options) {
-  PhaseFit out;
-  const WholeAt whole{options.evaluate_at};
-  PhaseModel& pm = out.model;
-  PhaseReport& pr = out.report;
-  pm.id = pr.id = id;
-  pm.calls = pr.calls = rel.calls;
-  pr.total_work_spread = rel.total_work_spread();
-  for (std::size_t k = 0; k < runs.size(); ++k) {
-    pm.relevant = pm.relevant || runs[k].signature.phases[rel.ids[k]].relevant;
-  }
-  pr.relevant = pm.relevant;
-  pr.share = runs.back().signature.phases[rel.ids.back()].share;
-
-  // Weight.
+/// The phase's weight: an exact law of its instances in n where one reproduces the runs, else a rounded regression.
+/// Returns the instances per fitted n.
+std::map<std::int64_t, std::int64_t> fit_weight(std::span<const Run> runs, const RelatedPhase& rel,
+                                                const WholeAt& whole, PhaseModel& pm, PhaseReport& pr) {
   std::map<std::int64_t, double> weights;
   std::map<std::int64_t, std::int64_t> weight_by_n;
   for (std::size_t k = 0; k < runs.size(); ++k) {
@@ -941,13 +930,11 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
     pm.weight_fit = fit_regression(samples_of(weights));
     pr.notes.push_back("the weight follows no exact law in n; fitted " + pm.weight_fit.to_string() + " (rounded)");
   }
+  return weight_by_n;
+}
 
-  const std::uint64_t longest = longest_instance(runs, rel);
-  if (longest > kMostAlignedCalls) {
-    kept_as_work(runs, rel, weight_by_n, longest, out);
-    return out;
-  }
-
+/// The phase's shape (its calls merged into groups) that models best, with each rank's groups.
+Shaped best_shape(std::span<const Run> runs, const RelatedPhase& rel, const FitOptions& options) {
   // The shape: the alignment (function only, or also the peers' direction and step) that models best. Where
   // these leave laws in n that a grid's constant offsets might explain, the calls are also aligned on their
   // peers' labels in each grid frame: a code that skips the directions along a side of 1 (at 2 and 4 ranks) makes its
@@ -1004,14 +991,12 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
       }
     }
   }
-  std::vector<RankData>& ranks = best->ranks;
-  pm.groups = std::move(best->groups);
-  pm.loops = std::move(best->loops);
-  std::vector<std::int64_t> fitted_n;
-  for (const Run& run : runs) fitted_n.push_back(run.n());
-  detail::orient_steps(pm.groups, fitted_n);
-  detail::meet_steps(pm.groups, fitted_n);
-  pr.notes.insert(pr.notes.end(), best->notes.begin(), best->notes.end());
+  return std::move(*best);
+}
+
+/// The laws of each group of the shape: sizes and communicators of point-to-point groups, collectives, completions.
+void fit_groups(PhaseModel& pm, PhaseReport& pr, const Shaped& shaped, const WholeAt& whole) {
+  const std::vector<RankData>& ranks = shaped.ranks;
   std::vector<BlockSamples> wanting(pm.groups.size());
   for (std::size_t g = 0; g < pm.groups.size(); ++g) {
     if (pm.groups[g].role == Role::PointToPoint) wanting[g] = fit_traits(pm.groups[g], ranks, g);
@@ -1021,17 +1006,14 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
     if (pm.groups[g].role == Role::Collective) fit_collectives(pm.groups[g], pr.notes, ranks, g, whole);
     if (pm.groups[g].role != Role::Completion) continue;
     fit_completions(pm.groups[g], ranks, g, pm.groups);
-    const auto note = best->completion_notes.find(g);
-    if (note != best->completion_notes.end() && !pm.groups[g].measured.empty()) pr.notes.push_back(note->second);
+    const auto note = shaped.completion_notes.find(g);
+    if (note != shaped.completion_notes.end() && !pm.groups[g].measured.empty()) pr.notes.push_back(note->second);
   }
+}
 
-  std::vector<detail::RankCalls> calls;
-  for (const RankData& d : ranks) {
-    detail::RankCalls& c = calls.emplace_back(detail::RankCalls{d.n, std::vector<std::size_t>(pm.groups.size(), 0)});
-    for (std::size_t g = 0; g < pm.groups.size(); ++g) c.calls[g] = d.at[g] != nullptr ? d.at[g]->calls.size() : 0;
-  }
-  pm.grid_seen = detail::grid_seen(pm.groups, calls, fitted_n);
-
+/// The work of the phase's bursts per class of ranks (the method's SCIC).
+void fit_work(PhaseModel& pm, PhaseReport& pr, const std::vector<RankData>& ranks,
+              const std::map<std::int64_t, std::int64_t>& weight_by_n) {
   std::vector<RankPositions> positions;
   for (const RankData& d : ranks) positions.push_back(rank_positions(d, pm));
   const PositionTimes times = position_times(ranks, positions);
@@ -1042,6 +1024,50 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   detail::LearntWork learnt = detail::learn_work(work, weight_by_n);
   pm.work = std::move(learnt.classes);
   pr.measured = std::move(learnt.measured);
+}
+
+/// How many calls each rank of each run made in each group.
+std::vector<detail::RankCalls> rank_calls(const std::vector<RankData>& ranks, std::size_t groups) {
+  std::vector<detail::RankCalls> calls;
+  for (const RankData& d : ranks) {
+    detail::RankCalls& c = calls.emplace_back(detail::RankCalls{d.n, std::vector<std::size_t>(groups, 0)});
+    for (std::size_t g = 0; g < groups; ++g) c.calls[g] = d.at[g] != nullptr ? d.at[g]->calls.size() : 0;
+  }
+  return calls;
+}
+
+/// A phase's model: weight, shape, groups, grid, work (or its work alone where an instance holds more calls than are
+/// aligned), and the fit's report on it.
+PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::uint32_t id, const FitOptions& options) {
+  PhaseFit out;
+  const WholeAt whole{options.evaluate_at};
+  PhaseModel& pm = out.model;
+  PhaseReport& pr = out.report;
+  pm.id = pr.id = id;
+  pm.calls = pr.calls = rel.calls;
+  pr.total_work_spread = rel.total_work_spread();
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    pm.relevant = pm.relevant || runs[k].signature.phases[rel.ids[k]].relevant;
+  }
+  pr.relevant = pm.relevant;
+  pr.share = runs.back().signature.phases[rel.ids.back()].share;
+  const std::map<std::int64_t, std::int64_t> weight_by_n = fit_weight(runs, rel, whole, pm, pr);
+  const std::uint64_t longest = longest_instance(runs, rel);
+  if (longest > kMostAlignedCalls) {
+    kept_as_work(runs, rel, weight_by_n, longest, out);
+    return out;
+  }
+  Shaped shaped = best_shape(runs, rel, options);
+  pm.groups = std::move(shaped.groups);
+  pm.loops = std::move(shaped.loops);
+  std::vector<std::int64_t> fitted_n;
+  for (const Run& run : runs) fitted_n.push_back(run.n());
+  detail::orient_steps(pm.groups, fitted_n);
+  detail::meet_steps(pm.groups, fitted_n);
+  pr.notes.insert(pr.notes.end(), shaped.notes.begin(), shaped.notes.end());
+  fit_groups(pm, pr, shaped, whole);
+  pm.grid_seen = detail::grid_seen(pm.groups, rank_calls(shaped.ranks, pm.groups.size()), fitted_n);
+  fit_work(pm, pr, shaped.ranks, weight_by_n);
   const std::vector<std::string> extended = detail::extend_along_shorter_sides(pm, fitted_n);
   if (!extended.empty()) {
     // Steps that paired across exchanges where one was cut short now pair within them.
