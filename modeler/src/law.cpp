@@ -368,8 +368,11 @@ bool sizes_only(Basis basis) noexcept {
 }
 
 bool counts_only(Basis basis) noexcept {
-  return basis == Basis::FloorHalfLog2 || basis == Basis::CeilHalfLog2 ||
-         (basis >= Basis::Dims2MajorOver2 && basis <= Basis::Dims3ThirdOver2);
+  return basis == Basis::FloorHalfLog2 || basis == Basis::CeilHalfLog2 || longer_than_two(basis);
+}
+
+bool longer_than_two(Basis basis) noexcept {
+  return basis >= Basis::Dims2MajorOver2 && basis <= Basis::Dims3ThirdOver2;
 }
 
 std::optional<std::pair<int, std::size_t>> side_of(Basis basis) noexcept {
@@ -393,7 +396,7 @@ Basis on_side(Basis basis, std::size_t d) {
     throw ModelError("the basis " + std::string(basis_name(basis)) + " has no counterpart along dimension " +
                      std::to_string(d));
   }
-  const bool indicator = basis >= Basis::Dims2MajorOver2;
+  const bool indicator = longer_than_two(basis);
   const Basis first = side->first == 2 ? (indicator ? Basis::Dims2MajorOver2 : Basis::Dims2Major)
                                        : (indicator ? Basis::Dims3FirstOver2 : Basis::Dims3First);
   return static_cast<Basis>(static_cast<int>(first) + static_cast<int>(d));

@@ -31,7 +31,7 @@ std::optional<Label> constant_label(const GroupModel& g, std::size_t term, std::
   // A step made only where its side is longer than 2 (the second exchange of a pair there) is one call wherever its
   // direction can be seen.
   const std::optional<std::pair<int, std::size_t>> side = side_of(t.count.basis);
-  const bool where_longer = !t.count.is_constant() && side && t.count.basis >= Basis::Dims2MajorOver2 &&
+  const bool where_longer = !t.count.is_constant() && side && longer_than_two(t.count.basis) &&
                             t.count.a == Rational::make(1) && t.count.b == Rational::make(0);
   if ((!once && !where_longer) || s >= t.slots.size() || t.slots[s].empty()) return std::nullopt;
   Label l{0, 0, 0};

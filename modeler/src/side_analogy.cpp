@@ -140,7 +140,11 @@ bool silent_at(const GroupModel& g, const std::vector<std::int64_t>& at) {
   return true;
 }
 
-using Signature = std::vector<std::tuple<mpi::Function, std::string, Role, int>>;
+/// What makes two groups the same calls of an exchange, whatever dimension it steps along.
+using GroupKey = std::tuple<mpi::Function, std::string, Role, int>;
+using Signature = std::vector<GroupKey>;
+
+GroupKey key_of(const GroupModel& g) { return {g.function, g.call, g.role, g.slots}; }
 
 /// What a source block is: the groups also made where the side was 2 (`base`), those made only where it was
 /// longer (`extra`), and the signature of the base, which the same exchange along another dimension has.
@@ -201,7 +205,7 @@ std::optional<Source> source_of(const std::vector<GroupModel>& groups, const Blo
       s.extra.push_back(g);
     } else {
       s.base.push_back(g);
-      s.signature.emplace_back(gm.function, gm.call, gm.role, gm.slots);
+      s.signature.push_back(key_of(gm));
     }
   }
   if (!depends || s.extra.empty() || s.base.empty() || s.extra.front() < s.base.front()) return std::nullopt;
@@ -211,7 +215,7 @@ std::optional<Source> source_of(const std::vector<GroupModel>& groups, const Blo
 Signature signature_of(const std::vector<GroupModel>& groups, const Block& b) {
   Signature out;
   for (std::size_t g = b.first; g <= b.last; ++g) {
-    out.emplace_back(groups[g].function, groups[g].call, groups[g].role, groups[g].slots);
+    out.push_back(key_of(groups[g]));
   }
   return out;
 }

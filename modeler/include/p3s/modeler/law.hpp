@@ -68,6 +68,8 @@ enum class Basis : std::uint8_t {
 /// For a face basis, the two sides of MPI_Dims_create(n, 3) it multiplies (p_b, p_c, the lower dimension first);
 /// nullopt for other bases or where n is no whole number >= 1.
 [[nodiscard]] std::optional<std::array<double, 2>> face_sides(Basis face, double n);
+/// Whether a basis is whether a side is longer than 2 ([dims3(n)[0] > 2] and the like).
+[[nodiscard]] bool longer_than_two(Basis basis) noexcept;
 /// The side of a grid a basis follows: for dims2(n)[d], dims3(n)[d] and their [... > 2] indicators, the grid's
 /// dimensions (2 or 3) and d; nullopt for other bases.
 [[nodiscard]] std::optional<std::pair<int, std::size_t>> side_of(Basis basis) noexcept;
