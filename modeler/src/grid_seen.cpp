@@ -34,6 +34,109 @@ bool steps_along(const GroupModel& g, std::size_t d) {
   return false;
 }
 
+/// The groups of pm stepping along dimension d of the phase's grid, as "[g] call, ...".
+std::string stepping_along(const PhaseModel& pm, std::size_t d) {
+  const GridSeen& seen = *pm.grid_seen;
+  std::string names;
+  for (std::size_t g = 0; g < pm.groups.size(); ++g) {
+    const GroupModel& gm = pm.groups[g];
+    if (!steps_along(gm, d) || gm.pattern.cases.front().program.frame != seen.frame ||
+        gm.pattern.cases.front().program.layout.box != seen.box) {
+      continue;
+    }
+    names += (names.empty() ? "" : ", ") + ("[" + std::to_string(g) + "] " + gm.call);
+  }
+  return names;
+}
+
+/// The caveat on groups whose message sizes follow their law only on average or approximately, if any.
+std::optional<std::string> approximate_sizes_caveat(const PhaseModel& pm) {
+  const std::vector<std::uint32_t> sizes = pm.approximate_sizes();
+  if (sizes.empty()) return std::nullopt;
+  double miss = 0;
+  double spread = 0;
+  std::string names;
+  for (const std::uint32_t g : sizes) {
+    names += (names.empty() ? "" : ", ") + ("[" + std::to_string(g) + "] " + pm.groups[g].call);
+    for (const std::vector<TermTraits>& per_case : pm.groups[g].traits) {
+      for (const TermTraits& t : per_case) {
+        for (std::size_t s = 0; s < 2; ++s) {
+          miss = std::max(miss, t.bytes[s].max_rel_error);
+          spread = std::max(spread, t.rank_spread[s]);
+        }
+      }
+    }
+  }
+  char text[160];
+  std::snprintf(text, sizeof text,
+                "the best misses a fitted run by up to %.1f %%, and within one run the sizes differ "
+                "from rank to rank by up to %.1f %%",
+                100 * miss, 100 * spread);
+  return "the message sizes of " + names +
+         (miss > kSizeTolerance ? " follow no law in n within 0.5 % of every fitted run ("
+                                : " follow their law in n only on average over the ranks (") +
+         text + (spread > kSizeTolerance ? ": they depend on each rank's data, not on n alone)" : ")");
+}
+
+/// Along a periodic side of 2 a step forward and a step back reach the same rank: the fitted runs cannot show which
+/// way a code steps along it. The steps are given an order (orient.hpp) and their sends and receives meet, but the
+/// code may step the other way: the same messages, between mirrored ranks. One caveat per such side longer at n.
+std::vector<std::string> direction_caveats(const PhaseModel& pm, std::int64_t n) {
+  const GridSeen& seen = *pm.grid_seen;
+  const auto dims = static_cast<std::size_t>(frame_dims(seen.frame));
+  const std::vector<int> sides = grid_sides(seen.frame, n, GridLayout{0, seen.box});
+  std::vector<std::string> out;
+  bool longer_elsewhere = false;
+  for (std::size_t d = 0; d < dims; ++d) longer_elsewhere = longer_elsewhere || seen.longest[d] > 2;
+  for (std::size_t d = 0; d < dims && frame_periodic(seen.frame); ++d) {
+    if (sides[d] <= 2 || seen.longest[d] > 2) continue;
+    const std::string names = stepping_along(pm, d);
+    if (names.empty()) continue;
+    const std::string direction = longer_elsewhere ? "the one the phase's steps along its longer sides take"
+                                                   : "one the fit chose, each send meeting its receive";
+    out.push_back("along dimension " + std::to_string(d) + " of the " + std::string(frame_name(seen.frame)) +
+                  " grid the side is " + std::to_string(sides[d]) + " at n = " + std::to_string(n) +
+                  ", but at most 2 in the fitted runs, where a step either way reaches the same rank: the direction "
+                  "of the steps of " +
+                  names + " is " + direction +
+                  "; the code may step the other way (the same messages, between mirrored ranks)");
+  }
+  return out;
+}
+
+/// Where a longer side added calls along one dimension, the sides longer at n than in any fitted run along the
+/// others: calls inferred there (GridSeen::follows), or calls the model may miss.
+std::vector<std::string> added_calls_caveats(const PhaseModel& pm, std::int64_t n) {
+  const GridSeen& seen = *pm.grid_seen;
+  const auto dims = static_cast<std::size_t>(frame_dims(seen.frame));
+  const std::vector<int> sides = grid_sides(seen.frame, n, GridLayout{0, seen.box});
+  std::vector<std::string> out;
+  std::optional<std::size_t> adding;  // a dimension along which longer sides added calls
+  for (std::size_t d = 0; d < dims; ++d) {
+    if (seen.longer_adds_calls[d]) adding = adding.value_or(d);
+  }
+  if (!adding) return out;
+  for (std::size_t d = 0; d < dims; ++d) {
+    if (sides[d] <= 2 || seen.longest[d] > 2 || d == *adding) continue;
+    const std::string names = stepping_along(pm, d);
+    if (names.empty()) continue;
+    const std::string where = "along dimension " + std::to_string(d) + " of the " +
+                              std::string(frame_name(seen.frame)) + " grid the side is " + std::to_string(sides[d]) +
+                              " at n = " + std::to_string(n) + ", but at most " + std::to_string(seen.longest[d]) +
+                              " in the fitted runs; along dimension ";
+    if (seen.follows[d] >= 0) {
+      out.push_back(where + std::to_string(seen.follows[d]) +
+                    " a side longer than 2 made more calls than a side of 2, and the same exchanges along dimension " +
+                    std::to_string(d) + " (" + names + ") are predicted to make them too: inferred, not seen");
+      continue;
+    }
+    out.push_back(where + std::to_string(*adding) +
+                  " a side longer than 2 made more calls than a side of 2, so the groups stepping along dimension " +
+                  std::to_string(d) + " (" + names + ") may make calls the model does not predict");
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::uint32_t> PhaseModel::approximate_sizes() const {
@@ -64,89 +167,12 @@ std::vector<std::string> PhaseModel::caveats(std::int64_t n, const std::vector<s
   }
   if (std::optional<std::string> uneven = detail::uneven_sizes(*this, n, fitted_n)) out.push_back(std::move(*uneven));
   if (std::optional<std::string> negative = detail::negative_laws(*this, n)) out.push_back(std::move(*negative));
-  const std::vector<std::uint32_t> sizes = approximate_sizes();
-  if (!sizes.empty()) {
-    double miss = 0;
-    double spread = 0;
-    std::string names;
-    for (const std::uint32_t g : sizes) {
-      names += (names.empty() ? "" : ", ") + ("[" + std::to_string(g) + "] " + groups[g].call);
-      for (const std::vector<TermTraits>& per_case : groups[g].traits) {
-        for (const TermTraits& t : per_case) {
-          for (std::size_t s = 0; s < 2; ++s) {
-            miss = std::max(miss, t.bytes[s].max_rel_error);
-            spread = std::max(spread, t.rank_spread[s]);
-          }
-        }
-      }
-    }
-    char text[160];
-    std::snprintf(text, sizeof text,
-                  "the best misses a fitted run by up to %.1f %%, and within one run the sizes differ "
-                  "from rank to rank by up to %.1f %%",
-                  100 * miss, 100 * spread);
-    out.push_back("the message sizes of " + names +
-                  (miss > kSizeTolerance ? " follow no law in n within 0.5 % of every fitted run ("
-                                         : " follow their law in n only on average over the ranks (") +
-                  text + (spread > kSizeTolerance ? ": they depend on each rank's data, not on n alone)" : ")"));
-  }
+  if (std::optional<std::string> sizes = approximate_sizes_caveat(*this)) out.push_back(std::move(*sizes));
   if (!grid_seen || n < 1) return out;
-  const GridSeen& seen = *grid_seen;
-  const auto dims = static_cast<std::size_t>(frame_dims(seen.frame));
-  const std::vector<int> sides = grid_sides(seen.frame, n, GridLayout{0, seen.box});
-  const auto stepping = [&](std::size_t d) {  // the groups stepping along dimension d of the phase's grid
-    std::string names;
-    for (std::size_t g = 0; g < groups.size(); ++g) {
-      const GroupModel& gm = groups[g];
-      if (!steps_along(gm, d) || gm.pattern.cases.front().program.frame != seen.frame ||
-          gm.pattern.cases.front().program.layout.box != seen.box) {
-        continue;
-      }
-      names += (names.empty() ? "" : ", ") + ("[" + std::to_string(g) + "] " + gm.call);
-    }
-    return names;
-  };
-  // Along a periodic side of 2 a step forward and a step back reach the same rank: the fitted runs cannot show
-  // which way a code steps along it. The steps are given an order (orient.hpp) and their sends and receives meet,
-  // but the code may step the other way: the same messages, between mirrored ranks.
-  bool longer_elsewhere = false;
-  for (std::size_t d = 0; d < dims; ++d) longer_elsewhere = longer_elsewhere || seen.longest[d] > 2;
-  for (std::size_t d = 0; d < dims && frame_periodic(seen.frame); ++d) {
-    if (sides[d] <= 2 || seen.longest[d] > 2) continue;
-    const std::string names = stepping(d);
-    if (names.empty()) continue;
-    const std::string direction = longer_elsewhere ? "the one the phase's steps along its longer sides take"
-                                                   : "one the fit chose, each send meeting its receive";
-    out.push_back("along dimension " + std::to_string(d) + " of the " + std::string(frame_name(seen.frame)) +
-                  " grid the side is " + std::to_string(sides[d]) + " at n = " + std::to_string(n) +
-                  ", but at most 2 in the fitted runs, where a step either way reaches the same rank: the direction "
-                  "of the steps of " +
-                  names + " is " + direction +
-                  "; the code may step the other way (the same messages, between mirrored ranks)");
-  }
-  std::optional<std::size_t> adding;  // a dimension along which longer sides added calls
-  for (std::size_t d = 0; d < dims; ++d) {
-    if (seen.longer_adds_calls[d]) adding = adding.value_or(d);
-  }
-  if (!adding) return out;
-  for (std::size_t d = 0; d < dims; ++d) {
-    if (sides[d] <= 2 || seen.longest[d] > 2 || d == *adding) continue;
-    const std::string names = stepping(d);
-    if (names.empty()) continue;
-    const std::string where = "along dimension " + std::to_string(d) + " of the " +
-                              std::string(frame_name(seen.frame)) + " grid the side is " + std::to_string(sides[d]) +
-                              " at n = " + std::to_string(n) + ", but at most " + std::to_string(seen.longest[d]) +
-                              " in the fitted runs; along dimension ";
-    if (seen.follows[d] >= 0) {
-      out.push_back(where + std::to_string(seen.follows[d]) +
-                    " a side longer than 2 made more calls than a side of 2, and the same exchanges along dimension " +
-                    std::to_string(d) + " (" + names + ") are predicted to make them too: inferred, not seen");
-      continue;
-    }
-    out.push_back(where + std::to_string(*adding) +
-                  " a side longer than 2 made more calls than a side of 2, so the groups stepping along dimension " +
-                  std::to_string(d) + " (" + names + ") may make calls the model does not predict");
-  }
+  const std::vector<std::string> direction = direction_caveats(*this, n);
+  out.insert(out.end(), direction.begin(), direction.end());
+  const std::vector<std::string> added = added_calls_caveats(*this, n);
+  out.insert(out.end(), added.begin(), added.end());
   return out;
 }
 

@@ -600,6 +600,84 @@ bool weighted_fit2(std::span<const double> f, std::span<const double> g, std::sp
 /// Errors below this are rounding: laws within it reproduce the samples exactly.
 constexpr double kExact = 1e-9;
 
+namespace {
+
+/// Block laws with a margin along one side k of the face: W/(p_b p_c) + W m/p_other, linear in W and W m.
+std::vector<RegressionLaw> one_side_margins(std::span<const Sample> samples, Basis face,
+                                            const std::vector<std::array<double, 2>>& sides,
+                                            const std::vector<double>& w, double scale) {
+  std::vector<RegressionLaw> found;
+  for (std::size_t k = 0; k < 2; ++k) {
+    std::vector<double> f;
+    std::vector<double> g;
+    for (const std::array<double, 2>& p : sides) {
+      f.push_back(1 / (p[0] * p[1]));
+      g.push_back(1 / p[1 - k]);
+    }
+    double a = 0;
+    double b = 0;
+    if (!weighted_fit2(f, g, samples, w, a, b) || a == 0 || !(b / a > 0)) continue;  // ghost layers add points
+    std::array<double, 2> margins{0, 0};
+    margins[k] = b / a;
+    found.push_back(block_law(face, a, margins, samples, scale));
+  }
+  return found;
+}
+
+/// The margins m that make samples i and j of a block law with the same margin along both sides: the ratio of two
+/// samples of v = W (x + m y + m^2), x = 1/(p_b p_c), y = 1/p_b + 1/p_c, is a quadratic in m.
+std::vector<double> margin_roots(std::span<const Sample> samples, const std::vector<std::array<double, 2>>& sides,
+                                 std::size_t i, std::size_t j) {
+  const double xi = 1 / (sides[i][0] * sides[i][1]);
+  const double xj = 1 / (sides[j][0] * sides[j][1]);
+  const double yi = 1 / sides[i][0] + 1 / sides[i][1];
+  const double yj = 1 / sides[j][0] + 1 / sides[j][1];
+  const double vi = samples[i].value;
+  const double vj = samples[j].value;
+  // vi (xj + m yj + m^2) = vj (xi + m yi + m^2)
+  const double qa = vi - vj;
+  const double qb = vi * yj - vj * yi;
+  const double qc = vi * xj - vj * xi;
+  std::vector<double> roots;
+  if (std::abs(qa) <= 1e-12 * std::max(std::abs(vi), std::abs(vj))) {
+    if (qb != 0) roots.push_back(-qc / qb);
+  } else {
+    const double disc = qb * qb - 4 * qa * qc;
+    if (disc >= 0) {
+      roots.push_back((-qb + std::sqrt(disc)) / (2 * qa));
+      roots.push_back((-qb - std::sqrt(disc)) / (2 * qa));
+    }
+  }
+  return roots;
+}
+
+/// Block laws with the same margin m along both sides, one per root of each pair of samples of different faces
+/// (margin_roots()), W by least squares.
+std::vector<RegressionLaw> equal_margins(std::span<const Sample> samples, Basis face,
+                                         const std::vector<std::array<double, 2>>& sides, const std::vector<double>& w,
+                                         double scale) {
+  std::vector<RegressionLaw> found;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    for (std::size_t j = i + 1; j < samples.size(); ++j) {
+      if (sides[i] == sides[j]) continue;
+      for (const double m : margin_roots(samples, sides, i, j)) {
+        if (!std::isfinite(m) || !(m > 0)) continue;
+        double num = 0;
+        double den = 0;
+        for (std::size_t k = 0; k < samples.size(); ++k) {
+          const double h = (1 / sides[k][0] + m) * (1 / sides[k][1] + m);
+          num += w[k] * h * samples[k].value;
+          den += w[k] * h * h;
+        }
+        if (den > 0) found.push_back(block_law(face, num / den, {m, m}, samples, scale));
+      }
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
 std::optional<RegressionLaw> fit_block_face(std::span<const Sample> samples, Basis face, double tolerance) {
   check_samples(samples, "block face fit");
   double scale = 0;
@@ -620,60 +698,9 @@ std::optional<RegressionLaw> fit_block_face(std::span<const Sample> samples, Bas
     const double d = std::max(std::abs(s.value), kZeroFloor * scale);
     w.push_back(1.0 / (d * d));
   }
-  std::vector<RegressionLaw> found;
-  // A margin along one side k: W/(p_b p_c) + W m/p_other, linear in W and W m.
-  for (std::size_t k = 0; k < 2; ++k) {
-    std::vector<double> f;
-    std::vector<double> g;
-    for (const std::array<double, 2>& p : sides) {
-      f.push_back(1 / (p[0] * p[1]));
-      g.push_back(1 / p[1 - k]);
-    }
-    double a = 0;
-    double b = 0;
-    if (!weighted_fit2(f, g, samples, w, a, b) || a == 0 || !(b / a > 0)) continue;  // ghost layers add points
-    std::array<double, 2> margins{0, 0};
-    margins[k] = b / a;
-    found.push_back(block_law(face, a, margins, samples, scale));
-  }
-  // The same margin m along both: v = W (x + m y + m^2), x = 1/(p_b p_c), y = 1/p_b + 1/p_c. The ratio of two
-  // samples is a quadratic in m; each root gives W by least squares.
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    for (std::size_t j = i + 1; j < samples.size(); ++j) {
-      if (sides[i] == sides[j]) continue;
-      const double xi = 1 / (sides[i][0] * sides[i][1]);
-      const double xj = 1 / (sides[j][0] * sides[j][1]);
-      const double yi = 1 / sides[i][0] + 1 / sides[i][1];
-      const double yj = 1 / sides[j][0] + 1 / sides[j][1];
-      const double vi = samples[i].value;
-      const double vj = samples[j].value;
-      // vi (xj + m yj + m^2) = vj (xi + m yi + m^2)
-      const double qa = vi - vj;
-      const double qb = vi * yj - vj * yi;
-      const double qc = vi * xj - vj * xi;
-      std::vector<double> roots;
-      if (std::abs(qa) <= 1e-12 * std::max(std::abs(vi), std::abs(vj))) {
-        if (qb != 0) roots.push_back(-qc / qb);
-      } else {
-        const double disc = qb * qb - 4 * qa * qc;
-        if (disc >= 0) {
-          roots.push_back((-qb + std::sqrt(disc)) / (2 * qa));
-          roots.push_back((-qb - std::sqrt(disc)) / (2 * qa));
-        }
-      }
-      for (const double m : roots) {
-        if (!std::isfinite(m) || !(m > 0)) continue;
-        double num = 0;
-        double den = 0;
-        for (std::size_t k = 0; k < samples.size(); ++k) {
-          const double h = (1 / sides[k][0] + m) * (1 / sides[k][1] + m);
-          num += w[k] * h * samples[k].value;
-          den += w[k] * h * h;
-        }
-        if (den > 0) found.push_back(block_law(face, num / den, {m, m}, samples, scale));
-      }
-    }
-  }
+  std::vector<RegressionLaw> found = one_side_margins(samples, face, sides, w, scale);
+  const std::vector<RegressionLaw> both = equal_margins(samples, face, sides, w, scale);
+  found.insert(found.end(), both.begin(), both.end());
   // The closest; where several reproduce the samples exactly (two faces only), the same margin along both sides,
   // as a code that sends its face with every ghost layer does.
   const auto key = [](const RegressionLaw& law) {
