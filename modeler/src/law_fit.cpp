@@ -246,90 +246,89 @@ bool weighted_fit3(std::span<const double> h1, std::span<const double> h2, std::
   return std::all_of(x.begin(), x.end(), [](double v) { return std::isfinite(v); });
 }
 
+// The halo form's parameters (offset, coefficient, coefficient2) by least squares; false where it does not apply.
+bool fit_halo(RegressionLaw& law, std::span<const Sample> samples, std::span<const double> w, double scale) {
+  std::vector<double> h1(samples.size());
+  std::vector<double> h2(samples.size());
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    h1[i] = 1.0 / basis_value(law.basis, samples[i].n);
+    h2[i] = face_rim(law.basis, samples[i].n);
+    if (!std::isfinite(h1[i]) || !std::isfinite(h2[i])) return false;
+  }
+  // Three parameters fit any three faces exactly: the halo is claimed only from four or more.
+  std::set<std::pair<double, double>> faces;
+  for (std::size_t i = 0; i < samples.size(); ++i) faces.insert({h1[i], h2[i]});
+  if (faces.size() < 4) return false;
+  std::array<double, 3> x{};
+  if (!weighted_fit3(h1, h2, samples, w, x)) return false;
+  law.offset = std::abs(x[0]) <= kSnapTolerance * scale ? 0.0 : snap(x[0]);
+  law.coefficient = snap(x[1]);
+  law.coefficient2 = snap(x[2]);
+  return law.coefficient != 0 && law.coefficient2 != 0;  // else a simpler form, tried before
+}
+
+// The power form c*n^p: log|v| = log|c| + p*log(n), which needs values of one sign, none zero, and n > 0.
+bool fit_power(RegressionLaw& law, std::span<const Sample> samples) {
+  const double sign = samples[0].value < 0 ? -1.0 : 1.0;
+  double sx = 0;
+  double sy = 0;
+  for (const Sample& s : samples) {
+    if (!(s.n > 0) || !(s.value * sign > 0)) return false;
+    sx += std::log(s.n);
+    sy += std::log(s.value * sign);
+  }
+  const auto count = static_cast<double>(samples.size());
+  const double xbar = sx / count;
+  const double ybar = sy / count;
+  double sxx = 0;
+  double sxy = 0;
+  for (const Sample& s : samples) {
+    sxx += (std::log(s.n) - xbar) * (std::log(s.n) - xbar);
+    sxy += (std::log(s.n) - xbar) * (std::log(s.value * sign) - ybar);
+  }
+  if (!(sxx > 0)) return false;
+  law.exponent = sxy / sxx;
+  law.coefficient = snap(sign * std::exp(ybar - law.exponent * xbar));
+  return true;
+}
+
+// The constant, linear and inverse forms (offset + c*g(n), offset + c/g(n)); false where they do not apply.
+bool fit_linear(RegressionLaw& law, const Candidate& cand, std::span<const Sample> samples, std::span<const double> w,
+                double scale, bool median) {
+  std::vector<double> h(samples.size(), 1.0);
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const double g = basis_value(cand.basis, samples[i].n);
+    h[i] = cand.form == RegressionForm::Inverse ? 1.0 / g : g;
+    if (!std::isfinite(h[i])) return false;  // g undefined, or an inverse basis that is 0 at some n (log2(1), n-1 at 1)
+  }
+  double offset = 0;
+  double c = 0;
+  if (cand.form == RegressionForm::Constant) {
+    if (!weighted_fit(h, samples, w, false, offset, c)) return false;
+    law.offset = snap(median ? median_of(samples) : c);
+    return true;
+  }
+  if (!weighted_fit(h, samples, w, cand.with_offset, offset, c)) return false;
+  law.coefficient = snap(c);
+  // An offset that is rounding noise next to the values is no offset.
+  law.offset = std::abs(offset) <= kSnapTolerance * scale ? 0.0 : snap(offset);
+  return law.coefficient != 0;  // else that is the constant law, tried first
+}
+
 // Fits one candidate form; nullopt when it does not apply to these samples.
 std::optional<RegressionLaw> fit_candidate(const Candidate& cand, std::span<const Sample> samples,
                                            std::span<const double> w, double scale, bool median) {
   RegressionLaw law;
   law.form = cand.form;
   law.basis = cand.basis;
-  if (cand.form == RegressionForm::Halo) {
-    std::vector<double> h1(samples.size());
-    std::vector<double> h2(samples.size());
-    for (std::size_t i = 0; i < samples.size(); ++i) {
-      h1[i] = 1.0 / basis_value(cand.basis, samples[i].n);
-      h2[i] = face_rim(cand.basis, samples[i].n);
-      if (!std::isfinite(h1[i]) || !std::isfinite(h2[i])) return std::nullopt;
-    }
-    // Three parameters fit any three faces exactly: the halo is claimed only from four or more.
-    std::set<std::pair<double, double>> faces;
-    for (std::size_t i = 0; i < samples.size(); ++i) faces.insert({h1[i], h2[i]});
-    if (faces.size() < 4) return std::nullopt;
-    std::array<double, 3> x{};
-    if (!weighted_fit3(h1, h2, samples, w, x)) return std::nullopt;
-    law.offset = std::abs(x[0]) <= kSnapTolerance * scale ? 0.0 : snap(x[0]);
-    law.coefficient = snap(x[1]);
-    law.coefficient2 = snap(x[2]);
-    if (law.coefficient == 0 || law.coefficient2 == 0) return std::nullopt;  // a simpler form, tried before
-  } else if (cand.form == RegressionForm::Power) {
-    // log|v| = log|c| + p*log(n): needs values of one sign, none zero, and n > 0.
-    const double sign = samples[0].value < 0 ? -1.0 : 1.0;
-    double sx = 0;
-    double sy = 0;
-    for (const Sample& s : samples) {
-      if (!(s.n > 0) || !(s.value * sign > 0)) {
-        return std::nullopt;
-      }
-      sx += std::log(s.n);
-      sy += std::log(s.value * sign);
-    }
-    const auto count = static_cast<double>(samples.size());
-    const double xbar = sx / count;
-    const double ybar = sy / count;
-    double sxx = 0;
-    double sxy = 0;
-    for (const Sample& s : samples) {
-      sxx += (std::log(s.n) - xbar) * (std::log(s.n) - xbar);
-      sxy += (std::log(s.n) - xbar) * (std::log(s.value * sign) - ybar);
-    }
-    if (!(sxx > 0)) {
-      return std::nullopt;
-    }
-    law.exponent = sxy / sxx;
-    law.coefficient = snap(sign * std::exp(ybar - law.exponent * xbar));
-  } else {
-    std::vector<double> h(samples.size(), 1.0);
-    for (std::size_t i = 0; i < samples.size(); ++i) {
-      const double g = basis_value(cand.basis, samples[i].n);
-      h[i] = cand.form == RegressionForm::Inverse ? 1.0 / g : g;
-      if (!std::isfinite(h[i])) {
-        return std::nullopt;  // g undefined, or an inverse basis that is 0 at some n (log2(1), n-1 at 1)
-      }
-    }
-    double offset = 0;
-    double c = 0;
-    if (cand.form == RegressionForm::Constant) {
-      if (!weighted_fit(h, samples, w, false, offset, c)) {
-        return std::nullopt;
-      }
-      law.offset = snap(median ? median_of(samples) : c);
-    } else {
-      if (!weighted_fit(h, samples, w, cand.with_offset, offset, c)) {
-        return std::nullopt;
-      }
-      law.coefficient = snap(c);
-      // An offset that is rounding noise next to the values is no offset.
-      law.offset = std::abs(offset) <= kSnapTolerance * scale ? 0.0 : snap(offset);
-      if (law.coefficient == 0) {
-        return std::nullopt;  // that is the constant law, tried first
-      }
-    }
-  }
+  const bool fitted = cand.form == RegressionForm::Halo    ? fit_halo(law, samples, w, scale)
+                      : cand.form == RegressionForm::Power ? fit_power(law, samples)
+                                                           : fit_linear(law, cand, samples, w, scale, median);
+  if (!fitted) return std::nullopt;
   double sum = 0;
   for (const Sample& s : samples) {
     const double e = relative_error(law.value_at(s.n), s.value, scale);
-    if (!std::isfinite(e)) {
-      return std::nullopt;
-    }
+    if (!std::isfinite(e)) return std::nullopt;
     law.max_rel_error = std::max(law.max_rel_error, e);
     sum += e;
   }

@@ -278,14 +278,15 @@ std::optional<std::size_t> donor_of(const std::vector<GroupModel>& groups, const
   return std::nullopt;
 }
 
-/// The phase with the target block given the source's calls; false, the phase untouched, where that cannot be done
-/// without changing what some rank of a fitted run made.
-bool extend(PhaseModel& pm, const Source& src, const Block& target, std::size_t d0,
-            const std::vector<std::int64_t>& fitted_n) {
+/// A source group of the block -> the target's (by old index).
+using Counterparts = std::map<std::size_t, std::size_t>;
+
+/// The target block's groups with the source's laws moved from dimension d0 to the target's; nullopt where the moved
+/// laws do not make what the target made at every fitted n.
+std::optional<std::vector<GroupModel>> moved_laws(const PhaseModel& pm, const Source& src, const Block& target,
+                                                  std::size_t d0, const std::vector<std::int64_t>& fitted_n) {
   const std::vector<GroupModel>& groups = pm.groups;
   const std::size_t d1 = target.axis;
-  std::map<std::size_t, std::size_t> counterpart;  // a source group -> the target's (old index)
-  for (std::size_t i = 0; i < src.base.size(); ++i) counterpart[src.base[i]] = target.first + i;
   std::vector<GroupModel> changed(groups.begin() + static_cast<std::ptrdiff_t>(target.first),
                                   groups.begin() + static_cast<std::ptrdiff_t>(target.last) + 1);
   for (std::size_t i = 0; i < src.base.size(); ++i) {
@@ -294,25 +295,31 @@ bool extend(PhaseModel& pm, const Source& src, const Block& target, std::size_t 
     if (from.role == Role::PointToPoint) {
       const Program& program = from.pattern.cases.front().program;
       if (followed(program).empty()) continue;  // the same along every side: the target's own pattern stands
-      if (!same_terms(from, to)) return false;
+      if (!same_terms(from, to)) return std::nullopt;
       const Pattern moved{{{RankPredicate{}, swapped(program, d0, d1)}}};
-      if (!same_at(moved, to.pattern, fitted_n)) return false;
+      if (!same_at(moved, to.pattern, fitted_n)) return std::nullopt;
       to.pattern = moved;
     } else if (!from.per_request && !from.per_batch && !from.count.is_constant()) {
       const ExactLaw moved = swapped(from.count, d0, d1, frame_dims(pm.grid_seen->frame));
       for (const std::int64_t n : fitted_n) {
-        if (moved.integer_at(n) != to.count.integer_at(n)) return false;
+        if (moved.integer_at(n) != to.count.integer_at(n)) return std::nullopt;
       }
       to.count = moved;
     }
   }
-  // The calls only a longer side makes, each after the group it follows in the source block, as the source makes
-  // them along the target's dimension, with the sizes and communicator of the target's messages of that function.
-  std::map<std::size_t, std::vector<std::size_t>> after;  // target offset -> source extras placed after it
+  return changed;
+}
+
+/// Where the calls only a longer side makes go: per target offset, the source extras placed after it (each after the
+/// group it follows in the source block); nullopt where one would fall inside a loop's body.
+std::optional<std::map<std::size_t, std::vector<std::size_t>>> extras_after(const PhaseModel& pm, const Source& src,
+                                                                            const Block& target,
+                                                                            const Counterparts& counterpart) {
+  std::map<std::size_t, std::vector<std::size_t>> after;
   std::size_t last = target.first;
   for (std::size_t g = *std::min_element(src.base.begin(), src.base.end()); g <= src.extra.back(); ++g) {
     if (counterpart.contains(g)) {
-      last = counterpart[g];
+      last = counterpart.at(g);
     } else if (std::find(src.extra.begin(), src.extra.end(), g) != src.extra.end()) {
       after[last - target.first].push_back(g);
     }
@@ -320,46 +327,67 @@ bool extend(PhaseModel& pm, const Source& src, const Block& target, std::size_t 
   for (const PhaseLoop& l : pm.loops) {
     for (const auto& [offset, extras] : after) {
       const std::size_t at = target.first + offset;
-      if (at >= l.first && at + 1 < l.first + l.groups) return false;  // inside a loop's body
+      if (at >= l.first && at + 1 < l.first + l.groups) return std::nullopt;
     }
   }
+  return after;
+}
+
+/// The phase's groups renumbered: where each old group went, and each inserted copy of a source extra.
+struct Renumbering {
+  std::vector<std::size_t> old_to_new;
+  std::map<std::size_t, std::size_t> made;  ///< a source extra -> its copy's new index
+};
+
+/// The groups with the target's changed, and a copy of each source extra after the target group it follows, made
+/// along the target's dimension with the sizes and communicator of the target's own messages of that function.
+std::vector<GroupModel> with_extras(const std::vector<GroupModel>& groups, const Source& src, const Block& target,
+                                    std::size_t d0, std::vector<GroupModel> changed,
+                                    const std::map<std::size_t, std::vector<std::size_t>>& after,
+                                    const Counterparts& counterpart, Renumbering& numbers) {
   std::vector<GroupModel> out;
-  std::vector<std::size_t> old_to_new(groups.size());
-  std::map<std::size_t, std::size_t> made;  // a source extra -> its copy's new index
+  numbers.old_to_new.assign(groups.size(), 0);
   for (std::size_t g = 0; g < groups.size(); ++g) {
-    old_to_new[g] = out.size();
+    numbers.old_to_new[g] = out.size();
     const bool in_target = g >= target.first && g <= target.last;
-    out.push_back(in_target ? changed[g - target.first] : groups[g]);
+    out.push_back(in_target ? std::move(changed[g - target.first]) : groups[g]);
     if (!in_target) continue;
     const auto extras = after.find(g - target.first);
     if (extras == after.end()) continue;
     for (const std::size_t x : extras->second) {
       GroupModel copy = groups[x];
       if (copy.role == Role::PointToPoint) {
-        copy.pattern.cases.front().program = swapped(copy.pattern.cases.front().program, d0, d1);
+        copy.pattern.cases.front().program = swapped(copy.pattern.cases.front().program, d0, target.axis);
         // The target's own messages of this function: the last base group before the extra that makes them.
         if (const std::optional<std::size_t> i = donor_of(groups, src, x)) {
-          const GroupModel& donor = groups[counterpart[src.base[*i]]];
+          const GroupModel& donor = groups[counterpart.at(src.base[*i])];
           if (same_terms(copy, donor)) {
             copy.traits = donor.traits;
             copy.comm = donor.comm;
           }
         }
       }
-      made[x] = out.size();
+      numbers.made[x] = out.size();
       out.push_back(std::move(copy));
     }
   }
-  const auto renumber = [&](std::uint32_t g) { return static_cast<std::uint32_t>(old_to_new[g]); };
+  return out;
+}
+
+/// The references to groups (completions, loops, work classes' cases and bursts) renumbered; a copy's completions
+/// refer to the copies of the source's requests, or to the target's counterparts of them.
+void renumber_references(PhaseModel& pm, std::vector<GroupModel>& out, const Renumbering& numbers,
+                         const Counterparts& counterpart) {
+  const auto renumber = [&](std::uint32_t g) { return static_cast<std::uint32_t>(numbers.old_to_new[g]); };
   for (std::size_t k = 0; k < out.size(); ++k) {
-    const bool copy =
-        std::find_if(made.begin(), made.end(), [k](const auto& m) { return m.second == k; }) != made.end();
+    const bool copy = std::find_if(numbers.made.begin(), numbers.made.end(),
+                                   [k](const auto& m) { return m.second == k; }) != numbers.made.end();
     for (std::vector<RequestRef>& call : out[k].completes) {
       for (RequestRef& ref : call) {
         if (!copy) {
           ref.group = renumber(ref.group);
-        } else if (made.contains(ref.group)) {
-          ref.group = static_cast<std::uint32_t>(made[ref.group]);
+        } else if (numbers.made.contains(ref.group)) {
+          ref.group = static_cast<std::uint32_t>(numbers.made.at(ref.group));
         } else {
           ref.group = renumber(static_cast<std::uint32_t>(counterpart.at(ref.group)));
         }
@@ -371,14 +399,32 @@ bool extend(PhaseModel& pm, const Source& src, const Block& target, std::size_t 
     l.first = renumber(l.first);
     l.groups = end - l.first;
   }
+  const std::size_t old_groups = numbers.old_to_new.size();
   for (WorkClass& w : pm.work) {
     std::vector<std::uint32_t> cases(out.size(), 0);
-    for (std::size_t g = 0; g < w.cases.size() && g < groups.size(); ++g) cases[old_to_new[g]] = w.cases[g];
+    for (std::size_t g = 0; g < w.cases.size() && g < old_groups; ++g) cases[numbers.old_to_new[g]] = w.cases[g];
     w.cases = std::move(cases);
     for (BurstModel& b : w.bursts) {
       if (b.group >= 0) b.group = static_cast<std::int32_t>(renumber(static_cast<std::uint32_t>(b.group)));
     }
   }
+}
+
+/// The phase with the target block given the source's calls; false, the phase untouched, where that cannot be done
+/// without changing what some rank of a fitted run made.
+bool extend(PhaseModel& pm, const Source& src, const Block& target, std::size_t d0,
+            const std::vector<std::int64_t>& fitted_n) {
+  Counterparts counterpart;
+  for (std::size_t i = 0; i < src.base.size(); ++i) counterpart[src.base[i]] = target.first + i;
+  std::optional<std::vector<GroupModel>> changed = moved_laws(pm, src, target, d0, fitted_n);
+  if (!changed) return false;
+  const std::optional<std::map<std::size_t, std::vector<std::size_t>>> after =
+      extras_after(pm, src, target, counterpart);
+  if (!after) return false;
+  Renumbering numbers;
+  std::vector<GroupModel> out =
+      with_extras(pm.groups, src, target, d0, std::move(*changed), *after, counterpart, numbers);
+  renumber_references(pm, out, numbers, counterpart);
   pm.groups = std::move(out);
   return true;
 }
