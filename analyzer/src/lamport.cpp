@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <optional>
 #include <queue>
 #include <stdexcept>
 #include <tuple>
@@ -206,118 +207,145 @@ class Engine {
   /// Performs one action; false when the location must wait.
   bool act(std::size_t i, const Action& a) {
     Loc& l = locs_[i];
-    std::uint64_t tick = 0;
+    std::optional<std::uint64_t> tick = 0;  // empty: the location must wait
     switch (a.kind) {
-      case mpi::ActionKind::Send: {
-        tick = ++l.clock;
-        if (a.peer < 0) {
-          ++unresolved_;
-          break;
-        }
-        channels_[ChannelKey{a.comm, l.rank, a.peer, a.tag}].push_back({tick, a.bytes, i, l.op_index});
-        ++in_flight_;
-        result_.max_in_flight = std::max(result_.max_in_flight, in_flight_);
-        wake_channel(ChannelKey{a.comm, l.rank, a.peer, a.tag});
+      case mpi::ActionKind::Send:
+        tick = send(i, a);
         break;
-      }
-      case mpi::ActionKind::Recv: {
-        if (a.peer < 0) {  // a peer the definitions cannot resolve: no match possible, a local event
-          ++unresolved_;
-          tick = ++l.clock;
-          break;
-        }
-        const ChannelKey key{a.comm, a.peer, l.rank, a.tag};
-        auto it = channels_.find(key);
-        if (it == channels_.end() || it->second.empty()) {
-          l.wait = Wait::Message;
-          l.wait_channel = key;
-          msg_waiters_[key].push_back(i);
-          return false;
-        }
-        auto& queue = it->second;
-        // FIFO, but a message of the receive's size first: a later-posted receive completed earlier by
-        // Waitany/Testany matched the later message, whose size it reports.
-        auto m = std::find_if(queue.begin(), queue.end(), [&](const Message& x) { return x.bytes == a.bytes; });
-        if (m == queue.end()) m = queue.begin();
-        tick = l.clock = std::max(l.clock, m->clock) + 1;
-        queue.erase(m);
-        if (queue.empty()) channels_.erase(it);
-        --in_flight_;
-        ++result_.messages;
+      case mpi::ActionKind::Recv:
+        tick = receive(i, a);
         break;
-      }
-      case mpi::ActionKind::Collective: {
-        const std::uint32_t size = comm_size_(a.comm);
-        if (size <= 1) {  // MPI_COMM_SELF, or a communicator of unknown size: nothing to wait for
-          tick = ++l.clock;
-          break;
-        }
-        if (!l.coll_arrived) {
-          const CollKey key{a.comm, next_seq(l, a)};
-          CollectiveInstance& c = colls_[key];
-          c.max_clock = std::max(c.max_clock, l.clock);
-          if (++c.arrived == size) {
-            c.complete = true;
-            wake_collective(key);
-          }
-          l.coll_arrived = true;
-          l.wait_coll = key;
-        }
-        CollectiveInstance& c = colls_[l.wait_coll];
-        if (!c.complete) {
-          l.wait = Wait::Collective;
-          coll_waiters_[l.wait_coll].push_back(i);
-          return false;
-        }
-        tick = l.clock = c.max_clock + 1;
-        l.coll_arrived = false;
-        if (++c.consumed == size) colls_.erase(l.wait_coll);
+      case mpi::ActionKind::Collective:
+        tick = collective(i, a);
         break;
-      }
-      case mpi::ActionKind::NbCollRequest: {
-        // Starting a non-blocking collective contributes the clock; it is not an event of its own.
-        const std::uint32_t size = comm_size_(a.comm);
-        if (a.comm == kNoRef || size <= 1) return true;  // never completed, or nothing to synchronise with
-        const CollKey key{a.comm, next_seq(l, a)};
-        CollectiveInstance& c = colls_[key];
-        c.max_clock = std::max(c.max_clock, l.clock);
-        if (++c.arrived == size) {
-          c.complete = true;
-          wake_collective(key);
-        }
-        l.nb_requests[a.request] = key;
+      case mpi::ActionKind::NbCollRequest:
+        start_nb_collective(l, a);
         return true;
-      }
-      case mpi::ActionKind::NbCollComplete: {
-        const auto req = l.nb_requests.find(a.request);
-        const std::uint32_t size = comm_size_(a.comm);
-        if (req == l.nb_requests.end() || size <= 1) {
-          tick = ++l.clock;
-          break;
-        }
-        CollectiveInstance& c = colls_[req->second];
-        if (!c.complete) {
-          l.wait = Wait::Collective;
-          l.wait_coll = req->second;
-          coll_waiters_[req->second].push_back(i);
-          return false;
-        }
-        tick = l.clock = std::max(l.clock, c.max_clock) + 1;
-        if (++c.consumed == size) colls_.erase(req->second);
-        l.nb_requests.erase(req);
+      case mpi::ActionKind::NbCollComplete:
+        tick = complete_nb_collective(i, a);
         break;
-      }
       case mpi::ActionKind::IrecvPost:
       case mpi::ActionKind::IsendComplete:
       case mpi::ActionKind::Cancelled:
         return true;
     }
+    if (!tick) return false;
+    record_event(l, a, *tick);
+    return true;
+  }
+
+  /// A send: an event of its own, and a message on its channel. Returns its tick.
+  std::uint64_t send(std::size_t i, const Action& a) {
+    Loc& l = locs_[i];
+    const std::uint64_t tick = ++l.clock;
+    if (a.peer < 0) {
+      ++unresolved_;
+      return tick;
+    }
+    channels_[ChannelKey{a.comm, l.rank, a.peer, a.tag}].push_back({tick, a.bytes, i, l.op_index});
+    ++in_flight_;
+    result_.max_in_flight = std::max(result_.max_in_flight, in_flight_);
+    wake_channel(ChannelKey{a.comm, l.rank, a.peer, a.tag});
+    return tick;
+  }
+
+  /// A receive: matches the first message of its channel. Returns its tick, or nothing while no message is there.
+  std::optional<std::uint64_t> receive(std::size_t i, const Action& a) {
+    Loc& l = locs_[i];
+    if (a.peer < 0) {  // a peer the definitions cannot resolve: no match possible, a local event
+      ++unresolved_;
+      return ++l.clock;
+    }
+    const ChannelKey key{a.comm, a.peer, l.rank, a.tag};
+    auto it = channels_.find(key);
+    if (it == channels_.end() || it->second.empty()) {
+      l.wait = Wait::Message;
+      l.wait_channel = key;
+      msg_waiters_[key].push_back(i);
+      return std::nullopt;
+    }
+    auto& queue = it->second;
+    // FIFO, but a message of the receive's size first: a later-posted receive completed earlier by
+    // Waitany/Testany matched the later message, whose size it reports.
+    auto m = std::find_if(queue.begin(), queue.end(), [&](const Message& x) { return x.bytes == a.bytes; });
+    if (m == queue.end()) m = queue.begin();
+    const std::uint64_t tick = l.clock = std::max(l.clock, m->clock) + 1;
+    queue.erase(m);
+    if (queue.empty()) channels_.erase(it);
+    --in_flight_;
+    ++result_.messages;
+    return tick;
+  }
+
+  /// Counts a member's arrival at a collective with its clock; the last of `size` completes it.
+  void arrive(const CollKey& key, std::uint64_t clock, std::uint32_t size) {
+    CollectiveInstance& c = colls_[key];
+    c.max_clock = std::max(c.max_clock, clock);
+    if (++c.arrived == size) {
+      c.complete = true;
+      wake_collective(key);
+    }
+  }
+
+  /// A blocking collective: its tick follows the highest clock of its members. Returns its tick, or nothing while
+  /// a member has not arrived.
+  std::optional<std::uint64_t> collective(std::size_t i, const Action& a) {
+    Loc& l = locs_[i];
+    const std::uint32_t size = comm_size_(a.comm);
+    if (size <= 1) return ++l.clock;  // MPI_COMM_SELF, or a communicator of unknown size: nothing to wait for
+    if (!l.coll_arrived) {
+      const CollKey key{a.comm, next_seq(l, a)};
+      arrive(key, l.clock, size);
+      l.coll_arrived = true;
+      l.wait_coll = key;
+    }
+    CollectiveInstance& c = colls_[l.wait_coll];
+    if (!c.complete) {
+      l.wait = Wait::Collective;
+      coll_waiters_[l.wait_coll].push_back(i);
+      return std::nullopt;
+    }
+    const std::uint64_t tick = l.clock = c.max_clock + 1;
+    l.coll_arrived = false;
+    if (++c.consumed == size) colls_.erase(l.wait_coll);
+    return tick;
+  }
+
+  /// Starting a non-blocking collective contributes the clock; it is not an event of its own.
+  void start_nb_collective(Loc& l, const Action& a) {
+    const std::uint32_t size = comm_size_(a.comm);
+    if (a.comm == kNoRef || size <= 1) return;  // never completed, or nothing to synchronise with
+    const CollKey key{a.comm, next_seq(l, a)};
+    arrive(key, l.clock, size);
+    l.nb_requests[a.request] = key;
+  }
+
+  /// Completing a non-blocking collective. Returns its tick, or nothing while a member has not started it.
+  std::optional<std::uint64_t> complete_nb_collective(std::size_t i, const Action& a) {
+    Loc& l = locs_[i];
+    const auto req = l.nb_requests.find(a.request);
+    const std::uint32_t size = comm_size_(a.comm);
+    if (req == l.nb_requests.end() || size <= 1) return ++l.clock;
+    CollectiveInstance& c = colls_[req->second];
+    if (!c.complete) {
+      l.wait = Wait::Collective;
+      l.wait_coll = req->second;
+      coll_waiters_[req->second].push_back(i);
+      return std::nullopt;
+    }
+    const std::uint64_t tick = l.clock = std::max(l.clock, c.max_clock) + 1;
+    if (++c.consumed == size) colls_.erase(req->second);
+    l.nb_requests.erase(req);
+    return tick;
+  }
+
+  /// Records the event of the location's current action at `tick`.
+  void record_event(Loc& l, const Action& a, std::uint64_t tick) {
     l.action_ticks[l.next_action] = tick;
     if (l.op_tick == 0) l.op_tick = tick;
     ticks_.add(tick, feature_(l.rank, l.op, a));
     ticks_.note_highest(tick);
     ++result_.events;
-    return true;
   }
 
   /// The collective's number on its communicator: assigned across the threads of a process when the

@@ -132,7 +132,10 @@ std::map<std::string, std::string> archive_properties(const std::string& dir) {
   return props;
 }
 
-RecordResult record(const RecordOptions& o) {
+namespace {
+
+/// Refuses what cannot be recorded: no command, PAPI counters that cannot be read, a missing recorder library.
+void check_record_options(const RecordOptions& o) {
   if (o.command.empty()) throw InputError("p3s record: no command given; usage: p3s record -o DIR -- COMMAND...");
   if (o.counters == CountersRequest::Papi) {
     const CounterProbe probe = probe_counters(CountersRequest::Papi);
@@ -146,10 +149,13 @@ RecordResult record(const RecordOptions& o) {
     throw InputError("p3s record: the recorder library '" + o.preload +
                      "' is missing; reinstall p3s or pass --preload PATH");
   }
-  std::vector<std::string> env = record_environment(o);
-  if (inside_mpi_launch(o.environment)) exec(o, std::move(env));
+}
 
-  const fs::path anchor = fs::path(o.dir) / (std::string(trace::kArchiveName) + ".otf2");
+/// Makes the trace directory ready and takes its lock, which `env` hands to the ranks: refuses a trace already there
+/// unless --force, which removes it and what was derived from it. Returns the lock, held for the whole run.
+std::unique_ptr<DirLock> prepare_directory(const RecordOptions& o, const fs::path& anchor,
+                                           std::vector<std::string>& env) {
+  std::error_code ec;
   if (fs::exists(anchor, ec) && !o.force) {
     throw InputError("p3s record: '" + o.dir + "' already holds a trace (" + anchor.filename().string() +
                      "); choose another -o DIR or pass --force to replace it");
@@ -159,7 +165,7 @@ RecordResult record(const RecordOptions& o) {
   // Held for the whole run; the ranks share it through the token (a job preloading the recorder by hand into DIR
   // meanwhile is refused by its own recorder, and one that holds DIR already makes this record refuse).
   std::string lock_error;
-  const std::unique_ptr<DirLock> lock = DirLock::take(o.dir, "", lock_error);
+  std::unique_ptr<DirLock> lock = DirLock::take(o.dir, "", lock_error);
   if (!lock) throw InputError("p3s record: " + lock_error + "; wait for it to end or choose another -o DIR");
   set(env, "P3S_RECORD_LOCK", lock->token());
   std::string error;
@@ -170,7 +176,11 @@ RecordResult record(const RecordOptions& o) {
     fs::remove(signature, ec);
     if (ec) throw InputError("p3s record: cannot remove '" + signature.string() + "': " + ec.message());
   }
+  return lock;
+}
 
+/// Runs the command in a child process and waits for it to end. Returns its wait status.
+int run_command(const RecordOptions& o, std::vector<std::string>& env) {
   const pid_t child = fork();
   if (child < 0) throw Error(std::string("p3s record: fork failed: ") + std::strerror(errno));
   if (child == 0) exec(o, std::move(env));
@@ -197,7 +207,12 @@ RecordResult record(const RecordOptions& o) {
   sigaction(SIGTERM, &old_term, nullptr);
   sigaction(SIGHUP, &old_hup, nullptr);
   g_child = 0;
+  return status;
+}
 
+/// What the run left: its exit code and archive, rebuilt from the raw logs where the run died before writing it.
+RecordResult run_result(const RecordOptions& o, const fs::path& anchor, int status) {
+  std::error_code ec;
   RecordResult result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   result.archive = anchor.string();
@@ -215,6 +230,18 @@ RecordResult record(const RecordOptions& o) {
   result.archive_written = fs::exists(anchor, ec);
   result.properties = archive_properties(o.dir);
   return result;
+}
+
+}  // namespace
+
+RecordResult record(const RecordOptions& o) {
+  check_record_options(o);
+  std::vector<std::string> env = record_environment(o);
+  if (inside_mpi_launch(o.environment)) exec(o, std::move(env));
+  const fs::path anchor = fs::path(o.dir) / (std::string(trace::kArchiveName) + ".otf2");
+  const std::unique_ptr<DirLock> lock = prepare_directory(o, anchor, env);
+  const int status = run_command(o, env);
+  return run_result(o, anchor, status);
 }
 
 }  // namespace p3s::interpose

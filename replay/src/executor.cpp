@@ -41,6 +41,72 @@ int tag_of(std::uint32_t tag) {
   return static_cast<int>(tag % (static_cast<std::uint32_t>(upper) + 1));
 }
 
+/// Makes a communicator on `comm` with the call the application made one with: making one costs what it cost.
+/// It joins `made` on success.
+int make_communicator(mpi::Function function, MPI_Comm comm, int members, std::vector<MPI_Comm>& made) {
+  MPI_Comm created = MPI_COMM_NULL;
+  int status = MPI_SUCCESS;
+  if (function == mpi::Function::MPI_Comm_split) {
+    status = MPI_Comm_split(comm, 0, 0, &created);
+  } else if (function == mpi::Function::MPI_Cart_create) {
+    const int periodic = 0;
+    status = MPI_Cart_create(comm, 1, &members, &periodic, 0, &created);
+  } else {
+    status = MPI_Comm_dup(comm, &created);
+  }
+  if (status == MPI_SUCCESS) made.push_back(created);
+  return status;
+}
+
+/// Frees the latest communicator of `made` where the application freed one.
+int free_communicator(mpi::Function function, std::vector<MPI_Comm>& made) {
+  int status = MPI_SUCCESS;
+  if (!made.empty() && mpi::kind(function) == mpi::CallKind::CommFree) {
+    status = MPI_Comm_free(&made.back());
+    made.pop_back();
+  }
+  return status;
+}
+
+/// Runs a collective that moves data or synchronises, with `block` bytes per member (reductions as MPI_BOR on
+/// MPI_BYTE) from `in` into `out`. MPI_SUCCESS for one that is local.
+int move_data(mpi::Collective op, char* in, char* out, int block, int root, MPI_Comm comm) {
+  switch (op) {
+    case mpi::Collective::Barrier:
+      return MPI_Barrier(comm);
+    case mpi::Collective::Bcast:
+      return MPI_Bcast(in, block, MPI_BYTE, root, comm);
+    case mpi::Collective::Reduce:
+      return MPI_Reduce(in, out, block, MPI_BYTE, MPI_BOR, root, comm);
+    case mpi::Collective::Allreduce:
+      return MPI_Allreduce(in, out, block, MPI_BYTE, MPI_BOR, comm);
+    case mpi::Collective::Gather:
+    case mpi::Collective::Gatherv:
+      return MPI_Gather(in, block, MPI_BYTE, out, block, MPI_BYTE, root, comm);
+    case mpi::Collective::Scatter:
+    case mpi::Collective::Scatterv:
+      return MPI_Scatter(in, block, MPI_BYTE, out, block, MPI_BYTE, root, comm);
+    case mpi::Collective::Allgather:
+    case mpi::Collective::Allgatherv:
+      return MPI_Allgather(in, block, MPI_BYTE, out, block, MPI_BYTE, comm);
+    case mpi::Collective::Alltoall:
+    case mpi::Collective::Alltoallv:
+    case mpi::Collective::Alltoallw:
+      return MPI_Alltoall(in, block, MPI_BYTE, out, block, MPI_BYTE, comm);
+    case mpi::Collective::ReduceScatter:
+    case mpi::Collective::ReduceScatterBlock:
+      return MPI_Reduce_scatter_block(in, out, block, MPI_BYTE, MPI_BOR, comm);
+    case mpi::Collective::Scan:
+      return MPI_Scan(in, out, block, MPI_BYTE, MPI_BOR, comm);
+    case mpi::Collective::Exscan:
+      return MPI_Exscan(in, out, block, MPI_BYTE, MPI_BOR, comm);
+    case mpi::Collective::Unknown:
+      return MPI_Barrier(comm);
+    default:
+      return MPI_SUCCESS;  // destroying a communicator, allocating: local
+  }
+}
+
 }  // namespace
 
 int count_of(double bytes) { return static_cast<int>(modeler::message_count(bytes)); }
@@ -268,73 +334,19 @@ void Executor::collective(const PredictedCall& call, const PredictedAction& a) {
   char* out = scratch(coll_out_, all);
   int status = MPI_SUCCESS;
   switch (a.collective) {
-    case mpi::Collective::Barrier:
-      status = MPI_Barrier(comm);
-      break;
-    case mpi::Collective::Bcast:
-      status = MPI_Bcast(in, block, MPI_BYTE, root, comm);
-      break;
-    case mpi::Collective::Reduce:
-      status = MPI_Reduce(in, out, block, MPI_BYTE, MPI_BOR, root, comm);
-      break;
-    case mpi::Collective::Allreduce:
-      status = MPI_Allreduce(in, out, block, MPI_BYTE, MPI_BOR, comm);
-      break;
-    case mpi::Collective::Gather:
-    case mpi::Collective::Gatherv:
-      status = MPI_Gather(in, block, MPI_BYTE, out, block, MPI_BYTE, root, comm);
-      break;
-    case mpi::Collective::Scatter:
-    case mpi::Collective::Scatterv:
-      status = MPI_Scatter(in, block, MPI_BYTE, out, block, MPI_BYTE, root, comm);
-      break;
-    case mpi::Collective::Allgather:
-    case mpi::Collective::Allgatherv:
-      status = MPI_Allgather(in, block, MPI_BYTE, out, block, MPI_BYTE, comm);
-      break;
-    case mpi::Collective::Alltoall:
-    case mpi::Collective::Alltoallv:
-    case mpi::Collective::Alltoallw:
-      status = MPI_Alltoall(in, block, MPI_BYTE, out, block, MPI_BYTE, comm);
-      break;
-    case mpi::Collective::ReduceScatter:
-    case mpi::Collective::ReduceScatterBlock:
-      status = MPI_Reduce_scatter_block(in, out, block, MPI_BYTE, MPI_BOR, comm);
-      break;
-    case mpi::Collective::Scan:
-      status = MPI_Scan(in, out, block, MPI_BYTE, MPI_BOR, comm);
-      break;
-    case mpi::Collective::Exscan:
-      status = MPI_Exscan(in, out, block, MPI_BYTE, MPI_BOR, comm);
-      break;
     case mpi::Collective::CreateHandle:
-    case mpi::Collective::CreateHandleAndAllocate: {
-      // The application made a communicator here: making one costs what it cost. It lives until the application
-      // frees one (or the replay ends), as the application's did.
-      MPI_Comm made = MPI_COMM_NULL;
-      if (call.function == mpi::Function::MPI_Comm_split) {
-        status = MPI_Comm_split(comm, 0, 0, &made);
-      } else if (call.function == mpi::Function::MPI_Cart_create) {
-        const int periodic = 0;
-        status = MPI_Cart_create(comm, 1, &members, &periodic, 0, &made);
-      } else {
-        status = MPI_Comm_dup(comm, &made);
-      }
-      if (status == MPI_SUCCESS) made_.push_back(made);
+    case mpi::Collective::CreateHandleAndAllocate:
+      // The application made a communicator here. It lives until the application frees one (or the replay ends),
+      // as the application's did.
+      status = make_communicator(call.function, comm, members, made_);
       break;
-    }
     case mpi::Collective::DestroyHandle:
     case mpi::Collective::DestroyHandleAndDeallocate:
-      if (!made_.empty() && mpi::kind(call.function) == mpi::CallKind::CommFree) {
-        status = MPI_Comm_free(&made_.back());
-        made_.pop_back();
-      }
-      break;
-    case mpi::Collective::Unknown:
-      status = MPI_Barrier(comm);
+      status = free_communicator(call.function, made_);
       break;
     default:
-      break;  // destroying a communicator, allocating: local
+      status = move_data(a.collective, in, out, block, root, comm);
+      break;
   }
   check(status, call);
 }

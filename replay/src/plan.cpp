@@ -250,6 +250,112 @@ modeler::PredictedRank rank_from(const json& line, const ReplayPlan& plan) {
   return r;
 }
 
+/// Refuses a header that is not an executable trace this p3s can replay: a logical trace, or one written without the
+/// check that its calls match.
+void check_st4np_header(const json& h, const std::filesystem::path& header_path) {
+  const int version = checked_schema_version(
+      h, header_path, {"header", 1, modeler::kLt4ncSchemaVersion, "replay it with the p3s that wrote it"});
+  if (version < modeler::kFirstSt4npSchemaVersion || h.value("kind", std::string()) != "st4np") {
+    throw InputError(
+        "it is a logical trace without burst times (written with --logical, or by an earlier p3s); "
+        "write the ST4NP with `p3s predict app.model --np N -o DIR`");
+  }
+  // `p3s predict` checks a trace before writing it; one that was not checked could hang the replay.
+  if (version < modeler::kFirstCheckedLt4ncSchemaVersion || !h.contains("consistency")) {
+    throw InputError(
+        "it was written by an earlier p3s, which did not check that its messages, collectives and requests "
+        "match; write it again with `p3s predict app.model --np N -o DIR`");
+  }
+}
+
+/// The header's facts about the run: its ranks (those of the job, `n`), application, limits, work metric and the
+/// rule of its MPI's dims.
+void read_run_facts(const json& h, std::int64_t n, ReplayPlan& plan) {
+  plan.processes = h.at("processes").get<std::int64_t>();
+  if (plan.processes != n) {
+    throw InputError("it is a trace of " + std::to_string(plan.processes) + " ranks, and the job has " +
+                     std::to_string(n) + "; run p3s-replay with " + std::to_string(plan.processes) + " ranks");
+  }
+  plan.application = h.at("inputs").value("application", std::string());
+  if (h.contains("limits") && h.at("limits").is_object()) {
+    modeler::ModelLimits limits;
+    limits.other_threads_share = h.at("limits").value("other_threads_share", 0.0);
+    if (const std::optional<std::string> threads = modeler::threads_note(limits)) plan.notes.push_back(*threads);
+  }
+  plan.work_metric = h.value("work_metric", std::string());
+  plan.dims_rule = modeler::dims_rule_named(h.value("dims_rule", std::string("openmpi"))).value_or(plan.dims_rule);
+}
+
+/// The header's communicators, owned by the plan.
+void read_communicators(const json& h, ReplayPlan& plan) {
+  for (const json& c : h.at("communicators")) {
+    auto m = std::make_unique<modeler::CommModel>();
+    m->kind = modeler::comm_kind_named(c.at("kind").get<std::string>()).value_or(modeler::CommModel::Kind::World);
+    if (c.contains("param") && c.at("param").is_number()) {
+      m->param = modeler::ExactLaw::constant(modeler::Rational::make(c.at("param").get<std::int64_t>()));
+    }
+    if (c.contains("created_by") && c.at("created_by").is_string()) {
+      m->created_by = mpi::function_named(c.at("created_by").get<std::string>());
+    }
+    plan.comms.push_back(m.get());
+    plan.owned.push_back(std::move(m));
+  }
+}
+
+/// The header's phases, with a note for each repaired one. Returns their ids, in the plan's order.
+std::vector<std::uint32_t> read_phases(const json& h, ReplayPlan& plan) {
+  std::vector<std::uint32_t> ids;
+  for (const json& p : h.at("phases")) {
+    const auto id = p.at("id").get<std::uint32_t>();
+    ids.push_back(id);
+    const std::string calls = p.at("calls").get<std::string>();
+    plan.phases.push_back({id, calls, main_loop(calls), 0, {}});
+    if (p.contains("repair") && p.at("repair").is_object()) plan.notes.push_back(repair_note(id, p.at("repair")));
+  }
+  return ids;
+}
+
+/// The plan's index of the phase with id `id`.
+std::uint32_t phase_index(const std::vector<std::uint32_t>& ids, std::uint32_t id) {
+  const auto it = std::find(ids.begin(), ids.end(), id);
+  if (it == ids.end()) throw InputError("the order names phase " + std::to_string(id) + ", which it lacks");
+  return static_cast<std::uint32_t>(it - ids.begin());
+}
+
+/// The header's order of phases: each phase with its count of instances.
+void read_order(const json& h, const std::vector<std::uint32_t>& ids, ReplayPlan& plan) {
+  for (const json& e : h.at("order")) {
+    // A count below zero would be read as 2^64 less it.
+    if (!e.is_array() || e.size() != 2 || !e.at(0).is_number_unsigned() || !e.at(1).is_number_unsigned()) {
+      throw InputError("its phase order holds " + json_excerpt(e) +
+                       " where a phase and its count of instances (whole numbers >= 0) belong");
+    }
+    plan.order.push_back({phase_index(ids, e.at(0).get<std::uint32_t>()), e.at(1).get<std::uint64_t>()});
+  }
+}
+
+/// The rank's own lines (`text`, one per phase): what it replays of each phase. Refuses a line of another rank and
+/// a phase without its line.
+void read_rank_lines(const std::string& text, const std::vector<std::uint32_t>& ids, std::int64_t rank,
+                     ReplayPlan& plan) {
+  std::istringstream lines(text);
+  std::vector<bool> seen(plan.phases.size(), false);
+  for (std::string line; std::getline(lines, line);) {
+    const json j = parse_input(line);
+    if (j.at("rank").get<std::int64_t>() != rank)
+      throw InputError("its index points rank " + std::to_string(rank) + " at another's lines");
+    const std::size_t phase = phase_index(ids, j.at("phase").get<std::uint32_t>());
+    plan.phases.at(phase).rank = rank_from(j, plan);
+    seen.at(phase) = true;
+  }
+  for (std::size_t p = 0; p < seen.size(); ++p) {
+    if (!seen[p]) {
+      throw InputError("its index leaves rank " + std::to_string(rank) + " without its line of phase " +
+                       std::to_string(plan.phases[p].id) + "; write it again with `p3s predict -o`");
+    }
+  }
+}
+
 }  // namespace
 
 ReplayPlan plan_from_st4np(const std::filesystem::path& dir, std::int64_t n, std::int64_t rank) {
@@ -265,83 +371,14 @@ ReplayPlan plan_from_st4np(const std::filesystem::path& dir, std::int64_t n, std
   plan.source = dir.string();
   try {
     const json h = parse_input(in);
-    const int version = checked_schema_version(
-        h, header_path, {"header", 1, modeler::kLt4ncSchemaVersion, "replay it with the p3s that wrote it"});
-    if (version < modeler::kFirstSt4npSchemaVersion || h.value("kind", std::string()) != "st4np") {
-      throw InputError(
-          "it is a logical trace without burst times (written with --logical, or by an earlier p3s); "
-          "write the ST4NP with `p3s predict app.model --np N -o DIR`");
-    }
-    // `p3s predict` checks a trace before writing it; one that was not checked could hang the replay.
-    if (version < modeler::kFirstCheckedLt4ncSchemaVersion || !h.contains("consistency")) {
-      throw InputError(
-          "it was written by an earlier p3s, which did not check that its messages, collectives and requests "
-          "match; write it again with `p3s predict app.model --np N -o DIR`");
-    }
-    plan.processes = h.at("processes").get<std::int64_t>();
-    if (plan.processes != n) {
-      throw InputError("it is a trace of " + std::to_string(plan.processes) + " ranks, and the job has " +
-                       std::to_string(n) + "; run p3s-replay with " + std::to_string(plan.processes) + " ranks");
-    }
-    plan.application = h.at("inputs").value("application", std::string());
-    if (h.contains("limits") && h.at("limits").is_object()) {
-      modeler::ModelLimits limits;
-      limits.other_threads_share = h.at("limits").value("other_threads_share", 0.0);
-      if (const std::optional<std::string> threads = modeler::threads_note(limits)) plan.notes.push_back(*threads);
-    }
-    plan.work_metric = h.value("work_metric", std::string());
-    plan.dims_rule = modeler::dims_rule_named(h.value("dims_rule", std::string("openmpi"))).value_or(plan.dims_rule);
-    for (const json& c : h.at("communicators")) {
-      auto m = std::make_unique<modeler::CommModel>();
-      m->kind = modeler::comm_kind_named(c.at("kind").get<std::string>()).value_or(modeler::CommModel::Kind::World);
-      if (c.contains("param") && c.at("param").is_number()) {
-        m->param = modeler::ExactLaw::constant(modeler::Rational::make(c.at("param").get<std::int64_t>()));
-      }
-      if (c.contains("created_by") && c.at("created_by").is_string()) {
-        m->created_by = mpi::function_named(c.at("created_by").get<std::string>());
-      }
-      plan.comms.push_back(m.get());
-      plan.owned.push_back(std::move(m));
-    }
-    std::vector<std::uint32_t> ids;
-    for (const json& p : h.at("phases")) {
-      const auto id = p.at("id").get<std::uint32_t>();
-      ids.push_back(id);
-      const std::string calls = p.at("calls").get<std::string>();
-      plan.phases.push_back({id, calls, main_loop(calls), 0, {}});
-      if (p.contains("repair") && p.at("repair").is_object()) plan.notes.push_back(repair_note(id, p.at("repair")));
-    }
-    const auto index_of = [&ids](std::uint32_t id) {
-      const auto it = std::find(ids.begin(), ids.end(), id);
-      if (it == ids.end()) throw InputError("the order names phase " + std::to_string(id) + ", which it lacks");
-      return static_cast<std::uint32_t>(it - ids.begin());
-    };
-    for (const json& e : h.at("order")) {
-      // A count below zero would be read as 2^64 less it.
-      if (!e.is_array() || e.size() != 2 || !e.at(0).is_number_unsigned() || !e.at(1).is_number_unsigned()) {
-        throw InputError("its phase order holds " + json_excerpt(e) +
-                         " where a phase and its count of instances (whole numbers >= 0) belong");
-      }
-      plan.order.push_back({index_of(e.at(0).get<std::uint32_t>()), e.at(1).get<std::uint64_t>()});
-    }
+    check_st4np_header(h, header_path);
+    read_run_facts(h, n, plan);
+    read_communicators(h, plan);
+    const std::vector<std::uint32_t> ids = read_phases(h, plan);
+    read_order(h, ids, plan);
     check_order(plan);
     weigh(plan);
-    std::istringstream lines(rank_text(dir, h, n, rank));
-    std::vector<bool> seen(plan.phases.size(), false);
-    for (std::string line; std::getline(lines, line);) {
-      const json j = parse_input(line);
-      if (j.at("rank").get<std::int64_t>() != rank)
-        throw InputError("its index points rank " + std::to_string(rank) + " at another's lines");
-      const std::size_t phase = index_of(j.at("phase").get<std::uint32_t>());
-      plan.phases.at(phase).rank = rank_from(j, plan);
-      seen.at(phase) = true;
-    }
-    for (std::size_t p = 0; p < seen.size(); ++p) {
-      if (!seen[p]) {
-        throw InputError("its index leaves rank " + std::to_string(rank) + " without its line of phase " +
-                         std::to_string(plan.phases[p].id) + "; write it again with `p3s predict -o`");
-      }
-    }
+    read_rank_lines(rank_text(dir, h, n, rank), ids, rank, plan);
     check_sizes(plan, rank);
   } catch (const nlohmann::json::exception& e) {
     throw InputError("ST4NP '" + dir.string() + "' cannot be read (" + e.what() +
