@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "p3s/analyzer/signature.hpp"
 #include "p3s/modeler/model.hpp"
 
 namespace p3s::modeler::detail {

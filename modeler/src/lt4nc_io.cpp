@@ -161,7 +161,7 @@ std::string index_bytes(const std::vector<std::uint64_t>& offsets) {
 /// the stretches of the others keep their counts (the model's limits say which).
 json order_json(const Model& model, std::int64_t n) {
   json order = json::array();
-  for (const analyzer::PhaseRunEntry& e : order_at(model, n)) order.push_back(json::array({e.phase, e.count}));
+  for (const PhaseRun& e : order_at(model, n)) order.push_back(json::array({e.phase, e.count}));
   return order;
 }
 
@@ -194,10 +194,10 @@ json approximate_json(const PhaseModel& pm, std::int64_t n) {
 
 }  // namespace
 
-std::vector<analyzer::PhaseRunEntry> order_at(const Model& model, std::int64_t n) {
-  std::vector<analyzer::PhaseRunEntry> order;
+std::vector<PhaseRun> order_at(const Model& model, std::int64_t n) {
+  std::vector<PhaseRun> order;
   const std::vector<std::uint32_t>& fixed = model.limits.fixed_count_phases;
-  for (const analyzer::PhaseRunEntry& e : model.order) {
+  for (const PhaseRun& e : model.order) {
     const bool keeps = std::find(fixed.begin(), fixed.end(), e.phase) != fixed.end();
     const PhaseModel& pm = model.phases.at(e.phase);
     order.push_back({e.phase, keeps ? e.count : static_cast<std::uint64_t>(pm.weight_at(n))});

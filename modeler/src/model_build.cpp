@@ -177,7 +177,7 @@ ModelLimits limits_of(const Model& m, std::span<const Run> runs) {
     if (all > 0) l.other_threads_share = std::max(l.other_threads_share, others / all);
   }
   std::map<std::uint32_t, int> stretches;
-  for (const analyzer::PhaseRunEntry& e : m.order) ++stretches[e.phase];
+  for (const PhaseRun& e : m.order) ++stretches[e.phase];
   for (const auto& [phase, count] : stretches) {
     if (count > 1) l.fixed_count_phases.push_back(phase);
   }

@@ -436,7 +436,7 @@ void write_model(const Model& m, const std::filesystem::path& path) {
   json phases = json::array();
   for (const PhaseModel& p : m.phases) phases.push_back(phase_json(p));
   json order = json::array();
-  for (const analyzer::PhaseRunEntry& e : m.order) order.push_back(json::array({e.phase, e.count}));
+  for (const PhaseRun& e : m.order) order.push_back(json::array({e.phase, e.count}));
   json j{
       {"schema_version", m.schema_version},
       {"tool", m.tool},

@@ -53,7 +53,7 @@ std::vector<std::string> require_time(const modeler::Model& model) {
 
 /// The weight at n of each phase: its instances over the order's stretches.
 void weigh(ReplayPlan& plan) {
-  for (const analyzer::PhaseRunEntry& e : plan.order) {
+  for (const modeler::PhaseRun& e : plan.order) {
     plan.phases.at(e.phase).weight += static_cast<std::int64_t>(e.count);
   }
 }
@@ -97,7 +97,7 @@ void check_sizes(const ReplayPlan& plan, std::int64_t rank) {
 
 /// Refuses a phase order that replays nothing: no stretch, or no instance in any.
 void check_order(const ReplayPlan& plan) {
-  for (const analyzer::PhaseRunEntry& e : plan.order) {
+  for (const modeler::PhaseRun& e : plan.order) {
     if (e.count > 0) return;
   }
   throw InputError("its phase order has no instance of any phase: there is nothing to replay");

@@ -333,7 +333,7 @@ ReplayResult run_replay(const ReplayPlan& plan, const ReplayOptions& options) {
     MPI_Barrier(MPI_COMM_WORLD);
     const std::int64_t start = detail::now_ns();
     std::int64_t last_end = start;
-    for (const analyzer::PhaseRunEntry& e : plan.order) {
+    for (const modeler::PhaseRun& e : plan.order) {
       if (done[e.phase] || e.count == 0) continue;
       done[e.phase] = true;
       runner.run_phase(plan.phases.at(e.phase), e.count, n, measured[e.phase], last_end);

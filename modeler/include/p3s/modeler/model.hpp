@@ -16,7 +16,6 @@
 #include "p3s/modeler/dims.hpp"
 #include "p3s/modeler/law.hpp"
 #include "p3s/modeler/pattern.hpp"
-#include "p3s/modeler/series.hpp"
 #include "p3s/mpi/vocabulary.hpp"
 
 namespace p3s::modeler {
@@ -370,6 +369,13 @@ struct ModelLimits {
 /// The limits as the model file and the LT4NC write them.
 [[nodiscard]] nlohmann::json limits_json(const ModelLimits& limits);
 
+/// A stretch of the run: `count` instances of phase `phase` in a row (the phase order, in model phase ids).
+struct PhaseRun {
+  std::uint32_t phase = 0;
+  std::uint64_t count = 0;
+  friend bool operator==(const PhaseRun&, const PhaseRun&) = default;
+};
+
 /// An application model: what prediction reads (laws, order, communicators), as written to the model file. What
 /// the fit measured and how well it predicted a held-out run is in its FitReport (p3s/modeler/fit.hpp).
 struct Model {
@@ -396,7 +402,7 @@ struct Model {
   }
   FitOptions options;
   std::vector<PhaseModel> phases;
-  std::vector<analyzer::PhaseRunEntry> order;  ///< the largest run's phase order, in model phase ids
+  std::vector<PhaseRun> order;  ///< the largest run's phase order, in model phase ids
   ModelLimits limits;
 };
 

@@ -84,6 +84,6 @@ class PhasePredictor {
 
 /// The phase order at n: the largest fitted run's, a phase in one stretch taking its weight at n and the stretches
 /// of ModelLimits::fixed_count_phases keeping their counts.
-[[nodiscard]] std::vector<analyzer::PhaseRunEntry> order_at(const Model& model, std::int64_t n);
+[[nodiscard]] std::vector<PhaseRun> order_at(const Model& model, std::int64_t n);
 
 }  // namespace p3s::modeler

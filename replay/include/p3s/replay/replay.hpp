@@ -92,7 +92,7 @@ struct ReplayPlan {
   std::string work_metric;
   modeler::DimsRule dims_rule = modeler::DimsRule::OpenMpi;
   std::vector<PlannedPhase> phases;
-  std::vector<analyzer::PhaseRunEntry> order;  ///< phase = index in `phases`
+  std::vector<modeler::PhaseRun> order;  ///< phase = index in `phases`
   /// Every communicator the actions name, in an order every rank shares (each is built collectively).
   std::vector<const modeler::CommModel*> comms;
   std::vector<std::unique_ptr<modeler::CommModel>> owned;
