@@ -80,50 +80,29 @@ bool TraceDefinitions::written_by_p3s() const { return properties.contains(trace
 
 std::string TraceDefinitions::work_metric() const { return property(trace::property::kWorkMetric).value_or("unknown"); }
 
-std::string_view paradigm_name(Paradigm p) noexcept {
-  switch (p) {
-    case Paradigm::Unknown:
-      return "unknown";
-    case Paradigm::User:
-      return "user";
-    case Paradigm::Compiler:
-      return "compiler";
-    case Paradigm::OpenMp:
-      return "OpenMP";
-    case Paradigm::Mpi:
-      return "MPI";
-    case Paradigm::MeasurementSystem:
-      return "measurement system";
-    case Paradigm::Pthread:
-      return "pthread";
-    case Paradigm::Other:
-      return "other";
-  }
-  return "unknown";
-}
+constexpr NameTable<Paradigm, 8> kParadigmNames{{{{Paradigm::Unknown, "unknown"},
+                                                  {Paradigm::User, "user"},
+                                                  {Paradigm::Compiler, "compiler"},
+                                                  {Paradigm::OpenMp, "OpenMP"},
+                                                  {Paradigm::Mpi, "MPI"},
+                                                  {Paradigm::MeasurementSystem, "measurement system"},
+                                                  {Paradigm::Pthread, "pthread"},
+                                                  {Paradigm::Other, "other"}}}};
+
+std::string_view paradigm_name(Paradigm p) noexcept { return kParadigmNames.name(p, "unknown"); }
 
 bool run_complete(const TraceDefinitions& defs, const std::vector<bool>& left_finalize) {
   if (const std::optional<std::string> said = defs.property(trace::property::kComplete)) return *said == "true";
   return !left_finalize.empty() && std::all_of(left_finalize.begin(), left_finalize.end(), std::identity());
 }
 
-std::string_view comm_kind_name(CommKind k) noexcept {
-  switch (k) {
-    case CommKind::Group:
-      return "group";
-    case CommKind::Self:
-      return "self";
-    case CommKind::Inter:
-      return "inter";
-    case CommKind::Unresolved:
-      return "unresolved";
-  }
-  return "unresolved";
-}
+constexpr NameTable<CommKind, 4> kCommKindNames{{{{CommKind::Group, "group"},
+                                                  {CommKind::Self, "self"},
+                                                  {CommKind::Inter, "inter"},
+                                                  {CommKind::Unresolved, "unresolved"}}}};
 
-std::optional<CommKind> comm_kind_named(std::string_view name) noexcept {
-  constexpr std::array kinds{CommKind::Group, CommKind::Self, CommKind::Inter, CommKind::Unresolved};
-  return value_named(name, kinds, comm_kind_name);
-}
+std::string_view comm_kind_name(CommKind k) noexcept { return kCommKindNames.name(k, "unresolved"); }
+
+std::optional<CommKind> comm_kind_named(std::string_view name) noexcept { return kCommKindNames.value(name); }
 
 }  // namespace p3s::analyzer

@@ -17,39 +17,20 @@ const std::vector<std::uint64_t> kNoStarts;
 
 }  // namespace
 
-std::string_view phase_method_name(PhaseMethod m) noexcept {
-  switch (m) {
-    case PhaseMethod::GlobalTicks:
-      return "global-ticks";
-    case PhaseMethod::ByRank:
-      return "by-rank";
-    case PhaseMethod::Auto:
-      return "auto";
-  }
-  return "global-ticks";
-}
+constexpr NameTable<PhaseMethod, 3> kPhaseMethodNames{
+    {{{PhaseMethod::GlobalTicks, "global-ticks"}, {PhaseMethod::ByRank, "by-rank"}, {PhaseMethod::Auto, "auto"}}}};
 
-std::optional<PhaseMethod> phase_method_named(std::string_view name) noexcept {
-  return value_named(name, std::array{PhaseMethod::GlobalTicks, PhaseMethod::ByRank, PhaseMethod::Auto},
-                     phase_method_name);
-}
+std::string_view phase_method_name(PhaseMethod m) noexcept { return kPhaseMethodNames.name(m, "global-ticks"); }
 
-std::string_view phase_level_name(PhaseLevel l) noexcept {
-  switch (l) {
-    case PhaseLevel::Units:
-      return "units";
-    case PhaseLevel::Outermost:
-      return "outermost-loops";
-    case PhaseLevel::Collectives:
-      return "collectives";
-  }
-  return "units";
-}
+std::optional<PhaseMethod> phase_method_named(std::string_view name) noexcept { return kPhaseMethodNames.value(name); }
 
-std::optional<PhaseLevel> phase_level_named(std::string_view name) noexcept {
-  return value_named(name, std::array{PhaseLevel::Units, PhaseLevel::Outermost, PhaseLevel::Collectives},
-                     phase_level_name);
-}
+constexpr NameTable<PhaseLevel, 3> kPhaseLevelNames{{{{PhaseLevel::Units, "units"},
+                                                      {PhaseLevel::Outermost, "outermost-loops"},
+                                                      {PhaseLevel::Collectives, "collectives"}}}};
+
+std::string_view phase_level_name(PhaseLevel l) noexcept { return kPhaseLevelNames.name(l, "units"); }
+
+std::optional<PhaseLevel> phase_level_named(std::string_view name) noexcept { return kPhaseLevelNames.value(name); }
 
 std::vector<std::uint64_t> phase_weights(const RunPhases& phases) {
   std::vector<std::uint64_t> weight(phases.phase_count, 0);

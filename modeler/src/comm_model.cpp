@@ -17,24 +17,14 @@ std::vector<std::int64_t> CommModel::members(std::int64_t r, std::int64_t n) con
   return out;
 }
 
-std::string_view comm_kind_name(CommModel::Kind kind) noexcept {
-  switch (kind) {
-    case CommModel::Kind::World:
-      return "world";
-    case CommModel::Kind::Self:
-      return "self";
-    case CommModel::Kind::Block:
-      return "block";
-    case CommModel::Kind::Strided:
-      return "strided";
-  }
-  return "world";
-}
+constexpr NameTable<CommModel::Kind, 4> kCommKindNames{{{{CommModel::Kind::World, "world"},
+                                                         {CommModel::Kind::Self, "self"},
+                                                         {CommModel::Kind::Block, "block"},
+                                                         {CommModel::Kind::Strided, "strided"}}}};
 
-std::optional<CommModel::Kind> comm_kind_named(std::string_view name) noexcept {
-  using K = CommModel::Kind;
-  return value_named(name, std::array{K::World, K::Self, K::Block, K::Strided}, comm_kind_name);
-}
+std::string_view comm_kind_name(CommModel::Kind kind) noexcept { return kCommKindNames.name(kind, "world"); }
+
+std::optional<CommModel::Kind> comm_kind_named(std::string_view name) noexcept { return kCommKindNames.value(name); }
 
 std::int64_t CommModel::size_of(std::int64_t r, std::int64_t n) const {
   const std::int64_t p = param.integer_at(n).value_or(0);

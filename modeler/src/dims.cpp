@@ -100,19 +100,11 @@ class Balanced {
 
 }  // namespace
 
-std::string_view dims_rule_name(DimsRule rule) noexcept {
-  switch (rule) {
-    case DimsRule::OpenMpi:
-      return "openmpi";
-    case DimsRule::Mpich:
-      return "mpich";
-  }
-  return "openmpi";
-}
+constexpr NameTable<DimsRule, 2> kDimsRuleNames{{{{DimsRule::OpenMpi, "openmpi"}, {DimsRule::Mpich, "mpich"}}}};
 
-std::optional<DimsRule> dims_rule_named(std::string_view name) noexcept {
-  return value_named(name, std::array{DimsRule::OpenMpi, DimsRule::Mpich}, dims_rule_name);
-}
+std::string_view dims_rule_name(DimsRule rule) noexcept { return kDimsRuleNames.name(rule, "openmpi"); }
+
+std::optional<DimsRule> dims_rule_named(std::string_view name) noexcept { return kDimsRuleNames.value(name); }
 
 std::optional<DimsRule> dims_rule_of_library(std::string_view library) noexcept {
   if (library.find("Open MPI") != std::string_view::npos) return DimsRule::OpenMpi;

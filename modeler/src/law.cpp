@@ -10,6 +10,7 @@
 #include "p3s/modeler/dims.hpp"
 
 #include "p3s/error.hpp"
+#include "p3s/stable_name.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -617,23 +618,14 @@ std::string ExactLaw::to_string() const {
 // ---------------------------------------------------------------------------------------------------------------
 // RegressionLaw
 
-std::string_view form_name(RegressionForm form) noexcept {
-  switch (form) {
-    case RegressionForm::Constant:
-      return "constant";
-    case RegressionForm::Linear:
-      return "linear";
-    case RegressionForm::Inverse:
-      return "inverse";
-    case RegressionForm::Power:
-      return "power";
-    case RegressionForm::Halo:
-      return "halo";
-    case RegressionForm::Block:
-      return "block";
-  }
-  return "?";
-}
+constexpr NameTable<RegressionForm, 6> kFormNames{{{{RegressionForm::Constant, "constant"},
+                                                    {RegressionForm::Linear, "linear"},
+                                                    {RegressionForm::Inverse, "inverse"},
+                                                    {RegressionForm::Power, "power"},
+                                                    {RegressionForm::Halo, "halo"},
+                                                    {RegressionForm::Block, "block"}}}};
+
+std::string_view form_name(RegressionForm form) noexcept { return kFormNames.name(form, "?"); }
 
 double RegressionLaw::value_at(double n) const {
   switch (form) {
@@ -758,14 +750,9 @@ void from_json(const nlohmann::json& j, RegressionLaw& law) {
   check_kind(j, "regression", "regression law");
   RegressionLaw out;
   const auto form = j.find("form");
-  bool known = false;
-  for (const RegressionForm f : {RegressionForm::Constant, RegressionForm::Linear, RegressionForm::Inverse,
-                                 RegressionForm::Power, RegressionForm::Halo, RegressionForm::Block}) {
-    if (form != j.end() && form->is_string() && form->get<std::string>() == form_name(f)) {
-      out.form = f;
-      known = true;
-    }
-  }
+  const std::optional<RegressionForm> known =
+      form != j.end() && form->is_string() ? kFormNames.value(form->get<std::string>()) : std::nullopt;
+  if (known) out.form = *known;
   if (!known) {
     bad_field("regression law", "form", j,
               "one of \"constant\", \"linear\", \"inverse\", \"power\", \"halo\", \"block\"");

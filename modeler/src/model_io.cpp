@@ -393,23 +393,14 @@ FitOptions fit_options_from(const json& j) {
 
 }  // namespace
 
-std::string_view role_name(Role role) noexcept {
-  switch (role) {
-    case Role::PointToPoint:
-      return "p2p";
-    case Role::Completion:
-      return "completion";
-    case Role::Collective:
-      return "collective";
-    case Role::Local:
-      return "local";
-  }
-  return "?";
-}
+constexpr NameTable<Role, 4> kRoleNames{{{{Role::PointToPoint, "p2p"},
+                                          {Role::Completion, "completion"},
+                                          {Role::Collective, "collective"},
+                                          {Role::Local, "local"}}}};
 
-std::optional<Role> role_named(std::string_view name) noexcept {
-  return value_named(name, std::array{Role::PointToPoint, Role::Completion, Role::Collective, Role::Local}, role_name);
-}
+std::string_view role_name(Role role) noexcept { return kRoleNames.name(role, "?"); }
+
+std::optional<Role> role_named(std::string_view name) noexcept { return kRoleNames.value(name); }
 
 json limits_json(const ModelLimits& l) {
   json j{{"threads_per_process", l.threads_per_process},

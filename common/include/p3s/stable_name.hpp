@@ -7,19 +7,35 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "p3s/error.hpp"
 
 namespace p3s {
 
-/// The value among `values` whose stable name (as `name_of` spells it) is `text`; nullopt when none is.
-template <typename E, std::size_t N, typename NameOf>
-[[nodiscard]] std::optional<E> value_named(std::string_view text, const std::array<E, N>& values, NameOf name_of) {
-  for (const E v : values) {
-    if (name_of(v) == text) return v;
+/// An enum's stable names in one table, each value beside its name: the name of a value, and the value of a name.
+template <typename E, std::size_t N>
+struct NameTable {
+  std::array<std::pair<E, std::string_view>, N> entries;
+
+  /// The value's name; `otherwise` for a value the table lacks (none of a valid enum).
+  [[nodiscard]] constexpr std::string_view name(E value, std::string_view otherwise = "?") const noexcept {
+    for (const auto& [v, n] : entries) {
+      if (v == value) return n;
+    }
+    return otherwise;
   }
-  return std::nullopt;
-}
+  /// The value named `text`; nullopt when none is.
+  [[nodiscard]] constexpr std::optional<E> value(std::string_view text) const noexcept {
+    for (const auto& [v, n] : entries) {
+      if (n == text) return v;
+    }
+    return std::nullopt;
+  }
+};
+
+template <typename E, std::size_t N>
+NameTable(std::array<std::pair<E, std::string_view>, N>) -> NameTable<E, N>;
 
 /// The value whose stable name is `text`, as `parse` knows them.
 /// @throws p3s::InputError "unknown <what> '<text>'" when `text` is not one.
