@@ -22,12 +22,14 @@ struct AlignStep {
 /// element first. O(a·b) time and memory.
 template <typename Weight>
 [[nodiscard]] std::vector<AlignStep> align_weighted(std::size_t a, std::size_t b, Weight weight) {
-  // best[i][j]: the greatest weight of a common subsequence of a[i..] and b[j..].
-  std::vector<std::vector<std::uint64_t>> best(a + 1, std::vector<std::uint64_t>(b + 1, 0));
+  // best(i, j): the greatest weight of a common subsequence of a[i..] and b[j..], in one block of memory.
+  const std::size_t row = b + 1;
+  std::vector<std::uint64_t> table((a + 1) * row, 0);
+  const auto best = [&table, row](std::size_t i, std::size_t j) -> std::uint64_t& { return table[i * row + j]; };
   for (std::size_t i = a; i-- > 0;) {
     for (std::size_t j = b; j-- > 0;) {
       const std::uint64_t w = weight(i, j);
-      best[i][j] = std::max({best[i + 1][j], best[i][j + 1], w > 0 ? best[i + 1][j + 1] + w : 0});
+      best(i, j) = std::max({best(i + 1, j), best(i, j + 1), w > 0 ? best(i + 1, j + 1) + w : 0});
     }
   }
   std::vector<AlignStep> steps;
@@ -35,9 +37,9 @@ template <typename Weight>
   std::size_t j = 0;
   while (i < a || j < b) {
     const std::uint64_t w = i < a && j < b ? weight(i, j) : 0;
-    if (w > 0 && best[i][j] == best[i + 1][j + 1] + w) {
+    if (w > 0 && best(i, j) == best(i + 1, j + 1) + w) {
       steps.push_back({i++, j++});
-    } else if (i < a && (j == b || best[i + 1][j] >= best[i][j + 1])) {
+    } else if (i < a && (j == b || best(i + 1, j) >= best(i, j + 1))) {
       steps.push_back({i++, AlignStep::kNone});
     } else {
       steps.push_back({AlignStep::kNone, j++});

@@ -13,6 +13,7 @@
 // wins. Otherwise the candidates are weighed with a penalty for their parameters (leave-one-out error, and AICc,
 // Hurvich & Tsai 1989, where the samples allow it): with three or four noisy runs, the least in-sample error
 // always belongs to the law with most parameters, which then extrapolates the noise.
+#include "p3s/modeler/dims.hpp"
 #include "p3s/modeler/law.hpp"
 
 #include "p3s/error.hpp"
@@ -22,6 +23,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <set>
 #include <string>
 
@@ -447,6 +449,14 @@ std::vector<ExactLaw> fit_exact_all(std::span<const Sample> samples) {
       return {ExactLaw::constant(*c)};
     }
   }
+  // The same points are fitted again and again (every frame, layout and rank class a pattern tries): the laws of
+  // each set of points are kept, per dims rule (the dims bases follow it), in a memo that forgets when full.
+  constexpr std::size_t kMemoLimit = 1 << 14;
+  using MemoKey = std::pair<DimsRule, std::vector<std::pair<double, double>>>;
+  thread_local std::map<MemoKey, std::vector<ExactLaw>> memo;
+  MemoKey key{current_dims_rule(), {}};
+  for (const Sample& s : *points) key.second.emplace_back(s.n, s.value);
+  if (const auto hit = memo.find(key); hit != memo.end()) return hit->second;
   std::vector<ExactLaw> laws;
   for (const std::int64_t max_den : {std::int64_t{1}, kMaxDenominator}) {
     for (const Basis basis : all_bases()) {
@@ -461,6 +471,8 @@ std::vector<ExactLaw> fit_exact_all(std::span<const Sample> samples) {
       }
     }
   }
+  if (memo.size() >= kMemoLimit) memo.clear();
+  memo.emplace(std::move(key), laws);
   return laws;
 }
 

@@ -196,13 +196,18 @@ std::vector<PhaseBox> phase_boxes(std::span<const Run> runs, const RelatedPhase&
     for (const analyzer::SigRank& r : runs[k].signature.phases[rel.ids[k]].ranks) {
       if (r.thread != 0) continue;
       ListObservation o{runs[k].n(), r.rank, {}};
+      // Each exchange with each peer once: whether the peers are steps on a grid does not depend on how often a rank
+      // makes them (a pipeline's rank makes hundreds of calls to its two or four neighbours).
+      std::set<std::pair<std::array<std::int64_t, 2>, std::uint64_t>> seen;
       for (const RankGroup& g : rank_groups(r)) {
         if (g.role != Role::PointToPoint) continue;
         for (const Call& c : g.calls) {
-          o.entries.push_back(c.peers);
           // An exchange is its function and tags, the same at every n.
-          o.keys.push_back(
-              mix64(static_cast<std::uint64_t>(g.function.function) ^ mix64(c.tags[0]) ^ mix64(c.tags[1] + 1)));
+          const std::uint64_t key =
+              mix64(static_cast<std::uint64_t>(g.function.function) ^ mix64(c.tags[0]) ^ mix64(c.tags[1] + 1));
+          if (!seen.insert({c.peers, key}).second) continue;
+          o.entries.push_back(c.peers);
+          o.keys.push_back(key);
         }
       }
       all.push_back(std::move(o));

@@ -252,8 +252,11 @@ std::pair<std::size_t, std::size_t> best_body(const std::vector<Token>& t, std::
     if (runs < 2) continue;
     // Single calls to each function (a recursive halving's steps), or the same exchanges (a wavefront's planes).
     if (rules.steps && runs == b) better(by_step, b, step_iterations(t, first, b, rules.tags));
-    if (directed(t, first, b) && (rules.exchanges == nullptr || rules.exchanges->contains(body_key(t, first, b)))) {
-      better(exchanges, b, iterations(t, first, b, same_exchange));
+    // The cheap test first: most bodies do not repeat.
+    const std::size_t repeated = iterations(t, first, b, same_exchange);
+    if (repeated >= 2 && directed(t, first, b) &&
+        (rules.exchanges == nullptr || rules.exchanges->contains(body_key(t, first, b)))) {
+      better(exchanges, b, repeated);
     }
   }
   return exchanges.first != 0 ? exchanges : by_step;
@@ -274,7 +277,7 @@ std::set<BodyKey> exchange_bodies(const std::vector<RankGroup>& groups) {
   std::set<BodyKey> out;
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     for (std::size_t b = 2; b <= kMaxLoopBody && i + 2 * b <= tokens.size(); ++b) {
-      if (runs_in(tokens, i, b) >= 2 && directed(tokens, i, b) && iterations(tokens, i, b, same_exchange) >= 2) {
+      if (runs_in(tokens, i, b) >= 2 && iterations(tokens, i, b, same_exchange) >= 2 && directed(tokens, i, b)) {
         out.insert(body_key(tokens, i, b));
       }
     }

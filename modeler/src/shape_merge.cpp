@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "align.hpp"
@@ -33,7 +34,8 @@ struct RankLoop {
 /// A rank's calls as the merge aligns them.
 struct RankSequence {
   std::vector<Key> keys;
-  std::vector<double> bytes;  ///< the first slot's size
+  std::vector<std::uint32_t> ids;  ///< each key's number (Interned): the alignment compares numbers
+  std::vector<double> bytes;       ///< the first slot's size
   /// Where a rank folded loops: 1 in a loop, 2 outside (0: the rank folded none).
   std::vector<int> side;
   std::vector<const Call*> calls;
@@ -82,9 +84,30 @@ RankSequence rank_sequence(const std::vector<RankGroup>& groups, Alignment align
   return out;
 }
 
-/// The supersequence of the ranks merged so far.
-struct Supersequence {
+/// The distinct keys of all ranks' calls, numbered, and whether each is a collective's (a pair of them weighs more).
+struct Interned {
   std::vector<Key> keys;
+  std::vector<bool> collective;
+
+  explicit Interned(std::vector<RankSequence>& seqs) {
+    std::map<Key, std::uint32_t> number;
+    for (RankSequence& seq : seqs) {
+      seq.ids.reserve(seq.keys.size());
+      for (const Key& k : seq.keys) {
+        const auto [it, added] = number.try_emplace(k, static_cast<std::uint32_t>(keys.size()));
+        if (added) {
+          keys.push_back(k);
+          collective.push_back(std::get<1>(k) == Role::Collective);
+        }
+        seq.ids.push_back(it->second);
+      }
+    }
+  }
+};
+
+/// The supersequence of the ranks merged so far, as key numbers (Interned).
+struct Supersequence {
+  std::vector<std::uint32_t> keys;
   std::vector<std::map<std::int64_t, double>> sizes_at;  ///< per position: run -> the size placed there first
   /// Per position, where a rank that folded loops placed a call first: 1 in a loop, 2 outside (0: none did). Of the
   /// alignments pairing as many calls, the one pairing most calls on the same side of a loop's end wins: the face's
@@ -98,24 +121,28 @@ struct Supersequence {
   /// most calls with the same message size as the call a rank of the same run placed there wins: where a rank skips
   /// some of several exchanges alike but for their sizes (a multigrid level only some ranks hold), the sizes of its
   /// run tell which it skipped.
-  void merge(std::size_t r, const RankSequence& seq, std::int64_t run) {
-    std::vector<Key> merged;
+  void merge(std::size_t r, const RankSequence& seq, std::int64_t run, const Interned& interned) {
+    std::vector<std::uint32_t> merged;
     std::vector<std::map<std::int64_t, double>> merged_sizes;
     std::vector<int> merged_side;
     std::vector<std::size_t> old_to_new(keys.size());
     std::vector<std::size_t> mine(seq.keys.size());
+    // The size a rank of this run placed at each position, looked up once.
+    std::vector<std::optional<double>> placed(keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (const auto it = sizes_at[i].find(run); it != sizes_at[i].end()) placed[i] = it->second;
+    }
     const auto weight = [&](std::size_t i, std::size_t j) -> std::uint64_t {
-      if (keys[i] != seq.keys[j]) return 0;
-      const auto placed = sizes_at[i].find(run);
-      return (std::get<1>(keys[i]) == Role::Collective ? kCollective : kPair) +
+      if (keys[i] != seq.ids[j]) return 0;
+      return (interned.collective[keys[i]] ? kCollective : kPair) +
              (side_at[i] != 0 && side_at[i] == seq.side[j] ? kSameSide : 0) +
-             (placed != sizes_at[i].end() && placed->second == seq.bytes[j] ? 1 : 0);
+             (placed[i] && *placed[i] == seq.bytes[j] ? 1 : 0);
     };
     for (const AlignStep& step : align_weighted(keys.size(), seq.keys.size(), weight)) {
       const bool ours = step.a != AlignStep::kNone;
       if (ours) old_to_new[step.a] = merged.size();
       if (step.b != AlignStep::kNone) mine[step.b] = merged.size();
-      merged.push_back(ours ? keys[step.a] : seq.keys[step.b]);
+      merged.push_back(ours ? keys[step.a] : seq.ids[step.b]);
       merged_sizes.push_back(ours ? std::move(sizes_at[step.a]) : std::map<std::int64_t, double>{});
       if (step.b != AlignStep::kNone) merged_sizes.back().try_emplace(run, seq.bytes[step.b]);
       const int side = ours ? side_at[step.a] : 0;
@@ -161,12 +188,13 @@ std::vector<bool> loop_cuts(const Supersequence& merged, const std::vector<RankS
 
 /// The shape's groups (its runs of calls to one function, cut where loop_cuts() says or, for Alignment::TagRuns,
 /// where the tag changes), and the group of each supersequence position.
-std::vector<std::size_t> cut_groups(const std::vector<Key>& keys, const std::vector<bool>& cut, Alignment alignment,
-                                    Shape& out) {
-  std::vector<std::size_t> group_of(keys.size());
-  for (std::size_t k = 0; k < keys.size(); ++k) {
-    const std::pair<FunctionKey, Role> fn{std::get<0>(keys[k]), std::get<1>(keys[k])};
-    const bool retagged = alignment == Alignment::TagRuns && k > 0 && std::get<2>(keys[k]) != std::get<2>(keys[k - 1]);
+std::vector<std::size_t> cut_groups(const Supersequence& merged, const Interned& interned, const std::vector<bool>& cut,
+                                    Alignment alignment, Shape& out) {
+  std::vector<std::size_t> group_of(merged.keys.size());
+  const auto key = [&](std::size_t k) -> const Key& { return interned.keys[merged.keys[k]]; };
+  for (std::size_t k = 0; k < merged.keys.size(); ++k) {
+    const std::pair<FunctionKey, Role> fn{std::get<0>(key(k)), std::get<1>(key(k))};
+    const bool retagged = alignment == Alignment::TagRuns && k > 0 && std::get<2>(key(k)) != std::get<2>(key(k - 1));
     if (out.groups.empty() || out.groups.back() != fn || cut[k] || retagged) out.groups.push_back(fn);
     group_of[k] = out.groups.size() - 1;
   }
@@ -256,11 +284,12 @@ Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alig
   for (std::size_t r = 0; r < ranks.size(); ++r) order[r] = r;
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return seqs[a].calls.size() > seqs[b].calls.size(); });
+  const Interned interned(seqs);
   Supersequence merged;
   merged.positions.resize(ranks.size());
-  for (const std::size_t r : order) merged.merge(r, seqs[r], r < runs.size() ? runs[r] : 0);
+  for (const std::size_t r : order) merged.merge(r, seqs[r], r < runs.size() ? runs[r] : 0, interned);
   Shape out;
-  const std::vector<std::size_t> group_of = cut_groups(merged.keys, loop_cuts(merged, seqs), alignment, out);
+  const std::vector<std::size_t> group_of = cut_groups(merged, interned, loop_cuts(merged, seqs), alignment, out);
   fill_ranks(seqs, merged, group_of, out);
   shape_loops(seqs, merged, group_of, out);
   return out;
