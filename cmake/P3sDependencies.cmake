@@ -23,6 +23,7 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(OTF2 REQUIRED IMPORTED_TARGET otf2)
 find_package(CLI11 CONFIG REQUIRED)
 find_package(nlohmann_json 3 CONFIG REQUIRED)
+find_package(Eigen3 3.3 CONFIG REQUIRED)
 find_package(Python3 3.8 REQUIRED COMPONENTS Interpreter)
 
 if(P3S_ENABLE_FORTRAN)

@@ -13,11 +13,7 @@
 // wins. Otherwise the candidates are weighed with a penalty for their parameters (leave-one-out error, and AICc,
 // Hurvich & Tsai 1989, where the samples allow it): with three or four noisy runs, the least in-sample error
 // always belongs to the law with most parameters, which then extrapolates the noise.
-#include "p3s/modeler/dims.hpp"
-#include "p3s/modeler/law.hpp"
-
-#include "p3s/error.hpp"
-
+#include <Eigen/Dense>
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -26,6 +22,10 @@
 #include <map>
 #include <set>
 #include <string>
+
+#include "p3s/error.hpp"
+#include "p3s/modeler/dims.hpp"
+#include "p3s/modeler/law.hpp"
 
 namespace p3s::modeler {
 
@@ -217,34 +217,22 @@ double median_of(std::span<const Sample> samples) {
   return v.size() % 2 == 1 ? v[k] : (v[k - 1] + v[k]) / 2;
 }
 
-// Weighted least squares of v ~ x0 + c1*h1 + c2*h2 (three unknowns, Gaussian elimination with partial pivoting).
-// Returns false when the samples do not determine them.
+// Weighted least squares of v ~ x0 + c1*h1 + c2*h2 (three unknowns, the normal equations solved by LU with full
+// pivoting). Returns false when the samples do not determine them.
 bool weighted_fit3(std::span<const double> h1, std::span<const double> h2, std::span<const Sample> samples,
                    std::span<const double> w, std::array<double, 3>& x) {
-  std::array<std::array<double, 4>, 3> m{};  // the normal equations, augmented
+  Eigen::Matrix3d normal = Eigen::Matrix3d::Zero();
+  Eigen::Vector3d right = Eigen::Vector3d::Zero();
   for (std::size_t i = 0; i < samples.size(); ++i) {
-    const std::array<double, 3> f{1.0, h1[i], h2[i]};
-    for (std::size_t r = 0; r < 3; ++r) {
-      for (std::size_t c = 0; c < 3; ++c) m[r][c] += w[i] * f[r] * f[c];
-      m[r][3] += w[i] * f[r] * samples[i].value;
-    }
+    const Eigen::Vector3d f(1.0, h1[i], h2[i]);
+    normal += w[i] * f * f.transpose();
+    right += w[i] * samples[i].value * f;
   }
-  double largest = 0;
-  for (std::size_t r = 0; r < 3; ++r) largest = std::max(largest, std::abs(m[r][r]));
-  for (std::size_t col = 0; col < 3; ++col) {
-    std::size_t pivot = col;
-    for (std::size_t r = col + 1; r < 3; ++r) {
-      if (std::abs(m[r][col]) > std::abs(m[pivot][col])) pivot = r;
-    }
-    if (!(std::abs(m[pivot][col]) > 1e-12 * largest)) return false;  // the features are not independent here
-    std::swap(m[col], m[pivot]);
-    for (std::size_t r = 0; r < 3; ++r) {
-      if (r == col) continue;
-      const double k = m[r][col] / m[col][col];
-      for (std::size_t c = col; c < 4; ++c) m[r][c] -= k * m[col][c];
-    }
-  }
-  for (std::size_t r = 0; r < 3; ++r) x[r] = m[r][3] / m[r][r];
+  Eigen::FullPivLU<Eigen::Matrix3d> lu(normal);
+  lu.setThreshold(1e-12);  // the features are not independent here
+  if (!lu.isInvertible()) return false;
+  const Eigen::Vector3d solved = lu.solve(right);
+  for (std::size_t r = 0; r < 3; ++r) x[r] = solved(static_cast<Eigen::Index>(r));
   return std::all_of(x.begin(), x.end(), [](double v) { return std::isfinite(v); });
 }
 
