@@ -14,6 +14,23 @@
 namespace p3s::modeler::detail {
 namespace {
 
+/// One rank of one run in the phase, its calls in groups: built once per phase, read by every shape tried.
+struct PhaseRank {
+  const Run* run = nullptr;
+  const analyzer::SigRank* rank = nullptr;
+  std::vector<RankGroup> groups;
+};
+
+std::vector<PhaseRank> ranks_of(std::span<const Run> runs, const RelatedPhase& rel) {
+  std::vector<PhaseRank> out;
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    for (const analyzer::SigRank& r : runs[k].signature.phases[rel.ids[k]].ranks) {
+      out.push_back({&runs[k], &r, rank_groups(r)});
+    }
+  }
+  return out;
+}
+
 /// Sets each point-to-point call's label in `frame` (Alignment::Label): its first peer's stable label, without
 /// signs (on a side of 2 the sign is not known; the dimension and the distance are).
 void label_calls(RankData& d, Frame frame) {
@@ -103,21 +120,17 @@ std::vector<std::optional<ExactLaw>> fixed_loops(const Shape& shape, const std::
 /// least, so that shape cannot model the phase with fewer cases than a shape found already. nullopt too where the
 /// alignment split a rank's step of a folded loop among groups (Shape::steps_split): the loop's groups would
 /// not hold one call per iteration, and a prediction would pair one iteration's receive with another's send.
-std::optional<Shaped> shape_phase(std::span<const Run> runs, const RelatedPhase& rel, std::span<const PhaseBox> boxes,
+std::optional<Shaped> shape_phase(const std::vector<PhaseRank>& phase_ranks, std::span<const PhaseBox> boxes,
                                   Alignment alignment, const FitOptions& options, Frame frame, bool fold,
                                   const FoldRules& rules, std::size_t most_cases) {
   Shaped out;
   const WholeAt whole{options.evaluate_at};
   std::vector<RankData>& ranks = out.ranks;
-  for (std::size_t k = 0; k < runs.size(); ++k) {
-    const analyzer::SigPhase& p = runs[k].signature.phases[rel.ids[k]];
-    for (const analyzer::SigRank& r : p.ranks) {
-      if (r.thread != 0) continue;
-      std::vector<RankGroup> groups = rank_groups(r);
-      if (fold) groups = fold_loops(std::move(groups), rules);
-      ranks.push_back({runs[k].n(), r.rank, &runs[k].signature, &r, std::move(groups), {}});
-      if (alignment == Alignment::Label) label_calls(ranks.back(), frame);
-    }
+  for (const PhaseRank& pr : phase_ranks) {
+    if (pr.rank->thread != 0) continue;
+    std::vector<RankGroup> groups = fold ? fold_loops(pr.groups, rules) : pr.groups;
+    ranks.push_back({pr.run->n(), pr.rank->rank, &pr.run->signature, pr.rank, std::move(groups), {}});
+    if (alignment == Alignment::Label) label_calls(ranks.back(), frame);
   }
   std::vector<const std::vector<RankGroup>*> seqs;
   std::vector<std::int64_t> runs_of;
@@ -182,26 +195,20 @@ std::optional<Shaped> shape_phase(std::span<const Run> runs, const RelatedPhase&
 
 /// Whether some rank of some run repeats a loop body in the phase, its steps' tags as `tags` says
 /// (fold_loops() folds something).
-bool has_loops(std::span<const Run> runs, const RelatedPhase& rel, LoopTags tags) {
-  for (std::size_t k = 0; k < runs.size(); ++k) {
-    for (const analyzer::SigRank& r : runs[k].signature.phases[rel.ids[k]].ranks) {
-      const std::vector<RankGroup> groups = rank_groups(r);
-      if (fold_loops(groups, {true, tags, nullptr}).size() != groups.size()) return true;
-    }
-  }
-  return false;
+bool has_loops(const std::vector<PhaseRank>& phase_ranks, LoopTags tags) {
+  return std::any_of(phase_ranks.begin(), phase_ranks.end(), [tags](const PhaseRank& pr) {
+    return fold_loops(pr.groups, {true, tags, nullptr}).size() != pr.groups.size();
+  });
 }
 
 /// The loops of the same exchanges (exchange_bodies()) that ranks of two process counts at least repeat,
 /// by the functions their bodies call: a body that repeats at one count only is as likely a sequence that happens
 /// to repeat there (a rank of a grid of one column makes the exchanges of both its ends, one after the other).
-std::set<BodyKey> repeated_exchanges(std::span<const Run> runs, const RelatedPhase& rel) {
+std::set<BodyKey> repeated_exchanges(const std::vector<PhaseRank>& phase_ranks) {
   std::map<BodyKey, std::set<std::int64_t>> seen;
-  for (std::size_t k = 0; k < runs.size(); ++k) {
-    for (const analyzer::SigRank& r : runs[k].signature.phases[rel.ids[k]].ranks) {
-      if (r.thread != 0) continue;
-      for (const BodyKey& key : exchange_bodies(rank_groups(r))) seen[key].insert(runs[k].n());
-    }
+  for (const PhaseRank& pr : phase_ranks) {
+    if (pr.rank->thread != 0) continue;
+    for (const BodyKey& key : exchange_bodies(pr.groups)) seen[key].insert(pr.run->n());
   }
   std::set<BodyKey> out;
   for (const auto& [key, ns] : seen) {
@@ -222,22 +229,23 @@ Shaped best_shape(std::span<const Run> runs, const RelatedPhase& rel, const FitO
   // halving steps are also a torus's constant neighbours, two pattern cases where the loop needs one).
   std::optional<Shaped> best;
   const std::vector<PhaseBox> boxes = phase_boxes(runs, rel);
+  const std::vector<PhaseRank> phase_ranks = ranks_of(runs, rel);
   // A loop may number its iterations in its tags (tag = the loop counter) or tag them all alike; the loops of a
   // phase are folded either way, and the cheaper shape wins. Where a loop of counted tags has one iteration, the
   // exchange after it with the same tag (a transpose after a halving of one step, tags 1 and 1) is no second
   // iteration, which only the counter's rule, seen stepping at larger n, tells.
   std::vector<LoopTags> loop_tags;
   for (const LoopTags tags : {LoopTags::Equal, LoopTags::Counter}) {
-    if (has_loops(runs, rel, tags)) loop_tags.push_back(tags);
+    if (has_loops(phase_ranks, tags)) loop_tags.push_back(tags);
   }
   const bool loops = !loop_tags.empty();
   // Where some loop of the same exchanges repeats at several counts, no rank folds single calls over such loops.
-  const std::set<BodyKey> exchanges = loops ? repeated_exchanges(runs, rel) : std::set<BodyKey>{};
+  const std::set<BodyKey> exchanges = loops ? repeated_exchanges(phase_ranks) : std::set<BodyKey>{};
   const auto consider = [&](Alignment a, Frame f, std::optional<LoopTags> fold) {
     const std::size_t most_cases =
         best && std::get<0>(best->cost()) == 0 ? std::get<1>(best->cost()) : std::numeric_limits<std::size_t>::max();
     const FoldRules rules{exchanges.empty(), fold.value_or(LoopTags::Equal), &exchanges};
-    std::optional<Shaped> s = shape_phase(runs, rel, boxes, a, options, f, fold.has_value(), rules, most_cases);
+    std::optional<Shaped> s = shape_phase(phase_ranks, boxes, a, options, f, fold.has_value(), rules, most_cases);
     if (s && (!best || s->cost() < best->cost())) best = std::move(s);
   };
   const auto perfect = [&best] {
