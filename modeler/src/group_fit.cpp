@@ -238,7 +238,6 @@ MeasuredCalls measure(const std::vector<RankData>& ranks, std::size_t g, bool wi
   return m;
 }
 
-/// The note's end for a group kept as measured.
 std::string kept_as_measured(const MeasuredCalls& m) {
   return "kept as measured at n = " + m.fitted_n() +
          " (exact there; at any other n the nearest fitted run's calls, not extrapolated: approximate)";

@@ -48,6 +48,7 @@ using BlockSamples = std::map<SlotKey, std::vector<BlockSample>>;
 [[nodiscard]] MeasuredCalls measure(const std::vector<RankData>& ranks, std::size_t g, bool with_peers,
                                     const std::optional<ExactLaw>& iterations);
 
+/// The note's end for a group kept as measured.
 [[nodiscard]] std::string kept_as_measured(const MeasuredCalls& m);
 
 /// Mean message size per (case, term, slot) and n, and the ratio between consecutive repetitions. Returns the

@@ -19,8 +19,8 @@ SCANNED = ("analyzer", "modeler", "cli", "common", "interpose", "replay", "vocab
 EXTENSIONS = (".c", ".h", ".cpp", ".hpp")
 MOST_LINES = 80
 CONTROL = re.compile(r'\b(?:if|for|while|switch|catch|do|else|try)\s*(?:\(|$)')
-# What may stand between a parameter list and the body: qualifiers, a trailing return type, a constructor's
-# initialiser list is handled apart (it ends with `)` or `}` of its last member's initialiser).
+# What may stand between a parameter list and the body: qualifiers and a trailing return type. A constructor whose
+# initialiser list ends with `)` counts as its header; one ending with a braced initialiser is not seen (a miss).
 AFTER_PARAMETERS = re.compile(r'\)\s*(?:const\s*|noexcept\s*(?:\([^()]*\))?\s*|override\s*|final\s*|mutable\s*|'
                               r'&\s*|&&\s*|->\s*[\w:<>,\s*&]+?\s*)*$')
 
