@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // `mpirun -np N p3s-replay app.model|ST4NP_DIR [--compute spin|sleep] [--instances M] [--min-time S] [--warmup W]
 //  [--watchdog S] [--repair] -o result.json [--force] [--compare SIG_AT_N]`: replays the prediction at N (the job's
-//  size).
+//  size). `p3s-replay app.model|ST4NP_DIR --np N --ranges C --schedule-only [-o schedule.json]`: the plan of a range
+//  replay of N ranks measured C at a time (its steps and job size), replaying nothing.
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
@@ -17,8 +18,10 @@
 #include "p3s/error.hpp"
 #include "p3s/modeler/model.hpp"
 #include "p3s/outputs.hpp"
+#include "p3s/replay/ranges.hpp"
 #include "p3s/replay/replay.hpp"
 #include "p3s/user_text.hpp"
+#include "p3s/whole_file.hpp"
 
 namespace {
 
@@ -65,6 +68,9 @@ struct Args {
   std::string compare;
   bool force = false;
   bool repair = false;
+  std::int64_t np = 0;      ///< the predicted ranks of a range replay (0: the job's size)
+  std::int64_t ranges = 0;  ///< ranks per range (0: full mode)
+  bool schedule_only = false;
   p3s::replay::ReplayOptions options;
 };
 
@@ -74,8 +80,7 @@ void add_options(CLI::App& app, Args& a) {
                  "executable trace written by `p3s predict -o` for this many ranks")
       ->required()
       ->check(CLI::ExistingPath);
-  app.add_option("-o,--output", a.output, "Result file (JSON)")
-      ->required()
+  app.add_option("-o,--output", a.output, "Result file (JSON); with --schedule-only, the schedule's (optional)")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
             // `-o=X`: CLI11 reads a short option's value as =X, not the X meant.
@@ -108,6 +113,58 @@ void add_options(CLI::App& app, Args& a) {
                "With a model: replay a phase whose predicted calls do not match (a receive without its send, a "
                "collective without all its members) with what does not match dropped, as `p3s predict --repair` "
                "writes it; without it such a model is refused (an ST4NP was checked when it was written)");
+  app.add_option("--np", a.np, "Ranks of the predicted run a range replay measures (default: the job's size)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 30));
+  app.add_option("--ranges", a.ranges,
+                 "Range replay: measure the ranks C consecutive ones at a time (C: the cores of one node), two "
+                 "ranges per step")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 30));
+  app.add_flag("--schedule-only", a.schedule_only,
+               "With --ranges: print the range replay's steps and the job size it needs, and replay nothing");
+}
+
+/// The problem with the options together, or an empty string.
+std::string bad_combination(const Args& a, int size) {
+  if (a.schedule_only && a.ranges == 0) return "--schedule-only plans a range replay: give --ranges C";
+  if (a.ranges > 0 && !a.schedule_only) {
+    return "--ranges: this p3s plans a range replay (--schedule-only) but does not run one yet; replay in full "
+           "mode with as many ranks as the prediction";
+  }
+  if (a.ranges == 0 && a.np != 0 && a.np != size) {
+    return "--np " + std::to_string(a.np) + ": a full replay runs the prediction at the job's size (" +
+           std::to_string(size) + " ranks); run it with -np " + std::to_string(a.np) + " or plan one with --ranges";
+  }
+  if (!a.schedule_only && a.output.empty()) return "-o: name the result file";
+  return {};
+}
+
+/// Rank 0's plan of a range replay: printed, and written to -o when given. Returns the message of what failed, or
+/// an empty string.
+std::string plan_ranges(const Args& a, int size) {
+  try {
+    if (!a.output.empty()) {
+      check_output(a.output, a.input);
+      p3s::refuse_existing(a.output, a.force, "schedule");
+    }
+    const std::int64_t n = a.np != 0 ? a.np : size;
+    p3s::replay::RangeTraffic traffic;
+    if (std::filesystem::is_directory(a.input)) {
+      traffic = p3s::replay::traffic_of_st4np(a.input, n, a.ranges);
+    } else {
+      const p3s::modeler::Model model = p3s::modeler::read_model(a.input);
+      traffic = p3s::replay::traffic_of_model(model, n, a.ranges);
+    }
+    const p3s::replay::RangeSchedule schedule = p3s::replay::schedule_ranges(traffic);
+    std::cout << p3s::replay::schedule_summary(schedule);
+    if (!a.output.empty()) {
+      p3s::write_whole_file(a.output, p3s::replay::schedule_json(schedule));
+      std::cout << "schedule     " << a.output << '\n';
+    }
+    std::cout << std::flush;
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return {};
 }
 
 /// The problem with a parsed number of seconds that CLI11's ranges let through (NaN: every comparison with it is
@@ -207,6 +264,17 @@ int main(int argc, char** argv) {
     if (rank == 0) std::fprintf(stderr, "p3s-replay: %s\n", bad.c_str());
     MPI_Finalize();
     return 2;
+  }
+  if (const std::string bad = bad_combination(a, size); !bad.empty()) {
+    if (rank == 0) std::fprintf(stderr, "p3s-replay: %s\n", bad.c_str());
+    MPI_Finalize();
+    return 2;
+  }
+  if (a.schedule_only) {
+    const std::string failed = rank == 0 ? plan_ranges(a, size) : std::string();
+    const bool ok = all_ok(failed.empty(), failed, rank);
+    MPI_Finalize();
+    return ok ? 0 : 1;
   }
   p3s::modeler::Model model;  // outlives the plan, which points into it
   p3s::replay::ReplayPlan plan;

@@ -195,6 +195,42 @@ def check_calls(a):
         trace = record(a, n, f"replay.np{n}", a.replay, source, "-o", os.path.join(a.work, f"replay.np{n}.json"),
                        "--force", "--warmup", WARMUP, "--instances", INSTANCES, "--min-time", 0)
         compare_calls(a, n, want, trace, "model" if k == 0 else "ST4NP")
+        if k > 0:
+            check_schedule(a, n, model, source)
+
+
+def schedule_of(a, n, source, ranges, name):
+    """The range replay's plan of `source` at n (--schedule-only, run on one rank), as written to its JSON."""
+    out = os.path.join(a.work, name)
+    r = run(launch(a, 1, a.replay, source, "--np", n, "--ranges", ranges, "--schedule-only", "-o", out, "--force"),
+            f"--schedule-only {name}")
+    if f"job          " not in r.stdout:
+        fail(f"--schedule-only prints no job size:\n{r.stdout}")
+    with open(out) as f:
+        return json.load(f)
+
+
+def check_schedule(a, n, model, st4np):
+    """The range replay's plan at n with ranges of 2: the model and the ST4NP written from it plan the same steps;
+    every range is timed in exactly one step, paired with a range it exchanges messages with where it has one; the
+    job holds the measured ranks, one black hole per measured rank with a peer outside the step, and the noise."""
+    from_model = schedule_of(a, n, model, 2, f"schedule.model.np{n}.json")
+    from_st4np = schedule_of(a, n, st4np, 2, f"schedule.st4np.np{n}.json")
+    if from_model["steps"] != from_st4np["steps"]:
+        fail(f"at n = {n} the model and its ST4NP plan different steps:\n{from_model}\n{from_st4np}")
+    s = from_model
+    timed = [0] * s["ranges"]
+    for step in s["steps"]:
+        for rng, t in zip(step["ranges"], step["timed"]):
+            timed[rng] += 1 if t else 0
+        if step["black_holes"] > 2 * len(step["ranges"]):
+            fail(f"step {step}: more black holes than measured ranks")
+    if timed != [1] * s["ranges"]:
+        fail(f"at n = {n} the ranges are timed {timed} times, not once each: {s['steps']}")
+    if s["job_size"] != min(n, 4) + s["black_holes"] + s["noise_ranks"]:
+        fail(f"at n = {n} the job size {s['job_size']} is not the measured ranks, black holes and noise: {s}")
+    print(f"SCHEDULE {a.name} n={n} C=2: {len(s['steps'])} steps, job {s['job_size']} ranks "
+          f"({s['black_holes']} black holes, {s['noise_ranks']} noise)")
 
 
 def handwritten(n):
@@ -508,6 +544,10 @@ def check_errors(a):
     st4np = os.path.join(a.work, "st4np.np4")
     run([a.p3s, "predict", model, "--np", 4, "-o", st4np, "--force"], "predict -o")
     replay_fails(a, 2, st4np, out, expect="a trace of 4 ranks, and the job has 2")
+    # A range replay is planned, not run, by this p3s: --ranges alone is refused, as are ranges larger than the run.
+    replay_fails(a, 1, st4np, out, "--np", 4, "--ranges", 2, expect="does not run one yet")
+    replay_fails(a, 1, st4np, out, "--np", 4, "--ranges", 5, "--schedule-only", expect="between 1 and the 4 ranks")
+    replay_fails(a, 1, st4np, out, "--np", 4, expect="at the job's size")
     replay_fails(a, 4, edited(a, st4np, "unchecked", unchecked), out, expect="did not check")
     replay_fails(a, 4, edited(a, st4np, "stuck", stuck), out, "--watchdog", "3", expect="no progress")
     replay_fails(a, 4, edited(a, st4np, "zeroed", zeroed_index), out, expect="does not hold rank")
