@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // `mpirun -np N p3s-replay app.model|ST4NP_DIR [--compute spin|sleep] [--instances M] [--min-time S] [--warmup W]
 //  [--watchdog S] [--repair] -o result.json [--force] [--compare SIG_AT_N]`: replays the prediction at N (the job's
-//  size). `p3s-replay app.model|ST4NP_DIR --np N --ranges C --schedule-only [-o schedule.json]`: the plan of a range
-//  replay of N ranks measured C at a time (its steps and job size), replaying nothing.
+//  size). `mpirun -np K p3s-replay app.model|ST4NP_DIR --np N --ranges C -o result.json [...]`: a range replay of
+//  the prediction at N, C ranks at a time, on K ranks; with --schedule-only, its plan (steps and job size) alone.
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
@@ -126,9 +126,9 @@ void add_options(CLI::App& app, Args& a) {
 /// The problem with the options together, or an empty string.
 std::string bad_combination(const Args& a, int size) {
   if (a.schedule_only && a.ranges == 0) return "--schedule-only plans a range replay: give --ranges C";
-  if (a.ranges > 0 && !a.schedule_only) {
-    return "--ranges: this p3s plans a range replay (--schedule-only) but does not run one yet; replay in full "
-           "mode with as many ranks as the prediction";
+  const std::int64_t n = a.np != 0 ? a.np : size;
+  if (a.ranges > n) {
+    return "--ranges " + std::to_string(a.ranges) + ": a range holds between 1 and the " + std::to_string(n) + " ranks";
   }
   if (a.ranges == 0 && a.np != 0 && a.np != size) {
     return "--np " + std::to_string(a.np) + ": a full replay runs the prediction at the job's size (" +
@@ -177,7 +177,7 @@ std::string bad_seconds(const p3s::replay::ReplayOptions& o) {
 }
 
 /// What the comparison would refuse after the replay, refused before it: the measurement is not thrown away.
-void check_comparable(const std::string& compare, int size) {
+void check_comparable(const std::string& compare, std::int64_t size) {
   const p3s::analyzer::Signature real = p3s::analyzer::read_signature(compare);
   if (real.processes != size) {
     throw p3s::InputError("--compare: '" + compare + "' is a run at " + std::to_string(real.processes) +
@@ -194,19 +194,22 @@ void check_comparable(const std::string& compare, int size) {
 p3s::replay::ReplayPlan load_plan(const Args& a, int size, int rank, p3s::modeler::Model& model) {
   check_output(a.output, a.input);
   p3s::refuse_existing(a.output, a.force, "result");
-  if (!a.compare.empty() && rank == 0) check_comparable(a.compare, size);
+  const std::int64_t n = a.ranges > 0 && a.np != 0 ? a.np : size;
+  if (!a.compare.empty() && rank == 0) check_comparable(a.compare, n);
+  // A range replay's ranks each replay one predicted rank per step: the plan here is predicted rank 0's, for the
+  // report (the phases, their names and weights).
+  const std::int64_t own = a.ranges > 0 ? 0 : rank;
   if (std::filesystem::is_directory(a.input)) {
     if (a.repair) {
       throw p3s::InputError(
           "--repair applies to a model: an ST4NP was checked, and repaired if asked, by `p3s "
           "predict` when it wrote it");
     }
-    return p3s::replay::plan_from_st4np(a.input, size, rank);
+    return p3s::replay::plan_from_st4np(a.input, n, own);
   }
   model = p3s::modeler::read_model(a.input);
   return p3s::replay::plan_from_model(
-      model, a.input, size, rank,
-      a.repair ? p3s::modeler::OnInconsistency::Repair : p3s::modeler::OnInconsistency::Refuse);
+      model, a.input, n, own, a.repair ? p3s::modeler::OnInconsistency::Repair : p3s::modeler::OnInconsistency::Refuse);
 }
 
 /// The plan, or the message of why this rank has none (empty when it has one).
@@ -238,6 +241,19 @@ std::string report(const Args& a, const p3s::replay::ReplayPlan& plan, const p3s
     return e.what();
   }
   return {};
+}
+
+/// A range replay of the prediction at --np (default: the job's size) on this job.
+p3s::replay::ReplayResult run_ranges(const Args& a, int size, const p3s::modeler::Model& model) {
+  const std::int64_t n = a.np != 0 ? a.np : size;
+  const bool st4np = std::filesystem::is_directory(a.input);
+  const p3s::replay::RangeTraffic traffic =
+      st4np ? p3s::replay::traffic_of_st4np(a.input, n, a.ranges) : p3s::replay::traffic_of_model(model, n, a.ranges);
+  const p3s::replay::RangeSchedule schedule = p3s::replay::schedule_ranges(traffic);
+  const p3s::replay::RangeSource source{
+      a.input, st4np ? nullptr : &model,
+      a.repair ? p3s::modeler::OnInconsistency::Repair : p3s::modeler::OnInconsistency::Refuse};
+  return p3s::replay::run_range_replay(source, traffic, schedule, a.options);
 }
 
 }  // namespace
@@ -285,7 +301,7 @@ int main(int argc, char** argv) {
   }
   p3s::replay::ReplayResult result;
   try {
-    result = p3s::replay::run_replay(plan, a.options);
+    result = a.ranges > 0 ? run_ranges(a, size, model) : p3s::replay::run_replay(plan, a.options);
   } catch (const p3s::replay::RefusedPlan& e) {
     if (*e.what() != '\0') std::fprintf(stderr, "p3s-replay: %s\n", p3s::user_text(e.what()).c_str());
     MPI_Finalize();

@@ -9,6 +9,7 @@
 #include "executor.hpp"
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cmath>
 #include <string>
@@ -218,20 +219,39 @@ void Executor::point_to_point(const PredictedCall& call, std::size_t index) {
   const PredictedAction* send = nullptr;
   const PredictedAction* recv = nullptr;
   std::size_t slot = 0;
+  // A Sendrecv with a black hole on either side is made as its two halves: the hole is on another communicator.
+  const bool halves = info.kind == mpi::CallKind::Sendrecv && through_hole(call);
   for (const PredictedAction& a : call.actions) {
-    const MPI_Comm comm = comms_.comm(a.comm);
-    const int peer = comms_.rank_in(a.comm, a.peer);
+    const Route to = comms_.route(a.comm, a.peer);
+    const MPI_Comm comm = to.comm;
+    const int peer = to.rank;
+    if (to.hole && (a.kind == ActionKind::Recv || a.kind == ActionKind::IrecvPost)) request_from_hole(to, a, call);
+    if (halves && a.kind == ActionKind::Send) {
+      MPI_Request r = MPI_REQUEST_NULL;
+      check(MPI_Isend(send_.data(), count_of(a.bytes), MPI_BYTE, peer, hole_tag(to, a.tag), comm, &r), call);
+      null_requests_.push_back(r);  // completed by the receive half below, or the instance's end
+      continue;
+    }
+    if (halves && a.kind == ActionKind::Recv) {
+      const std::size_t room = room_for(a.bytes, largest_);
+      check(MPI_Recv(scratch(recv_, room), static_cast<int>(room), MPI_BYTE, peer, tag_of(a.tag), comm,
+                     MPI_STATUS_IGNORE),
+            call);
+      continue;
+    }
     if (a.kind == ActionKind::Send) {
       send = &a;
       if (info.kind == mpi::CallKind::Sendrecv) continue;
       const int count = count_of(a.bytes);
       if (nonblocking) {
         MPI_Request r = MPI_REQUEST_NULL;
-        check((synchronous ? MPI_Issend : MPI_Isend)(send_.data(), count, MPI_BYTE, peer, tag_of(a.tag), comm, &r),
-              call);
+        check(
+            (synchronous ? MPI_Issend : MPI_Isend)(send_.data(), count, MPI_BYTE, peer, hole_tag(to, a.tag), comm, &r),
+            call);
         started_[index].push_back(r);
       } else {
-        check((synchronous ? MPI_Ssend : MPI_Send)(send_.data(), count, MPI_BYTE, peer, tag_of(a.tag), comm), call);
+        check((synchronous ? MPI_Ssend : MPI_Send)(send_.data(), count, MPI_BYTE, peer, hole_tag(to, a.tag), comm),
+              call);
       }
     } else if (a.kind == ActionKind::IrecvPost) {
       MPI_Request r = MPI_REQUEST_NULL;
@@ -248,6 +268,10 @@ void Executor::point_to_point(const PredictedCall& call, std::size_t index) {
             call);
     }
   }
+  if (halves) {
+    completion_of_halves(call);
+    return;
+  }
   if (info.kind != mpi::CallKind::Sendrecv || (send == nullptr && recv == nullptr)) return;
   // A Sendrecv with one side to MPI_PROC_NULL has only the other action.
   const MPI_Comm comm = comms_.comm(send != nullptr ? send->comm : recv->comm);
@@ -258,6 +282,25 @@ void Executor::point_to_point(const PredictedCall& call, std::size_t index) {
                      send != nullptr ? tag_of(send->tag) : 0, scratch(recv_, room + 1), static_cast<int>(room),
                      MPI_BYTE, from, recv != nullptr ? tag_of(recv->tag) : MPI_ANY_TAG, comm, MPI_STATUS_IGNORE),
         call);
+}
+
+bool Executor::through_hole(const PredictedCall& call) const {
+  return std::any_of(call.actions.begin(), call.actions.end(),
+                     [this](const PredictedAction& a) { return comms_.route(a.comm, a.peer).hole; });
+}
+
+int Executor::hole_tag(const Route& to, std::uint32_t tag) { return to.hole ? kHoleDataTag : tag_of(tag); }
+
+void Executor::request_from_hole(const Route& to, const PredictedAction& a, const PredictedCall& call) {
+  // The hole answers with a message of this count and tag: what the outside peer would have sent.
+  const std::array<std::int64_t, 2> request{tag_of(a.tag), count_of(a.bytes)};
+  check(MPI_Send(request.data(), 2, MPI_INT64_T, to.rank, kHoleRequestTag, to.comm), call);
+}
+
+void Executor::completion_of_halves(const PredictedCall& call) {
+  if (null_requests_.empty()) return;
+  check(MPI_Waitall(static_cast<int>(null_requests_.size()), null_requests_.data(), MPI_STATUSES_IGNORE), call);
+  null_requests_.clear();
 }
 
 void Executor::completion(const PredictedCall& call) {
@@ -329,7 +372,7 @@ void Executor::collective(const PredictedCall& call, const PredictedAction& a) {
   // The members agree on the block (the replay refuses a plan where they do not, before any phase runs), so that
   // no member sends more than this rank has room for.
   const auto all = static_cast<std::size_t>(block) * static_cast<std::size_t>(members) + 1;
-  const int root = std::max(0, comms_.rank_in(a.comm, a.root));
+  const int root = std::max(0, comms_.root_in(a.comm, a.root));
   char* in = scratch(coll_in_, all);
   char* out = scratch(coll_out_, all);
   int status = MPI_SUCCESS;

@@ -34,6 +34,14 @@ class Executor {
   void completion(const modeler::PredictedCall& call);
   void collective(const modeler::PredictedCall& call, const modeler::PredictedAction& a);
   void null_call(const modeler::PredictedCall& call);
+  /// Whether an action of the call has a peer outside a range replay's measured ranges.
+  [[nodiscard]] bool through_hole(const modeler::PredictedCall& call) const;
+  /// The tag of a message on its route: a black hole's data tag, or the predicted one.
+  [[nodiscard]] static int hole_tag(const Route& to, std::uint32_t tag);
+  /// Asks the black hole for the message an outside peer would have sent (its tag and count).
+  void request_from_hole(const Route& to, const modeler::PredictedAction& a, const modeler::PredictedCall& call);
+  /// Completes the send half of a Sendrecv made as two halves.
+  void completion_of_halves(const modeler::PredictedCall& call);
   void check(int status, const modeler::PredictedCall& call) const;
   char* receive_buffer(std::size_t index, std::size_t slot, double bytes);
   char* scratch(std::vector<char>& buffer, std::size_t bytes);

@@ -123,7 +123,7 @@ std::vector<std::string> collective_notes(const RangeTraffic& t) {
     if (p.widest_collective <= measured) continue;
     out.push_back("phase " + std::to_string(p.id) + ": collectives over up to " + std::to_string(p.widest_collective) +
                   " ranks span more than the " + std::to_string(measured) +
-                  " measured ranks: black holes take the others' places, so their cost is approximated");
+                  " measured ranks: a step runs them on its own ranks, so their cost is approximated");
   }
   return out;
 }

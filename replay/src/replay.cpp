@@ -20,6 +20,7 @@
 #include "p3s/modeler/dims.hpp"
 #include "p3s/modeler/phase_check.hpp"
 #include "p3s/modeler/predict.hpp"
+#include "runner.hpp"
 #include "watchdog.hpp"
 
 namespace p3s::replay {
@@ -34,14 +35,7 @@ std::optional<Compute> compute_named(std::string_view name) noexcept {
 
 namespace {
 
-/// What one rank measured of one phase.
-struct Measured {
-  std::vector<double> instances;  ///< the measured instances' times
-  double compute_ns = 0;          ///< emulated over the measured instances
-  double predicted_ns = 0;        ///< predicted over the measured instances
-  double mpi_ns = 0;
-  double calls = 0;
-};
+using detail::Measured;
 
 /// How many instances of a repeated phase are measured: at least the options' minimum, and as many more as make the
 /// measured stretch last `min_time` (a phase's instance times are noisy, their sum much less: each instance starts
@@ -128,6 +122,7 @@ double largest_size(const std::vector<PlannedPhase>& phases) {
 /// overruns it. One reduction per communicator, of a hash per phase of its collectives in order, made in the same
 /// order at every rank, so that a disagreement cannot leave a rank waiting.
 void agree_on_collectives(const ReplayPlan& plan, const detail::Communicators& comms, int rank) {
+  const MPI_Comm base = comms.layout().base;
   const std::size_t phases = plan.phases.size();
   // Per communicator: each phase's hash, then its complement (a minimum over both gives the minimum and maximum).
   std::vector<std::vector<std::uint64_t>> hashes(comms.size(), std::vector<std::uint64_t>(2 * phases, 0));
@@ -154,79 +149,8 @@ void agree_on_collectives(const ReplayPlan& plan, const detail::Communicators& c
     }
   }
   int failing = disagreement.empty() ? 1 << 30 : rank;
-  MPI_Allreduce(MPI_IN_PLACE, &failing, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &failing, 1, MPI_INT, MPI_MIN, base);
   if (failing != 1 << 30) throw RefusedPlan(rank == failing ? disagreement : std::string());
-}
-
-/// What the ranks measured of one phase, summed over the ranks in one reduction with every other phase's.
-struct RankSums {
-  double time_ns = 0;       ///< the rank's mean instance time
-  double squares = 0;       ///< of its instance times
-  double compute_ns = 0;    ///< emulated, per instance
-  double predicted_ns = 0;  ///< predicted compute, per instance
-  double mpi_ns = 0;        ///< per instance
-  double calls = 0;         ///< per instance
-  double instances = 0;     ///< measured
-};
-static_assert(sizeof(RankSums) == 7 * sizeof(double), "RankSums is reduced as an array of doubles");
-
-RankSums rank_sums(const Measured& m) {
-  const double k = std::max<double>(1, static_cast<double>(m.instances.size()));
-  RankSums s;
-  // A rank's instance time is the mean of its measured instances, as the application's phase time is its
-  // instances' sum over their number: consecutive instances tile the rank's time, so the mean is the measured
-  // stretch over its instances, and an instance that one rank's delay lengthened shortens the next.
-  for (const double x : m.instances) {
-    s.time_ns += x;
-    s.squares += x * x;
-  }
-  s.time_ns /= k;
-  s.compute_ns = m.compute_ns / k;
-  s.predicted_ns = m.predicted_ns / k;
-  s.mpi_ns = m.mpi_ns / k;
-  s.calls = m.calls / k;
-  s.instances = static_cast<double>(m.instances.size());
-  return s;
-}
-
-/// Each phase's time over the ranks from what every rank measured: three reductions for all phases (the sums, and
-/// the least and the most of the ranks' mean instance times).
-std::vector<PhaseTime> phase_times(const ReplayPlan& plan, const std::vector<Measured>& measured,
-                                   const std::vector<bool>& done, std::int64_t n) {
-  const std::size_t phases = plan.phases.size();
-  std::vector<RankSums> sums(phases);
-  std::vector<double> lo(phases);
-  std::vector<double> hi(phases);
-  for (std::size_t p = 0; p < phases; ++p) {
-    sums[p] = rank_sums(measured[p]);
-    lo[p] = hi[p] = sums[p].time_ns;
-  }
-  MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(7 * phases), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  MPI_Allreduce(MPI_IN_PLACE, lo.data(), static_cast<int>(phases), MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(MPI_IN_PLACE, hi.data(), static_cast<int>(phases), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  const double ranks = static_cast<double>(n);
-  std::vector<PhaseTime> out;
-  for (std::size_t p = 0; p < phases; ++p) {
-    const PlannedPhase& pm = plan.phases[p];
-    const RankSums& s = sums[p];
-    PhaseTime t;
-    t.id = pm.id;
-    t.calls = pm.calls;
-    t.weight = pm.weight;
-    t.replayed = done[p];
-    t.main_loop = pm.main_loop;
-    t.instances = static_cast<int>(measured[p].instances.size());
-    t.time_ns = s.time_ns / ranks;
-    t.time_min_ns = lo[p];
-    t.time_max_ns = hi[p];
-    t.time_stddev_ns = std::sqrt(std::max(0.0, s.squares / std::max(1.0, s.instances) - t.time_ns * t.time_ns));
-    t.compute_ns = s.compute_ns / ranks;
-    t.predicted_compute_ns = s.predicted_ns / ranks;
-    t.mpi_ns = s.mpi_ns / ranks;
-    t.calls_per_instance = s.calls / ranks;
-    out.push_back(std::move(t));
-  }
-  return out;
 }
 
 /// One rank's side of the replay: its calls made through the executor, its bursts emulated, where it is kept for
@@ -236,11 +160,11 @@ class RankRunner {
   RankRunner(const ReplayPlan& plan, const ReplayOptions& options, const detail::Communicators& comms, int rank,
              double largest)
       : options_(options), executor_(comms, rank, largest), burst_(options.compute) {
-    MPI_Comm_dup(MPI_COMM_WORLD, &sizing_);
+    MPI_Comm_dup(comms.layout().base, &sizing_);
     // A rank waits for a peer as long as the peer's longest burst, and makes no progress meanwhile: the limit runs
     // from where the longest burst of any rank would have ended.
     double longest = longest_burst_s(plan.phases);
-    MPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &longest, 1, MPI_DOUBLE, MPI_MAX, comms.layout().base);
     watchdog_.emplace(rank, options.watchdog_s + longest, position_);
   }
   ~RankRunner() {
@@ -314,43 +238,51 @@ class RankRunner {
 
 }  // namespace
 
+namespace detail {
+
+RankMeasure run_phases(const ReplayPlan& plan, const ReplayOptions& options, std::int64_t rank, const Layout& layout) {
+  const MPI_Comm base = layout.base;
+  const modeler::ScopedDimsRule rule(plan.dims_rule);  // communicators' laws in dims(n)
+  double largest = largest_size(plan.phases);
+  MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, base);
+  const Communicators comms(plan.comms, plan.processes, rank, layout);
+  agree_on_collectives(plan, comms, static_cast<int>(rank));
+  RankMeasure out;
+  out.phases.resize(plan.phases.size());
+  out.done.assign(plan.phases.size(), false);
+  int members = 1;
+  MPI_Comm_size(base, &members);
+  RankRunner runner(plan, options, comms, static_cast<int>(rank), largest);
+  MPI_Barrier(base);
+  const std::int64_t start = now_ns();
+  std::int64_t last_end = start;
+  for (const modeler::PhaseRun& e : plan.order) {
+    if (out.done[e.phase] || e.count == 0) continue;
+    out.done[e.phase] = true;
+    runner.run_phase(plan.phases.at(e.phase), e.count, members, out.phases[e.phase], last_end);
+  }
+  MPI_Barrier(base);
+  out.wall_ns = now_ns() - start;
+  return out;
+}
+
+}  // namespace detail
+
 ReplayResult run_replay(const ReplayPlan& plan, const ReplayOptions& options) {
   int rank = 0;
   int size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const std::int64_t n = size;
-  const modeler::ScopedDimsRule rule(plan.dims_rule);  // communicators' laws in dims(n)
-  double largest = largest_size(plan.phases);
-  MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  const detail::Communicators comms(plan.comms, n, rank);
-  agree_on_collectives(plan, comms, rank);
-  std::vector<Measured> measured(plan.phases.size());
-  std::vector<bool> done(plan.phases.size(), false);
-  std::int64_t wall = 0;
-  {
-    RankRunner runner(plan, options, comms, rank, largest);
-    MPI_Barrier(MPI_COMM_WORLD);
-    const std::int64_t start = detail::now_ns();
-    std::int64_t last_end = start;
-    for (const modeler::PhaseRun& e : plan.order) {
-      if (done[e.phase] || e.count == 0) continue;
-      done[e.phase] = true;
-      runner.run_phase(plan.phases.at(e.phase), e.count, n, measured[e.phase], last_end);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    wall = detail::now_ns() - start;
-  }
+  const detail::RankMeasure m = detail::run_phases(plan, options, rank, detail::Layout{});
   ReplayResult result;
-  result.processes = n;
+  result.processes = size;
   result.notes = plan.notes;
-  result.replay_wall_ns = static_cast<double>(wall);
+  result.replay_wall_ns = static_cast<double>(m.wall_ns);
   MPI_Allreduce(MPI_IN_PLACE, &result.replay_wall_ns, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  result.phases = phase_times(plan, measured, done, n);
-  for (const PhaseTime& t : result.phases) {
-    if (t.replayed) result.pet_ns += static_cast<double>(t.weight) * t.time_ns;
-    if (t.replayed && t.main_loop) result.main_ns += static_cast<double>(t.weight) * t.time_ns;
-  }
+  detail::PhaseAccum accum(plan.phases.size());
+  accum.add(m.phases);
+  result.phases = detail::phase_times(plan, accum, m.done, size, MPI_COMM_WORLD);
+  detail::add_pet(result);
   return result;
 }
 

@@ -130,7 +130,9 @@ Comparison compare_with_run(const ReplayPlan& plan, const ReplayResult& result,
 
 std::string result_summary(const ReplayResult& r) {
   std::ostringstream out;
-  out << "replay at n = " << r.processes << '\n';
+  out << "replay at n = " << r.processes;
+  if (r.job_ranks > 0) out << " (range replay on " << r.job_ranks << " ranks)";
+  out << '\n';
   out << "phase  weight  instances   time/instance  spread (min..max over ranks)   compute    MPI   calls\n";
   for (const PhaseTime& t : r.phases) {
     out << fmt("%5.0f", t.id) << fmt("%8.0f", static_cast<double>(t.weight));
@@ -145,7 +147,12 @@ std::string result_summary(const ReplayResult& r) {
   out << "PET          " << time_text(r.pet_ns)
       << " (weight x time over the phases; MPI_Init and MPI_Finalize apart)\n";
   out << "main loop    " << time_text(r.main_ns) << " (the phases without MPI_Init and MPI_Finalize)\n";
-  out << "replay wall  " << time_text(r.replay_wall_ns) << '\n';
+  out << "replay wall  " << time_text(r.replay_wall_ns);
+  if (r.job_ranks > 0 && r.pet_ns > 0) {
+    out << " on " << r.job_ranks << " ranks (" << fmt("%.1f", 100 * r.replay_wall_ns / r.pet_ns)
+        << " % of the predicted run time)";
+  }
+  out << '\n';
   for (const std::string& note : r.notes) out << "note: " << note << '\n';
   return out.str();
 }
@@ -213,6 +220,9 @@ void write_result(const ReplayResult& r, const ReplayPlan& plan, const ResultInp
          {"main_ns", r.main_ns},
          {"replay_wall_ns", r.replay_wall_ns},
          {"notes", r.notes}};
+  if (r.job_ranks > 0) {
+    j["range"] = json{{"job_ranks", r.job_ranks}, {"schedule", json::parse(r.range_schedule)}};
+  }
   if (comparison) {
     json cp = json::array();
     for (const PhaseComparison& p : comparison->phases) {

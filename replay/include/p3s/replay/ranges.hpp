@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "p3s/modeler/model.hpp"
+#include "p3s/modeler/phase_check.hpp"
 #include "p3s/modeler/predict.hpp"
+#include "p3s/replay/replay.hpp"
 
 namespace p3s::replay {
 
@@ -99,6 +101,24 @@ struct RangeSchedule {
 /// measured already takes the measured one it talks with most (replayed untimed, for the messages only), and a range
 /// that talks with no other pairs with the next one not yet measured. Ties go to the lower range.
 [[nodiscard]] RangeSchedule schedule_ranges(const RangeTraffic& traffic);
+
+/// Where a range replay reads each rank's calls: a model (each measured rank evaluates its own, after the check
+/// `p3s predict` makes) or an ST4NP directory.
+struct RangeSource {
+  std::string path;
+  const modeler::Model* model = nullptr;  ///< null for an ST4NP
+  modeler::OnInconsistency policy = modeler::OnInconsistency::Refuse;
+};
+
+/// Runs the schedule's steps on the job (collective over MPI_COMM_WORLD, which must hold at least
+/// schedule.job_size() - schedule.noise_ranks ranks): in each step the first ranks replay the predicted ranks of the
+/// two ranges, as a full replay does on their own communicator, a message with a rank outside them going to the
+/// measured rank's black hole, which discards what it is sent and answers each receive with a message of the
+/// requested tag and size; the other ranks serve as black holes or wait. The ranges timed in a step give their
+/// ranks' phase times; the result holds every predicted rank's, as a full replay at n would.
+/// @throws RefusedPlan on every rank alike when the job is too small or a rank's plan cannot be made.
+[[nodiscard]] ReplayResult run_range_replay(const RangeSource& source, const RangeTraffic& traffic,
+                                            const RangeSchedule& schedule, const ReplayOptions& options);
 
 /// The schedule for people: one line per step (ranges, their ranks, timed or not, black holes, messages), the job
 /// size and the notes.

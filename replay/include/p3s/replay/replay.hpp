@@ -71,6 +71,10 @@ struct ReplayResult {
   double main_ns = 0;
   double replay_wall_ns = 0;       ///< the replay's own wall time (the slowest rank's)
   std::vector<std::string> notes;  ///< what the replay could not emulate
+  /// A range replay: the job's ranks, and its schedule as JSON text (p3s::replay::schedule_json); 0 and empty in
+  /// full mode.
+  std::int64_t job_ranks = 0;
+  std::string range_schedule;
 };
 
 /// One phase as a rank replays it.

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A range replay's steps on a job smaller than the prediction: the measured ranges replayed as a full replay does,
+// on their own communicator, black holes standing in for the ranks outside them.
+#include <mpi.h>
+
+#include <algorithm>
+#include <array>
+#include <string>
+#include <vector>
+
+#include "p3s/error.hpp"
+#include "p3s/replay/ranges.hpp"
+#include "runner.hpp"
+
+namespace p3s::replay {
+namespace {
+
+using detail::kHoleRequestTag;
+
+/// Who does what in one step: per job rank, the predicted rank it replays (-1: none), and per measured job rank its
+/// black hole's job rank (-1: none).
+struct StepRoles {
+  std::vector<std::int64_t> replays;
+  std::vector<int> hole_of;
+  std::vector<int> serves;  ///< per job rank: the measured job rank it is the black hole of (-1: none)
+  std::vector<bool> timed;  ///< per job rank: whether its predicted rank's range is timed in this step
+};
+
+StepRoles roles_of(const RangeTraffic& t, const RangeStep& step, std::int64_t measured_slots, int job) {
+  StepRoles r;
+  r.replays.assign(static_cast<std::size_t>(job), -1);
+  r.hole_of.assign(static_cast<std::size_t>(job), -1);
+  r.serves.assign(static_cast<std::size_t>(job), -1);
+  r.timed.assign(static_cast<std::size_t>(job), false);
+  std::size_t slot = 0;
+  int next_hole = static_cast<int>(measured_slots);
+  for (const auto& [range, timed] : {std::pair{step.first, step.first_timed}, {step.second, step.second_timed}}) {
+    if (range < 0) continue;
+    for (std::int64_t p = t.first_rank(range); p < t.end_rank(range); ++p, ++slot) {
+      r.replays[slot] = p;
+      r.timed[slot] = timed;
+      const std::vector<std::int64_t>& peers = t.peer_ranges[static_cast<std::size_t>(p)];
+      const bool outside =
+          std::any_of(peers.begin(), peers.end(), [&](std::int64_t x) { return x != step.first && x != step.second; });
+      if (!outside) continue;
+      r.hole_of[slot] = next_hole;
+      r.serves[static_cast<std::size_t>(next_hole)] = static_cast<int>(slot);
+      ++next_hole;
+    }
+  }
+  return r;
+}
+
+/// A black hole's service to one measured rank until it says the step is over: what it is sent is received and
+/// dropped; each request is answered with a message of the requested tag and count.
+void serve_as_hole(MPI_Comm holes, int partner) {
+  std::vector<char> in;
+  std::vector<char> zeros;
+  std::vector<MPI_Request> replies;
+  for (;;) {
+    MPI_Status st;
+    MPI_Probe(partner, MPI_ANY_TAG, holes, &st);
+    if (st.MPI_TAG != kHoleRequestTag) {
+      int count = 0;
+      MPI_Get_count(&st, MPI_BYTE, &count);
+      in.resize(static_cast<std::size_t>(count) + 1);
+      MPI_Recv(in.data(), count, MPI_BYTE, partner, st.MPI_TAG, holes, MPI_STATUS_IGNORE);
+      continue;
+    }
+    std::array<std::int64_t, 2> request{};
+    MPI_Recv(request.data(), 2, MPI_INT64_T, partner, kHoleRequestTag, holes, MPI_STATUS_IGNORE);
+    if (request[0] < 0) break;
+    if (static_cast<std::size_t>(request[1]) >= zeros.size()) {
+      // The replies in flight read the buffer: they end before it grows.
+      MPI_Waitall(static_cast<int>(replies.size()), replies.data(), MPI_STATUSES_IGNORE);
+      replies.clear();
+      zeros.assign(static_cast<std::size_t>(request[1]) + 1, 0);
+    }
+    MPI_Request r = MPI_REQUEST_NULL;
+    MPI_Isend(zeros.data(), static_cast<int>(request[1]), MPI_BYTE, partner, static_cast<int>(request[0]), holes, &r);
+    replies.push_back(r);
+    if (replies.size() >= 64) {
+      MPI_Waitall(static_cast<int>(replies.size()), replies.data(), MPI_STATUSES_IGNORE);
+      replies.clear();
+    }
+  }
+  MPI_Waitall(static_cast<int>(replies.size()), replies.data(), MPI_STATUSES_IGNORE);
+}
+
+ReplayPlan plan_of(const RangeSource& source, std::int64_t n, std::int64_t rank) {
+  if (source.model != nullptr) return plan_from_model(*source.model, source.path, n, rank, source.policy);
+  return plan_from_st4np(source.path, n, rank);
+}
+
+/// Every rank's plan of predicted rank 0 (the phases' names and weights for the result), refused on all alike.
+ReplayPlan first_plan(const RangeSource& source, const RangeSchedule& schedule, int job, int me) {
+  std::string why;
+  ReplayPlan plan;
+  const std::int64_t needed = schedule.job_size() - schedule.noise_ranks;
+  if (job < needed) {
+    why = "this range replay needs " + std::to_string(needed) + " ranks (" +
+          std::to_string(needed - schedule.black_holes) + " measured and " + std::to_string(schedule.black_holes) +
+          " black holes), the job has " + std::to_string(job) + "; run it with -np " +
+          std::to_string(schedule.job_size());
+  } else {
+    try {
+      plan = plan_of(source, schedule.processes, 0);
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+  }
+  int failing = why.empty() ? 1 << 30 : me;
+  MPI_Allreduce(MPI_IN_PLACE, &failing, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (failing != 1 << 30) throw RefusedPlan(me == failing ? why : std::string());
+  return plan;
+}
+
+/// One step, on this job rank: replays its predicted rank (adding what it measured to `accum` where its range is
+/// timed), serves as a black hole, or waits. Returns the step's wall time on a measured rank (0 elsewhere).
+std::int64_t run_step(const RangeSource& source, const RangeTraffic& t, const StepRoles& roles, MPI_Comm holes,
+                      const ReplayOptions& options, detail::PhaseAccum& accum, std::vector<int>& done, int me) {
+  const auto w = static_cast<std::size_t>(me);
+  MPI_Comm base = MPI_COMM_NULL;
+  MPI_Comm_split(MPI_COMM_WORLD, roles.replays[w] >= 0 ? 0 : MPI_UNDEFINED, me, &base);
+  std::int64_t wall = 0;
+  if (roles.replays[w] >= 0) {
+    detail::Layout layout;
+    layout.base = base;
+    layout.base_rank.assign(static_cast<std::size_t>(t.processes), -1);
+    for (std::size_t j = 0; j < roles.replays.size() && roles.replays[j] >= 0; ++j) {
+      layout.base_rank[static_cast<std::size_t>(roles.replays[j])] = static_cast<int>(j);
+    }
+    layout.holes = holes;
+    layout.hole = roles.hole_of[w];
+    const ReplayPlan plan = plan_of(source, t.processes, roles.replays[w]);
+    const detail::RankMeasure m = detail::run_phases(plan, options, roles.replays[w], layout);
+    if (layout.hole >= 0) {
+      const std::array<std::int64_t, 2> end{-1, 0};
+      MPI_Send(end.data(), 2, MPI_INT64_T, layout.hole, kHoleRequestTag, holes);
+    }
+    if (roles.timed[w]) accum.add(m.phases);
+    for (std::size_t p = 0; p < m.done.size() && p < done.size(); ++p) done[p] = done[p] || m.done[p] ? 1 : 0;
+    wall = m.wall_ns;
+    MPI_Comm_free(&base);
+  } else if (roles.serves[w] >= 0) {
+    serve_as_hole(holes, roles.serves[w]);
+  }
+  return wall;
+}
+
+std::string range_note(const RangeSchedule& s, int job) {
+  return "range replay: " + std::to_string(s.processes) + " ranks measured in " + std::to_string(s.steps.size()) +
+         " steps of two ranges of " + std::to_string(s.range_size) + " on " + std::to_string(job) +
+         " ranks; messages with ranks outside a step's ranges went to black holes, which answer at once (the outside "
+         "peer is taken to be ready, so waits on ranks outside a step are not measured: a pipeline across ranges "
+         "is predicted short); collectives with members outside the ranges ran on the step's ranks only, and a "
+         "phase with a collective over all ranks takes its slowest rank's time; the network traffic of the other "
+         "ranges (noise) was not emulated";
+}
+
+}  // namespace
+
+ReplayResult run_range_replay(const RangeSource& source, const RangeTraffic& traffic, const RangeSchedule& schedule,
+                              const ReplayOptions& options) {
+  int me = 0;
+  int job = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &job);
+  const ReplayPlan meta = first_plan(source, schedule, job, me);
+  const std::int64_t slots = schedule.job_size() - schedule.black_holes - schedule.noise_ranks;
+  MPI_Comm holes = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &holes);
+  detail::PhaseAccum accum(meta.phases.size());
+  std::vector<int> done(meta.phases.size(), 0);
+  double wall_ns = 0;
+  for (const RangeStep& step : schedule.steps) {
+    const StepRoles roles = roles_of(traffic, step, slots, job);
+    auto wall = static_cast<double>(run_step(source, traffic, roles, holes, options, accum, done, me));
+    MPI_Allreduce(MPI_IN_PLACE, &wall, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    wall_ns += wall;
+  }
+  MPI_Comm_free(&holes);
+  MPI_Allreduce(MPI_IN_PLACE, done.data(), static_cast<int>(done.size()), MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  ReplayResult result;
+  result.processes = schedule.processes;
+  result.notes = meta.notes;
+  result.notes.insert(result.notes.end(), schedule.notes.begin(), schedule.notes.end());
+  result.notes.push_back(range_note(schedule, job));
+  result.replay_wall_ns = wall_ns;
+  result.job_ranks = job;
+  result.range_schedule = schedule_json(schedule);
+  const std::vector<bool> ran(done.begin(), done.end());
+  result.phases = detail::phase_times(meta, accum, ran, schedule.processes, MPI_COMM_WORLD);
+  // A phase with a collective over every rank ends together on every rank of the full run: each rank's instance
+  // time there is the slowest's. The ranges measured apart do not wait for the slowest range, so such a phase takes
+  // its slowest rank's time.
+  for (std::size_t p = 0; p < result.phases.size() && p < traffic.phases.size(); ++p) {
+    if (traffic.phases[p].widest_collective < schedule.processes) continue;
+    result.phases[p].time_ns = result.phases[p].time_max_ns;
+  }
+  detail::add_pet(result);
+  return result;
+}
+
+}  // namespace p3s::replay

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A rank's run of its plan's phases, on the ranks of a layout (the whole job, or a range replay step's measured
+// ranges), and the phase times made from what the ranks measured.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "communicators.hpp"
+#include "p3s/replay/replay.hpp"
+
+namespace p3s::replay::detail {
+
+/// What one rank measured of one phase.
+struct Measured {
+  std::vector<double> instances;  ///< the measured instances' times
+  double compute_ns = 0;          ///< emulated over the measured instances
+  double predicted_ns = 0;        ///< predicted over the measured instances
+  double mpi_ns = 0;
+  double calls = 0;
+};
+
+/// What one rank measured of every phase, which phases the order ran, and its wall time.
+struct RankMeasure {
+  std::vector<Measured> phases;
+  std::vector<bool> done;
+  std::int64_t wall_ns = 0;
+};
+
+/// Runs the plan's phase order on the layout's base (collective over it): warm-up, measured and trailing instances
+/// of each phase, bursts emulated, every call made.
+[[nodiscard]] RankMeasure run_phases(const ReplayPlan& plan, const ReplayOptions& options, std::int64_t rank,
+                                     const Layout& layout);
+
+/// What ranks measured of one phase, summed over them (reduced as an array of doubles).
+struct RankSums {
+  double time_ns = 0;       ///< the ranks' mean instance times
+  double squares = 0;       ///< of their instance times
+  double compute_ns = 0;    ///< emulated, per instance
+  double predicted_ns = 0;  ///< predicted compute, per instance
+  double mpi_ns = 0;        ///< per instance
+  double calls = 0;         ///< per instance
+  double instances = 0;     ///< measured
+};
+static_assert(sizeof(RankSums) == 7 * sizeof(double), "RankSums is reduced as an array of doubles");
+
+/// Per phase, the sums over the ranks added so far, and the least and most of their mean instance times.
+struct PhaseAccum {
+  explicit PhaseAccum(std::size_t phases);
+  /// Adds one rank's measurements.
+  void add(const std::vector<Measured>& measured);
+  std::vector<RankSums> sums;
+  std::vector<double> lo;
+  std::vector<double> hi;
+};
+
+/// Each phase's time over `n` ranks, from what the ranks of `comm` accumulated (three reductions for all phases).
+[[nodiscard]] std::vector<PhaseTime> phase_times(const ReplayPlan& plan, PhaseAccum accum,
+                                                 const std::vector<bool>& done, std::int64_t n, MPI_Comm comm);
+
+/// The result's PET and main-loop time from its phase times.
+void add_pet(ReplayResult& result);
+
+}  // namespace p3s::replay::detail
