@@ -7,7 +7,8 @@
    (tests/mpi/check_replay.py time --repeat 3: their medians), with the strict limits: main loop within 10 % on
    every app and n, the median error over them within 5 %, each phase's compute time within 5 %; then at 32
    with M = 1, 3, 5, 10 measured instances and the default (--min-time): the replay's wall time over the
-   application's, and the error.
+   application's, and the error. Beside each full replay, a range replay in ranges of 8 (its ACCURACY line: its
+   error against the real run and against the full replay, and the job's ranks), printed, not held to a limit.
 2. `p3s predict -o` (the ST4NP) at 4096 ranks of the stencil's model: time and peak memory, against a plain copy of
    the file it writes, measured in the same session.
 """
