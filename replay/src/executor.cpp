@@ -364,6 +364,23 @@ void Executor::completion(const PredictedCall& call) {
   }
 }
 
+double Executor::collective_scale(const PredictedCall& call) const {
+  if (comms_.layout().full()) return 1;
+  double scale = 1;
+  for (const PredictedAction& a : call.actions) {
+    if (a.kind != ActionKind::Collective || a.collective == mpi::Collective::CreateHandle ||
+        a.collective == mpi::Collective::CreateHandleAndAllocate || a.collective == mpi::Collective::DestroyHandle ||
+        a.collective == mpi::Collective::DestroyHandleAndDeallocate) {
+      continue;
+    }
+    int members = 1;
+    MPI_Comm_size(comms_.comm(a.comm), &members);
+    if (members < 2 || a.comm_size <= members) continue;
+    scale = std::max(scale, std::log2(static_cast<double>(a.comm_size)) / std::log2(static_cast<double>(members)));
+  }
+  return scale;
+}
+
 void Executor::collective(const PredictedCall& call, const PredictedAction& a) {
   const MPI_Comm comm = comms_.comm(a.comm);
   const int block = count_of(a.block);

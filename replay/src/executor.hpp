@@ -28,6 +28,9 @@ class Executor {
   void execute(const modeler::PredictedCall& call, std::size_t index);
   /// Completes the requests the instance started and did not complete (a request freed by the application).
   void end();
+  /// How much longer the call's collectives take at the predicted size than on the ranks that made them here: the
+  /// ratio of log2 of the members (1 in a full replay, for a call that is no collective, or for one made alone).
+  [[nodiscard]] double collective_scale(const modeler::PredictedCall& call) const;
 
  private:
   void point_to_point(const modeler::PredictedCall& call, std::size_t index);

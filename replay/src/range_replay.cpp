@@ -153,9 +153,10 @@ std::string range_note(const RangeSchedule& s, int job) {
          " steps of two ranges of " + std::to_string(s.range_size) + " on " + std::to_string(job) +
          " ranks; messages with ranks outside a step's ranges went to black holes, which answer at once (the outside "
          "peer is taken to be ready, so waits on ranks outside a step are not measured: a pipeline across ranges "
-         "is predicted short); collectives with members outside the ranges ran on the step's ranks only, and a "
-         "phase with a collective over all ranks takes its slowest rank's time; the network traffic of the other "
-         "ranges (noise) was not emulated";
+         "is predicted short); collectives with members outside the ranges ran on the step's ranks, each instance "
+         "given the time they would take longer at the predicted size (log2 of the predicted members over log2 of "
+         "the step's, times the time of the member that waited least), and a phase with a collective over all "
+         "ranks takes its slowest rank's time; the network traffic of the other ranges (noise) was not emulated";
 }
 
 }  // namespace

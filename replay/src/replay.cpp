@@ -161,6 +161,7 @@ class RankRunner {
              double largest)
       : options_(options), executor_(comms, rank, largest), burst_(options.compute) {
     MPI_Comm_dup(comms.layout().base, &sizing_);
+    scaled_ = !comms.layout().full();
     // A rank waits for a peer as long as the peer's longest burst, and makes no progress meanwhile: the limit runs
     // from where the longest burst of any rank would have ended.
     double longest = longest_burst_s(plan.phases);
@@ -179,9 +180,12 @@ class RankRunner {
   void run_phase(const PlannedPhase& pm, std::uint64_t count, std::int64_t n, Measured& m, std::int64_t& last_end) {
     InstanceCount instances(sizing_, count, options_);
     position_.phase = pm.id;
+    std::vector<double> extra;  // per measured instance: the collectives' time at the predicted size, not made here
+    const std::size_t first = m.instances.size();
     for (std::uint64_t i = 0; i < instances.total(); ++i) {
       const bool timed = instances.measured(i);
       position_.instance = static_cast<std::uint32_t>(i);
+      extra_ns_ = 0;
       executor_.begin(pm.rank.calls);
       for (std::size_t k = 0; k < pm.rank.calls.size(); ++k) call(pm.rank.calls[k], k, timed ? &m : nullptr);
       const std::int64_t t0 = detail::now_ns();
@@ -192,10 +196,12 @@ class RankRunner {
         m.compute_ns += static_cast<double>(end - t0);
         m.predicted_ns += pm.rank.tail_ns.value_or(0);
         m.instances.push_back(static_cast<double>(end - last_end));
+        extra.push_back(extra_ns_);
       }
       instances.ended(i, end - last_end, n);
       last_end = end;
     }
+    if (scaled_) add_collective_extra(extra, m, first);
   }
 
  private:
@@ -209,11 +215,26 @@ class RankRunner {
     const std::int64_t t1 = detail::now_ns();
     if (!detail::made_once(c.function)) executor_.execute(c, k);
     const std::int64_t t2 = detail::now_ns();
+    // A collective a range replay step made on fewer ranks than the prediction's takes as much longer as its
+    // algorithm's log2 of the members says (a tree, a recursive doubling); what is added is settled at the phase's
+    // end, from the member that waited least (its time in the call is the collective's own).
+    if (const double scale = executor_.collective_scale(c); scale > 1) {
+      extra_ns_ += (scale - 1) * static_cast<double>(t2 - t1);
+    }
     if (m != nullptr) {
       m->compute_ns += static_cast<double>(t1 - t0);
       m->predicted_ns += burst_ns;
       m->mpi_ns += static_cast<double>(t2 - t1);
       m->calls += 1;
+    }
+  }
+
+  /// Adds to each measured instance (from `first` on) the least extra time any rank of the layout found for it.
+  void add_collective_extra(std::vector<double>& extra, Measured& m, std::size_t first) {
+    MPI_Allreduce(MPI_IN_PLACE, extra.data(), static_cast<int>(extra.size()), MPI_DOUBLE, MPI_MIN, sizing_);
+    for (std::size_t i = 0; i < extra.size() && first + i < m.instances.size(); ++i) {
+      m.instances[first + i] += extra[i];
+      m.mpi_ns += extra[i];
     }
   }
 
@@ -232,6 +253,8 @@ class RankRunner {
   detail::Executor executor_;
   detail::BurstEmulator burst_;
   MPI_Comm sizing_ = MPI_COMM_NULL;  ///< the instance counts' own reductions, apart from the replayed communication
+  bool scaled_ = false;              ///< a range replay step: collectives may be made on fewer ranks than predicted
+  double extra_ns_ = 0;              ///< this instance's collectives' time at the predicted size, not made here
   detail::Position position_;
   std::optional<detail::Watchdog> watchdog_;
 };
