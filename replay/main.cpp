@@ -244,7 +244,8 @@ std::string report(const Args& a, const p3s::replay::ReplayPlan& plan, const p3s
 }
 
 /// A range replay of the prediction at --np (default: the job's size) on this job.
-p3s::replay::ReplayResult run_ranges(const Args& a, int size, const p3s::modeler::Model& model) {
+p3s::replay::ReplayResult run_ranges(const Args& a, int size, const p3s::modeler::Model& model,
+                                     const p3s::replay::ReplayPlan& plan) {
   const std::int64_t n = a.np != 0 ? a.np : size;
   const bool st4np = std::filesystem::is_directory(a.input);
   const p3s::replay::RangeTraffic traffic =
@@ -253,7 +254,7 @@ p3s::replay::ReplayResult run_ranges(const Args& a, int size, const p3s::modeler
   const p3s::replay::RangeSource source{
       a.input, st4np ? nullptr : &model,
       a.repair ? p3s::modeler::OnInconsistency::Repair : p3s::modeler::OnInconsistency::Refuse};
-  return p3s::replay::run_range_replay(source, traffic, schedule, a.options);
+  return p3s::replay::run_range_replay(plan, source, traffic, schedule, a.options);
 }
 
 }  // namespace
@@ -301,7 +302,7 @@ int main(int argc, char** argv) {
   }
   p3s::replay::ReplayResult result;
   try {
-    result = a.ranges > 0 ? run_ranges(a, size, model) : p3s::replay::run_replay(plan, a.options);
+    result = a.ranges > 0 ? run_ranges(a, size, model, plan) : p3s::replay::run_replay(plan, a.options);
   } catch (const p3s::replay::RefusedPlan& e) {
     if (*e.what() != '\0') std::fprintf(stderr, "p3s-replay: %s\n", p3s::user_text(e.what()).c_str());
     MPI_Finalize();

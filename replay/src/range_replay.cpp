@@ -39,10 +39,7 @@ StepRoles roles_of(const RangeTraffic& t, const RangeStep& step, std::int64_t me
     for (std::int64_t p = t.first_rank(range); p < t.end_rank(range); ++p, ++slot) {
       r.replays[slot] = p;
       r.timed[slot] = timed;
-      const std::vector<std::int64_t>& peers = t.peer_ranges[static_cast<std::size_t>(p)];
-      const bool outside =
-          std::any_of(peers.begin(), peers.end(), [&](std::int64_t x) { return x != step.first && x != step.second; });
-      if (!outside) continue;
+      if (!t.talks_outside(p, step.first, step.second)) continue;
       r.hole_of[slot] = next_hole;
       r.serves[static_cast<std::size_t>(next_hole)] = static_cast<int>(slot);
       ++next_hole;
@@ -92,27 +89,15 @@ ReplayPlan plan_of(const RangeSource& source, std::int64_t n, std::int64_t rank)
   return plan_from_st4np(source.path, n, rank);
 }
 
-/// Every rank's plan of predicted rank 0 (the phases' names and weights for the result), refused on all alike.
-ReplayPlan first_plan(const RangeSource& source, const RangeSchedule& schedule, int job, int me) {
-  std::string why;
-  ReplayPlan plan;
+/// Refuses, on every rank alike (each holds the same schedule), a job too small for the schedule.
+void check_job(const RangeSchedule& schedule, int job, int me) {
   const std::int64_t needed = schedule.job_size() - schedule.noise_ranks;
-  if (job < needed) {
-    why = "this range replay needs " + std::to_string(needed) + " ranks (" +
-          std::to_string(needed - schedule.black_holes) + " measured and " + std::to_string(schedule.black_holes) +
-          " black holes), the job has " + std::to_string(job) + "; run it with -np " +
-          std::to_string(schedule.job_size());
-  } else {
-    try {
-      plan = plan_of(source, schedule.processes, 0);
-    } catch (const std::exception& e) {
-      why = e.what();
-    }
-  }
-  int failing = why.empty() ? 1 << 30 : me;
-  MPI_Allreduce(MPI_IN_PLACE, &failing, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (failing != 1 << 30) throw RefusedPlan(me == failing ? why : std::string());
-  return plan;
+  if (job >= needed) return;
+  throw RefusedPlan(me != 0 ? std::string()
+                            : "this range replay needs " + std::to_string(needed) + " ranks (" +
+                                  std::to_string(needed - schedule.black_holes) + " measured and " +
+                                  std::to_string(schedule.black_holes) + " black holes), the job has " +
+                                  std::to_string(job) + "; run it with -np " + std::to_string(schedule.job_size()));
 }
 
 /// One step, on this job rank: replays its predicted rank (adding what it measured to `accum` where its range is
@@ -161,13 +146,13 @@ std::string range_note(const RangeSchedule& s, int job) {
 
 }  // namespace
 
-ReplayResult run_range_replay(const RangeSource& source, const RangeTraffic& traffic, const RangeSchedule& schedule,
-                              const ReplayOptions& options) {
+ReplayResult run_range_replay(const ReplayPlan& meta, const RangeSource& source, const RangeTraffic& traffic,
+                              const RangeSchedule& schedule, const ReplayOptions& options) {
   int me = 0;
   int job = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &job);
-  const ReplayPlan meta = first_plan(source, schedule, job, me);
+  check_job(schedule, job, me);
   const std::int64_t slots = schedule.job_size() - schedule.black_holes - schedule.noise_ranks;
   MPI_Comm holes = MPI_COMM_NULL;
   MPI_Comm_dup(MPI_COMM_WORLD, &holes);

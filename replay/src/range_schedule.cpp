@@ -81,12 +81,7 @@ void fill_step(const RangeTraffic& t, RangeStep& s) {
   for (const std::int64_t range : {s.first, s.second}) {
     if (range < 0) continue;
     for (std::int64_t rank = t.first_rank(range); rank < t.end_rank(range); ++rank) {
-      for (const std::int64_t other : t.peer_ranges[static_cast<std::size_t>(rank)]) {
-        if (!in_step(other, s)) {
-          ++s.black_holes;
-          break;
-        }
-      }
+      if (t.talks_outside(rank, s.first, s.second)) ++s.black_holes;
     }
   }
   if (s.second >= 0) s.between_messages = t.messages_between(s.first, s.second);

@@ -23,6 +23,11 @@ double RangeTraffic::messages_between(std::int64_t a, std::int64_t b) const {
   return total;
 }
 
+bool RangeTraffic::talks_outside(std::int64_t rank, std::int64_t a, std::int64_t b) const {
+  const std::vector<std::int64_t>& peers = peer_ranges.at(static_cast<std::size_t>(rank));
+  return std::any_of(peers.begin(), peers.end(), [a, b](std::int64_t x) { return x != a && x != b; });
+}
+
 RangeTraffic empty_traffic(std::int64_t n, std::int64_t c,
                            const std::vector<std::pair<std::uint32_t, std::int64_t>>& phases) {
   if (n < 1) throw InputError("a range replay needs at least one rank, not " + std::to_string(n));

@@ -44,6 +44,8 @@ struct RangeTraffic {
   }
   /// Messages between ranges a and b (both ways) over the whole run (each phase's instances times its weight).
   [[nodiscard]] double messages_between(std::int64_t a, std::int64_t b) const;
+  /// Whether `rank` exchanges messages with a range other than a and b: a measured rank that needs a black hole.
+  [[nodiscard]] bool talks_outside(std::int64_t rank, std::int64_t a, std::int64_t b) const;
 };
 
 /// Records one rank's calls of one phase instance in the traffic (its sends, each message once; its collectives'
@@ -115,10 +117,12 @@ struct RangeSource {
 /// two ranges, as a full replay does on their own communicator, a message with a rank outside them going to the
 /// measured rank's black hole, which discards what it is sent and answers each receive with a message of the
 /// requested tag and size; the other ranks serve as black holes or wait. The ranges timed in a step give their
-/// ranks' phase times; the result holds every predicted rank's, as a full replay at n would.
-/// @throws RefusedPlan on every rank alike when the job is too small or a rank's plan cannot be made.
-[[nodiscard]] ReplayResult run_range_replay(const RangeSource& source, const RangeTraffic& traffic,
-                                            const RangeSchedule& schedule, const ReplayOptions& options);
+/// ranks' phase times; the result holds every predicted rank's, as a full replay at n would. `meta` is the plan of
+/// predicted rank 0 (its phases' ids, names and weights and its notes name the result's phases).
+/// @throws RefusedPlan on every rank alike when the job is too small.
+[[nodiscard]] ReplayResult run_range_replay(const ReplayPlan& meta, const RangeSource& source,
+                                            const RangeTraffic& traffic, const RangeSchedule& schedule,
+                                            const ReplayOptions& options);
 
 /// The schedule for people: one line per step (ranges, their ranks, timed or not, black holes, messages), the job
 /// size and the notes.
