@@ -119,6 +119,10 @@ void add_options(CLI::App& app, Args& a) {
                  "Range replay: measure the ranks C consecutive ones at a time (C: the cores of one node), two "
                  "ranges per step")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 30));
+  app.add_option("--passes", a.options.range_passes,
+                 "Range replay: passes over the steps; each pass's black holes answer no earlier than the senders sent "
+                 "in the passes and steps before, the last pass is the result")
+      ->check(CLI::Range(1, 16));
   app.add_flag("--schedule-only", a.schedule_only,
                "With --ranges: print the range replay's steps and the job size it needs, and replay nothing");
 }

@@ -9,18 +9,18 @@
 namespace p3s::replay::detail {
 namespace {
 
-void sleep_until(std::int64_t deadline) {
-  timespec ts{static_cast<time_t>(deadline / 1000000000), static_cast<long>(deadline % 1000000000)};
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) != 0) {
-  }
-}
-
 void spin_until(std::int64_t deadline) {
   while (now_ns() < deadline) {
   }
 }
 
 }  // namespace
+
+void sleep_until(std::int64_t deadline) noexcept {
+  timespec ts{static_cast<time_t>(deadline / 1000000000), static_cast<long>(deadline % 1000000000)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) != 0) {
+  }
+}
 
 std::int64_t now_ns() noexcept {
   timespec ts{};

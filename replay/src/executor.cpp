@@ -14,6 +14,7 @@
 #include <cmath>
 #include <string>
 
+#include "burst.hpp"
 #include "p3s/error.hpp"
 #include "p3s/modeler/phase_check.hpp"
 #include "p3s/mpi/vocabulary.hpp"
@@ -112,13 +113,17 @@ int move_data(mpi::Collective op, char* in, char* out, int block, int root, MPI_
 
 int count_of(double bytes) { return static_cast<int>(modeler::message_count(bytes)); }
 
-Executor::Executor(const Communicators& comms, std::int64_t rank, double largest)
-    : comms_(comms), rank_(rank), largest_(static_cast<std::size_t>(std::max(0.0, std::ceil(largest))) + 1) {
+Executor::Executor(const Communicators& comms, std::int64_t rank, double largest, Pacing* pacing)
+    : comms_(comms),
+      rank_(rank),
+      largest_(static_cast<std::size_t>(std::max(0.0, std::ceil(largest))) + 1),
+      pacing_(pacing) {
   send_.assign(largest_, 0);
 }
 
 void Executor::begin(const std::vector<PredictedCall>& calls) {
   started_.assign(calls.size(), {});
+  due_.assign(calls.size(), {});
   taken_.assign(calls.size(), 0);
   if (posted_.size() < calls.size()) posted_.resize(calls.size());
 }
@@ -226,6 +231,7 @@ void Executor::point_to_point(const PredictedCall& call, std::size_t index) {
     const MPI_Comm comm = to.comm;
     const int peer = to.rank;
     if (to.hole && (a.kind == ActionKind::Recv || a.kind == ActionKind::IrecvPost)) request_from_hole(to, a, call);
+    if (pacing_ != nullptr && a.kind == ActionKind::Send) pacing_->sent(a.peer, tag_of(a.tag), now_ns());
     if (halves && a.kind == ActionKind::Send) {
       MPI_Request r = MPI_REQUEST_NULL;
       check(MPI_Isend(send_.data(), count_of(a.bytes), MPI_BYTE, peer, hole_tag(to, a.tag), comm, &r), call);
@@ -234,9 +240,11 @@ void Executor::point_to_point(const PredictedCall& call, std::size_t index) {
     }
     if (halves && a.kind == ActionKind::Recv) {
       const std::size_t room = room_for(a.bytes, largest_);
+      const std::int64_t at = due(to, a);
       check(MPI_Recv(scratch(recv_, room), static_cast<int>(room), MPI_BYTE, peer, tag_of(a.tag), comm,
                      MPI_STATUS_IGNORE),
             call);
+      sleep_until(at);
       continue;
     }
     if (a.kind == ActionKind::Send) {
@@ -248,7 +256,7 @@ void Executor::point_to_point(const PredictedCall& call, std::size_t index) {
         check(
             (synchronous ? MPI_Issend : MPI_Isend)(send_.data(), count, MPI_BYTE, peer, hole_tag(to, a.tag), comm, &r),
             call);
-        started_[index].push_back(r);
+        started(index, r);
       } else {
         check((synchronous ? MPI_Ssend : MPI_Send)(send_.data(), count, MPI_BYTE, peer, hole_tag(to, a.tag), comm),
               call);
@@ -258,14 +266,16 @@ void Executor::point_to_point(const PredictedCall& call, std::size_t index) {
       char* buffer = receive_buffer(index, slot++, a.bytes);
       check(MPI_Irecv(buffer, static_cast<int>(room_for(a.bytes, largest_)), MPI_BYTE, peer, tag_of(a.tag), comm, &r),
             call);
-      started_[index].push_back(r);
+      started(index, r, due(to, a));
     } else if (a.kind == ActionKind::Recv) {
       recv = &a;
       if (info.kind == mpi::CallKind::Sendrecv) continue;
       const std::size_t room = room_for(a.bytes, largest_);
+      const std::int64_t at = due(to, a);
       check(MPI_Recv(scratch(recv_, room), static_cast<int>(room), MPI_BYTE, peer, tag_of(a.tag), comm,
                      MPI_STATUS_IGNORE),
             call);
+      sleep_until(at);
     }
   }
   if (halves) {
@@ -297,6 +307,15 @@ void Executor::request_from_hole(const Route& to, const PredictedAction& a, cons
   check(MPI_Send(request.data(), 2, MPI_INT64_T, to.rank, kHoleRequestTag, to.comm), call);
 }
 
+std::int64_t Executor::due(const Route& to, const PredictedAction& a) {
+  return to.hole && pacing_ != nullptr ? pacing_->due(a.peer, tag_of(a.tag)) : 0;
+}
+
+void Executor::started(std::size_t index, MPI_Request r, std::int64_t due) {
+  started_[index].push_back(r);
+  due_[index].push_back(due);
+}
+
 void Executor::completion_of_halves(const PredictedCall& call) {
   if (null_requests_.empty()) return;
   check(MPI_Waitall(static_cast<int>(null_requests_.size()), null_requests_.data(), MPI_STATUSES_IGNORE), call);
@@ -304,15 +323,23 @@ void Executor::completion_of_halves(const PredictedCall& call) {
 }
 
 void Executor::completion(const PredictedCall& call) {
-  const mpi::FunctionInfo& info = mpi::info(call.function);
   std::vector<MPI_Request> requests;
+  std::int64_t due = 0;  // the latest any of them may complete: a black hole's message its sender sent late
   for (const PredictedAction& a : call.actions) {
     if (a.started < 0 || static_cast<std::size_t>(a.started) >= started_.size()) continue;
     const auto k = static_cast<std::size_t>(a.started);
-    if (taken_[k] < started_[k].size()) requests.push_back(std::exchange(started_[k][taken_[k]++], MPI_REQUEST_NULL));
+    if (taken_[k] >= started_[k].size()) continue;
+    due = std::max(due, due_[k][taken_[k]]);
+    requests.push_back(std::exchange(started_[k][taken_[k]++], MPI_REQUEST_NULL));
   }
   requests.insert(requests.end(), null_requests_.begin(), null_requests_.end());
   null_requests_.clear();
+  wait_for(call, requests);
+  sleep_until(due);
+}
+
+void Executor::wait_for(const PredictedCall& call, std::vector<MPI_Request>& requests) {
+  const mpi::FunctionInfo& info = mpi::info(call.function);
   const auto count = static_cast<int>(requests.size());
   std::vector<int> indices(requests.size());  // MPI_Testsome's and MPI_Waitsome's output
   if (info.test) {

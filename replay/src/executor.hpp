@@ -10,13 +10,15 @@
 
 #include "communicators.hpp"
 #include "p3s/modeler/predict.hpp"
+#include "pacing.hpp"
 
 namespace p3s::replay::detail {
 
 class Executor {
  public:
-  /// `largest` is the largest message or block any rank sends (receives get room for it).
-  Executor(const Communicators& comms, std::int64_t rank, double largest);
+  /// `largest` is the largest message or block any rank sends (receives get room for it). `pacing`, in a range
+  /// replay, records the sends between ranges and holds back receives from black holes until their sender sent.
+  Executor(const Communicators& comms, std::int64_t rank, double largest, Pacing* pacing = nullptr);
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -35,6 +37,8 @@ class Executor {
  private:
   void point_to_point(const modeler::PredictedCall& call, std::size_t index);
   void completion(const modeler::PredictedCall& call);
+  /// Completes `requests` with the call's function (one, all, any, some; a test polls).
+  void wait_for(const modeler::PredictedCall& call, std::vector<MPI_Request>& requests);
   void collective(const modeler::PredictedCall& call, const modeler::PredictedAction& a);
   void null_call(const modeler::PredictedCall& call);
   /// Whether an action of the call has a peer outside a range replay's measured ranges.
@@ -45,6 +49,10 @@ class Executor {
   void request_from_hole(const Route& to, const modeler::PredictedAction& a, const modeler::PredictedCall& call);
   /// Completes the send half of a Sendrecv made as two halves.
   void completion_of_halves(const modeler::PredictedCall& call);
+  /// Where the call's action `a` is a receive from a black hole: when its message may arrive (0: at once).
+  [[nodiscard]] std::int64_t due(const Route& to, const modeler::PredictedAction& a);
+  /// Starts request `r` of call `index`, which may complete at `due`.
+  void started(std::size_t index, MPI_Request r, std::int64_t due = 0);
   void check(int status, const modeler::PredictedCall& call) const;
   char* receive_buffer(std::size_t index, std::size_t slot, double bytes);
   char* scratch(std::vector<char>& buffer, std::size_t bytes);
@@ -57,12 +65,14 @@ class Executor {
   std::vector<char> coll_in_;
   std::vector<char> coll_out_;
   std::vector<std::vector<MPI_Request>> started_;       ///< per call index: the requests it started
+  std::vector<std::vector<std::int64_t>> due_;          ///< and the earliest each may complete (0: at once)
   std::vector<std::size_t> taken_;                      ///< per call index: how many of them a completion took
   std::vector<std::vector<std::vector<char>>> posted_;  ///< per call index and receive: its buffer
   /// Requests of non-blocking calls to MPI_PROC_NULL (a grid's boundary): the next completion call completes them
   /// with the others, as the application's did.
   std::vector<MPI_Request> null_requests_;
   std::vector<MPI_Comm> made_;  ///< communicators made where the application made one, freed where it freed one
+  Pacing* pacing_ = nullptr;
 };
 
 /// The MPI count of a predicted size in bytes (rounded; at most INT_MAX).

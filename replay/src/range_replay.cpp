@@ -103,7 +103,8 @@ void check_job(const RangeSchedule& schedule, int job, int me) {
 /// One step, on this job rank: replays its predicted rank (adding what it measured to `accum` where its range is
 /// timed), serves as a black hole, or waits. Returns the step's wall time on a measured rank (0 elsewhere).
 std::int64_t run_step(const RangeSource& source, const RangeTraffic& t, const StepRoles& roles, MPI_Comm holes,
-                      const ReplayOptions& options, detail::PhaseAccum& accum, std::vector<int>& done, int me) {
+                      const ReplayOptions& options, detail::Pacing& pacing, detail::PhaseAccum& accum,
+                      std::vector<int>& done, int me) {
   const auto w = static_cast<std::size_t>(me);
   MPI_Comm base = MPI_COMM_NULL;
   MPI_Comm_split(MPI_COMM_WORLD, roles.replays[w] >= 0 ? 0 : MPI_UNDEFINED, me, &base);
@@ -118,7 +119,7 @@ std::int64_t run_step(const RangeSource& source, const RangeTraffic& t, const St
     layout.holes = holes;
     layout.hole = roles.hole_of[w];
     const ReplayPlan plan = plan_of(source, t.processes, roles.replays[w]);
-    const detail::RankMeasure m = detail::run_phases(plan, options, roles.replays[w], layout);
+    const detail::RankMeasure m = detail::run_phases(plan, options, roles.replays[w], layout, &pacing, roles.timed[w]);
     if (layout.hole >= 0) {
       const std::array<std::int64_t, 2> end{-1, 0};
       MPI_Send(end.data(), 2, MPI_INT64_T, layout.hole, kHoleRequestTag, holes);
@@ -133,15 +134,17 @@ std::int64_t run_step(const RangeSource& source, const RangeTraffic& t, const St
   return wall;
 }
 
-std::string range_note(const RangeSchedule& s, int job) {
+std::string range_note(const RangeSchedule& s, int job, int passes) {
   return "range replay: " + std::to_string(s.processes) + " ranks measured in " + std::to_string(s.steps.size()) +
-         " steps of two ranges of " + std::to_string(s.range_size) + " on " + std::to_string(job) +
-         " ranks; messages with ranks outside a step's ranges went to black holes, which answer at once (the outside "
-         "peer is taken to be ready, so waits on ranks outside a step are not measured: a pipeline across ranges "
-         "is predicted short); collectives with members outside the ranges ran on the step's ranks, each instance "
-         "given the time they would take longer at the predicted size (log2 of the predicted members over log2 of "
-         "the step's, times the time of the member that waited least), and a phase with a collective over all "
-         "ranks takes its slowest rank's time; the network traffic of the other ranges (noise) was not emulated";
+         " steps of two ranges of " + std::to_string(s.range_size) + " on " + std::to_string(job) + " ranks, " +
+         std::to_string(passes) + (passes == 1 ? " pass" : " passes") +
+         " (the last one measured); messages with ranks outside a step's ranges went to black holes, which answer a "
+         "receive no earlier than its sender sent it in the step that measured the sender's range (the time since "
+         "their phase instances began), or at once where that range was not measured yet; collectives with members "
+         "outside the ranges ran on the step's ranks, each instance given the time they would take longer at the "
+         "predicted size (log2 of the predicted members over log2 of the step's, times the time of the member that "
+         "waited least), and a phase with a collective over all ranks takes its slowest rank's time; the network "
+         "traffic of the other ranges (noise) was not emulated";
 }
 
 }  // namespace
@@ -158,12 +161,24 @@ ReplayResult run_range_replay(const ReplayPlan& meta, const RangeSource& source,
   MPI_Comm_dup(MPI_COMM_WORLD, &holes);
   detail::PhaseAccum accum(meta.phases.size());
   std::vector<int> done(meta.phases.size(), 0);
+  detail::Pacing pacing(schedule.range_size);
   double wall_ns = 0;
-  for (const RangeStep& step : schedule.steps) {
-    const StepRoles roles = roles_of(traffic, step, slots, job);
-    auto wall = static_cast<double>(run_step(source, traffic, roles, holes, options, accum, done, me));
-    MPI_Allreduce(MPI_IN_PLACE, &wall, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    wall_ns += wall;
+  const int passes = std::max(1, options.range_passes);
+  for (int pass = 0; pass < passes; ++pass) {
+    // Each pass measures every step again, its black holes paced by the send times of the passes before (and of the
+    // steps before in this pass); the last pass's measurements are the result.
+    accum = detail::PhaseAccum(meta.phases.size());
+    std::fill(done.begin(), done.end(), 0);
+    // Passes go through the steps forward and backward in turn: a pipeline's sweeps both ways across the ranges
+    // are each paced in one pass by send times measured in the same pass.
+    for (std::size_t k = 0; k < schedule.steps.size(); ++k) {
+      const RangeStep& step = schedule.steps[pass % 2 == 0 ? k : schedule.steps.size() - 1 - k];
+      const StepRoles roles = roles_of(traffic, step, slots, job);
+      auto wall = static_cast<double>(run_step(source, traffic, roles, holes, options, pacing, accum, done, me));
+      MPI_Allreduce(MPI_IN_PLACE, &wall, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      wall_ns += wall;
+      pacing.share(MPI_COMM_WORLD);
+    }
   }
   MPI_Comm_free(&holes);
   MPI_Allreduce(MPI_IN_PLACE, done.data(), static_cast<int>(done.size()), MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -171,7 +186,7 @@ ReplayResult run_range_replay(const ReplayPlan& meta, const RangeSource& source,
   result.processes = schedule.processes;
   result.notes = meta.notes;
   result.notes.insert(result.notes.end(), schedule.notes.begin(), schedule.notes.end());
-  result.notes.push_back(range_note(schedule, job));
+  result.notes.push_back(range_note(schedule, job, passes));
   result.replay_wall_ns = wall_ns;
   result.job_ranks = job;
   result.range_schedule = schedule_json(schedule);

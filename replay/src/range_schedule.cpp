@@ -29,21 +29,21 @@ std::vector<double> talk_matrix(const RangeTraffic& t) {
   return out;
 }
 
-/// The range to measure next: the unmeasured one that talks most with the other unmeasured ranges (ties: lowest).
+/// The range to measure next: the lowest unmeasured one that talks with another unmeasured range, else the lowest
+/// unmeasured one (-1: none left). Taken in order, ranges that talk along a line (a pipeline, a grid's rows) pair
+/// as (0, 1), (2, 3), ...: every step times two ranges, and a step's black holes stand in for ranges measured in
+/// the step before it, whose send times pace them (a pipeline's wait on the range before it).
 std::int64_t next_range(const std::vector<double>& talk, const std::vector<bool>& measured) {
   const auto r = measured.size();
-  std::int64_t best = -1;
-  double most = -1;
+  std::int64_t lowest = -1;
   for (std::size_t a = 0; a < r; ++a) {
     if (measured[a]) continue;
-    double sum = 0;
-    for (std::size_t b = 0; b < r; ++b) sum += measured[b] ? 0.0 : talk[a * r + b];
-    if (sum > most) {
-      most = sum;
-      best = static_cast<std::int64_t>(a);
+    if (lowest < 0) lowest = static_cast<std::int64_t>(a);
+    for (std::size_t b = 0; b < r; ++b) {
+      if (b != a && !measured[b] && talk[a * r + b] > 0) return static_cast<std::int64_t>(a);
     }
   }
-  return best;
+  return lowest;
 }
 
 /// Range a's partner: the unmeasured range it talks with most, else the measured one it talks with most, else the

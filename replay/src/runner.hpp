@@ -10,6 +10,7 @@
 
 #include "communicators.hpp"
 #include "p3s/replay/replay.hpp"
+#include "pacing.hpp"
 
 namespace p3s::replay::detail {
 
@@ -30,9 +31,10 @@ struct RankMeasure {
 };
 
 /// Runs the plan's phase order on the layout's base (collective over it): warm-up, measured and trailing instances
-/// of each phase, bursts emulated, every call made.
+/// of each phase, bursts emulated, every call made. `pacing` (a range replay's) records the sends between ranges of
+/// the measured instances where `timed`, and holds back receives from black holes until their senders sent.
 [[nodiscard]] RankMeasure run_phases(const ReplayPlan& plan, const ReplayOptions& options, std::int64_t rank,
-                                     const Layout& layout);
+                                     const Layout& layout, Pacing* pacing = nullptr, bool timed = false);
 
 /// What ranks measured of one phase, summed over them (reduced as an array of doubles).
 struct RankSums {

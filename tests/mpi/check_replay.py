@@ -28,7 +28,8 @@ call made as written, the compute time as written (APP unused).
 time: records APP (a sleep-mode app) at the fitted counts and at each --np, fits a model on the fitted runs,
 replays it at each --np with --compute sleep and compares with the real run there: the main-loop time (MPI_Init
 and MPI_Finalize apart) must be within --limit, every replayed phase's compute time within --compute-limit; the
-range replay (ranges of --range-size, on the job its schedule needs) is run beside them and its error printed.
+range replay (ranges of --range-size, on the job its schedule needs) is run beside them and its error printed; it
+must be within --range-limit of the full replay.
 Prints one ACCURACY line per (app, n) and a table.
 """
 import argparse
@@ -423,11 +424,15 @@ def check_time(a):
               f"{100 * cost:6.1f}%")
     bad = [f"n={n}: main loop error {100 * err:+.1f} % (limit {100 * a.limit:.0f} %)"
            for n, _, _, err, _, _ in rows if abs(err) > a.limit]
-    # The range replay's time is printed, not held to the limit: its black holes answer at once, so waits on ranks
-    # outside a step (a pipeline's fill, a late neighbour) are not measured yet.
+    # The range replay is held to a loose limit against the full replay (its own error is printed): on 2 cores the
+    # full replay's 48 ranks wait on each other more than a range replay's 30, but a black hole that answered before
+    # its sender sent (a pipeline's wait on the range before it lost) falls well short of it.
     for n, job, ranged, err, vs_full in range_rows:
         if not ranged > 0:
             fail(f"{a.name} n={n}: the range replay's main loop is {ranged}")
+        if abs(vs_full) > a.range_limit:
+            bad.append(f"n={n}: the range replay's main loop is {100 * vs_full:+.1f} % from the full replay's (limit "
+                       f"{100 * a.range_limit:.0f} %)")
     bad += [f"n={n}: a phase's compute time off by {100 * comp:.1f} % (limit {100 * a.compute_limit:.0f} %)"
             for n, _, _, _, comp, _ in rows if comp > a.compute_limit]
     if bad:
@@ -714,6 +719,8 @@ def main():
     p.add_argument("--np", type=int, nargs="+")
     p.add_argument("--limit", type=float, default=0.10)
     p.add_argument("--compute-limit", type=float, default=0.05)
+    p.add_argument("--range-limit", type=float, default=0.35,
+                   help="time: how far the range replay's main loop may be from the full replay's")
     p.add_argument("--range-size", type=int, default=8,
                    help="time: also a range replay at each --np in ranges of this many ranks (0: none)")
     p.add_argument("--compute", choices=["sleep", "spin"], default="sleep",

@@ -39,6 +39,14 @@ RangeTraffic traffic(std::int64_t n, std::int64_t c, std::int64_t weight,
 
 std::vector<std::int64_t> ring(std::int64_t r, std::int64_t n) { return {(r + 1) % n, (r + n - 1) % n}; }
 
+/// Rank r's neighbours on a line of n ranks (no wrap).
+std::vector<std::int64_t> line(std::int64_t r, std::int64_t n) {
+  std::vector<std::int64_t> p;
+  if (r > 0) p.push_back(r - 1);
+  if (r < n - 1) p.push_back(r + 1);
+  return p;
+}
+
 /// Every range is timed in exactly one step.
 void expect_each_timed_once(const RangeSchedule& s) {
   std::vector<int> timed(static_cast<std::size_t>(s.ranges), 0);
@@ -101,18 +109,24 @@ TEST(RangeSchedule, GridRowsPairWithTheRowTheyExchangeWith) {
 
 TEST(RangeSchedule, AnOddRangeReplaysAMeasuredPartnerUntimed) {
   // 3 ranges in a line: 0 - 1 - 2, where 1 talks with both.
-  const auto line = [](std::int64_t r) {
-    std::vector<std::int64_t> p;
-    if (r > 0) p.push_back(r - 1);
-    if (r < 11) p.push_back(r + 1);
-    return p;
-  };
-  const RangeSchedule s = schedule_ranges(traffic(12, 4, 1, line));
+  const RangeSchedule s = schedule_ranges(traffic(12, 4, 1, [](std::int64_t r) { return line(r, 12); }));
   ASSERT_EQ(s.steps.size(), 2U);
   expect_each_timed_once(s);
   const RangeStep& last = s.steps.back();
   EXPECT_EQ(last.first_timed != last.second_timed, true);  // one of the two was measured in the first step
   EXPECT_GT(last.between_messages, 0.0);                   // and it is the partner the range talks with
+}
+
+TEST(RangeSchedule, RangesAlongALinePairInOrder) {
+  // 6 ranges in a line (a pipeline's stages): (0, 1), (2, 3), (4, 5), every range timed, each step after the one
+  // that measured the range its black holes stand in for first.
+  const RangeSchedule s = schedule_ranges(traffic(24, 4, 1, [](std::int64_t r) { return line(r, 24); }));
+  ASSERT_EQ(s.steps.size(), 3U);
+  for (std::size_t k = 0; k < s.steps.size(); ++k) {
+    EXPECT_EQ(s.steps[k].first, static_cast<std::int64_t>(2 * k));
+    EXPECT_EQ(s.steps[k].second, static_cast<std::int64_t>(2 * k + 1));
+    EXPECT_TRUE(s.steps[k].first_timed && s.steps[k].second_timed);
+  }
 }
 
 TEST(RangeSchedule, SilentRangesPairInOrderAndOneRangeIsOneStep) {

@@ -39,6 +39,9 @@ struct ReplayOptions {
   double min_time_s = 0.1;
   /// Seconds without progress after which a rank names where it is stuck and the replay stops.
   double watchdog_s = 120;
+  /// A range replay's passes over its steps: the black holes of each answer a receive no earlier than its sender sent
+  /// it in the steps measured before, so a second pass sees the send times of ranges the first measured later.
+  int range_passes = 2;
 };
 
 /// What the replay measured of one phase, over ranks (each rank's instance times tile its own time, as the
