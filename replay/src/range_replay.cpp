@@ -100,41 +100,79 @@ void check_job(const RangeSchedule& schedule, int job, int me) {
                                   std::to_string(job) + "; run it with -np " + std::to_string(schedule.job_size()));
 }
 
-/// One step, on this job rank: replays its predicted rank (adding what it measured to `accum` where its range is
-/// timed), serves as a black hole, or waits. Returns the step's wall time on a measured rank (0 elsewhere).
-std::int64_t run_step(const RangeSource& source, const RangeTraffic& t, const StepRoles& roles, MPI_Comm holes,
-                      const ReplayOptions& options, detail::Pacing& pacing, detail::PhaseAccum& accum,
-                      std::vector<int>& done, int me) {
+/// What the steps of a range replay share on every job rank.
+struct Job {
+  const RangeSource& source;
+  const RangeTraffic& traffic;
+  const ReplayOptions& options;
+  MPI_Comm holes = MPI_COMM_NULL;
+  MPI_Comm noise = MPI_COMM_NULL;
+  int noise_leader = -1;  ///< the first noise rank (-1: the job has none)
+  detail::Pacing pacing;
+  detail::PhaseAccum accum;
+  std::vector<int> done;
+  std::int64_t noise_sent = 0;  ///< messages this rank sent as a noise rank
+};
+
+/// The noise of one step: per phase id, its messages per instance and their size.
+detail::NoiseLoad noise_load(const RangeTraffic& t, const RangeStep& step) {
+  detail::NoiseLoad out;
+  for (std::size_t p = 0; p < t.phases.size() && p < step.noise_messages.size(); ++p) {
+    if (step.noise_messages[p] > 0) out[t.phases[p].id] = {step.noise_messages[p], step.noise_bytes[p]};
+  }
+  return out;
+}
+
+/// A measured rank's part of a step: replays its predicted rank, adding what it measured to the job's sums where
+/// its range is timed. Returns its wall time.
+std::int64_t replay_in_step(Job& job, const StepRoles& roles, MPI_Comm base, int me) {
+  const auto w = static_cast<std::size_t>(me);
+  const RangeTraffic& t = job.traffic;
+  detail::Layout layout;
+  layout.base = base;
+  layout.base_rank.assign(static_cast<std::size_t>(t.processes), -1);
+  for (std::size_t j = 0; j < roles.replays.size() && roles.replays[j] >= 0; ++j) {
+    layout.base_rank[static_cast<std::size_t>(roles.replays[j])] = static_cast<int>(j);
+  }
+  layout.holes = job.holes;
+  layout.hole = roles.hole_of[w];
+  detail::RangeHooks hooks{&job.pacing, roles.timed[w], {}};
+  if (w == 0 && job.noise_leader >= 0) hooks.noise = detail::NoiseCue{job.noise, job.noise_leader};
+  const ReplayPlan plan = plan_of(job.source, t.processes, roles.replays[w]);
+  const detail::RankMeasure m = detail::run_phases(plan, job.options, roles.replays[w], layout, hooks);
+  hooks.noise.end();
+  if (layout.hole >= 0) {
+    const std::array<std::int64_t, 2> end{-1, 0};
+    MPI_Send(end.data(), 2, MPI_INT64_T, layout.hole, kHoleRequestTag, job.holes);
+  }
+  if (roles.timed[w]) job.accum.add(m.phases);
+  for (std::size_t p = 0; p < m.done.size() && p < job.done.size(); ++p) {
+    job.done[p] = job.done[p] || m.done[p] ? 1 : 0;
+  }
+  return m.wall_ns;
+}
+
+/// One step, on this job rank: replays its predicted rank, serves as a black hole or a noise rank, or waits.
+/// Returns the step's wall time on a measured rank (0 elsewhere).
+std::int64_t run_step(Job& job, const RangeStep& step, const StepRoles& roles, int me) {
   const auto w = static_cast<std::size_t>(me);
   MPI_Comm base = MPI_COMM_NULL;
   MPI_Comm_split(MPI_COMM_WORLD, roles.replays[w] >= 0 ? 0 : MPI_UNDEFINED, me, &base);
   std::int64_t wall = 0;
   if (roles.replays[w] >= 0) {
-    detail::Layout layout;
-    layout.base = base;
-    layout.base_rank.assign(static_cast<std::size_t>(t.processes), -1);
-    for (std::size_t j = 0; j < roles.replays.size() && roles.replays[j] >= 0; ++j) {
-      layout.base_rank[static_cast<std::size_t>(roles.replays[j])] = static_cast<int>(j);
-    }
-    layout.holes = holes;
-    layout.hole = roles.hole_of[w];
-    const ReplayPlan plan = plan_of(source, t.processes, roles.replays[w]);
-    const detail::RankMeasure m = detail::run_phases(plan, options, roles.replays[w], layout, &pacing, roles.timed[w]);
-    if (layout.hole >= 0) {
-      const std::array<std::int64_t, 2> end{-1, 0};
-      MPI_Send(end.data(), 2, MPI_INT64_T, layout.hole, kHoleRequestTag, holes);
-    }
-    if (roles.timed[w]) accum.add(m.phases);
-    for (std::size_t p = 0; p < m.done.size() && p < done.size(); ++p) done[p] = done[p] || m.done[p] ? 1 : 0;
-    wall = m.wall_ns;
+    wall = replay_in_step(job, roles, base, me);
     MPI_Comm_free(&base);
   } else if (roles.serves[w] >= 0) {
-    serve_as_hole(holes, roles.serves[w]);
+    serve_as_hole(job.holes, roles.serves[w]);
+  } else if (job.noise_leader >= 0 && (me == job.noise_leader || me == job.noise_leader + 1)) {
+    const bool leader = me == job.noise_leader;
+    job.noise_sent +=
+        detail::serve_as_noise(job.noise, leader, 0, leader ? me + 1 : job.noise_leader, noise_load(job.traffic, step));
   }
   return wall;
 }
 
-std::string range_note(const RangeSchedule& s, int job, int passes) {
+std::string range_note(const RangeSchedule& s, int job, int passes, bool noise) {
   return "range replay: " + std::to_string(s.processes) + " ranks measured in " + std::to_string(s.steps.size()) +
          " steps of two ranges of " + std::to_string(s.range_size) + " on " + std::to_string(job) + " ranks, " +
          std::to_string(passes) + (passes == 1 ? " pass" : " passes") +
@@ -143,8 +181,12 @@ std::string range_note(const RangeSchedule& s, int job, int passes) {
          "their phase instances began), or at once where that range was not measured yet; collectives with members "
          "outside the ranges ran on the step's ranks, each instance given the time they would take longer at the "
          "predicted size (log2 of the predicted members over log2 of the step's, times the time of the member that "
-         "waited least), and a phase with a collective over all ranks takes its slowest rank's time; the network "
-         "traffic of the other ranges (noise) was not emulated";
+         "waited least), and a phase with a collective over all ranks takes its slowest rank's time; " +
+         (noise ? "two noise ranks sent each other, per instance of each phase of the measured ranges (cued by the "
+                  "step's first rank), the messages between other ranges that the full run has in flight then, of "
+                  "the phase's mean size"
+                : std::string("the network traffic of the other ranges (noise) was not emulated") +
+                      (s.noise_ranks > 0 ? " (the job had no room for the 2 noise ranks)" : ""));
 }
 
 }  // namespace
@@ -157,41 +199,54 @@ ReplayResult run_range_replay(const ReplayPlan& meta, const RangeSource& source,
   MPI_Comm_size(MPI_COMM_WORLD, &job);
   check_job(schedule, job, me);
   const std::int64_t slots = schedule.job_size() - schedule.black_holes - schedule.noise_ranks;
-  MPI_Comm holes = MPI_COMM_NULL;
-  MPI_Comm_dup(MPI_COMM_WORLD, &holes);
-  detail::PhaseAccum accum(meta.phases.size());
-  std::vector<int> done(meta.phases.size(), 0);
-  detail::Pacing pacing(schedule.range_size);
+  Job j{source,
+        traffic,
+        options,
+        MPI_COMM_NULL,
+        MPI_COMM_NULL,
+        -1,
+        detail::Pacing(schedule.range_size),
+        detail::PhaseAccum(meta.phases.size()),
+        std::vector<int>(meta.phases.size(), 0),
+        0};
+  MPI_Comm_dup(MPI_COMM_WORLD, &j.holes);
+  MPI_Comm_dup(MPI_COMM_WORLD, &j.noise);
+  // The noise ranks are the job's last two where it has room for them (a job without them runs, unloaded).
+  if (schedule.noise_ranks == 2 && job >= schedule.job_size())
+    j.noise_leader = static_cast<int>(schedule.job_size()) - 2;
   double wall_ns = 0;
   const int passes = std::max(1, options.range_passes);
   for (int pass = 0; pass < passes; ++pass) {
     // Each pass measures every step again, its black holes paced by the send times of the passes before (and of the
     // steps before in this pass); the last pass's measurements are the result.
-    accum = detail::PhaseAccum(meta.phases.size());
-    std::fill(done.begin(), done.end(), 0);
+    j.accum = detail::PhaseAccum(meta.phases.size());
+    std::fill(j.done.begin(), j.done.end(), 0);
     // Passes go through the steps forward and backward in turn: a pipeline's sweeps both ways across the ranges
     // are each paced in one pass by send times measured in the same pass.
     for (std::size_t k = 0; k < schedule.steps.size(); ++k) {
       const RangeStep& step = schedule.steps[pass % 2 == 0 ? k : schedule.steps.size() - 1 - k];
-      const StepRoles roles = roles_of(traffic, step, slots, job);
-      auto wall = static_cast<double>(run_step(source, traffic, roles, holes, options, pacing, accum, done, me));
+      auto wall = static_cast<double>(run_step(j, step, roles_of(traffic, step, slots, job), me));
       MPI_Allreduce(MPI_IN_PLACE, &wall, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
       wall_ns += wall;
-      pacing.share(MPI_COMM_WORLD);
+      j.pacing.share(MPI_COMM_WORLD);
     }
   }
-  MPI_Comm_free(&holes);
+  MPI_Comm_free(&j.holes);
+  MPI_Comm_free(&j.noise);
+  std::vector<int>& done = j.done;
   MPI_Allreduce(MPI_IN_PLACE, done.data(), static_cast<int>(done.size()), MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &j.noise_sent, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
   ReplayResult result;
   result.processes = schedule.processes;
   result.notes = meta.notes;
   result.notes.insert(result.notes.end(), schedule.notes.begin(), schedule.notes.end());
-  result.notes.push_back(range_note(schedule, job, passes));
+  result.notes.push_back(range_note(schedule, job, passes, j.noise_leader >= 0));
   result.replay_wall_ns = wall_ns;
   result.job_ranks = job;
+  result.noise_messages = static_cast<double>(j.noise_sent);
   result.range_schedule = schedule_json(schedule);
   const std::vector<bool> ran(done.begin(), done.end());
-  result.phases = detail::phase_times(meta, accum, ran, schedule.processes, MPI_COMM_WORLD);
+  result.phases = detail::phase_times(meta, j.accum, ran, schedule.processes, MPI_COMM_WORLD);
   // A phase with a collective over every rank ends together on every rank of the full run: each rank's instance
   // time there is the slowest's. The ranges measured apart do not wait for the slowest range, so such a phase takes
   // its slowest rank's time.

@@ -158,13 +158,12 @@ void agree_on_collectives(const ReplayPlan& plan, const detail::Communicators& c
 class RankRunner {
  public:
   RankRunner(const ReplayPlan& plan, const ReplayOptions& options, const detail::Communicators& comms, int rank,
-             double largest, detail::Pacing* pacing, bool timed)
+             double largest, const detail::RangeHooks& hooks)
       : options_(options),
-        executor_(comms, rank, largest, pacing),
+        executor_(comms, rank, largest, hooks.pacing),
         burst_(options.compute),
-        pacing_(pacing),
-        rank_(rank),
-        timed_(timed) {
+        hooks_(hooks),
+        rank_(rank) {
     MPI_Comm_dup(comms.layout().base, &sizing_);
     scaled_ = !comms.layout().full();
     // A rank waits for a peer as long as the peer's longest burst, and makes no progress meanwhile: the limit runs
@@ -191,7 +190,8 @@ class RankRunner {
       const bool timed = instances.measured(i);
       position_.instance = static_cast<std::uint32_t>(i);
       extra_ns_ = 0;
-      if (pacing_ != nullptr) pacing_->begin_instance(rank_, pm.id, last_end, timed && timed_);
+      if (hooks_.pacing != nullptr) hooks_.pacing->begin_instance(rank_, pm.id, last_end, timed && hooks_.timed);
+      hooks_.noise.instance(pm.id);
       executor_.begin(pm.rank.calls);
       for (std::size_t k = 0; k < pm.rank.calls.size(); ++k) call(pm.rank.calls[k], k, timed ? &m : nullptr);
       const std::int64_t t0 = detail::now_ns();
@@ -261,9 +261,8 @@ class RankRunner {
   MPI_Comm sizing_ = MPI_COMM_NULL;  ///< the instance counts' own reductions, apart from the replayed communication
   bool scaled_ = false;              ///< a range replay step: collectives may be made on fewer ranks than predicted
   double extra_ns_ = 0;              ///< this instance's collectives' time at the predicted size, not made here
-  detail::Pacing* pacing_ = nullptr;
+  detail::RangeHooks hooks_;         ///< a range replay step's pacing and noise cue
   std::int64_t rank_ = 0;
-  bool timed_ = false;  ///< the rank's range is timed: its pacing records its sends
   detail::Position position_;
   std::optional<detail::Watchdog> watchdog_;
 };
@@ -273,7 +272,7 @@ class RankRunner {
 namespace detail {
 
 RankMeasure run_phases(const ReplayPlan& plan, const ReplayOptions& options, std::int64_t rank, const Layout& layout,
-                       Pacing* pacing, bool timed) {
+                       const RangeHooks& hooks) {
   const MPI_Comm base = layout.base;
   const modeler::ScopedDimsRule rule(plan.dims_rule);  // communicators' laws in dims(n)
   double largest = largest_size(plan.phases);
@@ -285,7 +284,7 @@ RankMeasure run_phases(const ReplayPlan& plan, const ReplayOptions& options, std
   out.done.assign(plan.phases.size(), false);
   int members = 1;
   MPI_Comm_size(base, &members);
-  RankRunner runner(plan, options, comms, static_cast<int>(rank), largest, pacing, timed);
+  RankRunner runner(plan, options, comms, static_cast<int>(rank), largest, hooks);
   MPI_Barrier(base);
   const std::int64_t start = now_ns();
   std::int64_t last_end = start;

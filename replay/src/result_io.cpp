@@ -221,7 +221,8 @@ void write_result(const ReplayResult& r, const ReplayPlan& plan, const ResultInp
          {"replay_wall_ns", r.replay_wall_ns},
          {"notes", r.notes}};
   if (r.job_ranks > 0) {
-    j["range"] = json{{"job_ranks", r.job_ranks}, {"schedule", json::parse(r.range_schedule)}};
+    j["range"] = json{
+        {"job_ranks", r.job_ranks}, {"noise_messages", r.noise_messages}, {"schedule", json::parse(r.range_schedule)}};
   }
   if (comparison) {
     json cp = json::array();

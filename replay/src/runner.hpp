@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "communicators.hpp"
+#include "noise.hpp"
 #include "p3s/replay/replay.hpp"
 #include "pacing.hpp"
 
@@ -30,11 +31,19 @@ struct RankMeasure {
   std::int64_t wall_ns = 0;
 };
 
+/// What a range replay step adds to a measured rank's run.
+struct RangeHooks {
+  /// Records the sends between ranges of the measured instances where `timed` (the rank's range is timed in this
+  /// step), and holds back receives from black holes until their senders sent.
+  Pacing* pacing = nullptr;
+  bool timed = false;
+  NoiseCue noise;  ///< cued at the start of each instance (no comm: none)
+};
+
 /// Runs the plan's phase order on the layout's base (collective over it): warm-up, measured and trailing instances
-/// of each phase, bursts emulated, every call made. `pacing` (a range replay's) records the sends between ranges of
-/// the measured instances where `timed`, and holds back receives from black holes until their senders sent.
+/// of each phase, bursts emulated, every call made; `hooks` in a range replay step.
 [[nodiscard]] RankMeasure run_phases(const ReplayPlan& plan, const ReplayOptions& options, std::int64_t rank,
-                                     const Layout& layout, Pacing* pacing = nullptr, bool timed = false);
+                                     const Layout& layout, const RangeHooks& hooks = {});
 
 /// What ranks measured of one phase, summed over them (reduced as an array of doubles).
 struct RankSums {

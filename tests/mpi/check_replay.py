@@ -241,7 +241,8 @@ def check_schedule(a, n, model, st4np):
 def check_range_replay(a, n, st4np, schedule):
     """The range replay of the ST4NP at n, ranges of 2, on the job its schedule needs: it ends, every phase is
     replayed with as many calls per rank and instance as the full replay at n made (every predicted rank replayed
-    once, its messages with outside ranks answered by black holes), and the result holds the schedule."""
+    once, its messages with outside ranks answered by black holes), its noise ranks sent the schedule's noise, and
+    the result holds the schedule."""
     out = os.path.join(a.work, f"range.np{n}.json")
     job = schedule["job_size"]
     r = run(launch(a, job, a.replay, st4np, "--np", n, "--ranges", 2, "-o", out, "--force", "--warmup", WARMUP,
@@ -260,6 +261,20 @@ def check_range_replay(a, n, st4np, schedule):
         if p["replayed"] != q["replayed"] or abs(p["calls_per_instance"] - q["calls_per_instance"]) > 1e-9:
             fail(f"range replay at {n}, phase {p['id']}: {p['calls_per_instance']} calls per rank and instance, the "
                  f"full replay {q['calls_per_instance']}")
+    # The noise ranks send, per instance the step's first rank replays, the phase's noise of the step, every pass.
+    with open(os.path.join(st4np, "lt4nc.json")) as f:
+        order = json.load(f)["order"]
+    runs = {}
+    for phase, count in order:
+        runs.setdefault(phase, replayed_instances(count) if count > 0 else 0)
+    ids = [p["id"] for p in full["phases"]]
+    noise = 2 * sum(round(m) * runs.get(ids[p], 0) for step in schedule["steps"]
+                    for p, m in enumerate(step["noise_messages"]))
+    if schedule["noise_ranks"] and noise == 0:
+        fail(f"range replay at {n}: noise ranks planned with no noise to send")
+    if ranged["range"]["noise_messages"] != noise:
+        fail(f"range replay at {n}: the noise ranks sent {ranged['range']['noise_messages']} messages, the schedule "
+             f"says {noise} (two passes)")
     print(f"RANGE {a.name} n={n} C=2 on {job} ranks: PET {ranged['pet_ns'] / 1e6:.2f} ms, full replay "
           f"{full['pet_ns'] / 1e6:.2f} ms (not compared: the full replay spun its bursts)")
 

@@ -97,11 +97,12 @@ struct RangeSchedule {
   std::vector<std::string> notes;  ///< what the steps approximate (collectives wider than two ranges)
 };
 
-/// Pairs the ranges into steps until each has been measured once. The range that talks most with the ranges not yet
-/// measured goes first, with the unmeasured range it exchanges most messages with as its partner, so that the two
-/// measurement nodes carry between them what those two nodes carry in the full run; a range whose partners were all
-/// measured already takes the measured one it talks with most (replayed untimed, for the messages only), and a range
-/// that talks with no other pairs with the next one not yet measured. Ties go to the lower range.
+/// Pairs the ranges into steps until each has been measured once. The lowest unmeasured range that talks with another
+/// unmeasured range goes first, with the unmeasured range it exchanges most messages with as its partner, so that the
+/// two measurement nodes carry between them what those two nodes carry in the full run (ranges along a line pair in
+/// order); a range whose partners were all measured already takes the measured one it talks with most (replayed
+/// untimed, for the messages only), and a range that talks with no other pairs with the next one not yet measured.
+/// Ties go to the lower range.
 [[nodiscard]] RangeSchedule schedule_ranges(const RangeTraffic& traffic);
 
 /// Where a range replay reads each rank's calls: a model (each measured rank evaluates its own, after the check
@@ -116,7 +117,9 @@ struct RangeSource {
 /// schedule.job_size() - schedule.noise_ranks ranks): in each step the first ranks replay the predicted ranks of the
 /// two ranges, as a full replay does on their own communicator, a message with a rank outside them going to the
 /// measured rank's black hole, which discards what it is sent and answers each receive with a message of the
-/// requested tag and size; the other ranks serve as black holes or wait. The ranges timed in a step give their
+/// requested tag and size (completing no earlier than its sender sent it, where a step before measured that); the
+/// last two ranks, where the job has them, send the step's noise; the other ranks serve as black holes or wait.
+/// ReplayOptions::range_passes passes over the steps, the last one measured. The ranges timed in a step give their
 /// ranks' phase times; the result holds every predicted rank's, as a full replay at n would. `meta` is the plan of
 /// predicted rank 0 (its phases' ids, names and weights and its notes name the result's phases).
 /// @throws RefusedPlan on every rank alike when the job is too small.

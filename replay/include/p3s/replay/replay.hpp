@@ -77,6 +77,7 @@ struct ReplayResult {
   /// A range replay: the job's ranks, and its schedule as JSON text (p3s::replay::schedule_json); 0 and empty in
   /// full mode.
   std::int64_t job_ranks = 0;
+  double noise_messages = 0;  ///< a range replay's: the messages its noise ranks sent (last pass and before)
   std::string range_schedule;
 };
 
