@@ -76,6 +76,8 @@ def record(a, n, name, *cmd):
 
 def fit(a):
     runs = [record(a, n, f"{a.name}.np{n}", a.app, *a.app_args) for n in a.fit]
+    # The series analysed together, as the README's workflow does: its runs' phases then correspond.
+    run([a.p3s, "analyze", *runs], "analyze")
     model = os.path.join(a.work, f"{a.name}.model")
     run([a.p3s, "model", *runs, "-o", model, "--no-holdout", "--force", "-q"], "model")
     return model
@@ -383,13 +385,14 @@ def one_comparison(a, n, model, k):
         if p["main_loop"] and p["real_compute_ns"] > 0 and p["real_ns"] > 0.01 * c["real_main_ns"]:
             worst_compute = max(worst_compute,
                                 abs(p["predicted_compute_ns"] - p["real_compute_ns"]) / p["real_compute_ns"])
-    ranged = range_comparison(a, n, model, real, k) if a.range_size > 0 else (float("nan"), 0)
+    ranged = range_comparison(a, n, model, real, k) if a.range_size > 0 else (float("nan"), 0, 0, 0.0)
     return (c["real_main_ns"], c["predicted_main_ns"], worst_compute, result["replay_wall_ns"] / sig["run_time_ns"],
-            *ranged)
+            *ranged, result["replay_wall_ns"], sig["run_time_ns"])
 
 
 def range_comparison(a, n, model, real, k):
-    """The range replay at n in ranges of --range-size beside the real run: its main loop, and the job's ranks."""
+    """The range replay at n in ranges of --range-size beside the real run: its main loop, the job's ranks, the
+    schedule's steps and the replay's wall time."""
     suffix = f".{k}" if k is not None else ""
     schedule = schedule_of(a, n, model, a.range_size, f"schedule.np{n}{suffix}.json")
     job = schedule["job_size"]
@@ -398,7 +401,8 @@ def range_comparison(a, n, model, real, k):
                    "--force", "--compare", os.path.join(real, "signature.json")), f"range replay at {n}")
     print(r.stdout)
     with open(out) as f:
-        return json.load(f)["comparison"]["predicted_main_ns"], job
+        result = json.load(f)
+    return result["comparison"]["predicted_main_ns"], job, len(schedule["steps"]), result["replay_wall_ns"]
 
 
 def median(v):
@@ -431,6 +435,11 @@ def check_time(a):
             print(f"ACCURACY {a.name} n={n} range C={a.range_size} on {job} ranks: main loop {ranged / 1e6:.2f} ms, "
                   f"error {100 * range_err:+.1f} % against the real run, {100 * (ranged - pred) / pred:+.1f} % "
                   f"against the full replay")
+            steps, wall, full_wall, app = runs[0][6], median([x[7] for x in runs]), median([x[8] for x in runs]), \
+                median([x[9] for x in runs])
+            print(f"COST {a.name} n={n} range C={a.range_size}: {job} ranks, {steps} steps, wall {wall / 1e9:.2f} s "
+                  f"({job * wall / 1e9:.1f} core-s); full replay {full_wall / 1e9:.2f} s on {n} ranks "
+                  f"({n * full_wall / 1e9:.1f} core-s); application {app / 1e9:.2f} s ({n * app / 1e9:.1f} core-s)")
     if a.sweep_instances:
         sweep(a, model)
     print(f"{'app':12s} {'n':>4s} {'real (ms)':>10s} {'predicted':>10s} {'error':>8s} {'compute':>8s} {'cost':>7s}")
