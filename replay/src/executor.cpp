@@ -70,8 +70,8 @@ int free_communicator(mpi::Function function, std::vector<MPI_Comm>& made) {
   return status;
 }
 
-/// Runs a collective that moves data or synchronises, with `block` bytes per member (reductions as MPI_BOR on
-/// MPI_BYTE) from `in` into `out`. MPI_SUCCESS for one that is local.
+}  // namespace
+
 int move_data(mpi::Collective op, char* in, char* out, int block, int root, MPI_Comm comm) {
   switch (op) {
     case mpi::Collective::Barrier:
@@ -108,8 +108,6 @@ int move_data(mpi::Collective op, char* in, char* out, int block, int root, MPI_
       return MPI_SUCCESS;  // destroying a communicator, allocating: local
   }
 }
-
-}  // namespace
 
 int count_of(double bytes) { return static_cast<int>(modeler::message_count(bytes)); }
 
@@ -391,21 +389,40 @@ void Executor::wait_for(const PredictedCall& call, std::vector<MPI_Request>& req
   }
 }
 
+namespace {
+
+/// Whether the action is a collective a range replay step makes on fewer ranks than predicted: one that moves or
+/// synchronises data, on fewer members here than the prediction's (their number in `members`).
+bool scaled_collective(const PredictedAction& a, const Communicators& comms, int& members) {
+  if (a.kind != ActionKind::Collective || !moves_data(a.collective)) return false;
+  MPI_Comm_size(comms.comm(a.comm), &members);
+  return a.comm_size > members;
+}
+
+}  // namespace
+
 double Executor::collective_scale(const PredictedCall& call) const {
   if (comms_.layout().full()) return 1;
   double scale = 1;
   for (const PredictedAction& a : call.actions) {
-    if (a.kind != ActionKind::Collective || a.collective == mpi::Collective::CreateHandle ||
-        a.collective == mpi::Collective::CreateHandleAndAllocate || a.collective == mpi::Collective::DestroyHandle ||
-        a.collective == mpi::Collective::DestroyHandleAndDeallocate) {
-      continue;
-    }
     int members = 1;
-    MPI_Comm_size(comms_.comm(a.comm), &members);
-    if (members < 2 || a.comm_size <= members) continue;
+    if (!scaled_collective(a, comms_, members) || members < 2) continue;
     scale = std::max(scale, std::log2(static_cast<double>(a.comm_size)) / std::log2(static_cast<double>(members)));
   }
   return scale;
+}
+
+std::optional<double> Executor::collective_extra(const PredictedCall& call, const CollectiveCosts& costs) const {
+  if (comms_.layout().full()) return 0.0;
+  double extra = 0;
+  for (const PredictedAction& a : call.actions) {
+    int members = 1;
+    if (!scaled_collective(a, comms_, members)) continue;
+    const std::optional<double> e = costs.extra_ns(a.collective, count_of(a.block), members, a.comm_size);
+    if (!e) return std::nullopt;
+    extra += *e;
+  }
+  return extra;
 }
 
 void Executor::collective(const PredictedCall& call, const PredictedAction& a) {

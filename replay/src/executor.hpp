@@ -6,8 +6,10 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
+#include "collective_cost.hpp"
 #include "communicators.hpp"
 #include "p3s/modeler/predict.hpp"
 #include "pacing.hpp"
@@ -33,6 +35,10 @@ class Executor {
   /// How much longer the call's collectives take at the predicted size than on the ranks that made them here: the
   /// ratio of log2 of the members (1 in a full replay, for a call that is no collective, or for one made alone).
   [[nodiscard]] double collective_scale(const modeler::PredictedCall& call) const;
+  /// How much longer the call's collectives take at the predicted size than here, by `costs`; nullopt where one of
+  /// them was not calibrated (0 in a full replay, or for a call that is no collective).
+  [[nodiscard]] std::optional<double> collective_extra(const modeler::PredictedCall& call,
+                                                       const CollectiveCosts& costs) const;
 
  private:
   void point_to_point(const modeler::PredictedCall& call, std::size_t index);
@@ -74,6 +80,10 @@ class Executor {
   std::vector<MPI_Comm> made_;  ///< communicators made where the application made one, freed where it freed one
   Pacing* pacing_ = nullptr;
 };
+
+/// Runs a collective that moves data or synchronises, with `block` bytes per member (reductions as MPI_BOR on
+/// MPI_BYTE) from `in` into `out` (room for `block` x the members in each). MPI_SUCCESS for one that is local.
+int move_data(mpi::Collective op, char* in, char* out, int block, int root, MPI_Comm comm);
 
 /// The MPI count of a predicted size in bytes (rounded; at most INT_MAX).
 [[nodiscard]] int count_of(double bytes);

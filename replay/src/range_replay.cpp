@@ -109,6 +109,7 @@ struct Job {
   MPI_Comm noise = MPI_COMM_NULL;
   int noise_leader = -1;  ///< the first noise rank (-1: the job has none)
   detail::Pacing pacing;
+  detail::CollectiveCosts costs;
   detail::PhaseAccum accum;
   std::vector<int> done;
   std::int64_t noise_sent = 0;  ///< messages this rank sent as a noise rank
@@ -136,7 +137,7 @@ std::int64_t replay_in_step(Job& job, const StepRoles& roles, MPI_Comm base, int
   }
   layout.holes = job.holes;
   layout.hole = roles.hole_of[w];
-  detail::RangeHooks hooks{&job.pacing, roles.timed[w], {}};
+  detail::RangeHooks hooks{&job.pacing, roles.timed[w], {}, &job.costs};
   if (w == 0 && job.noise_leader >= 0) hooks.noise = detail::NoiseCue{job.noise, job.noise_leader};
   const ReplayPlan plan = plan_of(job.source, t.processes, roles.replays[w]);
   const detail::RankMeasure m = detail::run_phases(plan, job.options, roles.replays[w], layout, hooks);
@@ -180,8 +181,10 @@ std::string range_note(const RangeSchedule& s, int job, int passes, bool noise) 
          "receive no earlier than its sender sent it in the step that measured the sender's range (the time since "
          "their phase instances began), or at once where that range was not measured yet; collectives with members "
          "outside the ranges ran on the step's ranks, each instance given the time they would take longer at the "
-         "predicted size (log2 of the predicted members over log2 of the step's, times the time of the member that "
-         "waited least), and a phase with a collective over all ranks takes its slowest rank's time; " +
+         "predicted size (by their cost a + b x log2(members) or a + b x members timed on the job at 2, 4, 8, ... "
+         "ranks and fitted, below; a collective not timed so, log2 of the predicted members over log2 of the step's "
+         "times the time of the member that waited least), and a phase with a collective over all ranks takes its "
+         "slowest rank's time; " +
          (noise ? "two noise ranks sent each other, per instance of each phase of the measured ranges (cued by the "
                   "step's first rank), the messages between other ranges that the full run has in flight then, of "
                   "the phase's mean size"
@@ -206,6 +209,7 @@ ReplayResult run_range_replay(const ReplayPlan& meta, const RangeSource& source,
         MPI_COMM_NULL,
         -1,
         detail::Pacing(schedule.range_size),
+        detail::CollectiveCosts::calibrate(meta, slots, MPI_COMM_WORLD),
         detail::PhaseAccum(meta.phases.size()),
         std::vector<int>(meta.phases.size(), 0),
         0};
@@ -241,6 +245,7 @@ ReplayResult run_range_replay(const ReplayPlan& meta, const RangeSource& source,
   result.notes = meta.notes;
   result.notes.insert(result.notes.end(), schedule.notes.begin(), schedule.notes.end());
   result.notes.push_back(range_note(schedule, job, passes, j.noise_leader >= 0));
+  for (const std::string& line : j.costs.describe()) result.notes.push_back("range replay: " + line);
   result.replay_wall_ns = wall_ns;
   result.job_ranks = job;
   result.noise_messages = static_cast<double>(j.noise_sent);

@@ -221,10 +221,15 @@ class RankRunner {
     const std::int64_t t1 = detail::now_ns();
     if (!detail::made_once(c.function)) executor_.execute(c, k);
     const std::int64_t t2 = detail::now_ns();
-    // A collective a range replay step made on fewer ranks than the prediction's takes as much longer as its
-    // algorithm's log2 of the members says (a tree, a recursive doubling); what is added is settled at the phase's
-    // end, from the member that waited least (its time in the call is the collective's own).
-    if (const double scale = executor_.collective_scale(c); scale > 1) {
+    // A collective a range replay step made on fewer ranks than the prediction's takes longer: by its cost measured
+    // on the job at several sizes (CollectiveCosts), else as much longer as its algorithm's log2 of the members says
+    // (a tree, a recursive doubling) times the call's own time; what is added is settled at the phase's end, from
+    // the member that found least (its time in the call is the collective's own, not a wait).
+    const std::optional<double> calibrated =
+        hooks_.costs != nullptr ? executor_.collective_extra(c, *hooks_.costs) : std::nullopt;
+    if (calibrated) {
+      extra_ns_ += *calibrated;
+    } else if (const double scale = executor_.collective_scale(c); scale > 1) {
       extra_ns_ += (scale - 1) * static_cast<double>(t2 - t1);
     }
     if (m != nullptr) {

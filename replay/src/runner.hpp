@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "collective_cost.hpp"
 #include "communicators.hpp"
 #include "noise.hpp"
 #include "p3s/replay/replay.hpp"
@@ -38,6 +39,9 @@ struct RangeHooks {
   Pacing* pacing = nullptr;
   bool timed = false;
   NoiseCue noise;  ///< cued at the start of each instance (no comm: none)
+  /// What collectives cost at more ranks than the step has (null, or none calibrated: log2 of the members' ratio
+  /// times the call's own time).
+  const CollectiveCosts* costs = nullptr;
 };
 
 /// Runs the plan's phase order on the layout's base (collective over it): warm-up, measured and trailing instances
