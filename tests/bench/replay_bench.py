@@ -10,7 +10,8 @@
    application's, and the error. Beside each full replay, a range replay in ranges of 8 (its ACCURACY line: its
    error against the real run and against the full replay, and the job's ranks; its COST line: steps, wall time and
    core-seconds against the full replay's and the application's), within the time test's loose limit of the full
-   replay. Then the same at 64 and 128 ranks, once, printed only (the oversubscribed machine dominates there).
+   replay. Then the same at 64 and 128 ranks, once, printed only (the oversubscribed machine dominates there), with
+   a 3-D periodic halo (halo3d) beside them.
 2. `p3s predict -o` (the ST4NP) at 4096 ranks of the stencil's model: time and peak memory, against a plain copy of
    the file it writes, measured in the same session.
 """
@@ -34,7 +35,7 @@ def range_at_scale(a, launch):
     cores such runs measure the oversubscribed machine (each rank waits its turn among 64 or 128), which the range
     replay's 34 ranks see less of, so no limit holds here; the figures are the cost (COST lines)."""
     for app, args, fit in (("amdahl", "60 4000000", "2 4 8 16"), ("stencil2d", "60 1920", "2 4 8 16"),
-                           ("wavefront", "20 480 8 2", "4 8 16")):
+                           ("wavefront", "20 480 8 2", "4 8 16"), ("halo3d", "60 96", "2 4 8 16")):
         r = subprocess.run([sys.executable, CHECK, "time", app, *launch, "--p3s", a.p3s, "--replay", a.replay,
                             "--fit", *fit.split(), "--np", "64", "128", "--limit", "100", "--compute-limit", "100",
                             "--range-limit", "100", "--app", os.path.join(a.apps, app),
