@@ -34,8 +34,6 @@ static void nap(long long units) {
   }
 }
 
-static int block(int total, int parts, int i) { return total / parts + (i < total % parts ? 1 : 0); }
-
 /// The factorisation of n with the least surface per rank for a box of sides len[0..2].
 static void cut(int n, const int len[kAxes], int p[kAxes]) {
   double best = -1.0;

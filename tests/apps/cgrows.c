@@ -35,8 +35,6 @@
 
 enum { kTagReduce = 1, kTagTranspose = 2, kTagDot = 3, kInnerSteps = 3 };
 
-static int block(int total, int parts, int i) { return total / parts + (i < total % parts ? 1 : 0); }
-
 /// Sleeps 20 ns per work unit (sleep mode).
 static void nap(long long units) {
   const long long ns = units * 20;

@@ -142,6 +142,9 @@ static inline void expect_print(void) {
   fflush(stdout);
 }
 
+/// Block distribution of `total` items over `parts` (the first total % parts get one more): the size of part `i`.
+static inline int block(int total, int parts, int i) { return total / parts + (i < total % parts ? 1 : 0); }
+
 /// Parses argv[i] as a non-negative int, or returns `fallback` when absent; exits the job on garbage.
 static inline int expect_arg_int(int argc, char** argv, int i, int fallback) {
   if (i >= argc) return fallback;

@@ -16,8 +16,6 @@
 
 enum { kUp = 0, kDown = 1, kLeft = 2, kRight = 3 };
 
-static int block(int total, int parts, int i) { return total / parts + (i < total % parts ? 1 : 0); }
-
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int size = 1, rank = 0;

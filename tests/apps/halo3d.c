@@ -18,8 +18,6 @@
 
 enum { kAxes = 3, kTagFace = 10 };
 
-static int block(int total, int parts, int i) { return total / parts + (i < total % parts ? 1 : 0); }
-
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int size = 1;

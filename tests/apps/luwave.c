@@ -37,8 +37,6 @@
 enum { kN = 0, kS = 1, kW = 2, kE = 3, kVars = 5 };
 enum { kTagLowerNS = 1, kTagLowerWE = 2, kTagUpperNS = 3, kTagUpperWE = 4, kTagFace = 5 };
 
-static int block(int total, int parts, int i) { return total / parts + (i < total % parts ? 1 : 0); }
-
 /// Sleeps 20 ns per work unit (sleep mode).
 static void nap(long long units) {
   const long long ns = units * 20;

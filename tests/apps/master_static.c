@@ -17,8 +17,6 @@
 enum { kTagTask = 1, kTagResult = 2 };
 enum { kDegree = 160 };
 
-static int block(int total, int parts, int i) { return total / parts + (i < total % parts ? 1 : 0); }
-
 // The worker's computation: a polynomial per element by Horner's rule (2 * kDegree flops per element).
 static void compute(const double* task, double* result, int count) {
   for (int e = 0; e < count; ++e) {

@@ -45,8 +45,6 @@
 
 enum { kVars = 5, kFwdVars = 10, kDirs = 6, kTagFace = 1, kTagFwd = 10, kTagBwd = 20 };
 
-static int block(int total, int parts, int i) { return total / parts + (i < total % parts ? 1 : 0); }
-
 /// Sleeps 20 ns per work unit (sleep mode).
 static void nap(long long units) {
   const long long ns = units * 20;

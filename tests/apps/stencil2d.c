@@ -23,9 +23,6 @@
 
 enum { kTagDown = 1, kTagUp = 2, kTagRight = 3, kTagLeft = 4 };
 
-// Block distribution of `total` items over `parts`: the size of part `i`.
-static int block(int total, int parts, int i) { return total / parts + (i < total % parts ? 1 : 0); }
-
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int size = 1;

@@ -26,8 +26,6 @@
 
 enum { kTagX = 1, kTagY = 2 };
 
-static int block(int total, int parts, int i) { return total / parts + (i < total % parts ? 1 : 0); }
-
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int size = 1;
