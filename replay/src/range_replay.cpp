@@ -104,7 +104,7 @@ void check_job(const RangeSchedule& schedule, int job, int me) {
 struct Job {
   const RangeSource& source;
   const RangeTraffic& traffic;
-  const ReplayOptions& options;
+  ReplayOptions options;  ///< the current pass's (the passes before the last measure fewer instances)
   MPI_Comm holes = MPI_COMM_NULL;
   MPI_Comm noise = MPI_COMM_NULL;
   int noise_leader = -1;  ///< the first noise rank (-1: the job has none)
@@ -225,6 +225,13 @@ ReplayResult run_range_replay(const ReplayPlan& meta, const RangeSource& source,
     // steps before in this pass); the last pass's measurements are the result.
     j.accum = detail::PhaseAccum(meta.phases.size());
     std::fill(j.done.begin(), j.done.end(), 0);
+    // A pass before the last gives send times only: one warm-up instance and two measured ones are enough.
+    j.options = options;
+    if (pass + 1 < passes) {
+      j.options.warmup = std::min(options.warmup, 1);
+      j.options.instances = std::min(options.instances, 2);
+      j.options.min_time_s = 0;
+    }
     // Passes go through the steps forward and backward in turn: a pipeline's sweeps both ways across the ranges
     // are each paced in one pass by send times measured in the same pass.
     for (std::size_t k = 0; k < schedule.steps.size(); ++k) {

@@ -40,7 +40,8 @@ struct ReplayOptions {
   /// Seconds without progress after which a rank names where it is stuck and the replay stops.
   double watchdog_s = 120;
   /// A range replay's passes over its steps: the black holes of each answer a receive no earlier than its sender sent
-  /// it in the steps measured before, so a second pass sees the send times of ranges the first measured later.
+  /// it in the steps measured before, so a second pass sees the send times of ranges the first measured later (the
+  /// passes before the last measure one warm-up and two instances of each phase: they give send times only).
   int range_passes = 2;
 };
 
