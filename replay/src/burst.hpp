@@ -12,7 +12,7 @@ namespace p3s::replay::detail {
 
 /// Monotonic time in ns.
 [[nodiscard]] std::int64_t now_ns() noexcept;
-/// Sleeps until now_ns() reaches `deadline` (returns at once where it has).
+/// Sleeps until now_ns() reaches `deadline` (returns at once, without a system call, where it has).
 void sleep_until(std::int64_t deadline) noexcept;
 
 class BurstEmulator {
