@@ -14,11 +14,21 @@ constexpr int kNoiseTag = 1;
 constexpr std::int64_t kRound = 64;
 constexpr std::uint32_t kEnd = UINT32_MAX;
 
-/// Sends `sends` messages to `other` and receives `receives` from it, `bytes` each, in rounds.
-void exchange(MPI_Comm comm, int other, std::int64_t sends, std::int64_t receives, int bytes) {
-  std::vector<char> out(static_cast<std::size_t>(bytes) + 1, 0);
-  std::vector<char> in(static_cast<std::size_t>(std::min(receives, kRound) * bytes) + 1);
+/// A noise rank's buffers, kept from one instance's messages to the next (grown, never shrunk).
+struct Buffers {
+  std::vector<char> out;
+  std::vector<char> in;
   std::vector<MPI_Request> requests;
+};
+
+/// Sends `sends` messages to `other` and receives `receives` from it, `bytes` each, in rounds.
+void exchange(MPI_Comm comm, int other, std::int64_t sends, std::int64_t receives, int bytes, Buffers& b) {
+  if (b.out.size() < static_cast<std::size_t>(bytes) + 1) b.out.resize(static_cast<std::size_t>(bytes) + 1, 0);
+  const auto room = static_cast<std::size_t>(std::min(receives, kRound) * bytes) + 1;
+  if (b.in.size() < room) b.in.resize(room);
+  std::vector<char>& out = b.out;
+  std::vector<char>& in = b.in;
+  std::vector<MPI_Request>& requests = b.requests;
   while (sends > 0 || receives > 0) {
     const std::int64_t s = std::min(sends, kRound);
     const std::int64_t r = std::min(receives, kRound);
@@ -45,6 +55,7 @@ void NoiseCue::end() const { instance(kEnd); }
 
 std::int64_t serve_as_noise(MPI_Comm comm, bool leader, int cuer, int other, const NoiseLoad& load) {
   std::int64_t sent = 0;
+  Buffers buffers;
   for (;;) {
     std::uint32_t id = kEnd;
     MPI_Recv(&id, 1, MPI_UINT32_T, leader ? cuer : other, kCueTag, comm, MPI_STATUS_IGNORE);
@@ -56,7 +67,7 @@ std::int64_t serve_as_noise(MPI_Comm comm, bool leader, int cuer, int other, con
     const int bytes = static_cast<int>(std::clamp(std::llround(it->second.second), 0LL, 1LL << 30));
     // The leader sends the odd one: both know the counts, so every message has its receive.
     const std::int64_t mine = leader ? messages - messages / 2 : messages / 2;
-    exchange(comm, other, mine, messages - mine, bytes);
+    exchange(comm, other, mine, messages - mine, bytes, buffers);
     sent += mine;
   }
   return sent;
