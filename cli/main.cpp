@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   p3s::cli::add_analyze(app);
   p3s::cli::add_model(app);
   p3s::cli::add_predict(app);
+  p3s::cli::add_curve(app);
+  p3s::cli::add_scale(app);
   p3s::cli::add_recover(app);
   p3s::cli::add_summary(app);
   try {

@@ -11,10 +11,12 @@ namespace p3s::cli {
 inline int g_exit_code = 0;
 
 void add_analyze(CLI::App& app);
+void add_curve(CLI::App& app);
 void add_model(CLI::App& app);
 void add_predict(CLI::App& app);
 void add_record(CLI::App& app);
 void add_recover(CLI::App& app);
+void add_scale(CLI::App& app);
 void add_summary(CLI::App& app);
 
 }  // namespace p3s::cli

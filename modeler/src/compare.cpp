@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "p3s/analyzer/run_time.hpp"
 #include "p3s/error.hpp"
 #include "p3s/modeler/fit.hpp"
 #include "p3s/modeler/model.hpp"
@@ -208,7 +209,7 @@ std::vector<std::optional<std::uint32_t>> relate_model_phases(const Model& m, co
   std::vector<std::string> ours;
   for (const PhaseModel& p : m.phases) ours.push_back(p.calls);
   std::vector<std::string> theirs;
-  for (const analyzer::SigPhase& p : s.phases) theirs.push_back(phase_calls(p));
+  for (const analyzer::SigPhase& p : s.phases) theirs.push_back(analyzer::phase_calls(p));
   return relate_phase_lists(ours, theirs);
 }
 
@@ -259,8 +260,8 @@ Validation compare_with(const Model& model, const Run& run) {
   }
   for (std::size_t j = 0; j < used.size(); ++j) {
     if (!used[j]) {
-      v.unrelated.push_back("phase " + std::to_string(j) + " of the run (" + phase_calls(run.signature.phases[j]) +
-                            ") is not in the model");
+      v.unrelated.push_back("phase " + std::to_string(j) + " of the run (" +
+                            analyzer::phase_calls(run.signature.phases[j]) + ") is not in the model");
     }
   }
   return v;

@@ -9,15 +9,10 @@
 #include "p3s/modeler/fit.hpp"
 #include "p3s/modeler/model.hpp"
 #include "p3s/modeler/predict.hpp"
+#include "p3s/table_text.hpp"
 
 namespace p3s::modeler {
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 std::string short_call(const GroupModel& g) { return std::string(mpi::short_name(g.function, g.call)); }
 

@@ -12,6 +12,7 @@
 #include "p3s/shell_words.hpp"
 
 #include "align.hpp"
+#include "p3s/analyzer/run_time.hpp"
 #include "p3s/error.hpp"
 #include "p3s/modeler/dims.hpp"
 
@@ -56,45 +57,38 @@ std::string percent(double share) {
 /// Phase ids in order of first occurrence, with each phase's calls.
 std::vector<std::string> calls_per_phase(const analyzer::Signature& s) {
   std::vector<std::string> out;
-  for (const analyzer::SigPhase& p : s.phases) out.push_back(phase_calls(p));
+  for (const analyzer::SigPhase& p : s.phases) out.push_back(analyzer::phase_calls(p));
   return out;
 }
 
 }  // namespace
 
-std::string phase_calls(const analyzer::SigPhase& phase) {
-  std::set<std::string> calls;
-  for (const analyzer::SigRank& r : phase.ranks) {
-    for (const analyzer::SigEvent& e : r.events) calls.insert(e.call);
-  }
-  std::string out;
-  for (const std::string& c : calls) out += (out.empty() ? "" : " ") + c;
-  return out;
-}
-
-std::string application_command(const std::string& command) {
-  std::vector<std::string> w = split_words(command);
-  std::size_t i = 0;
+std::size_t launcher_words(const std::vector<std::string>& w) {
   // A launcher, by name or as Debian's alternatives name each MPI's own (mpiexec.mpich, mpirun.openmpi).
   static const std::set<std::string> launchers = {"mpirun", "mpiexec", "orterun", "srun", "aprun"};
   const auto launcher = [](const std::string& word) {
     const std::string name = basename(word);
     return launchers.count(name) != 0 || launchers.count(name.substr(0, name.find('.'))) != 0;
   };
-  if (!w.empty() && launcher(w[0])) {
-    i = 1;
-    while (i < w.size() && w[i].size() > 1 && w[i][0] == '-') {
-      const std::string opt = w[i].substr(0, w[i].find('='));
-      const bool inline_value = w[i].find('=') != std::string::npos;
+  if (w.empty() || !launcher(w[0])) return 0;
+  std::size_t i = 1;
+  while (i < w.size() && w[i].size() > 1 && w[i][0] == '-') {
+    const std::string opt = w[i].substr(0, w[i].find('='));
+    const bool inline_value = w[i].find('=') != std::string::npos;
+    ++i;
+    if (inline_value) continue;
+    if (opt == "--mca" || opt == "-mca" || opt == "--gmca") {
+      i += 2;
+    } else if (options_with_value().count(opt) != 0) {
       ++i;
-      if (inline_value) continue;
-      if (opt == "--mca" || opt == "-mca" || opt == "--gmca") {
-        i += 2;
-      } else if (options_with_value().count(opt) != 0) {
-        ++i;
-      }
     }
   }
+  return std::min(i, w.size());
+}
+
+std::string application_command(const std::string& command) {
+  const std::vector<std::string> w = split_words(command);
+  const std::size_t i = launcher_words(w);
   if (i >= w.size()) return {};
   // Quoted again: an argument holding a space stays one ("app 'x y'" is another input than "app x y").
   std::string out = quote_word(basename(w[i]));

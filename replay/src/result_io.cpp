@@ -6,10 +6,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "p3s/analyzer/run_time.hpp"
 #include "p3s/error.hpp"
 #include "p3s/json_text.hpp"
 #include "p3s/modeler/series.hpp"
 #include "p3s/replay/replay.hpp"
+#include "p3s/table_text.hpp"
 #include "p3s/utc_date.hpp"
 #include "p3s/version.hpp"
 #include "p3s/whole_file.hpp"
@@ -20,57 +22,6 @@ namespace {
 using nlohmann::json;
 
 inline constexpr int kResultSchemaVersion = 1;
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
-/// A string right- (width > 0) or left-aligned (width < 0) in a column.
-std::string pad(const std::string& text, int width) {
-  const auto w = static_cast<std::size_t>(width < 0 ? -width : width);
-  if (text.size() >= w) return text;
-  const std::string fill(w - text.size(), ' ');
-  return width < 0 ? text + fill : fill + text;
-}
-
-/// "12.3 ms": a time in ns for tables.
-std::string time_text(double ns) {
-  if (ns >= 1e9) return fmt("%.3f s", ns / 1e9);
-  if (ns >= 1e6) return fmt("%.2f ms", ns / 1e6);
-  return fmt("%.1f us", ns / 1e3);
-}
-
-/// The time inside MPI_Init and MPI_Finalize per instance of a real phase, mean over its ranks.
-double init_finalize_ns(const analyzer::SigPhase& p, std::int64_t n) {
-  double total = 0;
-  for (const analyzer::SigRank& r : p.ranks) {
-    for (const analyzer::SigEvent& e : r.events) {
-      const mpi::CallKind k = mpi::kind(e.function);
-      if (r.thread == 0 && (k == mpi::CallKind::Init || k == mpi::CallKind::Finalize)) total += e.call_ns.mean;
-    }
-  }
-  return n > 0 ? total / static_cast<double>(n) : 0;
-}
-
-/// A real phase's time over the run, MPI_Init and MPI_Finalize apart, and the time inside those.
-std::pair<double, double> real_time(const analyzer::SigPhase& p, std::int64_t n) {
-  const auto weight = static_cast<double>(p.weight);
-  const double apart = weight * init_finalize_ns(p, n);
-  return {weight * p.time_ns.mean - apart, apart};
-}
-
-/// Compute time per instance of a real phase: the bursts' time, mean over its ranks.
-double compute_per_instance(const analyzer::SigPhase& p, std::int64_t n) {
-  double total = 0;
-  for (const analyzer::SigRank& r : p.ranks) {
-    if (r.thread != 0) continue;
-    total += r.tail_ns.mean;
-    for (const analyzer::SigEvent& e : r.events) total += e.burst_ns.mean;
-  }
-  return n > 0 ? total / static_cast<double>(n) : 0;
-}
 
 }  // namespace
 
@@ -87,7 +38,7 @@ Comparison compare_with_run(const ReplayPlan& plan, const ReplayResult& result,
   std::vector<std::string> ours;
   for (const PlannedPhase& p : plan.phases) ours.push_back(p.calls);
   std::vector<std::string> theirs;
-  for (const analyzer::SigPhase& p : s.phases) theirs.push_back(modeler::phase_calls(p));
+  for (const analyzer::SigPhase& p : s.phases) theirs.push_back(analyzer::phase_calls(p));
   const std::vector<std::optional<std::uint32_t>> related = modeler::relate_phase_lists(ours, theirs);
   std::vector<bool> used(s.phases.size(), false);
   for (std::size_t i = 0; i < result.phases.size(); ++i) {
@@ -103,10 +54,10 @@ Comparison compare_with_run(const ReplayPlan& plan, const ReplayResult& result,
         if (s.phases[j].id != *related[i]) continue;
         used[j] = true;
         pc.run_phase = s.phases[j].id;
-        const auto [real, apart] = real_time(s.phases[j], s.processes);
+        const auto [real, apart, init_or_finalize] = analyzer::phase_run_time(s.phases[j], s.processes);
         pc.real_ns = real;
         c.real_excluded_ns += apart;
-        pc.real_compute_ns = compute_per_instance(s.phases[j], s.processes);
+        pc.real_compute_ns = analyzer::phase_compute_ns(s.phases[j], s.processes);
       }
     }
     c.predicted_ns += pc.predicted_ns;
@@ -120,10 +71,10 @@ Comparison compare_with_run(const ReplayPlan& plan, const ReplayResult& result,
   for (std::size_t j = 0; j < s.phases.size(); ++j) {
     if (used[j]) continue;
     // A phase the model does not know: its time is the prediction's to miss.
-    const auto [real, apart] = real_time(s.phases[j], s.processes);
+    const auto [real, apart, init_or_finalize] = analyzer::phase_run_time(s.phases[j], s.processes);
     c.real_ns += real;
     c.real_excluded_ns += apart;
-    if (apart == 0) c.real_main_ns += real;
+    if (!init_or_finalize) c.real_main_ns += real;
   }
   return c;
 }

@@ -21,6 +21,10 @@ struct Run {
   [[nodiscard]] std::int64_t n() const noexcept { return signature.processes; }
 };
 
+/// How many leading words of a command are an MPI launcher (mpirun, mpiexec, srun, ...) and its options; 0 where
+/// the command does not begin with one.
+[[nodiscard]] std::size_t launcher_words(const std::vector<std::string>& words);
+
 /// The application's command line without the launcher and its process count ("./halo2d 2000"), or empty when
 /// the run did not record its command (Score-P archives).
 [[nodiscard]] std::string application_command(const std::string& command);
@@ -36,12 +40,9 @@ struct Run {
 /// @throws p3s::InputError when two runs name libraries whose MPI_Dims_create differ (Open MPI and MPICH).
 [[nodiscard]] std::string series_mpi_library(std::span<const Run> runs);
 
-/// The distinct MPI functions a phase calls, sorted, space-separated ("MPI_Irecv MPI_Isend MPI_Waitall").
-[[nodiscard]] std::string phase_calls(const analyzer::SigPhase& phase);
-
-/// For each phase of `ref`, given by the MPI functions it calls (phase_calls), the phase of `other` it relates to:
-/// the same calls at the same place in the order of first occurrence (a longest common subsequence of the two
-/// lists), or nullopt. Used across the runs of a series and between a model and a run.
+/// For each phase of `ref`, given by the MPI functions it calls (analyzer::phase_calls), the phase of `other` it
+/// relates to: the same calls at the same place in the order of first occurrence (a longest common subsequence of the
+/// two lists), or nullopt. Used across the runs of a series and between a model and a run.
 [[nodiscard]] std::vector<std::optional<std::uint32_t>> relate_phase_lists(std::span<const std::string> ref,
                                                                            std::span<const std::string> other);
 

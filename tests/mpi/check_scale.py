@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""`p3s scale` end to end on a sleep-mode app: one command from an empty directory, then resumed.
+
+    check_scale.py --p3s BIN --app PATH --work DIR [--app-args "ARGS"] [--fit 2 4 8] [--predict 16]
+                   [--validate 16] [launcher options]
+
+1. From an empty directory: exit 0, one progress line per step on stderr (stderr is no terminal), the curve on
+   stdout with the recommended n, curve.json with a row per fitted and predicted n (the predicted ones from the
+   replay; a real run recorded beside each --validate n, and the error), curve.csv, and the plots (time, speedup,
+   phases; SVG and PNG).
+2. The same command again: every step but the curve done before, nothing recomputed (the archives, model and
+   results keep their modification times).
+3. Another --predict: only the new n is replayed.
+4. Another command into the same directory: refused in one line without --force.
+5. Stopped by SIGTERM while recording its second run: exit 128 + 15, no process of the job left, the first run
+   kept; the same command again records only what is missing and ends as in 1.
+"""
+import argparse
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import p3s_launch
+
+
+def fail(msg):
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def scale_cmd(a, work, predict, app_args=None):
+    launcher = [a.mpiexec, a.np_flag, "{n}", *a.preflags]
+    return [a.p3s, "scale", "-o", str(work), "--fit", ",".join(map(str, a.fit)),
+            "--predict", ",".join(map(str, predict)), "--compute", "sleep",
+            *(["--validate", ",".join(map(str, a.validate))] if a.validate else []), "--",
+            *launcher, a.app, *shlex.split(app_args if app_args is not None else a.app_args)]
+
+
+def run(cmd, expect=0):
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    if r.returncode != expect:
+        fail(f"{shlex.join(cmd)}: exit {r.returncode}, expected {expect}\n{r.stdout}\n{r.stderr}")
+    return r
+
+
+def mtimes(work):
+    """Modification times of what the steps leave."""
+    out = {}
+    for p in [*work.glob("runs/*/traces.otf2"), *work.glob("runs/*/signature.json"), work / "app.model",
+              *work.glob("results/*.json"), *work.glob("checks/*/traces.otf2")]:
+        out[str(p)] = p.stat().st_mtime_ns
+    return out
+
+
+def check_outputs(a, work, r, predict):
+    steps = [l for l in r.stderr.splitlines() if l.startswith("[")]
+    expected = len(a.fit) + 3 + len(predict) + 2 * len(a.validate)
+    if len(steps) != expected:
+        fail(f"{len(steps)} progress lines, expected {expected}:\n{r.stderr}")
+    if "recommended n = " not in r.stdout:
+        fail(f"no recommendation in the output:\n{r.stdout}")
+    curve = json.loads((work / "curve.json").read_text())
+    rows = {row["n"]: row for row in curve["rows"]}
+    if sorted(rows) != sorted(set(a.fit + predict + a.validate)):
+        fail(f"curve rows at {sorted(rows)}, expected {sorted(set(a.fit + predict + a.validate))}")
+    for n in a.fit:
+        if rows[n]["source"] != "measured":
+            fail(f"row {n}: {rows[n]['source']}")
+    for n in predict:
+        if rows[n]["source"] != "predicted" or not rows[n]["predicted_ns"] > 0:
+            fail(f"row {n}: {rows[n]}")
+    for n in a.validate:
+        if not rows[n]["measured_ns"] or (n in predict and rows[n]["error"] is None):
+            fail(f"row {n} has no real run beside it: {rows[n]}")
+    if curve["recommendation"]["n"] not in rows:
+        fail(f"recommended n {curve['recommendation']['n']} is no point of the curve")
+    if len((work / "curve.csv").read_text().splitlines()) != len(rows) + 1:
+        fail("curve.csv does not have a line per n")
+    for name in ("time", "speedup", "phases"):
+        png = work / "plots" / f"{name}.png"
+        if not png.exists() or png.stat().st_size < 2000:
+            fail(f"{png} missing or nearly empty")
+        if "<svg" not in (work / "plots" / f"{name}.svg").read_text():
+            fail(f"{name}.svg is no SVG")
+    return curve
+
+
+def tracing_into(work):
+    """The processes whose recorder writes into `work` (P3S_TRACE_DIR in their environment)."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        try:
+            env = (proc / "environ").read_bytes().split(b"\0")
+        except (OSError, ValueError):
+            continue
+        if any(e.startswith(b"P3S_TRACE_DIR=" + str(work).encode()) for e in env):
+            out.append(proc.name)
+    return out
+
+
+def interrupted(a, work):
+    """Stops a scale in its second recording; the same command then resumes."""
+    cmd = scale_cmd(a, work, a.predict)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    state = work / "scale-state.json"
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        if state.exists() and f"record np{a.fit[0]}" in state.read_text() and (work / "logs" / f"record.np{a.fit[1]}.log").exists():
+            break
+        if p.poll() is not None:
+            fail(f"scale ended before it could be stopped:\n{p.stderr.read()}")
+        time.sleep(0.05)
+    time.sleep(0.5)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=120)
+    if p.returncode != 128 + signal.SIGTERM:
+        fail(f"stopped scale: exit {p.returncode}, expected {128 + signal.SIGTERM}\n{err}")
+    if "interrupted" not in err:
+        fail(f"stopped scale does not say it was interrupted:\n{err}")
+    time.sleep(1)
+    left = tracing_into(work)
+    if left:
+        fail(f"processes of the stopped job are left: {left}")
+    kept = (work / "runs" / f"np{a.fit[0]}" / "traces.otf2").stat().st_mtime_ns
+    r = run(cmd)
+    if f"record n = {a.fit[0]}: done before" not in r.stderr:
+        fail(f"the resumed scale recorded n = {a.fit[0]} again:\n{r.stderr}")
+    if (work / "runs" / f"np{a.fit[0]}" / "traces.otf2").stat().st_mtime_ns != kept:
+        fail("the resumed scale replaced the first run's archive")
+    check_outputs(a, work, r, a.predict)
+    print("stopped by SIGTERM in the second recording and resumed: ok")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--p3s", required=True)
+    ap.add_argument("--app", required=True)
+    ap.add_argument("--app-args", default="")
+    ap.add_argument("--work", required=True, type=Path)
+    ap.add_argument("--fit", type=int, nargs="+", default=[2, 4, 8])
+    ap.add_argument("--predict", type=int, nargs="+", default=[16])
+    ap.add_argument("--validate", type=int, nargs="*", default=[])
+    p3s_launch.add_options(ap)
+    a = ap.parse_args()
+    subprocess.run(["rm", "-rf", str(a.work)], check=True)
+    a.work.mkdir(parents=True)
+    work = a.work / "scale"
+
+    r = run(scale_cmd(a, work, a.predict))
+    curve = check_outputs(a, work, r, a.predict)
+    print(r.stdout)
+    print(f"from an empty directory: ok (recommended n = {curve['recommendation']['n']})")
+
+    before = mtimes(work)
+    r = run(scale_cmd(a, work, a.predict))
+    done = [l for l in r.stderr.splitlines() if l.endswith(": done before")]
+    if len(done) != len(a.fit) + 2 + len(a.predict) + 2 * len(a.validate):
+        fail(f"the same command again redid steps:\n{r.stderr}")
+    if mtimes(work) != before:
+        fail("the same command again replaced outputs")
+    print("the same command again: nothing recomputed: ok")
+
+    more = a.predict + [2 * a.predict[-1]]
+    r = run(scale_cmd(a, work, more))
+    redone = [l for l in r.stderr.splitlines() if l.startswith("[") and not l.endswith(": done before")]
+    if len(redone) != 2 or f"replay n = {more[-1]}" not in redone[0]:
+        fail(f"another --predict redid more than its replay:\n{r.stderr}")
+    check_outputs(a, work, r, more)
+    print("another --predict replays only the new n: ok")
+
+    r = run(scale_cmd(a, work, a.predict, app_args=a.app_args + " 1"), expect=1)
+    if "another command" not in r.stderr or len(r.stderr.strip().splitlines()) != 1:
+        fail(f"another command into the directory:\n{r.stderr}")
+    print("another command into the same directory refused: ok")
+
+    interrupted(a, a.work / "stopped")
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
