@@ -23,6 +23,7 @@ struct CurveOptions {
   std::string json;
   std::string csv;
   std::string plots;
+  std::string extrap;
   bool force = false;
 };
 
@@ -35,10 +36,13 @@ void run_curve(const CurveOptions& o) {
   // Every output is refused before any is written.
   if (!o.json.empty()) refuse_existing(o.json, o.force, "curve");
   if (!o.csv.empty()) refuse_existing(o.csv, o.force, "curve");
-  const curve::Curve c = curve::make_curve(curve::read_points(inputs), options);
+  if (!o.extrap.empty()) refuse_existing(o.extrap, o.force, "Extra-P file");
+  const std::vector<curve::Point> points = curve::read_points(inputs);
+  const curve::Curve c = curve::make_curve(points, options);
   if (!o.plots.empty()) curve::draw_plots(c, o.plots, o.force);
   if (!o.json.empty()) write_whole_file(o.json, curve::curve_json(c));
   if (!o.csv.empty()) write_whole_file(o.csv, curve::curve_csv(c));
+  if (!o.extrap.empty()) write_whole_file(o.extrap, curve::extrap_json(points));
   std::fputs(curve::curve_table(c).c_str(), stdout);
 }
 
@@ -65,6 +69,8 @@ void add_curve(CLI::App& app) {
   sub->add_option("--json", opts->json, "Write the curve as JSON (share/doc/curve-format.md)");
   sub->add_option("--csv", opts->csv, "Write the curve as CSV, one line per n");
   sub->add_option("--plots", opts->plots, "Draw time, speedup and per-phase plots (SVG and PNG, by gnuplot) into DIR");
+  sub->add_option("--extrap", opts->extrap,
+                  "Write the points in Extra-P's JSON input format (per phase: times, visits, messages, bytes)");
   sub->add_flag("--force", opts->force, "Replace outputs that exist");
   sub->callback([opts] { run_curve(*opts); });
 }

@@ -12,6 +12,7 @@
 #include "p3s/analyzer/signature.hpp"
 #include "p3s/curve/curve.hpp"
 #include "p3s/error.hpp"
+#include "p3s/mpi/vocabulary.hpp"
 
 namespace p3s::curve {
 namespace {
@@ -49,6 +50,10 @@ Read from_result(const json& j, const fs::path& path) {
     q.compute_ns = w * ph.at("compute_ns").get<double>();
     q.mpi_ns = w * ph.at("mpi_ns").get<double>();
     q.spread = t > 0 ? (ph.at("time_max_ns").get<double>() - ph.at("time_min_ns").get<double>()) / t : 0;
+    if (ph.contains("messages_per_instance")) {  // results of an earlier p3s-replay do not have them
+      q.messages = w * ph.at("messages_per_instance").get<double>();
+      q.bytes = w * ph.at("bytes_per_instance").get<double>();
+    }
     p.phases.push_back(std::move(q));
   }
   if (j.contains("comparison")) {
@@ -75,6 +80,19 @@ Read from_signature(const fs::path& path) {
     q.time_ns = analyzer::phase_run_time(ph, s.processes).apart_ns;
     q.compute_ns = std::min(q.time_ns, static_cast<double>(ph.weight) * analyzer::phase_compute_ns(ph, s.processes));
     q.mpi_ns = q.time_ns - q.compute_ns;
+    double messages = 0;
+    double bytes = 0;
+    for (const analyzer::SigRank& r : ph.ranks) {
+      for (const analyzer::SigEvent& e : r.events) {
+        for (const analyzer::SigAction& a : e.actions) {
+          if (a.kind != mpi::ActionKind::Send || a.peer < 0) continue;
+          messages += 1;
+          bytes += a.bytes;
+        }
+      }
+    }
+    q.messages = static_cast<double>(ph.weight) * messages;
+    q.bytes = static_cast<double>(ph.weight) * bytes;
     out.point.phases.push_back(std::move(q));
   }
   return out;
@@ -115,14 +133,17 @@ std::vector<fs::path> files_of(const fs::path& dir) {
       if (e.path().extension() == ".json") out.push_back(e.path());
     }
   }
-  if (fs::is_directory(dir / "runs")) {
-    for (const fs::directory_entry& e : fs::directory_iterator(dir / "runs", ec)) {
+  for (const char* runs : {"runs", "checks"}) {  // the fitted runs, and the real runs that check predictions
+    if (!fs::is_directory(dir / runs)) continue;
+    for (const fs::directory_entry& e : fs::directory_iterator(dir / runs, ec)) {
       if (fs::is_regular_file(e.path() / "signature.json")) out.push_back(e.path() / "signature.json");
     }
   }
   if (out.empty()) {
-    throw InputError("'" + dir.string() +
-                     "' holds no signature.json, results/*.json or runs/*/signature.json: nothing to draw a curve of");
+    throw InputError(
+        "'" + dir.string() +
+        "' holds no signature.json, results/*.json, runs/*/signature.json or checks/*/signature.json: nothing "
+        "to draw a curve of");
   }
   std::sort(out.begin(), out.end());
   return out;

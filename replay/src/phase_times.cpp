@@ -25,6 +25,8 @@ RankSums rank_sums(const Measured& m) {
   s.predicted_ns = m.predicted_ns / k;
   s.mpi_ns = m.mpi_ns / k;
   s.calls = m.calls / k;
+  s.messages = m.messages / k;
+  s.bytes = m.bytes / k;
   s.instances = static_cast<double>(m.instances.size());
   return s;
 }
@@ -46,6 +48,8 @@ void PhaseAccum::add(const std::vector<Measured>& measured) {
     t.predicted_ns += s.predicted_ns;
     t.mpi_ns += s.mpi_ns;
     t.calls += s.calls;
+    t.messages += s.messages;
+    t.bytes += s.bytes;
     t.instances += s.instances;
     lo[p] = std::min(lo[p], s.time_ns);
     hi[p] = std::max(hi[p], s.time_ns);
@@ -55,7 +59,8 @@ void PhaseAccum::add(const std::vector<Measured>& measured) {
 std::vector<PhaseTime> phase_times(const ReplayPlan& plan, PhaseAccum accum, const std::vector<bool>& done,
                                    std::int64_t n, MPI_Comm comm) {
   const std::size_t phases = plan.phases.size();
-  MPI_Allreduce(MPI_IN_PLACE, accum.sums.data(), static_cast<int>(7 * phases), MPI_DOUBLE, MPI_SUM, comm);
+  MPI_Allreduce(MPI_IN_PLACE, accum.sums.data(), static_cast<int>(kRankSumsDoubles * phases), MPI_DOUBLE, MPI_SUM,
+                comm);
   MPI_Allreduce(MPI_IN_PLACE, accum.lo.data(), static_cast<int>(phases), MPI_DOUBLE, MPI_MIN, comm);
   MPI_Allreduce(MPI_IN_PLACE, accum.hi.data(), static_cast<int>(phases), MPI_DOUBLE, MPI_MAX, comm);
   const double ranks = static_cast<double>(n);
@@ -78,6 +83,8 @@ std::vector<PhaseTime> phase_times(const ReplayPlan& plan, PhaseAccum accum, con
     t.predicted_compute_ns = s.predicted_ns / ranks;
     t.mpi_ns = s.mpi_ns / ranks;
     t.calls_per_instance = s.calls / ranks;
+    t.messages_per_instance = s.messages;
+    t.bytes_per_instance = s.bytes;
     out.push_back(std::move(t));
   }
   return out;

@@ -237,6 +237,11 @@ class RankRunner {
       m->predicted_ns += burst_ns;
       m->mpi_ns += static_cast<double>(t2 - t1);
       m->calls += 1;
+      for (const modeler::PredictedAction& a : c.actions) {
+        if (a.kind != mpi::ActionKind::Send || a.peer < 0) continue;
+        m->messages += 1;
+        m->bytes += a.bytes;
+      }
     }
   }
 

@@ -151,7 +151,9 @@ void write_result(const ReplayResult& r, const ReplayPlan& plan, const ResultInp
                           {"predicted_compute_ns", t.predicted_compute_ns},
                           {"mpi_ns", t.mpi_ns},
                           {"mpi_ns_per_call", t.calls_per_instance > 0 ? t.mpi_ns / t.calls_per_instance : 0.0},
-                          {"calls_per_instance", t.calls_per_instance}});
+                          {"calls_per_instance", t.calls_per_instance},
+                          {"messages_per_instance", t.messages_per_instance},
+                          {"bytes_per_instance", t.bytes_per_instance}});
   }
   json j{{"schema_version", kResultSchemaVersion},
          {"tool", std::string("p3s-replay ") + p3s::kVersion},

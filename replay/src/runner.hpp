@@ -23,6 +23,8 @@ struct Measured {
   double predicted_ns = 0;        ///< predicted over the measured instances
   double mpi_ns = 0;
   double calls = 0;
+  double messages = 0;  ///< sent to a rank (not MPI_PROC_NULL), over the measured instances
+  double bytes = 0;     ///< of those messages
 };
 
 /// What one rank measured of every phase, which phases the order ran, and its wall time.
@@ -58,8 +60,11 @@ struct RankSums {
   double mpi_ns = 0;        ///< per instance
   double calls = 0;         ///< per instance
   double instances = 0;     ///< measured
+  double messages = 0;      ///< sent, per instance
+  double bytes = 0;         ///< of those, per instance
 };
-static_assert(sizeof(RankSums) == 7 * sizeof(double), "RankSums is reduced as an array of doubles");
+inline constexpr int kRankSumsDoubles = 9;
+static_assert(sizeof(RankSums) == kRankSumsDoubles * sizeof(double), "RankSums is reduced as an array of doubles");
 
 /// Per phase, the sums over the ranks added so far, and the least and most of their mean instance times.
 struct PhaseAccum {

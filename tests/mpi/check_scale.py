@@ -91,6 +91,26 @@ def check_outputs(a, work, r, predict):
     return curve
 
 
+def extrap_messages(a, work, n):
+    """`p3s curve DIR --extrap`: per phase, the messages the replay made at n are those of the real run there."""
+    out = work.parent / "extrap.json"
+    run([a.p3s, "curve", str(work), "--extrap", str(out), "--force"])
+    measurements = json.loads(out.read_text())["measurements"]
+    sig = json.loads((work / "checks" / f"np{n}" / "signature.json").read_text())
+    compared = 0
+    for phase in sig["phases"]:
+        sent = sum(1 for r in phase["ranks"] for e in r["events"] for x in e.get("actions", [])
+                   if x.get("kind") == "send" and x.get("peer", -1) >= 0) * phase["weight"]
+        points = measurements.get(f"run->phase {phase['id']}", {}).get("messages", [])
+        predicted = [p["values"][0] for p in points if p["point"] == [n]]
+        if not predicted or abs(predicted[0] - sent) > 0.5:
+            fail(f"phase {phase['id']} at n = {n}: the replay sent {predicted} messages, the real run {sent}")
+        compared += sent > 0
+    if compared == 0:
+        fail(f"no phase at n = {n} sends a message to compare")
+    print(f"Extra-P export at n = {n}: the replay's messages per phase are the real run's: ok")
+
+
 def tracing_into(work):
     """The processes whose recorder writes into `work` (P3S_TRACE_DIR in their environment)."""
     out = []
@@ -156,6 +176,8 @@ def main():
     curve = check_outputs(a, work, r, a.predict)
     print(r.stdout)
     print(f"from an empty directory: ok (recommended n = {curve['recommendation']['n']})")
+    for n in a.validate:
+        extrap_messages(a, work, n)
 
     before = mtimes(work)
     r = run(scale_cmd(a, work, a.predict))

@@ -93,10 +93,11 @@ Point with_phases(std::int64_t n) {
   const double halo = 64.0 / static_cast<double>(n);
   const double reduce = 0.5 * std::log2(static_cast<double>(n));
   p.predicted_ns = (halo + reduce) * 1e9;
+  p.phases.push_back({1, "MPI_Irecv MPI_Isend MPI_Waitall", 100, true, halo * 1e9, 0.9 * halo * 1e9, 0.1 * halo * 1e9,
+                      0.05, 400.0 * static_cast<double>(n), 8e3 * static_cast<double>(n)});
   p.phases.push_back(
-      {1, "MPI_Irecv MPI_Isend MPI_Waitall", 100, true, halo * 1e9, 0.9 * halo * 1e9, 0.1 * halo * 1e9, 0.05});
-  p.phases.push_back({2, "MPI_Allreduce", 100, true, reduce * 1e9, 0.1e9, reduce * 1e9 - 0.1e9, 0.05});
-  p.phases.push_back({3, "MPI_Finalize", 1, false, 1e6, 1e6, 0, 0});
+      {2, "MPI_Allreduce", 100, true, reduce * 1e9, 0.1e9, reduce * 1e9 - 0.1e9, 0.05, std::nullopt, std::nullopt});
+  p.phases.push_back({3, "MPI_Finalize", 1, false, 1e6, 1e6, 0, 0, std::nullopt, std::nullopt});
   return p;
 }
 
@@ -128,6 +129,30 @@ TEST(Curve, ACurveIsWrittenAsJsonAndCsv) {
   EXPECT_EQ(csv.substr(0, csv.find('\n')), "n,source,time_s,predicted_s,measured_s,error,speedup,efficiency");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);
   EXPECT_NE(curve_table(c).find("recommended n = "), std::string::npos);
+}
+
+TEST(Curve, ExtraPReadsThePointsPerPhaseAndMetric) {
+  Point measured = at(4, 80, false);
+  const nlohmann::json j = nlohmann::json::parse(extrap_json({measured, with_phases(8), with_phases(16)}));
+  EXPECT_EQ(j.at("parameters"), nlohmann::json::array({"p"}));
+  const nlohmann::json& run = j.at("measurements").at("run");
+  ASSERT_EQ(run.at("time").size(), 3U);
+  EXPECT_EQ(run.at("time")[0].at("point"), nlohmann::json::array({4}));
+  EXPECT_DOUBLE_EQ(run.at("time")[0].at("values")[0].get<double>(), 80);
+  EXPECT_EQ(run.at("time_measured").size(), 1U);
+  EXPECT_EQ(run.at("time_predicted").size(), 2U);
+  const nlohmann::json& halo = j.at("measurements").at("run->phase 1");
+  EXPECT_DOUBLE_EQ(halo.at("messages")[1].at("values")[0].get<double>(), 6400);
+  EXPECT_EQ(halo.at("visits")[0].at("values")[0], 100);
+  EXPECT_FALSE(j.at("measurements").at("run->phase 2").contains("messages"));  // not known: left out
+  for (const auto& [path, metrics] : j.at("measurements").items()) {
+    for (const auto& [metric, list] : metrics.items()) {
+      for (const nlohmann::json& m : list) {
+        EXPECT_EQ(m.at("point").size(), 1U) << path << " " << metric;
+        EXPECT_TRUE(m.at("values")[0].is_number()) << path << " " << metric;
+      }
+    }
+  }
 }
 
 TEST(Curve, NothingToDrawIsAnError) {

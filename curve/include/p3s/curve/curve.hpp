@@ -21,7 +21,9 @@ struct PhasePoint {
   double time_ns = 0;
   double compute_ns = 0;
   double mpi_ns = 0;
-  double spread = 0;  ///< (slowest rank's instance time - fastest's) / the mean's
+  double spread = 0;               ///< (slowest rank's instance time - fastest's) / the mean's
+  std::optional<double> messages;  ///< messages sent by all ranks over the run, where known
+  std::optional<double> bytes;     ///< their bytes
 };
 
 /// What is known at one process count: a prediction (a replay's PET), a measured run, or both.
@@ -38,8 +40,8 @@ struct Point {
 };
 
 /// Reads a replay result (p3s-replay -o), a signature (p3s analyze), a recorded run's directory holding one, or a
-/// `p3s scale` directory (its results/ and runs/); what is at the same n is merged. @throws p3s::InputError naming
-/// the file when it is none of them, or when two predictions or two runs are at the same n.
+/// `p3s scale` directory (its results/, runs/ and checks/); what is at the same n is merged. @throws p3s::InputError
+/// naming the file when it is none of them, or when two predictions or two runs are at the same n.
 [[nodiscard]] std::vector<Point> read_points(const std::vector<std::filesystem::path>& inputs);
 
 struct Options {
@@ -99,6 +101,11 @@ struct Curve {
 /// The curve as JSON (share/doc/curve-format.md) and CSV (one line per row).
 [[nodiscard]] std::string curve_json(const Curve& c);
 [[nodiscard]] std::string curve_csv(const Curve& c);
+
+/// The points in Extra-P's JSON input format: parameter "p" (the process count), callpaths "run" and
+/// "run->phase N", metrics time, time_predicted, time_measured, compute, mpi (seconds), visits, messages, bytes; one
+/// value per point (p3s keeps one run and one prediction per n).
+[[nodiscard]] std::string extrap_json(const std::vector<Point>& points);
 
 /// Draws the curve with gnuplot into `dir`: time.svg/png (time versus n, log axes, the ideal line, measured and
 /// predicted points, the error of points with both), speedup.svg/png, phases.svg/png (the phases' time stacked per

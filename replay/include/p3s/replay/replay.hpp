@@ -57,11 +57,13 @@ struct PhaseTime {
   double time_ns = 0;       ///< mean over ranks of each rank's mean instance time
   double time_min_ns = 0;   ///< the smallest and largest ranks' mean instance times
   double time_max_ns = 0;
-  double time_stddev_ns = 0;        ///< over every rank's every measured instance
-  double compute_ns = 0;            ///< emulated burst time per instance (mean over ranks)
-  double predicted_compute_ns = 0;  ///< the predicted burst time per instance (mean over ranks)
-  double mpi_ns = 0;                ///< time in MPI calls per instance (mean over ranks)
-  double calls_per_instance = 0;    ///< MPI calls per instance (mean over ranks)
+  double time_stddev_ns = 0;         ///< over every rank's every measured instance
+  double compute_ns = 0;             ///< emulated burst time per instance (mean over ranks)
+  double predicted_compute_ns = 0;   ///< the predicted burst time per instance (mean over ranks)
+  double mpi_ns = 0;                 ///< time in MPI calls per instance (mean over ranks)
+  double calls_per_instance = 0;     ///< MPI calls per instance (mean over ranks)
+  double messages_per_instance = 0;  ///< messages sent per instance, all ranks together
+  double bytes_per_instance = 0;     ///< their bytes
 };
 
 struct ReplayResult {
