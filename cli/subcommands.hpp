@@ -16,6 +16,7 @@ void add_model(CLI::App& app);
 void add_predict(CLI::App& app);
 void add_record(CLI::App& app);
 void add_recover(CLI::App& app);
+void add_report(CLI::App& app);
 void add_scale(CLI::App& app);
 void add_summary(CLI::App& app);
 

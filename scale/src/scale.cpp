@@ -16,6 +16,7 @@
 #include "child.hpp"
 #include "p3s/error.hpp"
 #include "p3s/modeler/series.hpp"
+#include "p3s/report/report.hpp"
 #include "p3s/shell_words.hpp"
 #include "p3s/whole_file.hpp"
 #include "progress.hpp"
@@ -144,6 +145,7 @@ void write_curve(const ScaleOptions& o) {
   curve::draw_plots(c, o.dir / "plots", true);
   write_whole_file(o.dir / "curve.json", curve::curve_json(c));
   write_whole_file(o.dir / "curve.csv", curve::curve_csv(c));
+  report::write_report({o.dir, o.dir / "report.html", true, o.curve});
   std::fputs(curve::curve_table(c).c_str(), stdout);
   std::fflush(stdout);
 }

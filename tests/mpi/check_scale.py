@@ -7,8 +7,9 @@
 
 1. From an empty directory: exit 0, one progress line per step on stderr (stderr is no terminal), the curve on
    stdout with the recommended n, curve.json with a row per fitted and predicted n (the predicted ones from the
-   replay; a real run recorded beside each --validate n, and the error), curve.csv, and the plots (time, speedup,
-   phases; SVG and PNG).
+   replay; a real run recorded beside each --validate n, and the error), curve.csv, the plots (time, speedup,
+   phases; SVG and PNG), and report.html, which headless chromium renders with no console message into a
+   screenshot that is not blank (a page with a script error is caught by the same check).
 2. The same command again: every step but the curve done before, nothing recomputed (the archives, model and
    results keep their modification times).
 3. Another --predict: only the new n is replayed.
@@ -20,10 +21,12 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import p3s_launch
@@ -111,6 +114,83 @@ def extrap_messages(a, work, n):
     print(f"Extra-P export at n = {n}: the replay's messages per phase are the real run's: ok")
 
 
+def png_pixels(path):
+    """(width, height, rows of RGB(A) bytes) of an 8-bit RGB or RGBA PNG, decoded here (no imaging library)."""
+    data = Path(path).read_bytes()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        fail(f"{path} is no PNG")
+    pos, idat, width, height, channels = 8, b"", 0, 0, 0
+    while pos < len(data):
+        length = int.from_bytes(data[pos:pos + 4], "big")
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height = int.from_bytes(body[0:4], "big"), int.from_bytes(body[4:8], "big")
+            if body[8] != 8 or body[9] not in (2, 6):
+                fail(f"{path}: a PNG this check does not decode (depth {body[8]}, colour type {body[9]})")
+            channels = 3 if body[9] == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw, stride, rows, prev = zlib.decompress(idat), width * channels, [], bytearray(width * channels)
+    for y in range(height):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - channels] if i >= channels else 0
+            b, c = prev[i], prev[i - channels] if i >= channels else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return width, height, channels, rows
+
+
+def in_browser(page, shot):
+    """Opens `page` in headless chromium: its screenshot, and the console messages it logged."""
+    r = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                        "--window-size=1280,1600", f"--screenshot={shot}", "--enable-logging=stderr",
+                        "--log-level=0", f"file://{Path(page).resolve()}"],
+                       capture_output=True, text=True, timeout=120)
+    if not Path(shot).exists():
+        fail(f"chromium wrote no screenshot of {page}:\n{r.stderr[-2000:]}")
+    return [l for l in r.stderr.splitlines() if ":CONSOLE" in l]
+
+
+def check_report(work):
+    """The report in a real browser: not blank, no console message; a page with a script error is caught."""
+    if shutil.which("chromium") is None:
+        fail("chromium is not installed (Debian: apt-get install chromium): the report cannot be checked")
+    bad = work.parent / "broken.html"
+    bad.write_text("<!DOCTYPE html><html><body><p>x</p><script>no_such_function();</script></body></html>")
+    if not in_browser(bad, work.parent / "broken.png"):
+        fail("the browser check does not catch a page's script error")
+    shot = work.parent / "report.png"
+    console = in_browser(work / "report.html", shot)
+    if console:
+        fail(f"the report logged in the browser: {console}")
+    width, height, channels, rows = png_pixels(shot)
+    pixels = [row[i:i + 3] for row in rows[::8] for i in range(0, len(row), channels * 8)]
+    dark = sum(1 for p in pixels if sum(p) < 384)
+    colours = len(set(pixels))
+    if dark < len(pixels) // 200 or colours < 20:
+        fail(f"the report's screenshot looks blank: {dark} dark samples of {len(pixels)}, {colours} colours")
+    html = (work / "report.html").read_text()
+    for needed in ("Recommended", "data:image/svg+xml;base64,", "The phases and their laws", "core-seconds"):
+        if needed not in html:
+            fail(f"the report has no '{needed}'")
+    if "http://" in html.replace("http://www.w3.org", "") or "https://" in html:
+        fail("the report refers to the network")
+    print(f"report rendered by chromium: {width}x{height}, {dark} dark samples, {colours} colours, no console "
+          f"message: ok")
+
+
 def tracing_into(work):
     """The processes whose recorder writes into `work` (P3S_TRACE_DIR in their environment)."""
     out = []
@@ -178,6 +258,7 @@ def main():
     print(f"from an empty directory: ok (recommended n = {curve['recommendation']['n']})")
     for n in a.validate:
         extrap_messages(a, work, n)
+    check_report(work)
 
     before = mtimes(work)
     r = run(scale_cmd(a, work, a.predict))
