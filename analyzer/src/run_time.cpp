@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "p3s/analyzer/run_time.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "p3s/mpi/vocabulary.hpp"
@@ -31,6 +32,17 @@ double phase_compute_ns(const SigPhase& p, std::int64_t processes) {
     for (const SigEvent& e : r.events) total += e.burst_ns.mean;
   }
   return processes > 0 ? total / static_cast<double>(processes) : 0;
+}
+
+double phase_compute_max_ns(const SigPhase& p) {
+  double most = 0;
+  for (const SigRank& r : p.ranks) {
+    if (r.thread != 0) continue;
+    double mine = r.tail_ns.mean;
+    for (const SigEvent& e : r.events) mine += e.burst_ns.mean;
+    most = std::max(most, mine);
+  }
+  return most;
 }
 
 std::string phase_calls(const SigPhase& p) {

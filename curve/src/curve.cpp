@@ -73,32 +73,45 @@ Recommendation recommend(const std::vector<Row>& rows, const Options& o) {
   return r;
 }
 
-/// What keeps a phase from scaling between two predicted points: the part of its time most above ideal scaling.
+/// The kind of communication a phase's calls make.
+std::string communication_of(const std::string& calls) {
+  bool collective = false;
+  for (const char* c : {"MPI_All", "MPI_Reduce", "MPI_Bcast", "MPI_Barrier", "MPI_Gather", "MPI_Scatter", "MPI_Scan",
+                        "MPI_Exscan", "MPI_Ialltoall", "MPI_Iallreduce", "MPI_Ibcast", "MPI_Ireduce"}) {
+    collective = collective || calls.find(c) != std::string::npos;
+  }
+  bool p2p = false;
+  for (const char* c : {"send", "recv", "Send", "Recv"}) p2p = p2p || calls.find(c) != std::string::npos;
+  if (collective && p2p) return "communication (point-to-point and collectives)";
+  return collective ? "collectives" : "point-to-point communication";
+}
+
+/// What keeps a phase from scaling between two points: the part of its time most above ideal scaling. The rank
+/// that computes most sets the pace where the ranks compute unevenly: the others' wait in MPI is its doing.
 std::string why_stops(const PhasePoint& a, std::int64_t na, const PhasePoint& b, std::int64_t nb) {
   const double ideal = static_cast<double>(na) / static_cast<double>(nb);
   const double compute_excess = b.compute_ns - ideal * a.compute_ns;
+  const double busiest_excess = b.compute_max_ns - ideal * a.compute_max_ns;
   const double mpi_excess = b.mpi_ns - ideal * a.mpi_ns;
+  const std::string span = " from n = " + std::to_string(na) + " to " + std::to_string(nb);
   std::string why;
-  if (compute_excess >= mpi_excess) {
+  if (b.compute_max_ns > 1.25 * b.compute_ns && busiest_excess > 0 &&
+      busiest_excess >= 0.5 * std::max(compute_excess, mpi_excess)) {
+    why = "imbalance: the rank that computes most computes " + fmt("%.1f", b.compute_max_ns / b.compute_ns) +
+          " times the mean, and " + percent(a.compute_max_ns > 0 ? b.compute_max_ns / a.compute_max_ns : 0) +
+          " of its compute remains" + span + " (a serial part or an uneven split; the others wait for it in MPI)";
+  } else if (compute_excess >= mpi_excess) {
     why = "compute: its time does not shrink as 1/n (" + percent(a.compute_ns > 0 ? b.compute_ns / a.compute_ns : 0) +
-          " of it remains from n = " + std::to_string(na) + " to " + std::to_string(nb) + ": a serial part)";
+          " of it remains" + span + ": a serial part)";
   } else {
-    const bool collective =
-        b.calls.find("MPI_All") != std::string::npos || b.calls.find("MPI_Reduce") != std::string::npos ||
-        b.calls.find("MPI_Bcast") != std::string::npos || b.calls.find("MPI_Barrier") != std::string::npos ||
-        b.calls.find("MPI_Gather") != std::string::npos || b.calls.find("MPI_Scatter") != std::string::npos;
-    const bool p2p = b.calls.find("send") != std::string::npos || b.calls.find("recv") != std::string::npos ||
-                     b.calls.find("Send") != std::string::npos || b.calls.find("Recv") != std::string::npos;
-    const std::string kind = collective && p2p ? "communication (point-to-point and collectives)"
-                             : collective      ? "collectives"
-                                               : "point-to-point communication";
-    why = kind + ": its time in MPI goes from " + percent(a.time_ns > 0 ? a.mpi_ns / a.time_ns : 0) + " to " +
+    why = communication_of(b.calls) + ": its time in MPI goes from " +
+          percent(a.time_ns > 0 ? a.mpi_ns / a.time_ns : 0) + " to " +
           percent(b.time_ns > 0 ? b.mpi_ns / b.time_ns : 0) + " of the phase";
   }
   if (b.weight > a.weight) {
     why += "; it repeats more often (" + std::to_string(a.weight) + " -> " + std::to_string(b.weight) + " times)";
   }
-  if (b.spread > 0.25) why += "; imbalance: its slowest rank takes " + percent(b.spread) + " longer than its fastest";
+  if (b.spread > 0.25) why += "; its slowest rank takes " + percent(b.spread) + " longer than its fastest";
   return why;
 }
 

@@ -48,6 +48,7 @@ Read from_result(const json& j, const fs::path& path) {
     const double t = ph.at("time_ns").get<double>();
     q.time_ns = w * t;
     q.compute_ns = w * ph.at("compute_ns").get<double>();
+    q.compute_max_ns = w * ph.value("compute_max_ns", ph.at("compute_ns").get<double>());
     q.mpi_ns = w * ph.at("mpi_ns").get<double>();
     q.spread = t > 0 ? (ph.at("time_max_ns").get<double>() - ph.at("time_min_ns").get<double>()) / t : 0;
     if (ph.contains("messages_per_instance")) {  // results of an earlier p3s-replay do not have them
@@ -80,6 +81,7 @@ Read from_signature(const fs::path& path) {
     q.time_ns = analyzer::phase_run_time(ph, s.processes).apart_ns;
     q.compute_ns = std::min(q.time_ns, static_cast<double>(ph.weight) * analyzer::phase_compute_ns(ph, s.processes));
     q.mpi_ns = q.time_ns - q.compute_ns;
+    q.compute_max_ns = static_cast<double>(ph.weight) * analyzer::phase_compute_max_ns(ph);
     double messages = 0;
     double bytes = 0;
     for (const analyzer::SigRank& r : ph.ranks) {

@@ -36,7 +36,8 @@ RankSums rank_sums(const Measured& m) {
 PhaseAccum::PhaseAccum(std::size_t phases)
     : sums(phases),
       lo(phases, std::numeric_limits<double>::infinity()),
-      hi(phases, -std::numeric_limits<double>::infinity()) {}
+      hi(phases, -std::numeric_limits<double>::infinity()),
+      compute_hi(phases, 0) {}
 
 void PhaseAccum::add(const std::vector<Measured>& measured) {
   for (std::size_t p = 0; p < measured.size() && p < sums.size(); ++p) {
@@ -53,6 +54,7 @@ void PhaseAccum::add(const std::vector<Measured>& measured) {
     t.instances += s.instances;
     lo[p] = std::min(lo[p], s.time_ns);
     hi[p] = std::max(hi[p], s.time_ns);
+    compute_hi[p] = std::max(compute_hi[p], s.compute_ns);
   }
 }
 
@@ -63,6 +65,7 @@ std::vector<PhaseTime> phase_times(const ReplayPlan& plan, PhaseAccum accum, con
                 comm);
   MPI_Allreduce(MPI_IN_PLACE, accum.lo.data(), static_cast<int>(phases), MPI_DOUBLE, MPI_MIN, comm);
   MPI_Allreduce(MPI_IN_PLACE, accum.hi.data(), static_cast<int>(phases), MPI_DOUBLE, MPI_MAX, comm);
+  MPI_Allreduce(MPI_IN_PLACE, accum.compute_hi.data(), static_cast<int>(phases), MPI_DOUBLE, MPI_MAX, comm);
   const double ranks = static_cast<double>(n);
   std::vector<PhaseTime> out;
   for (std::size_t p = 0; p < phases; ++p) {
@@ -80,6 +83,7 @@ std::vector<PhaseTime> phase_times(const ReplayPlan& plan, PhaseAccum accum, con
     t.time_max_ns = std::isfinite(accum.hi[p]) ? accum.hi[p] : 0.0;
     t.time_stddev_ns = std::sqrt(std::max(0.0, s.squares / std::max(1.0, s.instances) - t.time_ns * t.time_ns));
     t.compute_ns = s.compute_ns / ranks;
+    t.compute_max_ns = accum.compute_hi[p];
     t.predicted_compute_ns = s.predicted_ns / ranks;
     t.mpi_ns = s.mpi_ns / ranks;
     t.calls_per_instance = s.calls / ranks;

@@ -148,6 +148,7 @@ void write_result(const ReplayResult& r, const ReplayPlan& plan, const ResultInp
                           {"time_max_ns", t.time_max_ns},
                           {"time_stddev_ns", t.time_stddev_ns},
                           {"compute_ns", t.compute_ns},
+                          {"compute_max_ns", t.compute_max_ns},
                           {"predicted_compute_ns", t.predicted_compute_ns},
                           {"mpi_ns", t.mpi_ns},
                           {"mpi_ns_per_call", t.calls_per_instance > 0 ? t.mpi_ns / t.calls_per_instance : 0.0},

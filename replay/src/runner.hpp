@@ -66,7 +66,8 @@ struct RankSums {
 inline constexpr int kRankSumsDoubles = 9;
 static_assert(sizeof(RankSums) == kRankSumsDoubles * sizeof(double), "RankSums is reduced as an array of doubles");
 
-/// Per phase, the sums over the ranks added so far, and the least and most of their mean instance times.
+/// Per phase, the sums over the ranks added so far, the least and most of their mean instance times, and the most
+/// compute time per instance of a rank.
 struct PhaseAccum {
   explicit PhaseAccum(std::size_t phases);
   /// Adds one rank's measurements.
@@ -74,9 +75,10 @@ struct PhaseAccum {
   std::vector<RankSums> sums;
   std::vector<double> lo;
   std::vector<double> hi;
+  std::vector<double> compute_hi;
 };
 
-/// Each phase's time over `n` ranks, from what the ranks of `comm` accumulated (three reductions for all phases).
+/// Each phase's time over `n` ranks, from what the ranks of `comm` accumulated (four reductions for all phases).
 [[nodiscard]] std::vector<PhaseTime> phase_times(const ReplayPlan& plan, PhaseAccum accum,
                                                  const std::vector<bool>& done, std::int64_t n, MPI_Comm comm);
 

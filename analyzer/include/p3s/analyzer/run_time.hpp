@@ -20,6 +20,8 @@ struct PhaseRunTime {
 
 /// Compute time per instance of a phase: its bursts' time, mean over the ranks.
 [[nodiscard]] double phase_compute_ns(const SigPhase& p, std::int64_t processes);
+/// The same of the rank that computes most.
+[[nodiscard]] double phase_compute_max_ns(const SigPhase& p);
 
 /// The MPI functions a phase calls, sorted and joined by spaces ("MPI_Allreduce MPI_Irecv ..."): how phases of
 /// runs at different n, and of a replay, are related.

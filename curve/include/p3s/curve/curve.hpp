@@ -19,7 +19,8 @@ struct PhasePoint {
   std::int64_t weight = 0;
   bool main_loop = true;
   double time_ns = 0;
-  double compute_ns = 0;
+  double compute_ns = 0;      ///< mean over ranks
+  double compute_max_ns = 0;  ///< of the rank that computes most
   double mpi_ns = 0;
   double spread = 0;               ///< (slowest rank's instance time - fastest's) / the mean's
   std::optional<double> messages;  ///< messages sent by all ranks over the run, where known

@@ -59,6 +59,7 @@ struct PhaseTime {
   double time_max_ns = 0;
   double time_stddev_ns = 0;         ///< over every rank's every measured instance
   double compute_ns = 0;             ///< emulated burst time per instance (mean over ranks)
+  double compute_max_ns = 0;         ///< the same of the rank that computes most
   double predicted_compute_ns = 0;   ///< the predicted burst time per instance (mean over ranks)
   double mpi_ns = 0;                 ///< time in MPI calls per instance (mean over ranks)
   double calls_per_instance = 0;     ///< MPI calls per instance (mean over ranks)
