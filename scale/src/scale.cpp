@@ -111,7 +111,7 @@ void validate(const ScaleOptions& o) {
 
 /// The job size a range replay of n needs: p3s-replay --schedule-only's.
 std::int64_t range_job(const ScaleOptions& o, std::int64_t n, const fs::path& model) {
-  const fs::path schedule = o.dir / "results" / (np(n) + ".schedule.json");
+  const fs::path schedule = o.dir / "logs" / ("schedule." + np(n) + ".json");
   const fs::path log = o.dir / "logs" / ("schedule." + np(n) + ".log");
   const std::vector<std::string> argv{o.p3s_replay.string(),
                                       model.string(),

@@ -12,7 +12,8 @@
    screenshot that is not blank (a page with a script error is caught by the same check).
 2. The same command again: every step but the curve done before, nothing recomputed (the archives, model and
    results keep their modification times).
-3. Another --predict: only the new n is replayed.
+3. Another --predict: only the new n is replayed; --backend range then replays every n again, on fewer ranks than
+   n (ranges of 4), and nothing else.
 4. Another command into the same directory: refused in one line without --force.
 5. Stopped by SIGTERM while recording its second run: exit 128 + 15, no process of the job left, the first run
    kept; the same command again records only what is missing and ends as in 1.
@@ -37,10 +38,10 @@ def fail(msg):
     sys.exit(1)
 
 
-def scale_cmd(a, work, predict, app_args=None):
+def scale_cmd(a, work, predict, app_args=None, backend=()):
     launcher = [a.mpiexec, a.np_flag, "{n}", *a.preflags]
     return [a.p3s, "scale", "-o", str(work), "--fit", ",".join(map(str, a.fit)),
-            "--predict", ",".join(map(str, predict)), "--compute", "sleep",
+            "--predict", ",".join(map(str, predict)), "--compute", "sleep", *backend,
             *(["--validate", ",".join(map(str, a.validate))] if a.validate else []), "--",
             *launcher, a.app, *shlex.split(app_args if app_args is not None else a.app_args)]
 
@@ -276,6 +277,18 @@ def main():
         fail(f"another --predict redid more than its replay:\n{r.stderr}")
     check_outputs(a, work, r, more)
     print("another --predict replays only the new n: ok")
+
+    r = run(scale_cmd(a, work, more, backend=("--backend", "range", "--ranges", "4")))
+    redone = [l for l in r.stderr.splitlines() if l.startswith("[") and not l.endswith(": done before")]
+    if len(redone) != len(more) + 1 or any("range replay" not in l for l in redone[:-1]):
+        fail(f"the range backend redid more than the replays:\n{r.stderr}")
+    for n in more:
+        result = json.loads((work / "results" / f"np{n}.json").read_text())
+        ranks = result.get("range", {}).get("job_ranks", 0)
+        if not 0 < ranks < n or result["processes"] != n:
+            fail(f"the range replay at n = {n} ran on {ranks} ranks: {result.get('range')}")
+    check_outputs(a, work, r, more)
+    print("the range backend replays each n on fewer ranks, reusing the runs and the model: ok")
 
     r = run(scale_cmd(a, work, a.predict, app_args=a.app_args + " 1"), expect=1)
     if "another command" not in r.stderr or len(r.stderr.strip().splitlines()) != 1:
