@@ -163,10 +163,10 @@ void draw_plots(const Curve& c, const fs::path& dir, bool force) {
     std::string name;
     std::string commands;
   };
-  const std::vector<Plot> plots{{"time", time_plot(c)}, {"speedup", speedup_plot(c)}, {"phases", phases_plot(c)}};
+  std::vector<Plot> plots{{"time", time_plot(c)}, {"speedup", speedup_plot(c)}};
+  if (!c.phases.empty()) plots.push_back({"phases", phases_plot(c)});
   std::vector<std::pair<fs::path, fs::path>> files;  // temporary -> final
   for (const Plot& p : plots) {
-    if (p.name == "phases" && c.phases.empty()) continue;
     for (const char* ext : {".svg", ".png"}) {
       const fs::path out = dir / (p.name + ext);
       refuse_existing(out, force, "plot");
@@ -178,7 +178,6 @@ void draw_plots(const Curve& c, const fs::path& dir, bool force) {
   std::size_t f = 0;
   std::vector<int> slots;
   for (const Plot& p : plots) {
-    if (p.name == "phases" && c.phases.empty()) continue;
     for (const char* terminal : {"svg size 900,560 dynamic background '#ffffff' font 'sans,13'",
                                  "pngcairo size 900,560 background '#ffffff' font 'sans,11'"}) {
       slots.push_back(temporaries::add(files[f].first.string()));

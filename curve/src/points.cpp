@@ -77,8 +77,9 @@ Read from_signature(const fs::path& path) {
     q.id = ph.id;
     q.calls = analyzer::phase_calls(ph);
     q.weight = static_cast<std::int64_t>(ph.weight);
-    q.main_loop = !analyzer::phase_run_time(ph, s.processes).init_or_finalize;
-    q.time_ns = analyzer::phase_run_time(ph, s.processes).apart_ns;
+    const analyzer::PhaseRunTime t = analyzer::phase_run_time(ph, s.processes);
+    q.main_loop = !t.init_or_finalize;
+    q.time_ns = t.apart_ns;
     q.compute_ns = std::min(q.time_ns, static_cast<double>(ph.weight) * analyzer::phase_compute_ns(ph, s.processes));
     q.mpi_ns = q.time_ns - q.compute_ns;
     q.compute_max_ns = static_cast<double>(ph.weight) * analyzer::phase_compute_max_ns(ph);
