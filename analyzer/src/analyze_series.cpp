@@ -16,8 +16,24 @@ namespace {
 /// and the end, whose number can follow n and the machine's load (two set-up pieces alike by chance weigh 2).
 constexpr std::uint64_t kIterationWeight = 3;
 
-/// A run's iterations: their phases in the order each first runs, and the order they run in (counts left out,
-/// consecutive repeats merged) as indices into those phases, which runs with the same iterations share.
+/// A phase split off by work (a loaded machine slowing a few iterations) is the phase it was split from: the runs'
+/// structure is compared, which noise does not change.
+std::uint32_t structural(const Signature& sig, std::uint32_t phase) {
+  const std::uint32_t from = sig.phases[phase].split_from;
+  return from < sig.phases.size() ? from : phase;
+}
+
+/// A structural phase's occurrences, its work variants included.
+std::uint64_t structural_weight(const Signature& sig, std::uint32_t phase) {
+  std::uint64_t w = 0;
+  for (const SigPhase& p : sig.phases) {
+    if (structural(sig, p.id) == phase) w += p.weight;
+  }
+  return w;
+}
+
+/// A run's iterations: their structural phases in the order each first runs, and the order they run in (counts
+/// left out, consecutive repeats merged) as indices into those phases, which runs with the same iterations share.
 struct Iterations {
   std::vector<std::uint32_t> phases;
   std::vector<std::size_t> order;
@@ -26,9 +42,10 @@ struct Iterations {
 Iterations iterations_of(const Signature& sig) {
   Iterations it;
   for (const PhaseRunEntry& r : sig.order) {
-    if (sig.phases[r.phase].weight < kIterationWeight) continue;
-    const auto k = static_cast<std::size_t>(std::find(it.phases.begin(), it.phases.end(), r.phase) - it.phases.begin());
-    if (k == it.phases.size()) it.phases.push_back(r.phase);
+    const std::uint32_t phase = structural(sig, r.phase);
+    if (structural_weight(sig, phase) < kIterationWeight) continue;
+    const auto k = static_cast<std::size_t>(std::find(it.phases.begin(), it.phases.end(), phase) - it.phases.begin());
+    if (k == it.phases.size()) it.phases.push_back(phase);
     if (it.order.empty() || it.order.back() != k) it.order.push_back(k);
   }
   return it;
@@ -96,7 +113,7 @@ bool same_iterations_everywhere(const std::vector<Signature>& sigs) {
     const Iterations it = iterations_of(s);
     if (it.order != first.order) return false;
     for (std::size_t k = 0; k < it.phases.size(); ++k) {
-      if (s.phases[it.phases[k]].weight != sigs.front().phases[first.phases[k]].weight) return false;
+      if (structural_weight(s, it.phases[k]) != structural_weight(sigs.front(), first.phases[k])) return false;
     }
     return true;
   });

@@ -52,25 +52,26 @@ class WorkSplit(Exception):
         self.n = n
 
 
-def split_alone(a, sig, where, report):
-    """Raises WorkSplit for a run whose own analysis has a work variant, where the series was cut at its outermost
-    loops. A work split in one run makes its iterations differ from the other runs', and `p3s analyze DIR...` then
-    takes every run's outermost loops (analyze_series.cpp, same_iterations): the split leaves no split_from, only
-    coarser phases than the app's, so a check that fails on such a series looks at each run alone first."""
-    if "the ticks' outermost loops" not in sig.get("phase_method_note", ""):
-        return
+def split_alone(a, where, report):
+    """Raises WorkSplit for a run of the series with a work variant, in the series' analysis or alone, when a check
+    of `where` fails. A work split in one run makes its iterations differ from the other runs': the series may then
+    take coarser phases than the app's (every run's outermost loops, analyze_series.cpp), or keep finer ones that
+    no longer correspond, so the check that fails is not always on the run that was split."""
     for n in a.np:
+        path = os.path.join(a.work, f"{a.name}.np{n}", "signature.json")
+        with open(path) as f:
+            series = json.load(f)["phases"]
         alone = os.path.join(a.work, f"{a.name}.np{n}.alone.json")
         r = run([a.p3s, "analyze", "-q", "--force", "-o", alone, os.path.join(a.work, f"{a.name}.np{n}")])
         if r.returncode != 0:
             fail("analyze", f"{a.name} np {n} alone: exit {r.returncode}: {r.stderr.strip()}")
         with open(alone) as f:
             phases = json.load(f)["phases"]
-        for p in phases:
-            if "split_from" in p:
-                raise WorkSplit(f"{a.name} np {n}: alone, phase {p['id']} (weight {p['weight']}) is a work variant of "
-                                f"phase {p['split_from']}, and the series took every run's outermost loops ({where} "
-                                f"then fails)\n{report}", n)
+        for how, ps in (("in the series", series), ("alone", phases)):
+            for p in ps:
+                if "split_from" in p:
+                    raise WorkSplit(f"{a.name} np {n}: {how}, phase {p['id']} (weight {p['weight']}) is a work "
+                                    f"variant of phase {p['split_from']} ({where} then fails)\n{report}", n)
 
 
 def dims_create(n):
@@ -504,7 +505,7 @@ def check_run(a, spec, n, t, app_args, report, rec_s):
             raise WorkSplit(f"{where}: phase {p['id']} (weight {p['weight']}) is a work variant of phase "
                             f"{p['split_from']} (work metric {sig['work_metric']})\n{report}", n)
     if len(phases) != len(expected):
-        split_alone(a, sig, where, report)
+        split_alone(a, where, report)
         fail("phases", f"{where}: {len(phases)} phases, expected {len(expected)} "
                        f"({', '.join(e[0] for e in expected)})\n{report}")
     for pid, (what, law, _) in enumerate(expected):
@@ -512,11 +513,11 @@ def check_run(a, spec, n, t, app_args, report, rec_s):
         if p["id"] != pid:
             fail("phases", f"{where}: phases are not listed by id")
         if p["weight"] != law(n, t):
-            split_alone(a, sig, where, report)
+            split_alone(a, where, report)
             fail("weight", f"{where}: phase {pid} ({what}) weighs {p['weight']}, expected {law(n, t)}\n{report}")
     skeleton = [pid for pid, _ in order_runs(sig["order"])]
     if skeleton != spec["order"](n, t):
-        split_alone(a, sig, where, report)
+        split_alone(a, where, report)
         fail("order", f"{where}: order skeleton {skeleton}, expected {spec['order'](n, t)}\n{report}")
     counts = [0] * len(phases)
     for pid, k in order_runs(sig["order"]):
