@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// `p3s predict app.model --np N [-o DIR [--logical] [--repair]] [--force] [--compare SIG_AT_N]`
+// `p3s predict app.model --np N [-o DIR [--format st4np|lt4nc|otf2 [--times RESULT]] [--repair]] [--force]
+//  [--compare SIG_AT_N]`
 #include <algorithm>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
 
+#include "p3s/curve/curve.hpp"
 #include "p3s/error.hpp"
 #include "p3s/modeler/dims.hpp"
 #include "p3s/modeler/fit.hpp"
 #include "p3s/modeler/lt4nc.hpp"
 #include "p3s/modeler/model.hpp"
 #include "p3s/modeler/predict.hpp"
+#include "p3s/modeler/timed_trace.hpp"
 #include "p3s/output_lock.hpp"
 #include "p3s/outputs.hpp"
 #include "subcommands.hpp"
@@ -24,6 +27,8 @@ struct PredictArgs {
   std::string model;
   std::int64_t np = 0;
   bool logical = false;
+  std::string format = "st4np";
+  std::string times;
   std::string output;
   bool force = false;
   bool repair = false;
@@ -40,6 +45,14 @@ void add_predict_options(CLI::App* sub, PredictArgs& a) {
   sub->add_option("-o,--output", a.output,
                   "Output directory: the executable trace at that count (ST4NP), which p3s-replay runs")
       ->check(output_path());
+  sub->add_option("--format", a.format,
+                  "What -o DIR holds: st4np (the executable trace), lt4nc (the logical one, as --logical), or otf2 "
+                  "(the predicted run as an OTF2 archive timed by --times, for trace viewers)")
+      ->check(CLI::IsMember({"st4np", "lt4nc", "otf2"}));
+  sub->add_option("--times", a.times,
+                  "--format otf2: the replay result (p3s-replay -o) of this model at --np whose phase times the "
+                  "archive takes")
+      ->check(CLI::ExistingFile);
   sub->add_flag("--force", a.force, "Replace a trace already in the output directory");
   sub->add_flag("--repair", a.repair,
                 "Write a phase whose predicted calls do not match (a receive without its send, a collective without "
@@ -107,6 +120,62 @@ void write_trace(const modeler::Model& m, const PredictArgs& a) {
             << (check.repaired() ? ", repaired" : ", checked") << ")\n";
 }
 
+/// Each phase's time per instance in a replay result of the model at `np`. @throws p3s::InputError when the file is
+/// no replay result, is at another n, or is of another model.
+modeler::PhaseTimes replay_times(const modeler::Model& m, const std::string& path, std::int64_t np) {
+  const std::vector<curve::Point> points = curve::read_points({std::filesystem::path(path)});
+  const curve::Point& p = points.front();
+  if (points.size() != 1 || !p.predicted_ns) {
+    throw InputError(
+        "'" + path +
+        "' is no replay result: give --times what p3s-replay -o wrote for this model at n = " + std::to_string(np));
+  }
+  if (p.n != np) {
+    throw InputError("'" + path + "' is a replay at n = " + std::to_string(p.n) + ", not " + std::to_string(np));
+  }
+  modeler::PhaseTimes times;
+  times.source = path;
+  for (const curve::PhasePoint& q : p.phases) {
+    const auto model = std::find_if(m.phases.begin(), m.phases.end(), [&](const auto& x) { return x.id == q.id; });
+    if (model == m.phases.end() || model->calls != q.calls || model->weight_at(np) != q.weight) {
+      throw InputError("'" + path + "' is a replay of another model: its phase " + std::to_string(q.id) + " (" +
+                       q.calls + ", weight " + std::to_string(q.weight) +
+                       ") is not this model's at n = " + std::to_string(np));
+    }
+    if (q.weight > 0) times.instance_ns[q.id] = q.time_ns / static_cast<double>(q.weight);
+  }
+  return times;
+}
+
+/// Writes the predicted run at --np as an OTF2 archive into -o DIR, timed by the replay result --times.
+void write_otf2(const modeler::Model& m, const PredictArgs& a) {
+  if (a.times.empty()) {
+    throw InputError(
+        "--format otf2 takes its times from a replay: give --times RESULT, what p3s-replay -o wrote for "
+        "this model at n = " +
+        std::to_string(a.np));
+  }
+  const modeler::PhaseTimes times = replay_times(m, a.times, a.np);
+  const std::filesystem::path dir(a.output);
+  OutputDirectory made(dir);
+  const OutputLock lock(dir);
+  refuse_existing(dir / "traces.otf2", a.force, "an OTF2 archive's");
+  const modeler::TimedTrace t = modeler::write_timed_otf2(
+      m, a.np, times, dir, a.repair ? modeler::OnInconsistency::Repair : modeler::OnInconsistency::Refuse, a.model);
+  made.keep();
+  for (const std::string& note : t.check.notes()) std::cout << "repaired: " << note << '\n';
+  for (const std::uint32_t id : t.untimed) {
+    std::cout << "note: phase " << id << " has no time in '" << a.times << "' and is left out of the archive\n";
+  }
+  if (t.squeezed_instances > 0) {
+    std::cout << "note: in " << t.squeezed_instances
+              << " rank instances the predicted bursts were longer than the replayed instance and were shortened\n";
+  }
+  std::cout << "otf2         " << (dir / "traces.otf2").string() << " (" << a.np << " ranks, " << t.events
+            << " events, " << std::setprecision(4) << t.run_ns / 1e9 << " s"
+            << (t.check.repaired() ? ", repaired" : ", checked") << ")\n";
+}
+
 /// Compares the prediction at `np` with a real run's signature at that count.
 void compare_with_run(const modeler::Model& m, std::int64_t np, const std::string& signature) {
   const std::filesystem::path p(signature);
@@ -118,12 +187,18 @@ void compare_with_run(const modeler::Model& m, std::int64_t np, const std::strin
   std::cout << modeler::validation_report(modeler::compare_with(m, runs.front()));
 }
 
-void run_predict(const PredictArgs& a) {
+void run_predict(PredictArgs a) {
+  if (a.format == "lt4nc") a.logical = true;
   const modeler::Model m = modeler::read_model(a.model);
   const modeler::ScopedDimsRule rule(m.dims_rule);  // every law in dims(n) follows the runs' MPI
   note_limits(m, a.np);
-  if (a.logical && a.output.empty()) throw InputError("--logical writes a directory: give it with -o DIR");
-  if (!a.output.empty()) write_trace(m, a);
+  if (a.logical && a.format == "otf2") throw InputError("--logical and --format otf2 name two outputs: give one");
+  if ((a.logical || a.format != "st4np") && a.output.empty()) {
+    throw InputError("--" + std::string(a.logical ? "logical" : "format " + a.format) +
+                     " writes a directory: give it with -o DIR");
+  }
+  if (!a.times.empty() && a.format != "otf2") throw InputError("--times is for --format otf2");
+  if (!a.output.empty()) a.format == "otf2" ? write_otf2(m, a) : write_trace(m, a);
   if (!a.compare.empty()) compare_with_run(m, a.np, a.compare);
   if (a.output.empty() && a.compare.empty()) {
     std::cout << "n = " << a.np << '\n';

@@ -238,6 +238,56 @@ def interrupted(a, work):
     print("stopped by SIGTERM in the second recording and resumed: ok")
 
 
+def summary(a, archive):
+    return json.loads(run([a.p3s, "summary", "--json", str(archive)]).stdout)
+
+
+def otf2_export(a, work, n):
+    """`p3s predict --format otf2` timed by the replay at n: otf2-print reads it without a warning; p3s's reader
+    finds each rank's calls, messages and collectives of the real run at n; its phases, analyzed again, have the
+    prediction's weights and the replay's time per instance, and the archive lasts the PET."""
+    result_path = work / "results" / f"np{n}.json"
+    result = json.loads(result_path.read_text())
+    out = work.parent / f"predicted.np{n}"
+    cmd = [a.p3s, "predict", str(work / "app.model"), "--np", str(n), "-o", str(out), "--format", "otf2",
+           "--times", str(result_path)]
+    run(cmd + ["--force"])
+    r = run(cmd, expect=1)
+    if "--force" not in r.stderr or len(r.stderr.strip().splitlines()) != 1:
+        fail(f"an existing archive was not refused in one line:\n{r.stderr}")
+    r = run([*cmd[:4], str(n // 2), *cmd[5:], "--force"], expect=1)
+    if f"not {n // 2}" not in r.stderr:
+        fail(f"a replay at another n was taken as the times:\n{r.stderr}")
+    printed = subprocess.run(["otf2-print", str(out / "traces.otf2")], capture_output=True, text=True)
+    if printed.returncode != 0 or printed.stderr.strip():
+        fail(f"otf2-print: exit {printed.returncode}: {printed.stderr[-800:]}")
+    if sum(line.startswith("MPI_ISEND ") or line.startswith("MPI_SEND ") for line in printed.stdout.splitlines()) == 0:
+        fail("otf2-print shows no send in the predicted run")
+    predicted, real = summary(a, out), summary(a, work / "checks" / f"np{n}")
+    if abs(predicted["processes"] - n) or not predicted["complete"]:
+        fail(f"the predicted archive: {predicted['processes']} processes, complete {predicted['complete']}")
+    for rp, rr in zip(predicted["ranks"], real["ranks"]):
+        for what in ("calls", "collectives"):
+            if rp[what] != rr[what]:
+                fail(f"rank {rp['rank']}'s {what}: predicted {rp[what]}, real {rr[what]}")
+        key = lambda m: (m["op"], m["peer"], m["tag"], m["bytes"], m["count"])
+        if sorted(map(key, rp["messages"])) != sorted(map(key, rr["messages"])):
+            fail(f"rank {rp['rank']}'s messages: predicted {rp['messages'][:4]}, real {rr['messages'][:4]}")
+    sig_path = work.parent / f"predicted.np{n}.json"
+    run([a.p3s, "analyze", "-q", "--force", "-o", str(sig_path), str(out)])
+    phases = json.loads(sig_path.read_text())["phases"]
+    replayed = [p for p in result["phases"] if p["replayed"]]
+    if [p["weight"] for p in phases] != [p["weight"] for p in replayed]:
+        fail(f"the predicted archive's phases weigh {[p['weight'] for p in phases]}, the prediction's "
+             f"{[p['weight'] for p in replayed]}")
+    for got, want in zip(phases, replayed):
+        if abs(got["time_ns"]["mean"] - want["time_ns"]) > 1e-4 * want["time_ns"] + 10:
+            fail(f"phase {want['id']}: an instance lasts {got['time_ns']['mean']} ns in the archive, "
+                 f"{want['time_ns']} in the replay")
+    print(f"OTF2 export at n = {n}: read by otf2-print and p3s, the real run's calls and messages on every rank, "
+          f"the prediction's phases and the replay's times: ok")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--p3s", required=True)
@@ -259,6 +309,7 @@ def main():
     print(f"from an empty directory: ok (recommended n = {curve['recommendation']['n']})")
     for n in a.validate:
         extrap_messages(a, work, n)
+        otf2_export(a, work, n)
     check_report(work)
 
     before = mtimes(work)
