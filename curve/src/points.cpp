@@ -103,6 +103,8 @@ Read from_signature(const fs::path& path) {
 
 /// A file: a replay result or a signature, told apart by the tool that wrote it.
 Read read_file(const fs::path& path) {
+  // What p3s analyze names signature.json is read once, by the signature's own reader (LU's are hundreds of MB).
+  if (path.filename() == "signature.json") return from_signature(path);
   std::ifstream in(path);
   if (!in) throw InputError("cannot read '" + path.string() + "'");
   json j;

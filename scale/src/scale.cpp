@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <string>
 #include <system_error>
@@ -56,12 +57,16 @@ struct Step {
   fs::path log;
 };
 
+/// A step's command made only when the step must run (a range replay's job size needs a schedule first).
+using LateCommand = std::function<std::vector<std::string>()>;
+
 class Runner {
  public:
   Runner(State& state, Progress& progress) : state_(state), progress_(progress) {}
 
   /// Runs the step unless the state has it done from the same key and its outputs are there; returns its serial.
-  std::int64_t run(const Step& s) {
+  /// `late`, where given, makes the command in place of `s.argv`.
+  std::int64_t run(const Step& s, const LateCommand& late = {}) {
     progress_.begin(s.kind, s.label);
     const std::optional<std::int64_t> done = state_.done(s.name, s.key);
     const bool there = std::all_of(s.outputs.begin(), s.outputs.end(), [](const fs::path& p) {
@@ -72,7 +77,7 @@ class Runner {
       progress_.end(true);
       return *done;
     }
-    const int status = detail::run_child(s.argv, s.log, [this] { progress_.tick(); });
+    const int status = detail::run_child(late ? late() : s.argv, s.log, [this] { progress_.tick(); });
     if (status != 0) {
       const std::string last = detail::last_line(s.log);
       throw Error(s.label + " failed (exit status " + std::to_string(status) + ")" + (last.empty() ? "" : ": " + last) +
@@ -217,19 +222,21 @@ class Pipeline {
       const std::string name = "replay " + np(n);
       const std::string key = "model#" + std::to_string(modelled) + " " + (range ? "range " + ranges : "replay") + " " +
                               o_.compute + " " + join_words(launcher);
-      std::int64_t job = n;
-      std::error_code ec;
-      if (range && !(state_.done(name, key) && fs::exists(result, ec))) {
-        job = range_job(o_, n, model_);
-        argv = argv + std::vector<std::string>{"--np", std::to_string(n), "--ranges", ranges};
+      Step step{"replay",
+                name,
+                range ? "range replay n = " + std::to_string(n) : "replay n = " + std::to_string(n),
+                key,
+                {result},
+                at_n(launcher, n) + argv,
+                logs_ / ("replay." + np(n) + ".log")};
+      LateCommand late;
+      if (range) {
+        late = [&] {
+          return at_n(launcher, range_job(o_, n, model_)) + argv +
+                 std::vector<std::string>{"--np", std::to_string(n), "--ranges", ranges};
+        };
       }
-      runner_.run({"replay",
-                   name,
-                   range ? "range replay n = " + std::to_string(n) : "replay n = " + std::to_string(n),
-                   key,
-                   {result},
-                   at_n(launcher, job) + argv,
-                   logs_ / ("replay." + np(n) + ".log")});
+      runner_.run(step, late);
     }
   }
 
