@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// `p3s predict app.model --np N [-o DIR [--format st4np|lt4nc|otf2 [--times RESULT]] [--repair]] [--force]
+// `p3s predict app.model --np N [-o DIR [--format st4np|lt4nc|otf2|tit [--times RESULT] [--flops F]] [--repair]]
+// [--force]
 //  [--compare SIG_AT_N]`
 #include <algorithm>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "p3s/modeler/model.hpp"
 #include "p3s/modeler/predict.hpp"
 #include "p3s/modeler/timed_trace.hpp"
+#include "p3s/modeler/tit_trace.hpp"
 #include "p3s/output_lock.hpp"
 #include "p3s/outputs.hpp"
 #include "subcommands.hpp"
@@ -29,6 +31,7 @@ struct PredictArgs {
   bool logical = false;
   std::string format = "st4np";
   std::string times;
+  double flops = 1e9;
   std::string output;
   bool force = false;
   bool repair = false;
@@ -46,9 +49,14 @@ void add_predict_options(CLI::App* sub, PredictArgs& a) {
                   "Output directory: the executable trace at that count (ST4NP), which p3s-replay runs")
       ->check(output_path());
   sub->add_option("--format", a.format,
-                  "What -o DIR holds: st4np (the executable trace), lt4nc (the logical one, as --logical), or otf2 "
-                  "(the predicted run as an OTF2 archive timed by --times, for trace viewers)")
-      ->check(CLI::IsMember({"st4np", "lt4nc", "otf2"}));
+                  "What -o DIR holds: st4np (the executable trace), lt4nc (the logical one, as --logical), otf2 "
+                  "(the predicted run as an OTF2 archive timed by --times, for trace viewers), or tit (SimGrid's "
+                  "time-independent trace, for smpirun -replay)")
+      ->check(CLI::IsMember({"st4np", "lt4nc", "otf2", "tit"}));
+  sub->add_option("--flops", a.flops,
+                  "--format tit: the speed (flop/s) of the simulated hosts the compute actions are written for, so "
+                  "that each burst takes its predicted time there")
+      ->check(number_in(1, 1e18));
   sub->add_option("--times", a.times,
                   "--format otf2: the replay result (p3s-replay -o) of this model at --np whose phase times the "
                   "archive takes")
@@ -176,6 +184,24 @@ void write_otf2(const modeler::Model& m, const PredictArgs& a) {
             << (t.check.repaired() ? ", repaired" : ", checked") << ")\n";
 }
 
+/// Writes the predicted run at --np in SimGrid's time-independent format into -o DIR.
+void write_tit(const modeler::Model& m, const PredictArgs& a) {
+  const std::filesystem::path dir(a.output);
+  OutputDirectory made(dir);
+  const OutputLock lock(dir);
+  refuse_existing(dir / "traces.txt", a.force, "a time-independent trace's");
+  modeler::TitOptions options;
+  options.flops = a.flops;
+  const modeler::TitTrace t = modeler::write_tit(
+      m, a.np, dir, a.repair ? modeler::OnInconsistency::Repair : modeler::OnInconsistency::Refuse, options);
+  made.keep();
+  for (const std::string& note : t.check.notes()) std::cout << "repaired: " << note << '\n';
+  for (const std::string& note : t.notes) std::cout << "note: " << note << '\n';
+  std::cout << "tit          " << (dir / "traces.txt").string() << " (" << a.np << " ranks, " << t.actions
+            << " actions, compute for hosts of " << a.flops << " flop/s"
+            << (t.check.repaired() ? ", repaired" : ", checked") << ")\n";
+}
+
 /// Compares the prediction at `np` with a real run's signature at that count.
 void compare_with_run(const modeler::Model& m, std::int64_t np, const std::string& signature) {
   const std::filesystem::path p(signature);
@@ -192,13 +218,21 @@ void run_predict(PredictArgs a) {
   const modeler::Model m = modeler::read_model(a.model);
   const modeler::ScopedDimsRule rule(m.dims_rule);  // every law in dims(n) follows the runs' MPI
   note_limits(m, a.np);
-  if (a.logical && a.format == "otf2") throw InputError("--logical and --format otf2 name two outputs: give one");
+  if (a.logical && a.format != "st4np" && a.format != "lt4nc") {
+    throw InputError("--logical and --format " + a.format + " name two outputs: give one");
+  }
   if ((a.logical || a.format != "st4np") && a.output.empty()) {
     throw InputError("--" + std::string(a.logical ? "logical" : "format " + a.format) +
                      " writes a directory: give it with -o DIR");
   }
   if (!a.times.empty() && a.format != "otf2") throw InputError("--times is for --format otf2");
-  if (!a.output.empty()) a.format == "otf2" ? write_otf2(m, a) : write_trace(m, a);
+  if (a.format == "otf2") {
+    write_otf2(m, a);
+  } else if (a.format == "tit") {
+    write_tit(m, a);
+  } else if (!a.output.empty()) {
+    write_trace(m, a);
+  }
   if (!a.compare.empty()) compare_with_run(m, a.np, a.compare);
   if (a.output.empty() && a.compare.empty()) {
     std::cout << "n = " << a.np << '\n';

@@ -230,4 +230,16 @@ PredictionCheck check_prediction(const Model& model, const std::vector<PhasePred
   return out;
 }
 
+CheckedPrediction checked_timed_prediction(const Model& model, std::int64_t n, OnInconsistency policy) {
+  if (!has_time_laws(model)) {
+    throw InputError(
+        "the model has no compute-time laws (it was written by an earlier p3s); re-run `p3s model` on "
+        "its signatures");
+  }
+  CheckedPrediction out;
+  for (const PhaseModel& p : model.phases) out.phases.emplace_back(p, n);
+  out.check = check_prediction(model, out.phases, n, policy);
+  return out;
+}
+
 }  // namespace p3s::modeler

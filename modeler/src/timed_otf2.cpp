@@ -421,16 +421,11 @@ void move_archive(const fs::path& from, const fs::path& dir) {
 TimedTrace write_timed_otf2(const Model& model, std::int64_t n, const PhaseTimes& times, const fs::path& dir,
                             OnInconsistency policy, const std::string& model_path) {
   const ScopedDimsRule rule(model.dims_rule);
-  if (!has_time_laws(model)) {
-    throw InputError(
-        "the model has no compute-time laws (it was written by an earlier p3s); re-run `p3s model` on "
-        "its signatures");
-  }
   TimedTrace out;
   const std::vector<std::optional<double>> instance_ns = instance_times(model, n, times, out.untimed);
-  std::vector<PhasePredictor> phases;
-  for (const PhaseModel& p : model.phases) phases.emplace_back(p, n);
-  out.check = check_prediction(model, phases, n, policy);
+  CheckedPrediction checked = checked_timed_prediction(model, n, policy);
+  const std::vector<PhasePredictor>& phases = checked.phases;
+  out.check = std::move(checked.check);
 
   std::error_code ec;
   fs::create_directories(dir, ec);

@@ -185,4 +185,13 @@ struct PredictionCheck {
 [[nodiscard]] PredictionCheck check_prediction(const Model& model, const std::vector<PhasePredictor>& predictors,
                                                std::int64_t n, OnInconsistency policy);
 
+/// Every phase of a model with compute-time laws evaluated at n, and their check (check_prediction): what a writer
+/// of a timed prediction starts from. @throws p3s::InputError when the model has no compute-time laws; as
+/// check_prediction otherwise.
+struct CheckedPrediction {
+  std::vector<PhasePredictor> phases;
+  PredictionCheck check;
+};
+[[nodiscard]] CheckedPrediction checked_timed_prediction(const Model& model, std::int64_t n, OnInconsistency policy);
+
 }  // namespace p3s::modeler
