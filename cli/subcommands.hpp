@@ -18,6 +18,7 @@ void add_record(CLI::App& app);
 void add_recover(CLI::App& app);
 void add_report(CLI::App& app);
 void add_scale(CLI::App& app);
+void add_simulate(CLI::App& app);
 void add_summary(CLI::App& app);
 
 }  // namespace p3s::cli

@@ -34,8 +34,10 @@ Read from_result(const json& j, const fs::path& path) {
   p.result = path.string();
   p.application = j.at("inputs").value("application", "");
   const bool range = j.contains("range");
-  p.predicted_by = range ? "range replay" : "replay";
-  const double cores = range ? j.at("range").at("job_ranks").get<double>() : static_cast<double>(p.n);
+  const bool simulated = j.value("tool", "").starts_with("p3s simulate");
+  p.predicted_by = simulated ? "simulation" : range ? "range replay" : "replay";
+  // A simulation runs on one core here; a replay on a core per rank of its job.
+  const double cores = simulated ? 1.0 : range ? j.at("range").at("job_ranks").get<double>() : static_cast<double>(p.n);
   p.replay_core_s = cores * j.at("replay_wall_ns").get<double>() / 1e9;
   for (const json& ph : j.at("phases")) {
     if (!ph.at("replayed").get<bool>()) continue;
@@ -114,7 +116,7 @@ Read read_file(const fs::path& path) {
     throw InputError("'" + path.string() + "' is no JSON: give replay results (p3s-replay -o) or signatures");
   }
   const std::string tool = j.is_object() ? j.value("tool", "") : "";
-  if (tool.starts_with("p3s-replay")) {
+  if (tool.starts_with("p3s-replay") || tool.starts_with("p3s simulate")) {
     if (j.value("schema_version", 0) != 1) {
       throw InputError("'" + path.string() + "' is a replay result of another schema version; use this p3s's replay");
     }

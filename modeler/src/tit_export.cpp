@@ -85,8 +85,6 @@ class InstanceText {
     return std::move(text_);
   }
 
-  [[nodiscard]] std::uint64_t lines() const { return lines_; }
-
  private:
   void line(const std::string& s) {
     if (pending_ns_ > 0) {  // the bursts before a call that writes no action join the next one
@@ -97,7 +95,6 @@ class InstanceText {
     text_ += prefix_;
     text_ += s;
     text_ += '\n';
-    ++lines_;
   }
 
   void compute(double ns) { pending_ns_ += std::max(ns, 0.0); }
@@ -330,69 +327,94 @@ class InstanceText {
   double flops_;
   std::string prefix_;
   std::string text_;
-  std::uint64_t lines_ = 0;
   double pending_ns_ = 0;            ///< bursts not written yet
   const CommModel* comm_ = nullptr;  ///< the communicator of the collective being written as messages
   std::map<std::tuple<std::size_t, std::uint32_t, std::int64_t>, std::int64_t> sent_, received_;
   std::vector<std::vector<std::pair<mpi::ActionKind, std::string>>> started_;
 };
 
-/// Rank r's file: init, every phase instance in the predicted order, finalize; returns its number of actions.
-std::uint64_t write_rank(const fs::path& path, std::int64_t r, std::int64_t n,
-                         const std::vector<PhasePredictor>& phases, const PredictionCheck& check,
-                         const std::vector<PhaseRun>& order, Tags& tags, std::set<std::string>& notes,
-                         const TitOptions& options) {
-  StreamedFile file(path);
-  std::ostream& out = file.stream();
-  std::uint64_t actions = 2;
-  out << r << " init\n";
-  std::vector<std::optional<std::string>> text(phases.size());
-  for (const PhaseRun& e : order) {
-    if (e.count == 0) continue;
-    if (!text[e.phase]) {
-      PredictedRank pr = phases[e.phase].rank(r);
-      check.phases[e.phase].repair(pr);
-      InstanceText it(r, n, tags, notes, options.flops);
-      text[e.phase] = it.make(pr);
-      actions += it.lines() * e.count;
-    } else {
-      actions += static_cast<std::uint64_t>(std::count(text[e.phase]->begin(), text[e.phase]->end(), '\n')) * e.count;
+/// Adds rank r's instance of a phase to its stats.
+void add_stats(TitPhaseStats& s, const PredictedRank& pr, std::int64_t n) {
+  double compute = pr.tail_ns.value_or(0);
+  for (const PredictedCall& c : pr.calls) {
+    compute += c.burst_ns.value_or(0);
+    const mpi::CallKind kind = mpi::kind(c.function);
+    if (pr.rank == 0 && (kind == mpi::CallKind::Init || kind == mpi::CallKind::Finalize)) s.main_loop = false;
+    for (const PredictedAction& x : c.actions) {
+      if (x.kind != mpi::ActionKind::Send || x.peer < 0) continue;
+      s.messages += 1;
+      s.bytes += x.bytes;
     }
-    for (std::uint64_t k = 0; k < e.count; ++k) out << *text[e.phase];
-    file.check();
   }
-  out << r << " finalize\n";
-  file.commit();
-  return actions;
+  s.compute_ns += compute / static_cast<double>(n);
+  s.compute_max_ns = std::max(s.compute_max_ns, compute);
+  s.calls += static_cast<double>(pr.calls.size()) / static_cast<double>(n);
+}
+
+/// The prediction checked under the model's MPI_Dims_create rule.
+CheckedPrediction checked_under_rule(const Model& model, std::int64_t n, OnInconsistency policy) {
+  const ScopedDimsRule rule(model.dims_rule);
+  return checked_timed_prediction(model, n, policy);
 }
 
 }  // namespace
 
-TitTrace write_tit(const Model& model, std::int64_t n, const fs::path& dir, OnInconsistency policy,
-                   const TitOptions& options) {
-  const ScopedDimsRule rule(model.dims_rule);
+TitWriter::TitWriter(const Model& model, std::int64_t n, OnInconsistency policy, const TitOptions& options)
+    : model_(model),
+      n_(n),
+      options_(options),
+      checked_(checked_under_rule(model, n, policy)),
+      stats_(model.phases.size()) {}
+
+TitTrace TitWriter::write(const fs::path& dir, const std::vector<PhaseRun>& order) {
+  const ScopedDimsRule rule(model_.dims_rule);
   TitTrace out;
-  CheckedPrediction checked = checked_timed_prediction(model, n, policy);
-  const std::vector<PhasePredictor>& phases = checked.phases;
-  out.check = std::move(checked.check);
+  out.check = checked_.check;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw Error("cannot create '" + dir.string() + "': " + ec.message());
   const fs::path list = dir / "traces.txt";
   fs::remove(list, ec);  // the list last: a directory whose list exists is whole
-  const std::vector<PhaseRun> order = order_at(model, n);
-  Tags tags(n);
+  Tags tags(n_);
   std::set<std::string> notes;
+  std::vector<bool> counting(stats_.size());
+  for (const PhaseRun& e : order) counting[e.phase] = !stats_[e.phase].written && e.count > 0;
   std::string files;
   const fs::path absolute = fs::absolute(dir);
-  for (std::int64_t r = 0; r < n; ++r) {
+  for (std::int64_t r = 0; r < n_; ++r) {
     const fs::path path = absolute / ("rank" + std::to_string(r) + ".txt");
-    out.actions += write_rank(path, r, n, phases, out.check, order, tags, notes, options);
+    StreamedFile file(path);
+    std::ostream& text = file.stream();
+    text << r << " init\n";
+    out.actions += 2;
+    std::vector<std::optional<std::string>> instance(checked_.phases.size());
+    for (const PhaseRun& e : order) {
+      if (e.count == 0) continue;
+      if (!instance[e.phase]) {
+        PredictedRank pr = checked_.phases[e.phase].rank(r);
+        checked_.check.phases[e.phase].repair(pr);
+        if (counting[e.phase]) add_stats(stats_[e.phase], pr, n_);
+        instance[e.phase] = InstanceText(r, n_, tags, notes, options_.flops).make(pr);
+      }
+      const std::string& t = *instance[e.phase];
+      out.actions += static_cast<std::uint64_t>(std::count(t.begin(), t.end(), '\n')) * e.count;
+      for (std::uint64_t k = 0; k < e.count; ++k) text << t;
+      file.check();
+    }
+    text << r << " finalize\n";
+    file.commit();
     files += path.string() + '\n';
   }
+  for (std::size_t p = 0; p < counting.size(); ++p) stats_[p].written = stats_[p].written || counting[p];
   write_whole_file(list, files);
   out.notes.assign(notes.begin(), notes.end());
   return out;
+}
+
+TitTrace write_tit(const Model& model, std::int64_t n, const fs::path& dir, OnInconsistency policy,
+                   const TitOptions& options) {
+  TitWriter writer(model, n, policy, options);
+  return writer.write(dir, order_at(model, n));
 }
 
 }  // namespace p3s::modeler

@@ -32,7 +32,7 @@ struct Point {
   std::int64_t n = 0;
   std::optional<double> predicted_ns;  ///< PET (MPI_Init and MPI_Finalize themselves apart)
   std::optional<double> measured_ns;   ///< the recorded run's time, measured alike
-  std::string predicted_by;            ///< "replay" or "range replay"
+  std::string predicted_by;            ///< "replay", "range replay" or "simulation"
   std::string result;                  ///< the replay result file
   std::string run;                     ///< the measured run's signature
   std::string application;

@@ -10,6 +10,7 @@
 
 #include "p3s/modeler/model.hpp"
 #include "p3s/modeler/phase_check.hpp"
+#include "p3s/modeler/predict.hpp"
 
 namespace p3s::modeler {
 
@@ -28,14 +29,45 @@ struct TitTrace {
   std::vector<std::string> notes;
 };
 
-/// Writes the predicted run at n into `dir`: one file per rank (`rank<r>.txt`, lines `<r> <action> <args>`, sizes
-/// in bytes) and `traces.txt`, the list of the rank files (absolute paths) that smpirun -replay reads, written last.
-/// The format has no communicators and matches a wait to its request by (source, destination, tag): tags are
-/// renumbered per (communicator, tag) and message of an instance, alike at both ends, so that no two open requests
-/// share a key. Collectives on the world are the format's own; on other communicators they become messages among
-/// the members (binomial trees, pairwise exchanges). Phases are checked first (refused, or repaired with `policy`).
+/// One phase's instance as written, over ranks: what a simulation's result reports beside its time.
+struct TitPhaseStats {
+  bool written = false;
+  bool main_loop = true;      ///< holds neither MPI_Init nor MPI_Finalize (rank 0's calls)
+  double compute_ns = 0;      ///< predicted burst time per instance, mean over ranks
+  double compute_max_ns = 0;  ///< the same of the rank that computes most
+  double calls = 0;           ///< MPI calls per instance, mean over ranks
+  double messages = 0;        ///< messages all ranks send in one instance
+  double bytes = 0;           ///< their bytes
+};
+
+/// A prediction at n, checked once (refused, or repaired with `policy`), written as any number of time-independent
+/// traces: the whole run, or a few instances of one phase at a time (as `p3s simulate` runs them).
 /// @throws p3s::InputError when the model has no compute-time laws; p3s::TraceError when a phase is inconsistent
-/// and `policy` is Refuse; p3s::Error when a file cannot be written.
+/// and `policy` is Refuse.
+class TitWriter {
+ public:
+  TitWriter(const Model& model, std::int64_t n, OnInconsistency policy, const TitOptions& options);
+  [[nodiscard]] const PredictionCheck& check() const noexcept { return checked_.check; }
+  /// Writes into `dir` one file per rank (`rank<r>.txt`, lines `<r> <action> <args>`, sizes in bytes) running the
+  /// phases of `order` (indices into the model's phases), and `traces.txt`, the list of the rank files (absolute
+  /// paths) that smpirun -replay reads, written last. The format has no communicators and matches a wait to its
+  /// request by (source, destination, tag): tags are renumbered per (communicator, tag) and message of an instance,
+  /// alike at both ends, so that no two open requests share a key. Collectives on the world are the format's own;
+  /// on other communicators they become messages among the members (binomial trees, pairwise exchanges).
+  /// @throws p3s::Error when a file cannot be written.
+  TitTrace write(const std::filesystem::path& dir, const std::vector<PhaseRun>& order);
+  /// Per phase (index in the model): its instance as written, once some write held it.
+  [[nodiscard]] const std::vector<TitPhaseStats>& stats() const noexcept { return stats_; }
+
+ private:
+  const Model& model_;
+  std::int64_t n_;
+  TitOptions options_;
+  CheckedPrediction checked_;
+  std::vector<TitPhaseStats> stats_;
+};
+
+/// The whole predicted run at n (TitWriter::write with the predicted order).
 [[nodiscard]] TitTrace write_tit(const Model& model, std::int64_t n, const std::filesystem::path& dir,
                                  OnInconsistency policy, const TitOptions& options);
 

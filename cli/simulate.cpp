@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// `p3s simulate app.model --np N --platform machine.json|platform.xml [--hostfile H] -o result.json`: the prediction
+// at N replayed by SimGrid's SMPI on a described machine.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "p3s/error.hpp"
+#include "p3s/modeler/model.hpp"
+#include "p3s/outputs.hpp"
+#include "p3s/simulate/simulate.hpp"
+#include "subcommands.hpp"
+#include "validators.hpp"
+
+namespace p3s::cli {
+namespace {
+
+struct SimulateArgs {
+  std::string model;
+  std::int64_t np = 0;
+  std::string platform;
+  std::string hostfile;
+  std::int64_t cores = 0;
+  double flops = 0;
+  int instances = 3;
+  std::string output;
+  std::string work;
+  bool force = false;
+  bool repair = false;
+  std::string command;  ///< what the result records as its command
+};
+
+/// The platform: a machine file's cluster written into the work directory, or the user's platform and hosts.
+simulate::Platform platform_of(const SimulateArgs& a, const std::filesystem::path& work) {
+  if (std::filesystem::path(a.platform).extension() == ".xml") {
+    if (a.hostfile.empty()) {
+      throw InputError("a SimGrid platform needs --hostfile: the hosts of the ranks, in rank order (smpirun's)");
+    }
+    simulate::Platform p;
+    p.xml = a.platform;
+    p.hostfile = a.hostfile;
+    p.flops = a.flops > 0 ? a.flops : 1e9;
+    p.description = "SimGrid platform " + a.platform + " (hosts " + a.hostfile + "), compute written for " +
+                    std::to_string(p.flops / 1e9) + " Gflop/s";
+    return p;
+  }
+  if (!a.hostfile.empty()) throw InputError("--hostfile goes with a SimGrid platform (.xml), not a machine file");
+  simulate::Machine m = simulate::read_machine(a.platform);
+  if (a.cores > 0) m.cores_per_node = a.cores;
+  if (a.flops > 0) m.flops = a.flops;
+  return simulate::write_cluster(m, a.np, work);
+}
+
+void run_simulate(const SimulateArgs& a) {
+  refuse_existing(a.output, a.force, "simulation result");
+  const modeler::Model m = modeler::read_model(a.model);
+  const std::filesystem::path work(a.work.empty() ? a.output + ".simulation" : a.work);
+  std::filesystem::create_directories(work);
+  const simulate::Platform platform = platform_of(a, work);
+  simulate::Options options;
+  options.instances = a.instances;
+  options.work = work;
+  options.policy = a.repair ? modeler::OnInconsistency::Repair : modeler::OnInconsistency::Refuse;
+  const simulate::Result r = simulate::simulate(m, a.np, platform, options);
+  simulate::write_result(r, m, a.model, platform, a.command, a.output);
+  std::cout << "platform     " << platform.description << '\n' << simulate::result_summary(r);
+  std::cout << "result       " << a.output << " (traces and SMPI's output in " << work.string() << ")\n";
+}
+
+}  // namespace
+
+void add_simulate(CLI::App& app) {
+  auto a = std::make_shared<SimulateArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "simulate", "Simulate the prediction at a process count on a described machine (SimGrid's SMPI)");
+  sub->add_option("model", a->model, "Model file written by `p3s model`")->required()->check(CLI::ExistingFile);
+  sub->add_option("--np", a->np, "Process count")->required()->check(integer_in(1, std::int64_t{1} << 20));
+  sub->add_option("--platform", a->platform,
+                  "A machine file (p3s calibrate -o, or written by hand: share/doc/simulate-format.md), or a SimGrid "
+                  "platform (.xml) with --hostfile")
+      ->required()
+      ->check(CLI::ExistingFile);
+  sub->add_option("--hostfile", a->hostfile, "With a SimGrid platform: the hosts of the ranks, as smpirun reads them")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--cores-per-node", a->cores, "Ranks per node of the machine file's cluster (default: its own)")
+      ->check(integer_in(1, 1 << 20));
+  sub->add_option("--flops", a->flops, "Speed of a core (flop/s) (default: the machine file's, else 1 Gflop/s)")
+      ->check(number_in(1, 1e18));
+  sub->add_option("--instances", a->instances, "Instances of each repeated phase simulated after the first")
+      ->check(integer_in(1, 1000));
+  sub->add_option("-o,--output", a->output, "Result file (the keys of p3s-replay's result)")
+      ->required()
+      ->check(output_path());
+  sub->add_option("--work", a->work,
+                  "Where the traces and SMPI's output go (default: the result's name + .simulation)");
+  sub->add_flag("--force", a->force, "Replace an existing result");
+  sub->add_flag("--repair", a->repair, "Simulate an inconsistent prediction repaired, as `p3s predict --repair`");
+  sub->callback([a] {
+    a->command = "p3s simulate " + a->model + " --np " + std::to_string(a->np) + " --platform " + a->platform +
+                 (a->hostfile.empty() ? "" : " --hostfile " + a->hostfile) + " -o " + a->output;
+    run_simulate(*a);
+  });
+}
+
+}  // namespace p3s::cli

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Each phase's time per instance as SMPI simulates it: its time-independent trace with one instance, then with a
+// few more, each replayed by smpirun on the platform; the difference is the time of the added instances.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+
+#include "p3s/error.hpp"
+#include "p3s/modeler/dims.hpp"
+#include "p3s/modeler/tit_trace.hpp"
+#include "p3s/simulate/simulate.hpp"
+
+namespace p3s::simulate {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// SMPI's default collective algorithms route through rank 0; these are the well-known ones (recursive doubling,
+/// binomial trees, ring, linear), each replayed here at 12 and 16 ranks (some selectors fail at counts that are no
+/// power of two: pairwise alltoall, Bruck's allgather).
+const std::vector<std::string> kCollectives = {
+    "--cfg=smpi/allreduce:rdb",         "--cfg=smpi/bcast:binomial_tree",
+    "--cfg=smpi/reduce:binomial",       "--cfg=smpi/barrier:ompi_recursivedoubling",
+    "--cfg=smpi/alltoall:basic_linear", "--cfg=smpi/gather:ompi_binomial",
+    "--cfg=smpi/allgather:ring",        "--cfg=smpi/scatter:ompi_binomial"};
+/// The platform's latency and bandwidth as they are: SMPI's default factors model another machine's MPI (a
+/// calibrated machine file carries its own).
+const std::vector<std::string> kNetwork = {"--cfg=smpi/bw-factor:0:1", "--cfg=smpi/lat-factor:0:1",
+                                           "--cfg=network/crosstraffic:0"};
+
+/// `name` found in PATH (or as given, where it holds a slash); empty when it is nowhere.
+std::string in_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0 ? name : "";
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    const std::size_t end = std::min(dirs.find(':', start), dirs.size());
+    const std::string candidate = dirs.substr(start, end - start) + "/" + name;
+    if (end > start && ::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
+/// Runs `argv` with its output into `log`; returns its exit status (128 + signal).
+int run_logged(const std::vector<std::string>& argv, const fs::path& log) {
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error("cannot write '" + log.string() + "'");
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fd);
+    throw Error("cannot start " + argv.front());
+  }
+  if (pid == 0) {
+    ::dup2(fd, STDOUT_FILENO);
+    ::dup2(fd, STDERR_FILENO);
+    const int null = ::open("/dev/null", O_RDONLY);
+    if (null >= 0) ::dup2(null, STDIN_FILENO);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args.front(), args.data());
+    ::_exit(127);
+  }
+  ::close(fd);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/// The simulated time SMPI's replay printed last ("... Simulation time 0.117882"); negative when none.
+double simulated_s(const fs::path& log) {
+  std::ifstream in(log);
+  std::string line;
+  double t = -1;
+  const std::string mark = "Simulation time ";
+  while (std::getline(in, line)) {
+    const std::size_t at = line.rfind(mark);
+    if (at != std::string::npos) t = std::strtod(line.c_str() + at + mark.size(), nullptr);
+  }
+  return t;
+}
+
+/// The last non-empty line of a log, for an error message.
+std::string last_line(const fs::path& log) {
+  std::ifstream in(log);
+  std::string line, last;
+  while (std::getline(in, line)) {
+    if (!line.empty()) last = line;
+  }
+  return last.size() > 300 ? last.substr(0, 300) : last;
+}
+
+class Simulation {
+ public:
+  Simulation(const modeler::Model& model, std::int64_t n, const Platform& platform, const Options& options,
+             std::string smpirun)
+      : model_(model),
+        n_(n),
+        platform_(platform),
+        options_(options),
+        smpirun_(std::move(smpirun)),
+        writer_(model, n, options.policy, modeler::TitOptions{platform.flops}) {}
+
+  /// Seconds SMPI simulates `count` instances of phase `p` in.
+  double run(std::size_t p, std::uint64_t count) {
+    const std::string name = "phase" + std::to_string(model_.phases[p].id) + ".x" + std::to_string(count);
+    const fs::path dir = options_.work / name;
+    const modeler::TitTrace t = writer_.write(dir, {modeler::PhaseRun{static_cast<std::uint32_t>(p), count}});
+    notes_.insert(t.notes.begin(), t.notes.end());
+    std::vector<std::string> argv{smpirun_,
+                                  "-np",
+                                  std::to_string(n_),
+                                  "-platform",
+                                  platform_.xml.string(),
+                                  "-hostfile",
+                                  platform_.hostfile.string(),
+                                  "-replay",
+                                  (dir / "traces.txt").string()};
+    argv.insert(argv.end(), kCollectives.begin(), kCollectives.end());
+    argv.insert(argv.end(), kNetwork.begin(), kNetwork.end());
+    const fs::path log = options_.work / (name + ".log");
+    const int status = run_logged(argv, log);
+    const double s = simulated_s(log);
+    if (status != 0 || s < 0) {
+      throw Error("SMPI's simulation of phase " + std::to_string(model_.phases[p].id) + " (" + std::to_string(count) +
+                  " instances at n = " + std::to_string(n_) + ") failed (exit status " + std::to_string(status) +
+                  "): " + last_line(log) + "; its output: " + log.string());
+    }
+    return s;
+  }
+
+  PhaseResult phase(std::size_t p) {
+    const modeler::PhaseModel& pm = model_.phases[p];
+    PhaseResult r;
+    r.id = pm.id;
+    r.calls = pm.calls;
+    r.weight = pm.weight_at(n_);
+    if (r.weight <= 0) return r;
+    r.simulated = true;
+    const double first = run(p, 1);
+    r.instances = 1;
+    r.time_ns = first * 1e9;
+    const auto more = std::min<std::int64_t>(r.weight, 1 + std::max(options_.instances, 1));
+    if (more > 1) {
+      const double all = run(p, static_cast<std::uint64_t>(more));
+      const double per = (all - first) / static_cast<double>(more - 1);
+      r.time_ns = (per > 0 ? per : all / static_cast<double>(more)) * 1e9;
+      r.instances = static_cast<int>(more);
+    }
+    r.stats = writer_.stats()[p];
+    r.main_loop = r.stats.main_loop;
+    return r;
+  }
+
+  [[nodiscard]] const std::set<std::string>& notes() const { return notes_; }
+  [[nodiscard]] const modeler::PredictionCheck& check() const { return writer_.check(); }
+
+ private:
+  const modeler::Model& model_;
+  std::int64_t n_;
+  const Platform& platform_;
+  const Options& options_;
+  std::string smpirun_;
+  modeler::TitWriter writer_;
+  std::set<std::string> notes_;
+};
+
+}  // namespace
+
+Result simulate(const modeler::Model& model, std::int64_t n, const Platform& platform, const Options& options) {
+  const std::string smpirun = in_path(options.smpirun);
+  if (smpirun.empty()) {
+    throw InputError(
+        "p3s simulate runs SimGrid's smpirun, which is not installed here: install SimGrid "
+        "(Debian: apt-get install libsimgrid-dev) and run it again");
+  }
+  const modeler::ScopedDimsRule rule(model.dims_rule);
+  const auto start = std::chrono::steady_clock::now();
+  std::error_code ec;
+  fs::create_directories(options.work, ec);
+  if (ec) throw Error("cannot create '" + options.work.string() + "': " + ec.message());
+  Simulation sim(model, n, platform, options, smpirun);
+  Result out;
+  out.processes = n;
+  for (std::size_t p = 0; p < model.phases.size(); ++p) {
+    out.phases.push_back(sim.phase(p));
+    const PhaseResult& r = out.phases.back();
+    out.pet_ns += static_cast<double>(r.weight) * r.time_ns;
+    if (r.main_loop) out.main_ns += static_cast<double>(r.weight) * r.time_ns;
+  }
+  out.notes.assign(sim.notes().begin(), sim.notes().end());
+  for (const std::string& note : sim.check().notes()) out.notes.push_back("repaired: " + note);
+  out.wall_ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+}  // namespace p3s::simulate
