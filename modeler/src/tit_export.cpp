@@ -369,7 +369,6 @@ TitWriter::TitWriter(const Model& model, std::int64_t n, OnInconsistency policy,
 TitTrace TitWriter::write(const fs::path& dir, const std::vector<PhaseRun>& order) {
   const ScopedDimsRule rule(model_.dims_rule);
   TitTrace out;
-  out.check = checked_.check;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw Error("cannot create '" + dir.string() + "': " + ec.message());
@@ -414,7 +413,9 @@ TitTrace TitWriter::write(const fs::path& dir, const std::vector<PhaseRun>& orde
 TitTrace write_tit(const Model& model, std::int64_t n, const fs::path& dir, OnInconsistency policy,
                    const TitOptions& options) {
   TitWriter writer(model, n, policy, options);
-  return writer.write(dir, order_at(model, n));
+  TitTrace out = writer.write(dir, order_at(model, n));
+  out.check = writer.check();
+  return out;
 }
 
 }  // namespace p3s::modeler

@@ -22,7 +22,7 @@ struct TitOptions {
 
 /// What write_tit wrote.
 struct TitTrace {
-  PredictionCheck check;
+  PredictionCheck check;  ///< write_tit's (a TitWriter's writes leave it empty: TitWriter::check() has it)
   std::uint64_t actions = 0;
   /// What the format cannot say and how it was written instead (collectives on communicators other than the
   /// world as point-to-point messages, collectives the format lacks as the nearest one it has), once each.
