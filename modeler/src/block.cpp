@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <set>
 
@@ -219,6 +220,27 @@ std::optional<std::int64_t> single_extent(const BlockFactor& f, std::span<const 
   return e.lo;
 }
 
+/// Whether some run's sizes differ more than a product of two blocks can: within one run a block takes at most four
+/// values (b, b + 1 for the first L mod q, less a trim at each end), so where the smallest size is m > 0 points, no
+/// product of two blocks exceeds (f1 + 3)(f2 + 3) <= 4m + 12 points (f1 f2 = m). Sizes that differ more (a small
+/// message and a large one in one group) rule out every law of one or two blocks at once, before a search through
+/// every pair of index maps that would take minutes. Cells summed over are not bounded so.
+bool spread_too_wide(std::span<const BlockSample> samples) {
+  std::map<std::int64_t, std::pair<double, double>> range;  // per run: the smallest and largest size
+  for (const BlockSample& s : samples) {
+    auto [it, fresh] = range.try_emplace(s.n, s.bytes, s.bytes);
+    it->second = {std::min(it->second.first, s.bytes), std::max(it->second.second, s.bytes)};
+  }
+  std::int64_t unit = 0;
+  for (const BlockSample& s : samples) unit = std::gcd(unit, static_cast<std::int64_t>(std::round(s.bytes)));
+  if (unit == 0) return false;
+  const auto u = static_cast<double>(unit);
+  return std::any_of(range.begin(), range.end(), [u](const auto& r) {
+    const double least = r.second.first / u;  // points, at the finest bytes per point a law may take
+    return least >= 1 && r.second.second / u > 4 * least + 12;
+  });
+}
+
 /// The first law of a structure, bytes per point and `plus` that fits, over trims and index maps; with a grid, only
 /// laws of its extent, trims and points added.
 std::optional<BlockLaw> search(std::span<const Prepared> samples, const Structure& s, std::int64_t bytes,
@@ -316,6 +338,7 @@ std::optional<BlockLaw> fit_block_law(std::span<const BlockSample> samples, Fram
   }
   // A law of blocks needs runs that split the grid differently to be told from others.
   if (unit == 0 || runs.size() < 3) return std::nullopt;
+  const bool spread = spread_too_wide(samples);
   // The largest runs first: their sizes differ most, so a wrong law fails on the first samples.
   std::stable_sort(prepared.begin(), prepared.end(), [](const Prepared& a, const Prepared& b) {
     return a.place.sides[0] * a.place.sides[1] * a.place.sides[2] >
@@ -338,7 +361,7 @@ std::optional<BlockLaw> fit_block_law(std::span<const BlockSample> samples, Fram
   // count shares a factor); each preferred grid first.
   const auto first = [&](const std::optional<BlockGrid>& grid) -> std::optional<BlockLaw> {
     for (const Structure s : structures) {
-      if (s.cells && !square) continue;
+      if ((s.cells && !square) || (!s.cells && spread)) continue;
       for (std::int64_t divisor = 1; divisor <= 4; ++divisor) {
         if (unit % divisor != 0) continue;
         const std::int64_t bytes = unit / divisor;

@@ -132,6 +132,14 @@ TEST(BlockLaw, SizesNoSplitGivesHaveNone) {
   EXPECT_FALSE(fit_block_law(samples(size, {4, 8, 16}), Frame::Grid2).has_value());
 }
 
+TEST(BlockLaw, SizesTooFarApartForTwoBlocksAreRuledOutAtOnce) {
+  // A small message and a large one in one group (8 bytes on even ranks, 1 MiB on odd ones): no product of two
+  // blocks gives both in one run, and no search through every pair of index maps is made to find that out.
+  const Size size = [](std::int64_t r, std::int64_t, std::int64_t) { return r % 2 == 0 ? 8.0 : 1048576.0; };
+  // (Without the bound on the sizes' spread this call took minutes, past the test's timeout.)
+  EXPECT_FALSE(fit_block_law(samples(size, {2, 4, 8}), Frame::Grid3C).has_value());
+}
+
 TEST(BlockLaw, ThePhasesGridIsPreferredWhereTheRunsLeaveTwoOpen) {
   // A block of 36 points trimmed at both ends is a block of 34 over 2, 5 and 7 processes: the runs at 4, 25 and 49
   // cannot tell them apart, which differ over 6 (5 6 6 6 6 5 against 6 6 6 6 5 5). The grid the phase's other
