@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   p3s::cli::add_curve(app);
   p3s::cli::add_scale(app);
   p3s::cli::add_simulate(app);
+  p3s::cli::add_calibrate(app);
   p3s::cli::add_report(app);
   p3s::cli::add_recover(app);
   p3s::cli::add_summary(app);

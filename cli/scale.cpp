@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // `p3s scale -o DIR --fit N,... --predict N,... [options] -- COMMAND with {n}`: the whole method, resumable.
-#include <unistd.h>
-
 #include <algorithm>
 #include <charconv>
-#include <climits>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -14,6 +11,7 @@
 #include "p3s/error.hpp"
 #include "p3s/scale/scale.hpp"
 #include "p3s/shell_words.hpp"
+#include "self_path.hpp"
 #include "subcommands.hpp"
 
 namespace p3s::cli {
@@ -49,14 +47,6 @@ std::vector<std::int64_t> counts(const std::string& list, const std::string& opt
   return out;
 }
 
-/// This p3s, and the p3s-replay beside it.
-std::filesystem::path self() {
-  char buf[PATH_MAX];
-  const ssize_t len = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (len <= 0) throw Error("cannot find the p3s executable (/proc/self/exe)");
-  return std::string(buf, static_cast<std::size_t>(len));
-}
-
 void run(ScaleArgs& a) {
   scale::ScaleOptions& o = a.o;
   o.dir = a.dir;
@@ -67,11 +57,8 @@ void run(ScaleArgs& a) {
   o.launcher = split_words(a.launcher);
   o.far_point = split_words(a.far_point);
   o.curve.baseline = a.baseline;
-  o.p3s = self();
-  o.p3s_replay = o.p3s.parent_path() / "p3s-replay";
-  if (!std::filesystem::exists(o.p3s_replay)) {
-    throw Error("p3s-replay is not beside p3s (" + o.p3s_replay.string() + "); install both");
-  }
+  o.p3s = self_executable();
+  o.p3s_replay = beside_self("p3s-replay");
   try {
     scale::run_scale(o);
   } catch (const scale::Interrupted& e) {

@@ -11,6 +11,7 @@ namespace p3s::cli {
 inline int g_exit_code = 0;
 
 void add_analyze(CLI::App& app);
+void add_calibrate(CLI::App& app);
 void add_curve(CLI::App& app);
 void add_model(CLI::App& app);
 void add_predict(CLI::App& app);

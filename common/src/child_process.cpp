@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "child.hpp"
+#include "p3s/child_process.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -14,10 +14,7 @@
 #include <fstream>
 #include <thread>
 
-#include "p3s/error.hpp"
-#include "p3s/scale/scale.hpp"
-
-namespace p3s::scale::detail {
+namespace p3s {
 namespace {
 
 volatile std::sig_atomic_t g_child = 0;   // the child's process group while one runs
@@ -89,7 +86,7 @@ int run_child(const std::vector<std::string>& argv, const std::filesystem::path&
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (std::chrono::steady_clock::now() - last_tick >= std::chrono::seconds(1)) {
       last_tick = std::chrono::steady_clock::now();
-      tick();
+      if (tick) tick();
     }
   }
   g_child = 0;
@@ -112,4 +109,4 @@ std::string last_line(const std::filesystem::path& log) {
   return last.size() > 300 ? last.substr(0, 297) + "..." : last;
 }
 
-}  // namespace p3s::scale::detail
+}  // namespace p3s

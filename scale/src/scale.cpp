@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "child.hpp"
+#include "p3s/child_process.hpp"
 #include "p3s/error.hpp"
 #include "p3s/modeler/series.hpp"
 #include "p3s/report/report.hpp"
@@ -77,9 +77,9 @@ class Runner {
       progress_.end(true);
       return *done;
     }
-    const int status = detail::run_child(late ? late() : s.argv, s.log, [this] { progress_.tick(); });
+    const int status = run_child(late ? late() : s.argv, s.log, [this] { progress_.tick(); });
     if (status != 0) {
-      const std::string last = detail::last_line(s.log);
+      const std::string last = last_line(s.log);
       throw Error(s.label + " failed (exit status " + std::to_string(status) + ")" + (last.empty() ? "" : ": " + last) +
                   "; its output: " + s.log.string());
     }
@@ -128,8 +128,8 @@ std::int64_t range_job(const ScaleOptions& o, std::int64_t n, const fs::path& mo
                                       "-o",
                                       schedule.string(),
                                       "--force"};
-  if (detail::run_child(argv, log, [] {}) != 0) {
-    throw Error("the range replay's schedule at n = " + std::to_string(n) + " failed: " + detail::last_line(log) +
+  if (run_child(argv, log) != 0) {
+    throw Error("the range replay's schedule at n = " + std::to_string(n) + " failed: " + last_line(log) +
                 "; its output: " + log.string());
   }
   std::ifstream in(schedule);

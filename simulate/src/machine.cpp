@@ -35,6 +35,38 @@ std::string xml_number(double v) {
   return s.str();
 }
 
+/// The factors under "factors": by ascending size from 0, each factor positive. @throws p3s::InputError.
+std::vector<Factor> factors_of(const json& j, const std::filesystem::path& path) {
+  std::vector<Factor> out;
+  if (!j.contains("factors")) return out;
+  const std::string where = "'" + path.string() + "': factors";
+  if (!j.at("factors").is_array()) throw InputError(where + " must be a list of {bytes, latency, bandwidth}");
+  for (const json& f : j.at("factors")) {
+    if (!f.is_object() || !f.contains("bytes") || !f.at("bytes").is_number_integer()) {
+      throw InputError(where + " must be a list of {bytes, latency, bandwidth}, not " + f.dump());
+    }
+    Factor x;
+    x.bytes = f.at("bytes").get<std::int64_t>();
+    x.latency = positive(f, "latency", 1, path);
+    x.bandwidth = positive(f, "bandwidth", 1, path);
+    if ((out.empty() && x.bytes != 0) || (!out.empty() && x.bytes <= out.back().bytes)) {
+      throw InputError(where + " must start at 0 bytes and go up in size (" + f.dump() + ")");
+    }
+    out.push_back(x);
+  }
+  return out;
+}
+
+/// SMPI's piecewise factor ("0:1.2;1024:0.9"): the latency's or the bandwidth's.
+std::string smpi_factors(const std::vector<Factor>& factors, double Factor::*which) {
+  if (factors.empty()) return "0:1";
+  std::string out;
+  for (const Factor& f : factors) {
+    out += (out.empty() ? "" : ";") + std::to_string(f.bytes) + ':' + xml_number(f.*which);
+  }
+  return out;
+}
+
 }  // namespace
 
 Machine read_machine(const std::filesystem::path& path) {
@@ -60,6 +92,7 @@ Machine read_machine(const std::filesystem::path& path) {
     throw InputError("'" + path.string() + "': cores_per_node must be a whole number of cores");
   }
   m.cores_per_node = static_cast<std::int64_t>(cores);
+  m.factors = factors_of(j, path);
   m.measured_on = j.value("measured_on", "");
   m.date = j.value("date", "");
   return m;
@@ -72,6 +105,8 @@ Platform write_cluster(const Machine& m, std::int64_t n, const std::filesystem::
   p.xml = dir / "platform.xml";
   p.hostfile = dir / "hosts";
   p.flops = m.flops;
+  p.latency_factors = smpi_factors(m.factors, &Factor::latency);
+  p.bandwidth_factors = smpi_factors(m.factors, &Factor::bandwidth);
   // A message between two nodes crosses their two private links: each has half the latency.
   std::string xml = "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n";
   xml += "<platform version=\"4.1\">\n  <cluster id=\"p3s\" prefix=\"node-\" suffix=\"\" radical=\"0-" +
@@ -87,7 +122,8 @@ Platform write_cluster(const Machine& m, std::int64_t n, const std::filesystem::
   write_whole_file(p.hostfile, hosts);
   p.description = "cluster of " + std::to_string(nodes) + " nodes x " + std::to_string(cores) + " cores, latency " +
                   time_text(m.latency_s * 1e9) + ", " + fmt("%.3g", m.bandwidth_Bps / 1e9) + " GB/s, " +
-                  fmt("%.3g", m.flops / 1e9) + " Gflop/s per core";
+                  fmt("%.3g", m.flops / 1e9) + " Gflop/s per core" +
+                  (m.factors.empty() ? "" : ", " + std::to_string(m.factors.size()) + " size ranges calibrated");
   return p;
 }
 

@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Each phase's time per instance as SMPI simulates it: its time-independent trace with one instance, then with a
 // few more, each replayed by smpirun on the platform; the difference is the time of the added instances.
-#include <sys/wait.h>
 #include <unistd.h>
-
-#include <fcntl.h>
 
 #include <algorithm>
 #include <chrono>
@@ -12,6 +9,7 @@
 #include <fstream>
 #include <set>
 
+#include "p3s/child_process.hpp"
 #include "p3s/error.hpp"
 #include "p3s/modeler/dims.hpp"
 #include "p3s/modeler/tit_trace.hpp"
@@ -30,10 +28,6 @@ const std::vector<std::string> kCollectives = {
     "--cfg=smpi/reduce:binomial",       "--cfg=smpi/barrier:ompi_recursivedoubling",
     "--cfg=smpi/alltoall:basic_linear", "--cfg=smpi/gather:ompi_binomial",
     "--cfg=smpi/allgather:ring",        "--cfg=smpi/scatter:ompi_binomial"};
-/// The platform's latency and bandwidth as they are: SMPI's default factors model another machine's MPI (a
-/// calibrated machine file carries its own).
-const std::vector<std::string> kNetwork = {"--cfg=smpi/bw-factor:0:1", "--cfg=smpi/lat-factor:0:1",
-                                           "--cfg=network/crosstraffic:0"};
 
 /// `name` found in PATH (or as given, where it holds a slash); empty when it is nowhere.
 std::string in_path(const std::string& name) {
@@ -50,33 +44,6 @@ std::string in_path(const std::string& name) {
   return "";
 }
 
-/// Runs `argv` with its output into `log`; returns its exit status (128 + signal).
-int run_logged(const std::vector<std::string>& argv, const fs::path& log) {
-  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error("cannot write '" + log.string() + "'");
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fd);
-    throw Error("cannot start " + argv.front());
-  }
-  if (pid == 0) {
-    ::dup2(fd, STDOUT_FILENO);
-    ::dup2(fd, STDERR_FILENO);
-    const int null = ::open("/dev/null", O_RDONLY);
-    if (null >= 0) ::dup2(null, STDIN_FILENO);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execv(args.front(), args.data());
-    ::_exit(127);
-  }
-  ::close(fd);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 /// The simulated time SMPI's replay printed last ("... Simulation time 0.117882"); negative when none.
 double simulated_s(const fs::path& log) {
   std::ifstream in(log);
@@ -88,16 +55,6 @@ double simulated_s(const fs::path& log) {
     if (at != std::string::npos) t = std::strtod(line.c_str() + at + mark.size(), nullptr);
   }
   return t;
-}
-
-/// The last non-empty line of a log, for an error message.
-std::string last_line(const fs::path& log) {
-  std::ifstream in(log);
-  std::string line, last;
-  while (std::getline(in, line)) {
-    if (!line.empty()) last = line;
-  }
-  return last.size() > 300 ? last.substr(0, 300) : last;
 }
 
 class Simulation {
@@ -127,9 +84,12 @@ class Simulation {
                                   "-replay",
                                   (dir / "traces.txt").string()};
     argv.insert(argv.end(), kCollectives.begin(), kCollectives.end());
-    argv.insert(argv.end(), kNetwork.begin(), kNetwork.end());
+    // The platform's latency and bandwidth as they are, or as a calibration's factors make them per message size
+    // (SMPI's default factors model another machine's MPI).
+    argv.insert(argv.end(), {"--cfg=smpi/bw-factor:" + platform_.bandwidth_factors,
+                             "--cfg=smpi/lat-factor:" + platform_.latency_factors, "--cfg=network/crosstraffic:0"});
     const fs::path log = options_.work / (name + ".log");
-    const int status = run_logged(argv, log);
+    const int status = run_child(argv, log);
     const double s = simulated_s(log);
     if (status != 0 || s < 0) {
       throw Error("SMPI's simulation of phase " + std::to_string(model_.phases[p].id) + " (" + std::to_string(count) +

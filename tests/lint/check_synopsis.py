@@ -55,7 +55,8 @@ def synopses(readme):
 def main():
     readme, p3s, replay = sys.argv[1:4]
     written = synopses(readme)
-    commands = {f"p3s {sub}": [p3s, sub] for sub in ("record", "analyze", "model", "predict", "curve", "scale", "report", "simulate")}
+    commands = {f"p3s {sub}": [p3s, sub] for sub in ("record", "analyze", "model", "predict", "curve", "scale", "report", "simulate",
+                                                        "calibrate")}
     commands["p3s-replay"] = [replay]
     problems = []
     for name, cmd in commands.items():

@@ -11,20 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "p3s/child_process.hpp"
 #include "p3s/curve/curve.hpp"
 #include "p3s/error.hpp"
 
 namespace p3s::scale {
 
-/// A signal (SIGINT, SIGTERM, SIGHUP) stopped the command; the step it was in was stopped too and is not done.
-class Interrupted : public Error {
- public:
-  Interrupted(const std::string& what, int signal) : Error(what), signal_(signal) {}
-  [[nodiscard]] int signal() const noexcept { return signal_; }
-
- private:
-  int signal_;
-};
+using p3s::Interrupted;  ///< a signal stopped the command; the step it was in was stopped too and is not done
 
 enum class Backend : std::uint8_t {
   Replay,  ///< full replay: the launcher starts n ranks

@@ -16,6 +16,17 @@
 
 namespace p3s::simulate {
 
+/// SMPI's correction of the nominal latency and bandwidth for messages of `bytes` or more (up to the next factor's
+/// size): a message of s bytes there takes latency x `latency` + s / (bandwidth x `bandwidth`). What a calibration
+/// fits where one line (latency + size / bandwidth) does not fit every message size (eager and rendezvous
+/// protocols, caches).
+struct Factor {
+  std::int64_t bytes = 0;
+  double latency = 1;
+  double bandwidth = 1;
+  friend bool operator==(const Factor&, const Factor&) = default;
+};
+
 /// A machine as the simulation sees it: a cluster of nodes of `cores_per_node` cores joined by one network.
 struct Machine {
   double latency_s = 1e-6;        ///< between nodes
@@ -24,7 +35,8 @@ struct Machine {
   double loopback_bandwidth_Bps = 1e10;  ///< inside a node
   double flops = 1e9;                    ///< speed of a core (flop/s): a burst of t seconds computes t x flops
   std::int64_t cores_per_node = 1;
-  std::string measured_on;  ///< where and when it was measured ("" for a description written by hand)
+  std::vector<Factor> factors;  ///< by ascending size, the first at 0 bytes; none: the nominal values at every size
+  std::string measured_on;      ///< where and when it was measured ("" for a description written by hand)
   std::string date;
 };
 
@@ -35,8 +47,10 @@ struct Machine {
 struct Platform {
   std::filesystem::path xml;
   std::filesystem::path hostfile;
-  double flops = 1e9;       ///< the hosts' core speed the compute actions are written for
-  std::string description;  ///< one line: "cluster of 4 nodes x 16 cores, 1 us, 10 GB/s, 1 Gflop/s"
+  double flops = 1e9;                     ///< the hosts' core speed the compute actions are written for
+  std::string latency_factors = "0:1";    ///< SMPI's smpi/lat-factor ("bytes:factor;..."), from the machine's factors
+  std::string bandwidth_factors = "0:1";  ///< SMPI's smpi/bw-factor
+  std::string description;                ///< one line: "cluster of 4 nodes x 16 cores, 1 us, 10 GB/s, 1 Gflop/s"
 };
 
 /// Writes the cluster of ceil(n / cores) nodes of `machine` into `dir` (platform.xml, hosts: consecutive ranks on a
