@@ -53,7 +53,9 @@ void run(ScaleArgs& a) {
   o.fit = counts(a.fit, "--fit");
   o.predict = counts(a.predict, "--predict");
   o.validate = counts(a.validate, "--validate");
-  o.backend = a.backend == "range" ? scale::Backend::Range : scale::Backend::Replay;
+  o.backend = a.backend == "range"      ? scale::Backend::Range
+              : a.backend == "simulate" ? scale::Backend::Simulate
+                                        : scale::Backend::Replay;
   o.launcher = split_words(a.launcher);
   o.far_point = split_words(a.far_point);
   o.curve.baseline = a.baseline;
@@ -80,8 +82,11 @@ void add_scale(CLI::App& app) {
   sub->add_option("--predict", a->predict, "Process counts to predict, comma-separated")->required();
   sub->add_option("--validate", a->validate,
                   "Also record real runs at these n and put them beside the predictions (costs those runs)");
-  sub->add_option("--backend", a->backend, "How each predicted n is measured: replay (n ranks) or range (a few)")
-      ->check(CLI::IsMember({"replay", "range"}));
+  sub->add_option("--backend", a->backend,
+                  "How each predicted n is measured: replay (n ranks), range (a few) or simulate (SimGrid, no job)")
+      ->check(CLI::IsMember({"replay", "range", "simulate"}));
+  sub->add_option("--platform", a->o.platform, "Simulate backend: the machine file (p3s calibrate -o)")
+      ->check(CLI::ExistingFile);
   sub->add_option("--ranges", a->o.ranges, "Range backend: ranks per range (the cores of a node; default 8)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--compute", a->o.compute, "How the replay emulates bursts: spin (default) or sleep")

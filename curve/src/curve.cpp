@@ -30,6 +30,7 @@ std::vector<Row> rows_of(const std::vector<Point>& points) {
     r.predicted_ns = p.predicted_ns;
     r.measured_ns = p.measured_ns;
     r.predicted = p.predicted_ns.has_value();
+    if (r.predicted) r.predicted_by = p.predicted_by;
     r.time_ns = r.predicted ? *p.predicted_ns : *p.measured_ns;
     if (p.predicted_ns && p.measured_ns && *p.measured_ns > 0) {
       r.error = (*p.predicted_ns - *p.measured_ns) / *p.measured_ns;

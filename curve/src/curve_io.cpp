@@ -66,6 +66,7 @@ std::string curve_json(const Curve& c) {
   for (const Row& r : c.rows) {
     rows.push_back(ordered_json{{"n", r.n},
                                 {"source", source_of(r)},
+                                {"predicted_by", r.predicted ? ordered_json(r.predicted_by) : ordered_json()},
                                 {"time_ns", r.time_ns},
                                 {"predicted_ns", optional_number(r.predicted_ns)},
                                 {"measured_ns", optional_number(r.measured_ns)},

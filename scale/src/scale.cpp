@@ -34,6 +34,12 @@ constexpr const char* kAt = "{n}";
 
 std::string np(std::int64_t n) { return "np" + std::to_string(n); }
 
+/// The whole text of a file ("" when it cannot be read: the step that reads it says why).
+std::string file_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 std::string n_list(const std::vector<std::int64_t>& ns) {
   std::string out;
   for (const std::int64_t n : ns) out += (out.empty() ? "" : " ") + std::to_string(n);
@@ -112,6 +118,15 @@ void validate(const ScaleOptions& o) {
     throw InputError("--launcher must say where the replay's ranks go with {n} (e.g. \"mpirun -np {n}\")");
   }
   if (o.compute != "spin" && o.compute != "sleep") throw InputError("--compute is spin or sleep");
+  if ((o.backend == Backend::Simulate) != !o.platform.empty()) {
+    throw InputError(o.platform.empty() ? "--backend simulate needs --platform machine.json (p3s calibrate -o)"
+                                        : "--platform goes with --backend simulate");
+  }
+  if (!o.platform.empty() && o.platform.extension() == ".xml") {
+    throw InputError(
+        "--backend simulate takes a machine file (p3s calibrate -o); simulate on a SimGrid platform "
+        "with p3s simulate --hostfile");
+  }
 }
 
 /// The job size a range replay of n needs: p3s-replay --schedule-only's.
@@ -212,6 +227,10 @@ class Pipeline {
 
   /// Measures every target n with the backend.
   void replay_targets(std::int64_t modelled) {
+    if (o_.backend == Backend::Simulate) {
+      simulate_targets(modelled);
+      return;
+    }
     const std::vector<std::string> launcher = o_.launcher.empty() ? default_launcher(o_.command) : o_.launcher;
     const bool range = o_.backend == Backend::Range;
     const std::string ranges = std::to_string(o_.ranges > 0 ? o_.ranges : 8);
@@ -241,6 +260,25 @@ class Pipeline {
   }
 
  private:
+  /// Simulates every target n on the machine file (p3s simulate, SMPI's traces and logs under logs/); a changed
+  /// machine file is another step.
+  void simulate_targets(std::int64_t modelled) {
+    const std::string machine = file_text(o_.platform);
+    for (const std::int64_t n : o_.predict) {
+      const fs::path result = o_.dir / "results" / (np(n) + ".json");
+      const std::string key = "model#" + std::to_string(modelled) + " simulate " + o_.platform.string() + " " +
+                              std::to_string(std::hash<std::string>{}(machine));
+      runner_.run({"replay",
+                   "replay " + np(n),
+                   "simulate n = " + std::to_string(n),
+                   key,
+                   {result},
+                   {self_, "simulate", model_.string(), "--np", std::to_string(n), "--platform", o_.platform.string(),
+                    "-o", result.string(), "--work", (logs_ / ("simulation." + np(n))).string(), "--force"},
+                   logs_ / ("replay." + np(n) + ".log")});
+    }
+  }
+
   /// Records `command` into `dir` (log: logs/record.LOG.log); returns the step's serial.
   std::int64_t record(const fs::path& dir, const std::vector<std::string>& command, const std::string& name,
                       const std::string& label, const std::string& log) {

@@ -11,7 +11,11 @@
   - the ping-pong app recorded at 2, 4 and 8 ranks and modelled (`p3s scale`), simulated at 2 ranks on two described
     machines: an iteration takes 2 x (latency + size / bandwidth) within 2 % (one machine bound by latency, one by
     bandwidth); on the calibrated machine it takes what the calibration measured for that size (within 3 %, the
-    recorded bursts of the two ranks apart).
+    recorded bursts of the two ranks apart);
+  - `p3s scale --backend simulate --platform machine.json` on the same directory simulates the --predict n (2 and
+    8, fitted counts: the model reads the pairs as a grid step, which at 16 is another exchange) without recording
+    again, and the curve reads them as simulated predictions; --backend simulate without
+    --platform is refused in one line.
 Skipped (said) where SimGrid is not installed, but for the calibration.
 """
 import argparse
@@ -118,7 +122,31 @@ def main():
           f"{2 * compute * 1e6:.1f} us")
     if not 0.97 * measured <= t <= 1.03 * (measured + 2 * compute):
         fail("the simulated ping-pong on the calibrated machine is not what the calibration measured")
+    check_scale_backend(a, scale, machine)
     print("PASS")
+
+
+def check_scale_backend(a, scale, machine):
+    """The same scale directory measured by simulation: the records and the model are reused."""
+    command = ["--", a.mpiexec, a.np_flag, "{n}", *a.preflags, a.app, 20, BYTES]
+    signature = os.path.join(scale, "runs", "np2", "signature.json")
+    before = os.stat(signature).st_mtime_ns
+    one_line(run([a.p3s, "scale", "-o", scale, "--fit", "2,4,8", "--predict", "2,8", "--backend", "simulate",
+                  *command], want_rc=1), "--platform")
+    run([a.p3s, "scale", "-o", scale, "--fit", "2,4,8", "--predict", "2,8", "--backend", "simulate", "--platform",
+         machine, *command])
+    if os.stat(signature).st_mtime_ns != before:
+        fail("the simulate backend recorded the runs again")
+    for n in (2, 8):
+        with open(os.path.join(scale, "results", f"np{n}.json")) as f:
+            tool = json.load(f)["tool"]
+        if not tool.startswith("p3s simulate"):
+            fail(f"results/np{n}.json was written by {tool!r}")
+    with open(os.path.join(scale, "curve.json")) as f:
+        rows = {r["n"]: r for r in json.load(f)["rows"]}
+    if rows.get(8, {}).get("source") != "predicted" or rows[8].get("predicted_by") != "simulation":
+        fail(f"the curve's row at 8: {rows.get(8)}")
+    print("p3s scale --backend simulate: n = 2 and 8 simulated from the same records: ok")
 
 
 if __name__ == "__main__":

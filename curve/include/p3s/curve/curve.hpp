@@ -56,6 +56,7 @@ struct Row {
   std::int64_t n = 0;
   double time_ns = 0;  ///< the predicted time, else the measured one
   bool predicted = false;
+  std::string predicted_by;  ///< the prediction's backend ("replay", "range replay", "simulation"); "" where none
   std::optional<double> predicted_ns;
   std::optional<double> measured_ns;
   std::optional<double> error;  ///< (predicted - measured) / measured

@@ -20,8 +20,9 @@ namespace p3s::scale {
 using p3s::Interrupted;  ///< a signal stopped the command; the step it was in was stopped too and is not done
 
 enum class Backend : std::uint8_t {
-  Replay,  ///< full replay: the launcher starts n ranks
-  Range,   ///< range replay: a few measured ranges, black holes and noise ranks
+  Replay,    ///< full replay: the launcher starts n ranks
+  Range,     ///< range replay: a few measured ranges, black holes and noise ranks
+  Simulate,  ///< SimGrid's simulation of the prediction on a described machine (p3s simulate): no MPI job
 };
 
 struct ScaleOptions {
@@ -32,6 +33,7 @@ struct ScaleOptions {
   Backend backend = Backend::Replay;
   std::string compute = "spin";        ///< the replay's burst emulation: spin or sleep
   std::int64_t ranges = 0;             ///< range replay: ranks per range (0: 8)
+  std::filesystem::path platform;      ///< simulate: the machine file (p3s calibrate -o)
   std::vector<std::string> command;    ///< the application's command, {n} where the process count goes
   std::vector<std::string> launcher;   ///< the launcher of a replay, {n} where its ranks go (empty: from command)
   std::vector<std::string> far_point;  ///< a command of the application with a reduced input at a larger n
