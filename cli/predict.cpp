@@ -131,13 +131,18 @@ void write_trace(const modeler::Model& m, const PredictArgs& a) {
 /// Each phase's time per instance in a replay result of the model at `np`. @throws p3s::InputError when the file is
 /// no replay result, is at another n, or is of another model.
 modeler::PhaseTimes replay_times(const modeler::Model& m, const std::string& path, std::int64_t np) {
-  const std::vector<curve::Point> points = curve::read_points({std::filesystem::path(path)});
-  const curve::Point& p = points.front();
-  if (points.size() != 1 || !p.predicted_ns) {
-    throw InputError(
-        "'" + path +
-        "' is no replay result: give --times what p3s-replay -o wrote for this model at n = " + std::to_string(np));
+  const std::string want =
+      "' is no replay result: give --times what p3s-replay -o (or p3s simulate -o) wrote for "
+      "this model at n = " +
+      std::to_string(np);
+  std::vector<curve::Point> points;
+  try {
+    points = curve::read_points({std::filesystem::path(path)});
+  } catch (const InputError&) {
+    throw InputError("'" + path + want);  // the reader takes what is no result for a damaged signature
   }
+  const curve::Point& p = points.front();
+  if (points.size() != 1 || !p.predicted_ns) throw InputError("'" + path + want);
   if (p.n != np) {
     throw InputError("'" + path + "' is a replay at n = " + std::to_string(p.n) + ", not " + std::to_string(np));
   }

@@ -258,6 +258,9 @@ def otf2_export(a, work, n):
     r = run([*cmd[:4], str(n // 2), *cmd[5:], "--force"], expect=1)
     if f"not {n // 2}" not in r.stderr:
         fail(f"a replay at another n was taken as the times:\n{r.stderr}")
+    r = run([*cmd[:-1], str(work / "curve.json"), "--force"], expect=1)  # JSON, but no replay result
+    if "is no replay result" not in r.stderr or len(r.stderr.strip().splitlines()) != 1:
+        fail(f"a file that is no replay result was not refused in one line:\n{r.stderr}")
     printed = subprocess.run(["otf2-print", str(out / "traces.otf2")], capture_output=True, text=True)
     if printed.returncode != 0 or printed.stderr.strip():
         fail(f"otf2-print: exit {printed.returncode}: {printed.stderr[-800:]}")
