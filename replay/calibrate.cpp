@@ -10,13 +10,16 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "p3s/error.hpp"
+#include "p3s/json_text.hpp"
 #include "p3s/mpi/vocabulary.hpp"
+#include "p3s/utc_date.hpp"
+#include "p3s/whole_file.hpp"
 
 namespace {
 
@@ -171,13 +174,6 @@ std::string library() {
   return v.substr(0, end);
 }
 
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return buf;
-}
-
 int measure(const Settings& s) {
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -191,7 +187,7 @@ int measure(const Settings& s) {
   json out = {{"processes", size},
               {"hosts", names},
               {"mpi_library", library()},
-              {"date", utc_now()},
+              {"date", p3s::utc_now()},
               {"cores", ::sysconf(_SC_NPROCESSORS_ONLN)}};
   out["inside_node"] = inside > 0 ? ping_pong(rank, inside, s) : json::array();
   out["between_nodes"] = between > 0 ? ping_pong(rank, between, s) : json::array();
@@ -199,17 +195,10 @@ int measure(const Settings& s) {
   MPI_Barrier(MPI_COMM_WORLD);
   out["flops"] = rank == 0 ? core_speed(s.quick) : 0.0;
   if (rank != 0) return 0;
-  const std::string tmp = s.out + ".partial";
-  {
-    std::ofstream f(tmp, std::ios::trunc);
-    f << out.dump(1) << '\n';
-    if (!f.flush()) {
-      std::fprintf(stderr, "p3s-calibrate: cannot write '%s'\n", tmp.c_str());
-      return 1;
-    }
-  }
-  if (std::rename(tmp.c_str(), s.out.c_str()) != 0) {
-    std::fprintf(stderr, "p3s-calibrate: cannot move '%s' to '%s'\n", tmp.c_str(), s.out.c_str());
+  try {
+    p3s::write_whole_file(s.out, p3s::json_text(out, 1) + '\n');
+  } catch (const p3s::Error& e) {
+    std::fprintf(stderr, "p3s-calibrate: %s\n", e.what());
     return 1;
   }
   return 0;

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
+#include "json_file.hpp"
 #include "p3s/error.hpp"
 #include "p3s/json_text.hpp"
 #include "p3s/version.hpp"
@@ -58,14 +58,7 @@ std::pair<double, double> segment(const PingPong& a, const PingPong& b, double m
 }  // namespace
 
 Measurements read_measurements(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError("cannot read the measurements '" + path.string() + "'");
-  json j;
-  try {
-    j = parse_input(in);
-  } catch (const json::exception&) {
-    throw InputError("'" + path.string() + "' is no JSON: p3s-calibrate did not write it whole");
-  }
+  const json j = detail::json_file(path, "measurements", "p3s-calibrate did not write it whole");
   if (!j.is_object()) throw InputError("'" + path.string() + "' is no output of p3s-calibrate");
   Measurements m;
   m.processes = field<std::int64_t>(j, "processes", path);

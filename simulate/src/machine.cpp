@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The machine file and the SimGrid cluster written from it.
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "json_file.hpp"
 #include "p3s/error.hpp"
 #include "p3s/simulate/simulate.hpp"
 #include "p3s/table_text.hpp"
@@ -70,14 +70,7 @@ std::string smpi_factors(const std::vector<Factor>& factors, double Factor::*whi
 }  // namespace
 
 Machine read_machine(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError("cannot read the machine file '" + path.string() + "'");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::exception&) {
-    throw InputError("'" + path.string() + "' is no JSON: give a machine file (p3s calibrate -o) or a platform .xml");
-  }
+  const json j = detail::json_file(path, "machine file", "give a machine file (p3s calibrate -o) or a platform .xml");
   if (!j.is_object() || j.value("schema_version", 0) != 1) {
     throw InputError("'" + path.string() + "' is no machine file of schema version 1");
   }
