@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // `p3s predict app.model --np N [-o DIR [--format st4np|lt4nc|otf2|tit [--times RESULT] [--flops F]] [--repair]]
-// [--force]
-//  [--compare SIG_AT_N]`
+// [--force] [--compare SIG_AT_N]`, and `p3s predict ST4NP -o DIR --format tit`: an executable trace in SimGrid's
+// time-independent format.
 #include <algorithm>
 #include <filesystem>
 #include <iomanip>
@@ -14,6 +14,7 @@
 #include "p3s/modeler/lt4nc.hpp"
 #include "p3s/modeler/model.hpp"
 #include "p3s/modeler/predict.hpp"
+#include "p3s/modeler/st4np.hpp"
 #include "p3s/modeler/timed_trace.hpp"
 #include "p3s/modeler/tit_trace.hpp"
 #include "p3s/output_lock.hpp"
@@ -40,8 +41,12 @@ struct PredictArgs {
 
 /// The model, the count, what is written and what it is compared with.
 void add_predict_options(CLI::App* sub, PredictArgs& a) {
-  sub->add_option("model", a.model, "Model file written by `p3s model`")->required()->check(CLI::ExistingFile);
-  sub->add_option("--np", a.np, "Process count")->required()->check(integer_in(1, std::int64_t{1} << 24));
+  sub->add_option("model", a.model,
+                  "Model file written by `p3s model` (or, with --format tit, an executable trace's directory: an "
+                  "ST4NP written by `p3s predict -o` or by hand)")
+      ->required()
+      ->check(CLI::ExistingPath);
+  sub->add_option("--np", a.np, "Process count (an ST4NP's is its own)")->check(integer_in(1, std::int64_t{1} << 24));
   sub->add_flag("--logical", a.logical,
                 "Write the logical trace (LT4NC) into -o DIR rather than the executable one (ST4NP), which needs "
                 "compute-time laws");
@@ -189,16 +194,17 @@ void write_otf2(const modeler::Model& m, const PredictArgs& a) {
             << (t.check.repaired() ? ", repaired" : ", checked") << ")\n";
 }
 
-/// Writes the predicted run at --np in SimGrid's time-independent format into -o DIR.
-void write_tit(const modeler::Model& m, const PredictArgs& a) {
+/// Writes the run at --np in SimGrid's time-independent format into -o DIR with `write` (given the directory and
+/// the options).
+template <typename Write>
+void write_tit(const PredictArgs& a, Write&& write) {
   const std::filesystem::path dir(a.output);
   OutputDirectory made(dir);
   const OutputLock lock(dir);
   refuse_existing(dir / "traces.txt", a.force, "a time-independent trace's");
   modeler::TitOptions options;
   options.flops = a.flops;
-  const modeler::TitTrace t = modeler::write_tit(
-      m, a.np, dir, a.repair ? modeler::OnInconsistency::Repair : modeler::OnInconsistency::Refuse, options);
+  const modeler::TitTrace t = write(dir, options);
   made.keep();
   for (const std::string& note : t.check.notes()) std::cout << "repaired: " << note << '\n';
   for (const std::string& note : t.notes) std::cout << "note: " << note << '\n';
@@ -218,7 +224,30 @@ void compare_with_run(const modeler::Model& m, std::int64_t np, const std::strin
   std::cout << modeler::validation_report(modeler::compare_with(m, runs.front()));
 }
 
+/// An executable trace (ST4NP directory) written in the time-independent format: all `p3s predict` does with one.
+void export_st4np(PredictArgs& a) {
+  if (a.format != "tit" || a.output.empty()) {
+    throw InputError("'" + a.model +
+                     "' is a directory: p3s predict reads an executable trace (ST4NP) only to write it in SimGrid's "
+                     "format, with --format tit -o DIR");
+  }
+  if (a.logical || a.repair || !a.compare.empty() || !a.times.empty()) {
+    throw InputError("--logical, --repair, --compare and --times go with a model, not an ST4NP");
+  }
+  const modeler::St4np trace = modeler::read_st4np(a.model);
+  if (a.np > 0 && a.np != trace.processes) {
+    throw InputError("ST4NP '" + a.model + "' is a trace of " + std::to_string(trace.processes) + " ranks, not --np " +
+                     std::to_string(a.np));
+  }
+  a.np = trace.processes;
+  write_tit(a, [&](const std::filesystem::path& dir, const modeler::TitOptions& options) {
+    return modeler::write_tit(trace, dir, options);
+  });
+}
+
 void run_predict(PredictArgs a) {
+  if (std::filesystem::is_directory(a.model)) return export_st4np(a);
+  if (a.np <= 0) throw InputError("a model is evaluated at a process count: give --np N");
   if (a.format == "lt4nc") a.logical = true;
   const modeler::Model m = modeler::read_model(a.model);
   const modeler::ScopedDimsRule rule(m.dims_rule);  // every law in dims(n) follows the runs' MPI
@@ -234,7 +263,10 @@ void run_predict(PredictArgs a) {
   if (a.format == "otf2") {
     write_otf2(m, a);
   } else if (a.format == "tit") {
-    write_tit(m, a);
+    write_tit(a, [&](const std::filesystem::path& dir, const modeler::TitOptions& options) {
+      return modeler::write_tit(
+          m, a.np, dir, a.repair ? modeler::OnInconsistency::Repair : modeler::OnInconsistency::Refuse, options);
+    });
   } else if (!a.output.empty()) {
     write_trace(m, a);
   }

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// `p3s simulate app.model --np N --platform machine.json|platform.xml [--hostfile H] -o result.json`: the prediction
-// at N replayed by SimGrid's SMPI on a described machine.
+// `p3s simulate app.model|ST4NP --np N --platform machine.json|platform.xml [--hostfile H] -o result.json`: the
+// prediction at N (or an executable trace at its own N) replayed by SimGrid's SMPI on a described machine.
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <variant>
 
 #include "p3s/error.hpp"
 #include "p3s/modeler/model.hpp"
+#include "p3s/modeler/st4np.hpp"
 #include "p3s/outputs.hpp"
 #include "p3s/simulate/simulate.hpp"
 #include "subcommands.hpp"
@@ -52,9 +54,25 @@ simulate::Platform platform_of(const SimulateArgs& a, const std::filesystem::pat
   return simulate::write_cluster(m, a.np, work);
 }
 
-void run_simulate(const SimulateArgs& a) {
+/// The input's run: a model's at --np, or an ST4NP's own (--np, where given, must be its count).
+std::variant<modeler::Model, modeler::St4np> read_input(SimulateArgs& a) {
+  if (!std::filesystem::is_directory(a.model)) {
+    if (a.np <= 0) throw InputError("a model is simulated at a process count: give --np N");
+    return modeler::read_model(a.model);
+  }
+  modeler::St4np trace = modeler::read_st4np(a.model);
+  if (a.np > 0 && a.np != trace.processes) {
+    throw InputError("ST4NP '" + a.model + "' is a trace of " + std::to_string(trace.processes) + " ranks, not --np " +
+                     std::to_string(a.np) + ": it is simulated at its own count");
+  }
+  if (a.repair) throw InputError("--repair goes with a model; an ST4NP was checked (or repaired) when written");
+  a.np = trace.processes;
+  return trace;
+}
+
+void run_simulate(SimulateArgs& a) {
   refuse_existing(a.output, a.force, "simulation result");
-  const modeler::Model m = modeler::read_model(a.model);
+  const auto input = read_input(a);
   const std::filesystem::path work(a.work.empty() ? a.output + ".simulation" : a.work);
   std::filesystem::create_directories(work);
   const simulate::Platform platform = platform_of(a, work);
@@ -62,8 +80,10 @@ void run_simulate(const SimulateArgs& a) {
   options.instances = a.instances;
   options.work = work;
   options.policy = a.repair ? modeler::OnInconsistency::Repair : modeler::OnInconsistency::Refuse;
-  const simulate::Result r = simulate::simulate(m, a.np, platform, options);
-  simulate::write_result(r, m, a.model, platform, a.command, a.output);
+  const simulate::Result r = std::holds_alternative<modeler::Model>(input)
+                                 ? simulate::simulate(std::get<modeler::Model>(input), a.np, platform, options)
+                                 : simulate::simulate(std::get<modeler::St4np>(input), platform, options);
+  simulate::write_result(r, a.model, platform, a.command, a.output);
   std::cout << "platform     " << platform.description << '\n' << simulate::result_summary(r);
   std::cout << "result       " << a.output << " (traces and SMPI's output in " << work.string() << ")\n";
 }
@@ -74,8 +94,12 @@ void add_simulate(CLI::App& app) {
   auto a = std::make_shared<SimulateArgs>();
   CLI::App* sub = app.add_subcommand(
       "simulate", "Simulate the prediction at a process count on a described machine (SimGrid's SMPI)");
-  sub->add_option("model", a->model, "Model file written by `p3s model`")->required()->check(CLI::ExistingFile);
-  sub->add_option("--np", a->np, "Process count")->required()->check(integer_in(1, std::int64_t{1} << 20));
+  sub->add_option("model", a->model,
+                  "Model file written by `p3s model`, or an executable trace (ST4NP directory: `p3s predict -o`)")
+      ->required()
+      ->check(CLI::ExistingPath);
+  sub->add_option("--np", a->np, "Process count (a model's; an ST4NP is simulated at its own)")
+      ->check(integer_in(1, std::int64_t{1} << 20));
   sub->add_option("--platform", a->platform,
                   "A machine file (p3s calibrate -o, or written by hand: share/doc/simulate-format.md), or a SimGrid "
                   "platform (.xml) with --hostfile")
@@ -97,8 +121,8 @@ void add_simulate(CLI::App& app) {
   sub->add_flag("--force", a->force, "Replace an existing result");
   sub->add_flag("--repair", a->repair, "Simulate an inconsistent prediction repaired, as `p3s predict --repair`");
   sub->callback([a] {
-    a->command = "p3s simulate " + a->model + " --np " + std::to_string(a->np) + " --platform " + a->platform +
-                 (a->hostfile.empty() ? "" : " --hostfile " + a->hostfile) + " -o " + a->output;
+    a->command = "p3s simulate " + a->model + (a->np > 0 ? " --np " + std::to_string(a->np) : "") + " --platform " +
+                 a->platform + (a->hostfile.empty() ? "" : " --hostfile " + a->hostfile) + " -o " + a->output;
     run_simulate(*a);
   });
 }

@@ -360,14 +360,41 @@ CheckedPrediction checked_under_rule(const Model& model, std::int64_t n, OnIncon
 }  // namespace
 
 TitWriter::TitWriter(const Model& model, std::int64_t n, OnInconsistency policy, const TitOptions& options)
-    : model_(model),
-      n_(n),
+    : n_(n),
+      dims_rule_(model.dims_rule),
       options_(options),
-      checked_(checked_under_rule(model, n, policy)),
-      stats_(model.phases.size()) {}
+      checked_(std::make_shared<CheckedPrediction>(checked_under_rule(model, n, policy))),
+      stats_(model.phases.size()) {
+  rank_ = [c = checked_](std::size_t phase, std::int64_t r) {
+    PredictedRank pr = c->phases[phase].rank(r);
+    c->check.phases[phase].repair(pr);
+    return pr;
+  };
+}
+
+TitWriter::TitWriter(const St4np& trace, const TitOptions& options)
+    : n_(trace.processes), dims_rule_(trace.dims_rule), options_(options), stats_(trace.phases.size()) {
+  // Ranks are written in order: one rank's lines are read once for all its phases.
+  struct Lines {
+    std::int64_t rank = -1;
+    std::vector<PredictedRank> phases;
+  };
+  rank_ = [&trace, lines = std::make_shared<Lines>()](std::size_t phase, std::int64_t r) {
+    if (lines->rank != r) {
+      lines->phases = st4np_rank(trace, r);
+      lines->rank = r;
+    }
+    return lines->phases.at(phase);
+  };
+}
+
+const PredictionCheck& TitWriter::check() const noexcept {
+  static const PredictionCheck none;
+  return checked_ ? checked_->check : none;
+}
 
 TitTrace TitWriter::write(const fs::path& dir, const std::vector<PhaseRun>& order) {
-  const ScopedDimsRule rule(model_.dims_rule);
+  const ScopedDimsRule rule(dims_rule_);
   TitTrace out;
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -386,12 +413,11 @@ TitTrace TitWriter::write(const fs::path& dir, const std::vector<PhaseRun>& orde
     std::ostream& text = file.stream();
     text << r << " init\n";
     out.actions += 2;
-    std::vector<std::optional<std::string>> instance(checked_.phases.size());
+    std::vector<std::optional<std::string>> instance(stats_.size());
     for (const PhaseRun& e : order) {
       if (e.count == 0) continue;
       if (!instance[e.phase]) {
-        PredictedRank pr = checked_.phases[e.phase].rank(r);
-        checked_.check.phases[e.phase].repair(pr);
+        const PredictedRank pr = rank_(e.phase, r);
         if (counting[e.phase]) add_stats(stats_[e.phase], pr, n_);
         instance[e.phase] = InstanceText(r, n_, tags, notes, options_.flops).make(pr);
       }
@@ -415,6 +441,13 @@ TitTrace write_tit(const Model& model, std::int64_t n, const fs::path& dir, OnIn
   TitWriter writer(model, n, policy, options);
   TitTrace out = writer.write(dir, order_at(model, n));
   out.check = writer.check();
+  return out;
+}
+
+TitTrace write_tit(const St4np& trace, const fs::path& dir, const TitOptions& options) {
+  TitWriter writer(trace, options);
+  TitTrace out = writer.write(dir, trace.order);
+  out.notes.insert(out.notes.end(), trace.notes.begin(), trace.notes.end());
   return out;
 }
 

@@ -40,17 +40,17 @@ json phase_json(const PhaseResult& r) {
 
 }  // namespace
 
-void write_result(const Result& r, const modeler::Model& model, const std::string& model_path, const Platform& platform,
-                  const std::string& command, const std::filesystem::path& path) {
+void write_result(const Result& r, const std::string& source, const Platform& platform, const std::string& command,
+                  const std::filesystem::path& path) {
   json phases = json::array();
   for (const PhaseResult& p : r.phases) phases.push_back(phase_json(p));
   const json j{{"schema_version", 1},
                {"tool", std::string("p3s simulate ") + kVersion},
                {"date", utc_now()},
                {"inputs",
-                {{"source", model_path},
-                 {"application", model.application},
-                 {"work_metric", model.work_metric},
+                {{"source", source},
+                 {"application", r.application},
+                 {"work_metric", r.work_metric},
                  {"command", command},
                  {"platform", platform.description},
                  {"platform_file", platform.xml.string()}}},

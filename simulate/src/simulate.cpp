@@ -57,22 +57,24 @@ double simulated_s(const fs::path& log) {
   return t;
 }
 
+/// A phase as the simulation needs it: its id, calls and instances at n.
+struct PhaseToRun {
+  std::uint32_t id = 0;
+  std::string calls;
+  std::int64_t weight = 0;
+};
+
 class Simulation {
  public:
-  Simulation(const modeler::Model& model, std::int64_t n, const Platform& platform, const Options& options,
+  Simulation(modeler::TitWriter& writer, std::int64_t n, const Platform& platform, const Options& options,
              std::string smpirun)
-      : model_(model),
-        n_(n),
-        platform_(platform),
-        options_(options),
-        smpirun_(std::move(smpirun)),
-        writer_(model, n, options.policy, modeler::TitOptions{platform.flops}) {}
+      : writer_(writer), n_(n), platform_(platform), options_(options), smpirun_(std::move(smpirun)) {}
 
-  /// Seconds SMPI simulates `count` instances of phase `p` in.
-  double run(std::size_t p, std::uint64_t count) {
-    const std::string name = "phase" + std::to_string(model_.phases[p].id) + ".x" + std::to_string(count);
+  /// Seconds SMPI simulates `count` instances of phase `p` (index `index`) in.
+  double run(const PhaseToRun& p, std::size_t index, std::uint64_t count) {
+    const std::string name = "phase" + std::to_string(p.id) + ".x" + std::to_string(count);
     const fs::path dir = options_.work / name;
-    const modeler::TitTrace t = writer_.write(dir, {modeler::PhaseRun{static_cast<std::uint32_t>(p), count}});
+    const modeler::TitTrace t = writer_.write(dir, {modeler::PhaseRun{static_cast<std::uint32_t>(index), count}});
     notes_.insert(t.notes.begin(), t.notes.end());
     std::vector<std::string> argv{smpirun_,
                                   "-np",
@@ -92,75 +94,103 @@ class Simulation {
     const int status = run_child(argv, log);
     const double s = simulated_s(log);
     if (status != 0 || s < 0) {
-      throw Error("SMPI's simulation of phase " + std::to_string(model_.phases[p].id) + " (" + std::to_string(count) +
+      throw Error("SMPI's simulation of phase " + std::to_string(p.id) + " (" + std::to_string(count) +
                   " instances at n = " + std::to_string(n_) + ") failed (exit status " + std::to_string(status) +
                   "): " + last_line(log) + "; its output: " + log.string());
     }
     return s;
   }
 
-  PhaseResult phase(std::size_t p) {
-    const modeler::PhaseModel& pm = model_.phases[p];
+  PhaseResult phase(const PhaseToRun& p, std::size_t index) {
     PhaseResult r;
-    r.id = pm.id;
-    r.calls = pm.calls;
-    r.weight = pm.weight_at(n_);
+    r.id = p.id;
+    r.calls = p.calls;
+    r.weight = p.weight;
     if (r.weight <= 0) return r;
     r.simulated = true;
-    const double first = run(p, 1);
+    const double first = run(p, index, 1);
     r.instances = 1;
     r.time_ns = first * 1e9;
     const auto more = std::min<std::int64_t>(r.weight, 1 + std::max(options_.instances, 1));
     if (more > 1) {
-      const double all = run(p, static_cast<std::uint64_t>(more));
+      const double all = run(p, index, static_cast<std::uint64_t>(more));
       const double per = (all - first) / static_cast<double>(more - 1);
       r.time_ns = (per > 0 ? per : all / static_cast<double>(more)) * 1e9;
       r.instances = static_cast<int>(more);
     }
-    r.stats = writer_.stats()[p];
+    r.stats = writer_.stats()[index];
     r.main_loop = r.stats.main_loop;
     return r;
   }
 
   [[nodiscard]] const std::set<std::string>& notes() const { return notes_; }
-  [[nodiscard]] const modeler::PredictionCheck& check() const { return writer_.check(); }
 
  private:
-  const modeler::Model& model_;
+  modeler::TitWriter& writer_;
   std::int64_t n_;
   const Platform& platform_;
   const Options& options_;
   std::string smpirun_;
-  modeler::TitWriter writer_;
   std::set<std::string> notes_;
 };
 
-}  // namespace
-
-Result simulate(const modeler::Model& model, std::int64_t n, const Platform& platform, const Options& options) {
-  const std::string smpirun = in_path(options.smpirun);
+/// smpirun's path. @throws p3s::InputError saying how to install SimGrid where it is not installed.
+std::string find_smpirun(const Options& options) {
+  std::string smpirun = in_path(options.smpirun);
   if (smpirun.empty()) {
     throw InputError(
         "p3s simulate runs SimGrid's smpirun, which is not installed here: install SimGrid "
         "(Debian: apt-get install libsimgrid-dev) and run it again");
   }
-  const modeler::ScopedDimsRule rule(model.dims_rule);
-  const auto start = std::chrono::steady_clock::now();
   std::error_code ec;
   fs::create_directories(options.work, ec);
   if (ec) throw Error("cannot create '" + options.work.string() + "': " + ec.message());
-  Simulation sim(model, n, platform, options, smpirun);
+  return smpirun;
+}
+
+/// Every phase simulated with the writer's traces; the notes are the writer's and `notes`.
+Result simulate_phases(const std::vector<PhaseToRun>& phases, modeler::TitWriter& writer, std::int64_t n,
+                       const Platform& platform, const Options& options, std::vector<std::string> notes) {
+  const auto start = std::chrono::steady_clock::now();
+  Simulation sim(writer, n, platform, options, find_smpirun(options));
   Result out;
   out.processes = n;
-  for (std::size_t p = 0; p < model.phases.size(); ++p) {
-    out.phases.push_back(sim.phase(p));
+  for (std::size_t p = 0; p < phases.size(); ++p) {
+    out.phases.push_back(sim.phase(phases[p], p));
     const PhaseResult& r = out.phases.back();
     out.pet_ns += static_cast<double>(r.weight) * r.time_ns;
     if (r.main_loop) out.main_ns += static_cast<double>(r.weight) * r.time_ns;
   }
   out.notes.assign(sim.notes().begin(), sim.notes().end());
-  for (const std::string& note : sim.check().notes()) out.notes.push_back("repaired: " + note);
+  out.notes.insert(out.notes.end(), notes.begin(), notes.end());
   out.wall_ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+}  // namespace
+
+Result simulate(const modeler::Model& model, std::int64_t n, const Platform& platform, const Options& options) {
+  find_smpirun(options);  // before the prediction is checked: a missing SimGrid is said first
+  const modeler::ScopedDimsRule rule(model.dims_rule);
+  modeler::TitWriter writer(model, n, options.policy, modeler::TitOptions{platform.flops});
+  std::vector<PhaseToRun> phases;
+  for (const modeler::PhaseModel& p : model.phases) phases.push_back({p.id, p.calls, p.weight_at(n)});
+  std::vector<std::string> repaired;
+  for (const std::string& note : writer.check().notes()) repaired.push_back("repaired: " + note);
+  Result out = simulate_phases(phases, writer, n, platform, options, std::move(repaired));
+  out.application = model.application;
+  out.work_metric = model.work_metric;
+  return out;
+}
+
+Result simulate(const modeler::St4np& trace, const Platform& platform, const Options& options) {
+  find_smpirun(options);
+  modeler::TitWriter writer(trace, modeler::TitOptions{platform.flops});
+  std::vector<PhaseToRun> phases;
+  for (const modeler::St4npPhase& p : trace.phases) phases.push_back({p.id, p.calls, p.weight});
+  Result out = simulate_phases(phases, writer, trace.processes, platform, options, trace.notes);
+  out.application = trace.application;
+  out.work_metric = trace.work_metric;
   return out;
 }
 

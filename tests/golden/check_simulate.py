@@ -21,6 +21,9 @@ import sys
 
 from altered import write_altered
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from handwritten_st4np import write_handwritten  # noqa: E402
+
 
 def fail(msg):
     sys.exit(f"FAIL: {msg}")
@@ -101,8 +104,34 @@ def main():
     xml = os.path.join(a.work, "fast.result.json.simulation", "platform.xml")
     one_line_refusal(run([a.p3s, "simulate", model, "--np", a.np, "--platform", xml, "-o", out, "--force"],
                          want_rc=1), "--hostfile")
+    one_line_refusal(run([a.p3s, "simulate", model, "--platform", fast, "-o", out, "--force"], want_rc=1), "--np")
     print("refusals in one line: ok")
+    check_st4np(a, fast)
     print("PASS")
+
+
+def check_st4np(a, fast):
+    """An executable trace written by hand, simulated at its own count: its phases with the weights of its order."""
+    st4np = os.path.join(a.work, "handwritten")
+    shutil.rmtree(st4np, ignore_errors=True)
+    header, _ = write_handwritten(st4np, 8)
+    out = os.path.join(a.work, "handwritten.result.json")
+    run([a.p3s, "simulate", st4np, "--platform", fast, "-o", out, "--force"])
+    with open(out) as f:
+        res = json.load(f)
+    weights = [p["weight"] for p in res["phases"]]
+    if res["processes"] != 8 or weights != [p["weight"] for p in header["phases"]] or \
+            res["inputs"]["application"] != "handwritten" or not all(p["time_ns"] > 0 for p in res["phases"]):
+        fail(f"the hand-written ST4NP simulated: {res['processes']} processes, weights {weights}, phases "
+             f"{[p['time_ns'] for p in res['phases']]}")
+    ring = res["phases"][0]
+    # 7 bursts and a tail of 36 us per instance on each rank: the simulated instance takes at least that.
+    if not 36000 <= ring["time_ns"] < 2 * 36000:
+        fail(f"the hand-written ring takes {ring['time_ns']:.0f} ns per instance simulated; its bursts are 36 us")
+    print(f"hand-written ST4NP at 8: PET {res['pet_ns'] / 1e6:.3f} ms, ring {ring['time_ns'] / 1e3:.1f} us per "
+          "instance")
+    one_line_refusal(run([a.p3s, "simulate", st4np, "--np", 6, "--platform", fast, "-o", out, "--force"],
+                         want_rc=1), "its own count")
 
 
 if __name__ == "__main__":

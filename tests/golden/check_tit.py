@@ -16,6 +16,12 @@ written at each n; the trace is checked as SMPI's replay would use it:
   - the compute amounts follow --flops (twice the speed, twice the flops);
   - smpirun -replay runs it to the end on a generated cluster, where SimGrid is installed (else: skipped, said);
   - an existing trace is replaced only with --force; a wrong option is refused in one line.
+An executable trace written by hand (tests/tools/handwritten_st4np.py: non-blocking ring completed by Waitany and
+Testsome, collectives on the world and on block and strided communicators, Sendrecv, a non-periodic halo) is
+written by `p3s predict DIR --format tit` and read back against its own lines: every instance of the order, on
+every rank, the same actions in the same order (peers, sizes, collectives, each burst as the compute before the
+next action), tags renumbered alike on both ends, waits on the requests their calls started, collectives on other
+communicators as messages among their members only; smpirun replays it.
 """
 import argparse
 import collections
@@ -25,6 +31,9 @@ import subprocess
 import sys
 
 from altered import write_altered
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from handwritten_st4np import write_handwritten  # noqa: E402
 
 COLLECTIVES = {"barrier", "bcast", "reduce", "allreduce", "alltoall", "gather", "allgather", "scatter"}
 
@@ -116,6 +125,139 @@ def replay(directory, n):
     print(f"n = {n}: smpirun -replay ran it to the end ({said[-1].split()[-1]} s simulated)")
 
 
+class Reading:
+    """One rank's time-independent lines read back along its ST4NP lines (what the export must have written)."""
+
+    STRIDE = 1 << 16  # tags: base per (communicator, tag) x this + the message's count in the instance
+
+    def __init__(self, r, actions, comms, bases, flops):
+        self.r, self.actions, self.at, self.comms, self.bases, self.flops = r, actions, 0, comms, bases, flops
+
+    def take(self, *kinds):
+        if self.at >= len(self.actions):
+            fail(f"rank {self.r}: the trace ends where a {'/'.join(kinds)} was due")
+        a = self.actions[self.at]
+        if a[0] not in kinds:
+            fail(f"rank {self.r}, line {self.at + 2}: {' '.join(a)} where a {'/'.join(kinds)} was due")
+        self.at += 1
+        return a
+
+    def flush(self):
+        if self.pending > 0:
+            got = int(self.take("compute")[1])
+            want = round(self.pending * 1e-9 * self.flops)
+            if abs(got - want) > 1:
+                fail(f"rank {self.r}: compute {got} where the bursts before it make {want}")
+            self.pending = 0
+
+    def tag(self, comm, tag, direction, peer, got):
+        base = self.bases.setdefault((comm, tag), int(got) // self.STRIDE)
+        k = self.count[(direction, comm, tag, peer)]
+        self.count[(direction, comm, tag, peer)] += 1
+        if int(got) != base * self.STRIDE + k:
+            fail(f"rank {self.r}: tag {got} for message {k} of (communicator {comm}, tag {tag}), not "
+                 f"{base * self.STRIDE + k}")
+        return int(got)
+
+    def message(self, kind, x):
+        a = self.take(kind)
+        if int(a[1]) != x["peer"] or int(a[3]) != round(x["bytes"]):
+            fail(f"rank {self.r}: {' '.join(a)} for {x['kind']} of {x['bytes']} bytes with {x['peer']}")
+        direction = "out" if kind in ("send", "isend") else "in"
+        return self.tag(x["comm"], x["tag"], direction, x["peer"], a[2])
+
+    def wait(self, key):
+        a = self.take("wait")
+        if tuple(int(v) for v in a[1:4]) != key:
+            fail(f"rank {self.r}: wait {' '.join(a[1:4])} where the request {key} was due")
+
+    def collective(self, x):
+        comm = self.comms[x["comm"]]
+        if comm["kind"] == "world":
+            a = self.take(x["collective"].lower())
+            if int(a[1]) != x["block"]:
+                fail(f"rank {self.r}: {' '.join(a)} for a block of {x['block']}")
+            return
+        # As messages among the members: the lines of one base, to and from the communicator's members only.
+        members = [q for q in range(len(self.comm_color)) if self.comm_color[q][x["comm"]] == self.comm_color[self.r][
+            x["comm"]]]
+        seen = 0
+        while self.at < len(self.actions) and self.actions[self.at][0] in ("send", "recv"):
+            a = self.actions[self.at]
+            base = int(a[2]) // self.STRIDE
+            if any(b == base for (c, t), b in self.bases.items() if t != "coll"):
+                break
+            if self.bases.setdefault((x["comm"], "coll"), base) != base or int(a[1]) not in members:
+                fail(f"rank {self.r}: {' '.join(a)} in a {x['collective']} among {members}")
+            self.at += 1
+            seen += 1
+        if seen == 0:
+            fail(f"rank {self.r}: its {x['collective']} on communicator {x['comm']} wrote no message")
+
+    def instance(self, line):
+        self.pending, self.count, started = 0, collections.Counter(), collections.defaultdict(list)
+        for i, call in enumerate(line["calls"]):
+            self.pending += call["burst_ns"]
+            for x in call["actions"]:
+                if x["kind"] != "isend_complete" and not (x["kind"] == "recv" and "started" in x):
+                    self.flush()
+                if x["kind"] == "send":
+                    nb = call["call"].startswith("MPI_I")
+                    t = self.message("isend" if nb else "send", x)
+                    if nb:
+                        started[i].append(("send", (self.r, x["peer"], t)))
+                elif x["kind"] == "irecv":
+                    started[i].append(("irecv", (x["peer"], self.r, self.message("irecv", x))))
+                elif x["kind"] == "recv" and "started" not in x:
+                    self.message("recv", x)
+                elif x["kind"] in ("recv", "isend_complete"):
+                    want = "irecv" if x["kind"] == "recv" else "send"
+                    mine = started[x["started"]]
+                    k = next(j for j, (kind, _) in enumerate(mine) if kind == want)
+                    self.flush()
+                    self.wait(mine.pop(k)[1])
+                elif x["kind"] == "coll":
+                    self.collective(x)
+        self.pending += line.get("tail_ns", 0)
+        self.flush()
+
+
+def check_st4np_roundtrip(a, n):
+    """The hand-written ST4NP at n exported by `p3s predict DIR --format tit` and read back against its lines."""
+    st4np = os.path.join(a.work, f"handwritten.np{n}")
+    out = st4np + ".tit"
+    shutil.rmtree(st4np, ignore_errors=True)
+    shutil.rmtree(out, ignore_errors=True)
+    header, lines = write_handwritten(st4np, n)
+    said = run([a.p3s, "predict", st4np, "--format", "tit", "-o", out]).stdout
+    if "collectives on communicators other than the world" not in said:
+        fail(f"hand-written ST4NP: no note that its block and strided collectives became messages:\n{said}")
+    ranks = read_trace(out, n)
+    comms = header["communicators"]
+    colour = [[eval(c["color"].replace("mod", "%").replace("/", "//").replace("r", str(r))) for c in comms] for r in range(n)]
+    bases = {}
+    for r in range(n):
+        reading = Reading(r, ranks[r], comms, bases, 1e9)
+        reading.comm_color = colour
+        own = {x["phase"]: x for x in lines if x["rank"] == r}
+        for phase, count in header["order"]:
+            for _ in range(count):
+                reading.instance(own[phase])
+        if reading.at != len(ranks[r]):
+            fail(f"rank {r}: {len(ranks[r]) - reading.at} lines more than its ST4NP's, from {ranks[r][reading.at]}")
+    messages = check_messages(ranks)
+    instances = sum(c for _, c in header["order"])
+    print(f"hand-written ST4NP at n = {n}: {sum(map(len, ranks))} lines read back as its {instances} instances per "
+          f"rank, {messages} messages matched")
+    replay(out, n)
+    r = run([a.p3s, "predict", st4np, "--np", n + 1, "--format", "tit", "-o", out + "2"], want_rc=1)
+    if "ranks, not --np" not in r.stderr or len(r.stderr.strip().splitlines()) != 1:
+        fail(f"an ST4NP at another --np was not refused in one line: {r.stderr!r}")
+    r = run([a.p3s, "predict", st4np, "-o", out + "2"], want_rc=1)
+    if "--format tit" not in r.stderr or len(r.stderr.strip().splitlines()) != 1:
+        fail(f"an ST4NP written as anything but tit was not refused in one line: {r.stderr!r}")
+
+
 def compute_total(ranks):
     return sum(int(a[1]) for actions in ranks for a in actions if a[0] == "compute")
 
@@ -157,6 +299,8 @@ def main():
     if "--flops" not in r.stderr:
         fail(f"--flops 0 was not named: {r.stderr!r}")
     print("--flops scales the compute; an existing trace and a bad option are refused: ok")
+    for n in (8, 6):
+        check_st4np_roundtrip(a, n)
     print("PASS")
 
 

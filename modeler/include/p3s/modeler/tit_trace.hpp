@@ -5,12 +5,15 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "p3s/modeler/model.hpp"
 #include "p3s/modeler/phase_check.hpp"
 #include "p3s/modeler/predict.hpp"
+#include "p3s/modeler/st4np.hpp"
 
 namespace p3s::modeler {
 
@@ -40,14 +43,18 @@ struct TitPhaseStats {
   double bytes = 0;           ///< their bytes
 };
 
-/// A prediction at n, checked once (refused, or repaired with `policy`), written as any number of time-independent
-/// traces: the whole run, or a few instances of one phase at a time (as `p3s simulate` runs them).
-/// @throws p3s::InputError when the model has no compute-time laws; p3s::TraceError when a phase is inconsistent
-/// and `policy` is Refuse.
+/// A run at n written as any number of time-independent traces: the whole run, or a few instances of one phase at a
+/// time (as `p3s simulate` runs them). The run is a model's prediction, checked once (refused, or repaired with
+/// `policy`), or an executable trace (ST4NP) as `p3s predict` wrote it or a user wrote it by hand.
 class TitWriter {
  public:
+  /// @throws p3s::InputError when the model has no compute-time laws; p3s::TraceError when a phase is inconsistent
+  /// and `policy` is Refuse.
   TitWriter(const Model& model, std::int64_t n, OnInconsistency policy, const TitOptions& options);
-  [[nodiscard]] const PredictionCheck& check() const noexcept { return checked_.check; }
+  /// Each rank's lines read when written (one rank's at a time); the trace must outlive the writer.
+  TitWriter(const St4np& trace, const TitOptions& options);
+  /// The model's prediction's check (empty for an ST4NP, checked when it was written).
+  [[nodiscard]] const PredictionCheck& check() const noexcept;
   /// Writes into `dir` one file per rank (`rank<r>.txt`, lines `<r> <action> <args>`, sizes in bytes) running the
   /// phases of `order` (indices into the model's phases), and `traces.txt`, the list of the rank files (absolute
   /// paths) that smpirun -replay reads, written last. The format has no communicators and matches a wait to its
@@ -56,19 +63,22 @@ class TitWriter {
   /// on other communicators they become messages among the members (binomial trees, pairwise exchanges).
   /// @throws p3s::Error when a file cannot be written.
   TitTrace write(const std::filesystem::path& dir, const std::vector<PhaseRun>& order);
-  /// Per phase (index in the model): its instance as written, once some write held it.
+  /// Per phase (index in the model or the trace): its instance as written, once some write held it.
   [[nodiscard]] const std::vector<TitPhaseStats>& stats() const noexcept { return stats_; }
 
  private:
-  const Model& model_;
   std::int64_t n_;
+  DimsRule dims_rule_;
   TitOptions options_;
-  CheckedPrediction checked_;
+  std::shared_ptr<CheckedPrediction> checked_;  ///< a model's prediction; null for an ST4NP
+  std::function<PredictedRank(std::size_t phase, std::int64_t rank)> rank_;
   std::vector<TitPhaseStats> stats_;
 };
 
 /// The whole predicted run at n (TitWriter::write with the predicted order).
 [[nodiscard]] TitTrace write_tit(const Model& model, std::int64_t n, const std::filesystem::path& dir,
                                  OnInconsistency policy, const TitOptions& options);
+/// An executable trace (ST4NP) as a whole run in the time-independent format (its own order of phases).
+[[nodiscard]] TitTrace write_tit(const St4np& trace, const std::filesystem::path& dir, const TitOptions& options);
 
 }  // namespace p3s::modeler

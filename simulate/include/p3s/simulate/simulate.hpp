@@ -12,6 +12,7 @@
 
 #include "p3s/modeler/model.hpp"
 #include "p3s/modeler/phase_check.hpp"
+#include "p3s/modeler/st4np.hpp"
 #include "p3s/modeler/tit_trace.hpp"
 
 namespace p3s::simulate {
@@ -78,6 +79,8 @@ struct PhaseResult {
 
 struct Result {
   std::int64_t processes = 0;
+  std::string application;  ///< as the model or trace names it
+  std::string work_metric;
   std::vector<PhaseResult> phases;
   double pet_ns = 0;   ///< sum of weight x time
   double main_ns = 0;  ///< the same over the main-loop phases
@@ -90,11 +93,14 @@ struct Result {
 /// is not installed (saying how to install it); p3s::Error when a simulation fails (naming its log).
 [[nodiscard]] Result simulate(const modeler::Model& model, std::int64_t n, const Platform& platform,
                               const Options& options);
+/// Simulates an executable trace (ST4NP: `p3s predict -o DIR`, or written by hand) at its own n, phase by phase as
+/// above, with the weights its order gives. @throws p3s::InputError as above, and when a rank's lines are damaged.
+[[nodiscard]] Result simulate(const modeler::St4np& trace, const Platform& platform, const Options& options);
 
 /// Writes result.json (share/doc/simulate-format.md; the keys of p3s-replay's result where they mean the same),
 /// whole or not at all.
-void write_result(const Result& result, const modeler::Model& model, const std::string& model_path,
-                  const Platform& platform, const std::string& command, const std::filesystem::path& path);
+void write_result(const Result& result, const std::string& source, const Platform& platform, const std::string& command,
+                  const std::filesystem::path& path);
 /// The readable summary: per phase weight, time per instance, compute and MPI time; PET.
 [[nodiscard]] std::string result_summary(const Result& result);
 
