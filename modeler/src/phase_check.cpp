@@ -254,6 +254,7 @@ class RankReader {
     e.from = static_cast<std::int32_t>(send ? r_ : a.peer);
     e.to = static_cast<std::int32_t>(send ? a.peer : r_);
     e.tag = a.tag;
+    e.tag_from_send = !send && a.tag_from_send;
     e.call = k;
     e.action = j;
     e.function = f;
@@ -349,12 +350,15 @@ void pair(PhaseState& s, std::uint32_t send, std::uint32_t receive) {
   s.partner[receive] = send;
   const End& snd = s.ends[send];
   const End& rcv = s.ends[receive];
-  // What the receive reports when it completes: the message's size (its completion's, for a posted receive).
-  if (message_count(snd.bytes) != message_count(rcv.bytes) && (rcv.done_call >= 0 || !starts_requests(rcv.function))) {
-    const bool posted = rcv.done_call >= 0;
+  // What the receive reports when it completes: the message's size (its completion's, for a posted receive), and
+  // to a receive that takes its message's tag, that tag (where it was posted, too).
+  const bool posted = rcv.done_call >= 0;
+  const std::optional<std::uint32_t> tag = rcv.tag_from_send ? std::optional(snd.tag) : std::nullopt;
+  if ((tag || message_count(snd.bytes) != message_count(rcv.bytes)) && (posted || !starts_requests(rcv.function))) {
     s.out.received.push_back({rcv.owner, posted ? rcv.done_call : rcv.call, posted ? rcv.done_action : rcv.action,
-                              static_cast<double>(message_count(snd.bytes))});
+                              static_cast<double>(message_count(snd.bytes)), tag});
   }
+  if (tag && posted) s.out.received.push_back({rcv.owner, rcv.call, rcv.action, std::nullopt, tag});
   if (message_count(snd.bytes) <= receive_room(rcv.bytes)) return;
   s.flaw(Flaw::Truncated, rcv.owner, rcv.call, [&] {
     return call_text(rcv.owner, rcv.call, rcv.function) + " has room for " + std::to_string(receive_room(rcv.bytes)) +
@@ -411,6 +415,62 @@ void unmatched_receive(PhaseState& s, std::uint32_t id, std::uint64_t sent, std:
            ", which receives " + std::to_string(received) + (e.tag == kAnyTag ? "" : elsewhere(s, e, s.sends));
   });
   s.drop(id);
+}
+
+/// The channels (communicator, source, destination) where a receive takes its message's tag (tag_from_send): there
+/// each receive, in the order it was posted, takes the first message not taken yet, in the order it was sent, that
+/// has its tag (any tag, for a receive that takes its message's), which is what MPI does once the messages are
+/// sent. Their ends leave the sends and receives matched per key; sends no receive takes are left for the wildcard
+/// receives, as there.
+void match_channels(PhaseState& s, std::vector<std::uint32_t>& left) {
+  const auto channel = [&s](std::uint32_t id) { return std::tie(s.ends[id].comm, s.ends[id].from, s.ends[id].to); };
+  std::vector<std::tuple<std::uint32_t, std::int32_t, std::int32_t>> free;
+  for (const std::uint32_t id : s.receives) {
+    if (s.ends[id].tag_from_send) free.emplace_back(channel(id));
+  }
+  if (free.empty()) return;
+  std::sort(free.begin(), free.end());
+  const auto in_free = [&](std::uint32_t id) { return std::binary_search(free.begin(), free.end(), channel(id)); };
+  std::vector<std::uint32_t> snd, rcv;
+  std::erase_if(s.sends, [&](std::uint32_t id) { return in_free(id) && (snd.push_back(id), true); });
+  std::erase_if(s.receives, [&](std::uint32_t id) { return in_free(id) && (rcv.push_back(id), true); });
+  // Ids grow with each owner's program order, and a channel's sends (receives) are all of one rank.
+  const auto by_channel = [&](std::uint32_t a, std::uint32_t b) {
+    return std::tuple_cat(channel(a), std::tie(a)) < std::tuple_cat(channel(b), std::tie(b));
+  };
+  std::sort(snd.begin(), snd.end(), by_channel);
+  std::sort(rcv.begin(), rcv.end(), by_channel);
+  std::size_t i = 0, j = 0;
+  while (i < snd.size() || j < rcv.size()) {
+    const bool from_sends = j == rcv.size() || (i < snd.size() && !(channel(rcv[j]) < channel(snd[i])));
+    const auto at = channel(from_sends ? snd[i] : rcv[j]);
+    std::size_t si = i, rj = j;
+    while (si < snd.size() && channel(snd[si]) == at) ++si;
+    while (rj < rcv.size() && channel(rcv[rj]) == at) ++rj;
+    std::vector<bool> taken(si - i, false);
+    const std::uint64_t sent = si - i, received = rj - j;
+    for (std::size_t r = j; r < rj; ++r) {
+      const End& e = s.ends[rcv[r]];
+      std::size_t k = 0;
+      while (k < taken.size() && (taken[k] || !(e.tag_from_send || s.ends[snd[i + k]].tag == e.tag))) ++k;
+      if (k == taken.size()) {
+        unmatched_receive(s, rcv[r], sent, received);
+        continue;
+      }
+      taken[k] = true;
+      pair(s, snd[i + k], rcv[r]);
+    }
+    for (std::size_t k = 0; k < taken.size(); ++k) {
+      if (taken[k]) continue;
+      if (s.wild.empty()) {
+        unmatched_send(s, snd[i + k], sent, received);
+      } else {
+        left.push_back(snd[i + k]);
+      }
+    }
+    i = si;
+    j = rj;
+  }
 }
 
 /// Sends and receives that name their peer and tag, FIFO per key (MPI's non-overtaking rule makes this exact).
@@ -653,6 +713,7 @@ PhaseConsistency PhaseChecker::finish() {
   s.coll_dropped.assign(s.colls.size(), false);
   for (const std::uint32_t e : s.bad) s.drop(e);
   std::vector<std::uint32_t> left;
+  detail::match_channels(s, left);
   detail::match_specific(s, left);
   detail::match_wild(s, left);
   detail::check_collectives(s);

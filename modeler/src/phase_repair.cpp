@@ -120,7 +120,8 @@ void PhaseConsistency::settle(PredictedRank& rank) const {
     std::vector<PredictedAction>& actions = rank.calls[static_cast<std::size_t>(it->call)].actions;
     if (it->action < 0 || static_cast<std::size_t>(it->action) >= actions.size()) continue;
     PredictedAction& a = actions[static_cast<std::size_t>(it->action)];
-    if (a.kind == mpi::ActionKind::Recv) a.bytes = it->bytes;
+    if (a.kind == mpi::ActionKind::Recv && it->bytes) a.bytes = *it->bytes;
+    if (it->tag) a.tag = *it->tag;
   }
 }
 

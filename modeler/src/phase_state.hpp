@@ -29,7 +29,8 @@ struct End {
   std::int32_t done_action = -1;
   mpi::Function function = mpi::Function::Other;
   bool send = false;
-  bool synchronous = false;  ///< a send that completes only once its receive is posted (MPI_Ssend, MPI_Issend)
+  bool synchronous = false;    ///< a send that completes only once its receive is posted (MPI_Ssend, MPI_Issend)
+  bool tag_from_send = false;  ///< a receive that takes its message's tag (PredictedAction::tag_from_send)
   double bytes = 0;
 };
 

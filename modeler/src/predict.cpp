@@ -243,6 +243,7 @@ class RankBuilder {
         if (which < gm.traits.size() && e.term < gm.traits[which].size()) {
           const TermTraits& t = gm.traits[which][e.term];
           a.tag = static_cast<std::uint32_t>(t.tag[s]);
+          a.tag_from_send = t.tag_varies[s] && a.kind != mpi::ActionKind::Send;
           a.bytes = std::max(0.0, gm.message_bytes(which, e.term, s, n_, gm.size_index(e), r_));
         }
         c.actions.push_back(std::move(a));
@@ -350,6 +351,7 @@ class RankBuilder {
         a.kind = mpi::ActionKind::Recv;
         a.peer = o.peer;
         a.tag = o.tag;
+        a.tag_from_send = o.tag_from_send;
         a.bytes = o.bytes;
       } else if (o.kind == mpi::ActionKind::Send && started.starts_requests) {
         a.kind = mpi::ActionKind::IsendComplete;

@@ -270,6 +270,64 @@ TEST(PhaseCheck, WildcardsTakeWhatIsLeftAsMPIMatches) {
   expect_flaws(p, {{Flaw::UnmatchedReceive, 1}}, 0, 3, "from any source (any tag");
 }
 
+TEST(PhaseCheck, AReceiveThatTakesItsMessagesTagIsMatchedInOrderAndSettled) {
+  // A code whose tags name the direction (MG's axis and side): each rank sends tag 10 to the right and tag 20 to
+  // the left. The model keeps one tag per receive slot (the more frequent), so its receives take their message's.
+  Phase p(4);
+  for (std::int64_t r = 0; r < 4; ++r) {
+    const std::int64_t left = (r + 3) % 4, right = (r + 1) % 4;
+    PredictedAction from_left = post(left, 10);
+    PredictedAction from_right = post(right, 10, 128);  // the model's tag, which the message does not have
+    from_left.tag_from_send = from_right.tag_from_send = true;
+    p.call(r, mpi::Function::MPI_Irecv, {from_left});
+    p.call(r, mpi::Function::MPI_Irecv, {from_right});
+    p.call(r, mpi::Function::MPI_Send, {send(right, 10)});
+    p.call(r, mpi::Function::MPI_Send, {send(left, 20, 128)});
+    PredictedAction done_left = done_recv(0, left, 10), done_right = done_recv(1, right, 10, 128);
+    done_left.tag_from_send = done_right.tag_from_send = true;
+    p.call(r, mpi::Function::MPI_Waitall, {done_left, done_right});
+  }
+  const PhaseConsistency c = p.check();
+  EXPECT_TRUE(c.consistent()) << c.summary();
+  PredictedRank r0 = p.ranks()[0];
+  c.settle(r0);
+  EXPECT_EQ(r0.calls[0].actions[0].tag, 10U);
+  EXPECT_EQ(r0.calls[1].actions[0].tag, 20U);  // posted, and where it completes: the message's tag
+  EXPECT_EQ(r0.calls[4].actions[1].tag, 20U);
+  EXPECT_EQ(r0.calls[4].actions[0].tag, 10U);
+
+  // Without the flag the same phase is inconsistent (what the model's one tag gave before).
+  for (PredictedRank& r : p.ranks()) {
+    for (PredictedCall& call : r.calls) {
+      for (PredictedAction& a : call.actions) a.tag_from_send = false;
+    }
+  }
+  EXPECT_FALSE(p.check().consistent());
+}
+
+TEST(PhaseCheck, AReceiveThatTakesItsMessagesTagLeavesOtherTagsToTheirOwnReceives) {
+  // Rank 1 sends rank 0 tag 5 then tag 6; rank 0 posts a receive for tag 6 first, then one that takes any: as MPI
+  // matches them, the tag-6 receive takes the second message, the other the first.
+  Phase p(2);
+  p.call(1, mpi::Function::MPI_Send, {send(0, 5, 8)});
+  p.call(1, mpi::Function::MPI_Send, {send(0, 6, 16)});
+  p.call(0, mpi::Function::MPI_Recv, {recv(1, 6, 16)});
+  PredictedAction any = recv(1, 6, 8);
+  any.tag_from_send = true;
+  p.call(0, mpi::Function::MPI_Recv, {any});
+  const PhaseConsistency c = p.check();
+  EXPECT_TRUE(c.consistent()) << c.summary();
+  PredictedRank r0 = p.ranks()[0];
+  c.settle(r0);
+  EXPECT_EQ(r0.calls[0].actions[0].tag, 6U);
+  EXPECT_EQ(r0.calls[1].actions[0].tag, 5U);
+  // A third receive finds no message left on its channel.
+  PredictedAction more = recv(1, 6, 8);
+  more.tag_from_send = true;
+  p.call(0, mpi::Function::MPI_Recv, {more});
+  expect_flaws(p, {{Flaw::UnmatchedReceive, 1}}, 0, 2, "from rank 1");
+}
+
 TEST(PhaseCheck, ProcNullMatchesNothing) {
   // A grid's boundary: sends and receives to MPI_PROC_NULL complete at once, and need no other end.
   Phase p(2);

@@ -6,7 +6,7 @@
 
 #include <array>
 #include <cstdint>
-#include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -82,8 +82,9 @@ struct Fix {
 struct Received {
   std::int32_t rank = 0;
   std::int32_t call = 0;
-  std::int32_t action = 0;  ///< the Recv action: a blocking receive's own, or the completion of a posted one
-  double bytes = 0;
+  std::int32_t action = 0;           ///< the Recv action: a blocking receive's own, or the completion of a posted one
+  std::optional<double> bytes;       ///< the message's size (none for where a receive was posted)
+  std::optional<std::uint32_t> tag;  ///< the message's tag, for a receive that takes it (tag_from_send)
   friend bool operator<(const Received& a, const Received& b) noexcept {
     return std::tie(a.rank, a.call, a.action) < std::tie(b.rank, b.call, b.action);
   }
@@ -117,7 +118,8 @@ struct PhaseConsistency {
   /// dropped". Empty for a consistent phase.
   [[nodiscard]] std::string repair_note() const;
   /// Gives each matched receive of `rank.rank` the size of the message it takes (`received`): what MPI reports
-  /// when the receive completes. No flaw: a replay's receive has room for the message either way.
+  /// when the receive completes. No flaw: a replay's receive has room for the message either way. A receive that
+  /// takes its message's tag (tag_from_send) gets it where it completes and where it was posted.
   void settle(PredictedRank& rank) const;
   /// Applies this phase's fixes of `rank.rank` to its calls (after settle(), which it makes first): unmatched actions
   /// dropped (with the completions of their requests), receives enlarged to their messages, requests left open

@@ -24,6 +24,10 @@ struct PredictedAction {
   mpi::ActionKind kind = mpi::ActionKind::Send;  ///< Send, Recv, IrecvPost, IsendComplete or Collective
   std::int64_t peer = kProcNull;                 ///< messages: the world rank, kProcNull or kAnySource
   std::uint32_t tag = 0;                         ///< messages: the tag, or kAnyTag
+  /// A receive whose tag the model does not know (the code's tag differs with the direction or the rank, such as
+  /// a tag made of the axis and the side): the check matches it with the next message from its peer, whatever its
+  /// tag, and settles `tag` to that message's (PhaseConsistency::settle), as the code's own receive would get it.
+  bool tag_from_send = false;
   double bytes = 0;
   /// Collectives.
   mpi::Collective collective = mpi::Collective::None;
