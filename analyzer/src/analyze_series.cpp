@@ -161,6 +161,59 @@ void same_iterations(const std::vector<AnalyzeOptions>& runs, std::vector<Signat
   }
 }
 
+/// The iterations of `it` (indices into it.phases) that run `sig` split into work variants.
+std::vector<bool> split_iterations(const Signature& sig, const Iterations& it) {
+  std::vector<bool> split(it.phases.size(), false);
+  for (const SigPhase& p : sig.phases) {
+    if (structural(sig, p.id) == p.id) continue;
+    const auto k = std::find(it.phases.begin(), it.phases.end(), structural(sig, p.id)) - it.phases.begin();
+    if (static_cast<std::size_t>(k) < split.size()) split[static_cast<std::size_t>(k)] = true;
+  }
+  return split;
+}
+
+/// An iteration that fewer than half the runs split into work variants is one phase in each: its work drifts or
+/// a loaded machine slowed some instances, across the threshold at one count and not at the others (LAMMPS's
+/// re-neighbouring step at 8 ranks: its first three instances 14 % dearer than the last seven). A run that split
+/// such an iteration is analysed again with it whole (its other variants, which most runs share, stay); the model
+/// then sees the same phases, each as often, at every count. Said in the run's method note.
+void same_work_variants(const std::vector<AnalyzeOptions>& runs, std::vector<Signature>& sigs,
+                        std::vector<AnalyzeStats>& local) {
+  if (sigs.size() < 3) return;
+  std::vector<Iterations> its;
+  for (const Signature& s : sigs) its.push_back(iterations_of(s));
+  for (const Iterations& it : its) {
+    if (it.order != its.front().order || it.phases.size() != its.front().phases.size()) return;
+  }
+  std::vector<std::vector<bool>> split;
+  std::vector<std::size_t> runs_splitting(its.front().phases.size(), 0);
+  for (std::size_t i = 0; i < sigs.size(); ++i) {
+    split.push_back(split_iterations(sigs[i], its[i]));
+    for (std::size_t k = 0; k < split[i].size(); ++k) runs_splitting[k] += split[i][k] ? 1 : 0;
+  }
+  for (std::size_t i = 0; i < sigs.size(); ++i) {
+    std::vector<std::uint32_t> whole;
+    for (std::size_t k = 0; k < split[i].size(); ++k) {
+      if (split[i][k] && 2 * runs_splitting[k] < sigs.size())
+        whole.push_back(sigs[i].phases[its[i].phases[k]].structure);
+    }
+    if (whole.empty()) continue;
+    AnalyzeOptions forced = runs[i];
+    forced.signature.phase_method = sigs[i].phase_method;
+    forced.signature.phase_level = sigs[i].phase_level;
+    forced.signature.unsplit = whole;
+    AnalyzeStats again;
+    Signature sig = analyze(forced, &again);
+    if (iterations_of(sig).order != its[i].order) continue;  // not the same iterations then: left alone
+    sig.options = runs[i].signature;
+    sig.phase_method_note = sigs[i].phase_method_note + (sigs[i].phase_method_note.empty() ? "" : "; ") +
+                            "work variants merged: no other run of the series splits " +
+                            (whole.size() == 1 ? "this iteration" : "these iterations") + " by work";
+    sigs[i] = std::move(sig);
+    local[i] = again;
+  }
+}
+
 }  // namespace
 
 std::vector<Signature> analyze_series(const std::vector<AnalyzeOptions>& runs, std::vector<AnalyzeStats>* stats) {
@@ -199,6 +252,7 @@ std::vector<Signature> analyze_series(const std::vector<AnalyzeOptions>& runs, s
   }
   same_level(runs, sigs, local);
   same_iterations(runs, sigs, local);
+  same_work_variants(runs, sigs, local);
   relevant_in_any(sigs);
   if (stats != nullptr) *stats = std::move(local);
   return sigs;

@@ -53,6 +53,7 @@ void assemble_phases(const InstanceWork& work, const FinalPhases& f, const std::
     SigPhase& ph = sig.phases[p];
     ph.id = static_cast<std::uint32_t>(p);
     ph.attribution = trailing[f.structural_of[p]] ? "trailing" : "leading";
+    ph.structure = f.structural_of[p];
   }
   for (const auto& [key, id] : f.final_id) {
     if (key.second != 0) {
@@ -129,8 +130,9 @@ OccurrenceLabels build_signature(const TraceDefinitions& defs, const Extracted& 
   // instructions of that long) whatever the relative difference.
   const double floor_per_location = sig.work_metric == "PAPI_TOT_INS" ? 2e4 : 1e4;
   const std::vector<bool> trailing = trailing_phases(work, floor_per_location);
-  const FinalPhases phases = split_by_work(occurrences, work.occurrence_work, 1.0 - sig.options.work_similarity,
-                                           floor_per_location * static_cast<double>(extracted.locations.size()));
+  const FinalPhases phases =
+      split_by_work(occurrences, work.occurrence_work, 1.0 - sig.options.work_similarity,
+                    floor_per_location * static_cast<double>(extracted.locations.size()), sig.options.unsplit);
   labels.phase = phases.phase;
   labels.instance = phases.instance;
 

@@ -152,13 +152,15 @@ std::vector<bool> trailing_phases(const InstanceWork& w, double floor_per_locati
   return trailing;
 }
 
-FinalPhases split_by_work(const RunPhases& phases, const std::vector<double>& occurrence_work, double tol,
-                          double floor) {
+FinalPhases split_by_work(const RunPhases& phases, const std::vector<double>& occurrence_work, double tol, double floor,
+                          const std::vector<std::uint32_t>& unsplit) {
   const std::size_t nocc = phases.occurrence_phase.size();
   std::vector<std::vector<std::size_t>> by_phase(phases.phase_count);
   for (std::size_t o = 0; o < nocc; ++o) by_phase[phases.occurrence_phase[o]].push_back(o);
   std::vector<std::uint32_t> cluster(nocc, 0);
-  for (const auto& occs : by_phase) {
+  for (std::size_t p = 0; p < by_phase.size(); ++p) {
+    const std::vector<std::size_t>& occs = by_phase[p];
+    if (std::find(unsplit.begin(), unsplit.end(), p) != unsplit.end()) continue;
     const std::vector<std::uint32_t> c = work_clusters(occs, occurrence_work, tol, floor);
     for (std::size_t i = 0; i < occs.size(); ++i) cluster[occs[i]] = c[i];
   }

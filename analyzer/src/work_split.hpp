@@ -47,8 +47,8 @@ struct FinalPhases {
 };
 
 /// Splits each structural phase's occurrences into work populations whose totals differ by more than `tol`
-/// (relative) and `floor` (absolute).
+/// (relative) and `floor` (absolute); the structural phases in `unsplit` are left whole.
 [[nodiscard]] FinalPhases split_by_work(const RunPhases& phases, const std::vector<double>& occurrence_work, double tol,
-                                        double floor);
+                                        double floor, const std::vector<std::uint32_t>& unsplit = {});
 
 }  // namespace p3s::analyzer

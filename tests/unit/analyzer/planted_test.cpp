@@ -200,5 +200,57 @@ TEST(Planted, DoublingIterationsDoublesWeightsOnly) {
   EXPECT_EQ(with_weight(a, 25).ticks, with_weight(b, 50).ticks);
 }
 
+/// A time step of 18 plain steps and one step with an allreduce, 10 times; with `drift`, the first 3 of the 10
+/// allreduce steps compute twice as long between their halo and their allreduce (a code whose early steps cost
+/// more, enough to cross the work threshold).
+std::string drifting_steps(bool drift) {
+  const auto step = [](int ns) {
+    return R"({"op": "compute", "ns": 100000}, {"op": "halo", "offsets": [1, -1], "bytes": 4096},
+        {"op": "compute", "ns": )" +
+           std::to_string(ns) + R"(}, {"op": "allreduce", "bytes": 8},
+        {"op": "compute", "ns": 100000}, {"op": "halo", "offsets": [1, -1], "bytes": 4096})";
+  };
+  const auto outer = [&](int count, int ns) {
+    return R"({"op": "loop", "count": )" + std::to_string(count) + R"(, "body": [
+        {"op": "loop", "count": 18, "body": [{"op": "compute", "ns": 200000},
+          {"op": "halo", "offsets": [1, -1], "bytes": 4096}]}, )" +
+           step(ns) + "]}";
+  };
+  return R"({"ranks": 8, "body": [)" + (drift ? outer(3, 800000) + ", " + outer(7, 400000) : outer(10, 400000)) + "]}";
+}
+
+TEST(PlantedSeries, AWorkVariantOfOneRunOnlyIsMergedAndOthersStay) {
+  std::vector<fs::path> dirs;
+  std::vector<AnalyzeOptions> runs;
+  for (const int n : {2, 4, 8, 16}) {
+    dirs.push_back(fs::path(P3S_TEST_TMP) / ("drift." + std::to_string(n) + "." + std::to_string(::getpid())));
+    synth::GenerateOptions g;
+    g.out_dir = dirs.back();
+    g.ranks = n;
+    (void)synth::generate(synth::parse_program(drifting_steps(n == 8), "drift"), g);
+    AnalyzeOptions a;
+    a.input = dirs.back();
+    a.signature.phase_method = PhaseMethod::ByRank;
+    runs.push_back(a);
+  }
+  // Alone, the run at 8 splits the allreduce step 3 + 7 by work.
+  const Signature alone = analyze(runs[2]);
+  EXPECT_NE(std::find(weights(alone).begin(), weights(alone).end(), 7u), weights(alone).end());
+  const std::vector<Signature> sigs = analyze_series(runs);
+  for (std::size_t i = 0; i < sigs.size(); ++i) {
+    SCOPED_TRACE("run " + std::to_string(i));
+    // The allreduce step is one phase of 10 at every count; a variant every run shows (plain steps after the
+    // allreduce step carry its trailing computation) stays.
+    EXPECT_EQ(weights(sigs[i]), weights(sigs[0]));
+    EXPECT_EQ(with_weight(sigs[i], 10).split_from, 0xffffffffu);
+    const bool merged = sigs[i].phase_method_note.find("work variants merged") != std::string::npos;
+    EXPECT_EQ(merged, i == 2) << sigs[i].phase_method_note;
+  }
+  std::uint32_t kept = 0;
+  for (const SigPhase& p : sigs[2].phases) kept += p.split_from != 0xffffffffu ? 1 : 0;
+  EXPECT_EQ(kept, 1u);
+  for (const fs::path& d : dirs) fs::remove_all(d);
+}
+
 }  // namespace
 }  // namespace p3s::analyzer

@@ -94,6 +94,9 @@ struct SigPhase {
   bool relevant = false;
   std::string attribution;                 ///< leading (a burst belongs to the call after it) or trailing
   std::uint32_t split_from = 0xffffffffu;  ///< the structural phase it was split from by work, if any
+  /// The phase finder's number of its structure (this analysis only, not written): what SignatureOptions::unsplit
+  /// names when the same archive is analysed again by the same method.
+  std::uint32_t structure = 0;
   std::vector<SigRank> ranks;
 };
 
@@ -143,6 +146,9 @@ struct SignatureOptions {
   /// By rank: the level to take where it gives every location as many instances, whether or not the units are
   /// pipelined (a series takes the level most of its runs take); nullopt: the analysis decides.
   std::optional<PhaseLevel> phase_level;
+  /// Structures (SigPhase::structure) whose instances stay one phase whatever their work: a series merges the
+  /// work variants that only some of its runs show (not written).
+  std::vector<std::uint32_t> unsplit;
 };
 
 struct Signature {
