@@ -424,13 +424,15 @@ void unmatched_receive(PhaseState& s, std::uint32_t id, std::uint64_t sent, std:
 /// receives, as there.
 void match_channels(PhaseState& s, std::vector<std::uint32_t>& left) {
   const auto channel = [&s](std::uint32_t id) { return std::tie(s.ends[id].comm, s.ends[id].from, s.ends[id].to); };
-  std::vector<std::tuple<std::uint32_t, std::int32_t, std::int32_t>> free;
+  std::vector<std::tuple<std::uint32_t, std::int32_t, std::int32_t>> channels;
   for (const std::uint32_t id : s.receives) {
-    if (s.ends[id].tag_from_send) free.emplace_back(channel(id));
+    if (s.ends[id].tag_from_send) channels.emplace_back(channel(id));
   }
-  if (free.empty()) return;
-  std::sort(free.begin(), free.end());
-  const auto in_free = [&](std::uint32_t id) { return std::binary_search(free.begin(), free.end(), channel(id)); };
+  if (channels.empty()) return;
+  std::sort(channels.begin(), channels.end());
+  const auto in_free = [&](std::uint32_t id) {
+    return std::binary_search(channels.begin(), channels.end(), channel(id));
+  };
   std::vector<std::uint32_t> snd, rcv;
   std::erase_if(s.sends, [&](std::uint32_t id) { return in_free(id) && (snd.push_back(id), true); });
   std::erase_if(s.receives, [&](std::uint32_t id) { return in_free(id) && (rcv.push_back(id), true); });
@@ -449,9 +451,11 @@ void match_channels(PhaseState& s, std::vector<std::uint32_t>& left) {
     while (rj < rcv.size() && channel(rcv[rj]) == at) ++rj;
     std::vector<bool> taken(si - i, false);
     const std::uint64_t sent = si - i, received = rj - j;
+    std::size_t first = 0;  // the first message not taken: where a receive that takes any tag looks
     for (std::size_t r = j; r < rj; ++r) {
       const End& e = s.ends[rcv[r]];
-      std::size_t k = 0;
+      while (first < taken.size() && taken[first]) ++first;
+      std::size_t k = first;
       while (k < taken.size() && (taken[k] || !(e.tag_from_send || s.ends[snd[i + k]].tag == e.tag))) ++k;
       if (k == taken.size()) {
         unmatched_receive(s, rcv[r], sent, received);
