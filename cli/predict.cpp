@@ -246,7 +246,8 @@ void export_st4np(PredictArgs& a) {
 }
 
 void run_predict(PredictArgs a) {
-  if (std::filesystem::is_directory(a.model)) return export_st4np(a);
+  std::error_code ec;
+  if (std::filesystem::is_directory(a.model, ec)) return export_st4np(a);
   if (a.np <= 0) throw InputError("a model is evaluated at a process count: give --np N");
   if (a.format == "lt4nc") a.logical = true;
   const modeler::Model m = modeler::read_model(a.model);

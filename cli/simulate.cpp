@@ -56,7 +56,8 @@ simulate::Platform platform_of(const SimulateArgs& a, const std::filesystem::pat
 
 /// The input's run: a model's at --np, or an ST4NP's own (--np, where given, must be its count).
 std::variant<modeler::Model, modeler::St4np> read_input(SimulateArgs& a) {
-  if (!std::filesystem::is_directory(a.model)) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(a.model, ec)) {
     if (a.np <= 0) throw InputError("a model is simulated at a process count: give --np N");
     return modeler::read_model(a.model);
   }

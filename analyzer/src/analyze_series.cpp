@@ -204,7 +204,16 @@ void same_work_variants(const std::vector<AnalyzeOptions>& runs, std::vector<Sig
     forced.signature.unsplit = whole;
     AnalyzeStats again;
     Signature sig = analyze(forced, &again);
-    if (iterations_of(sig).order != its[i].order) continue;  // not the same iterations then: left alone
+    // Not the same iterations then, or the structures numbered otherwise (the split still there, or another gone):
+    // left alone.
+    const Iterations now = iterations_of(sig);
+    if (now.order != its[i].order || now.phases.size() != split[i].size()) continue;
+    const std::vector<bool> still = split_iterations(sig, now);
+    bool as_meant = true;
+    for (std::size_t k = 0; k < still.size(); ++k) {
+      as_meant = as_meant && still[k] == (split[i][k] && 2 * runs_splitting[k] >= sigs.size());
+    }
+    if (!as_meant) continue;
     sig.options = runs[i].signature;
     sig.phase_method_note = sigs[i].phase_method_note + (sigs[i].phase_method_note.empty() ? "" : "; ") +
                             "work variants merged: no other run of the series splits " +

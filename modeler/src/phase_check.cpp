@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <map>
 #include <span>
 #include <unordered_map>
 
@@ -352,13 +353,15 @@ void pair(PhaseState& s, std::uint32_t send, std::uint32_t receive) {
   const End& rcv = s.ends[receive];
   // What the receive reports when it completes: the message's size (its completion's, for a posted receive), and
   // to a receive that takes its message's tag, that tag (where it was posted, too).
+  // A posted receive that nothing completes takes the tag too: a repair completes it at the end from the post.
   const bool posted = rcv.done_call >= 0;
+  const bool starts = starts_requests(rcv.function);
   const std::optional<std::uint32_t> tag = rcv.tag_from_send ? std::optional(snd.tag) : std::nullopt;
-  if ((tag || message_count(snd.bytes) != message_count(rcv.bytes)) && (posted || !starts_requests(rcv.function))) {
+  if ((tag || message_count(snd.bytes) != message_count(rcv.bytes)) && (posted || !starts)) {
     s.out.received.push_back({rcv.owner, posted ? rcv.done_call : rcv.call, posted ? rcv.done_action : rcv.action,
                               static_cast<double>(message_count(snd.bytes)), tag});
   }
-  if (tag && posted) s.out.received.push_back({rcv.owner, rcv.call, rcv.action, std::nullopt, tag});
+  if (tag && starts) s.out.received.push_back({rcv.owner, rcv.call, rcv.action, std::nullopt, tag});
   if (message_count(snd.bytes) <= receive_room(rcv.bytes)) return;
   s.flaw(Flaw::Truncated, rcv.owner, rcv.call, [&] {
     return call_text(rcv.owner, rcv.call, rcv.function) + " has room for " + std::to_string(receive_room(rcv.bytes)) +
@@ -418,10 +421,11 @@ void unmatched_receive(PhaseState& s, std::uint32_t id, std::uint64_t sent, std:
 }
 
 /// The channels (communicator, source, destination) where a receive takes its message's tag (tag_from_send): there
-/// each receive, in the order it was posted, takes the first message not taken yet, in the order it was sent, that
-/// has its tag (any tag, for a receive that takes its message's), which is what MPI does once the messages are
-/// sent. Their ends leave the sends and receives matched per key; sends no receive takes are left for the wildcard
-/// receives, as there.
+/// the receives, in the order they were posted, take the first message not taken yet, in the order it was sent,
+/// that has their tag (any tag, for a receive that takes its message's), as MPI matches them once the messages
+/// are sent; a receive of any tag leaves the messages of a tag that later receives naming it still need (the
+/// code's own receive had a tag, so MPI matched them all). Their ends leave the sends and receives matched per key;
+/// sends no receive takes are left for the wildcard receives, as there.
 void match_channels(PhaseState& s, std::vector<std::uint32_t>& left) {
   const auto channel = [&s](std::uint32_t id) { return std::tie(s.ends[id].comm, s.ends[id].from, s.ends[id].to); };
   std::vector<std::tuple<std::uint32_t, std::int32_t, std::int32_t>> channels;
@@ -436,6 +440,10 @@ void match_channels(PhaseState& s, std::vector<std::uint32_t>& left) {
   std::vector<std::uint32_t> snd, rcv;
   std::erase_if(s.sends, [&](std::uint32_t id) { return in_free(id) && (snd.push_back(id), true); });
   std::erase_if(s.receives, [&](std::uint32_t id) { return in_free(id) && (rcv.push_back(id), true); });
+  // The other ends by key, as match_specific takes them, so that a flaw here can say where its peer's ends went.
+  const auto by_key = [&s](std::uint32_t a, std::uint32_t b) { return key(s.ends[a]) < key(s.ends[b]); };
+  std::stable_sort(s.sends.begin(), s.sends.end(), by_key);
+  std::stable_sort(s.receives.begin(), s.receives.end(), by_key);
   // Ids grow with each owner's program order, and a channel's sends (receives) are all of one rank.
   const auto by_channel = [&](std::uint32_t a, std::uint32_t b) {
     return std::tuple_cat(channel(a), std::tie(a)) < std::tuple_cat(channel(b), std::tie(b));
@@ -451,17 +459,27 @@ void match_channels(PhaseState& s, std::vector<std::uint32_t>& left) {
     while (rj < rcv.size() && channel(rcv[rj]) == at) ++rj;
     std::vector<bool> taken(si - i, false);
     const std::uint64_t sent = si - i, received = rj - j;
-    std::size_t first = 0;  // the first message not taken: where a receive that takes any tag looks
+    // Per tag: messages not taken, and receives naming it not matched yet.
+    std::map<std::uint32_t, std::int64_t> messages, named;
+    for (std::size_t k = i; k < si; ++k) ++messages[s.ends[snd[k]].tag];
+    for (std::size_t r = j; r < rj; ++r) named[s.ends[rcv[r]].tag] += s.ends[rcv[r]].tag_from_send ? 0 : 1;
+    std::size_t first = 0;  // the first message not taken
     for (std::size_t r = j; r < rj; ++r) {
       const End& e = s.ends[rcv[r]];
       while (first < taken.size() && taken[first]) ++first;
+      const auto fits = [&](std::size_t k) {
+        const std::uint32_t tag = s.ends[snd[i + k]].tag;
+        return e.tag_from_send ? messages[tag] > named[tag] : tag == e.tag;
+      };
       std::size_t k = first;
-      while (k < taken.size() && (taken[k] || !(e.tag_from_send || s.ends[snd[i + k]].tag == e.tag))) ++k;
+      while (k < taken.size() && (taken[k] || !fits(k))) ++k;
+      if (!e.tag_from_send) --named[e.tag];
       if (k == taken.size()) {
         unmatched_receive(s, rcv[r], sent, received);
         continue;
       }
       taken[k] = true;
+      --messages[s.ends[snd[i + k]].tag];
       pair(s, snd[i + k], rcv[r]);
     }
     for (std::size_t k = 0; k < taken.size(); ++k) {

@@ -94,6 +94,9 @@ PredictedAction action_from(const json& j, const St4np& t) {
   };
   a.peer = wildcard("peer") ? kAnySource : j.value("peer", kProcNull);
   // A peer outside the job would become whatever MPI makes of that number (MPI_ANY_SOURCE in some libraries).
+  if (a.peer == kAnySource && (a.kind == mpi::ActionKind::Send || a.kind == mpi::ActionKind::IsendComplete)) {
+    throw InputError("a send names peer \"any\": only a receive can take any source");
+  }
   if (a.peer != kAnySource && (a.peer < kProcNull || a.peer >= t.processes)) {
     throw InputError("an action names peer " + std::to_string(a.peer) + ", outside the job's " +
                      std::to_string(t.processes) + " ranks");
@@ -163,7 +166,11 @@ void check_header(const json& h, const fs::path& header_path) {
 /// The header's facts about the run: its ranks, application, limits, work metric and its MPI's dims rule.
 void read_run_facts(const json& h, St4np& t) {
   t.processes = h.at("processes").get<std::int64_t>();
-  if (t.processes < 1) throw InputError("it is a trace of " + std::to_string(t.processes) + " ranks");
+  constexpr std::int64_t kMostRanks = std::int64_t{1} << 24;  // as `p3s predict --np` allows
+  if (t.processes < 1 || t.processes > kMostRanks) {
+    throw InputError("it is a trace of " + std::to_string(t.processes) + " ranks (1 to " + std::to_string(kMostRanks) +
+                     " can be read)");
+  }
   t.application = h.at("inputs").value("application", std::string());
   if (h.contains("limits") && h.at("limits").is_object()) {
     ModelLimits limits;
@@ -220,7 +227,8 @@ void read_phases(const json& h, St4np& t) {
 
 St4np read_st4np(const fs::path& dir) {
   const fs::path header_path = dir / "lt4nc.json";
-  if (!fs::exists(header_path)) {
+  std::error_code ec;
+  if (!fs::exists(header_path, ec)) {
     throw InputError("'" + dir.string() + "' holds no ST4NP (no lt4nc.json): write one with `p3s predict app.model " +
                      "--np N -o DIR`");
   }

@@ -121,9 +121,11 @@ class InstanceText {
   }
 
   void action(const PredictedCall& c, const PredictedAction& x, std::size_t call) {
-    if ((x.kind == mpi::ActionKind::IrecvPost || x.kind == mpi::ActionKind::Recv) && x.peer == kAnySource) {
-      throw TraceError("rank " + std::to_string(r_) + "'s " + c.call +
-                       " receives from any source, which the time-independent format cannot say");
+    const bool receive = x.kind == mpi::ActionKind::IrecvPost || (x.kind == mpi::ActionKind::Recv && x.started < 0);
+    if (receive && (x.peer == kAnySource || x.tag == kAnyTag)) {
+      throw TraceError("rank " + std::to_string(r_) + "'s " + c.call + " receives " +
+                       (x.peer == kAnySource ? "from any source" : "with any tag") +
+                       ", which the time-independent format cannot say");
     }
     switch (x.kind) {
       case mpi::ActionKind::Send: {

@@ -253,6 +253,13 @@ def check_st4np_roundtrip(a, n):
     r = run([a.p3s, "predict", st4np, "--np", n + 1, "--format", "tit", "-o", out + "2"], want_rc=1)
     if "ranks, not --np" not in r.stderr or len(r.stderr.strip().splitlines()) != 1:
         fail(f"an ST4NP at another --np was not refused in one line: {r.stderr!r}")
+    # A receive of any tag (which the format cannot say) is refused in one line, not written to hang SMPI.
+    anytag = st4np + ".anytag"
+    shutil.rmtree(anytag, ignore_errors=True)
+    write_handwritten(anytag, n, lambda ls: ls[0]["calls"][0]["actions"][0].update(tag="any"))
+    r = run([a.p3s, "predict", anytag, "--format", "tit", "-o", anytag + ".tit"], want_rc=1)
+    if "with any tag" not in r.stderr or len(r.stderr.strip().splitlines()) != 1:
+        fail(f"a receive of any tag was not refused in one line: {r.stderr!r}")
     r = run([a.p3s, "predict", st4np, "-o", out + "2"], want_rc=1)
     if "--format tit" not in r.stderr or len(r.stderr.strip().splitlines()) != 1:
         fail(f"an ST4NP written as anything but tit was not refused in one line: {r.stderr!r}")

@@ -62,10 +62,13 @@ def grid_exchange(r, n, p2p, call):
     return calls + [call("MPI_Waitall", 50000, *done)]
 
 
-def write_handwritten(directory, n):
-    """Writes handwritten(n) into `directory` (made), as `p3s predict -o` writes an ST4NP; returns (header, lines)."""
+def write_handwritten(directory, n, edit=None):
+    """Writes handwritten(n) into `directory` (made), as `p3s predict -o` writes an ST4NP; returns (header, lines).
+    `edit`, when given, may change the lines (a list of dicts) before they are written."""
     os.makedirs(directory)
     header, lines = handwritten(n)
+    if edit is not None:
+        edit(lines)
     offsets, text = [], b""
     for r in range(n):
         offsets.append(len(text))

@@ -328,6 +328,41 @@ TEST(PhaseCheck, AReceiveThatTakesItsMessagesTagLeavesOtherTagsToTheirOwnReceive
   expect_flaws(p, {{Flaw::UnmatchedReceive, 1}}, 0, 2, "from rank 1");
 }
 
+TEST(PhaseCheck, AReceiveThatTakesItsMessagesTagLeavesTheOnesOfNamedTags) {
+  // Rank 1 sends tag 6 then tag 5; rank 0 posts the receive of any tag before the one of tag 6: the code's own
+  // receive had a tag, so MPI matched both: the named tag takes its message, the other the one left.
+  Phase p(2);
+  p.call(1, mpi::Function::MPI_Send, {send(0, 6, 16)});
+  p.call(1, mpi::Function::MPI_Send, {send(0, 5, 8)});
+  PredictedAction any = recv(1, 6, 8);
+  any.tag_from_send = true;
+  p.call(0, mpi::Function::MPI_Recv, {any});
+  p.call(0, mpi::Function::MPI_Recv, {recv(1, 6, 16)});
+  const PhaseConsistency c = p.check();
+  EXPECT_TRUE(c.consistent()) << c.summary();
+  PredictedRank r0 = p.ranks()[0];
+  c.settle(r0);
+  EXPECT_EQ(r0.calls[0].actions[0].tag, 5U);
+}
+
+TEST(PhaseCheck, ARepairCompletesAReceiveThatTakesItsMessagesTagWithThatTag) {
+  // Rank 0 posts a receive of the model's tag 10 from rank 1, which sends tag 20; nothing completes the request.
+  Phase p(2);
+  PredictedAction posted = post(1, 10);
+  posted.tag_from_send = true;
+  p.call(0, mpi::Function::MPI_Irecv, {posted});
+  p.call(1, mpi::Function::MPI_Send, {send(0, 20)});
+  const PhaseConsistency c = p.check();
+  ASSERT_FALSE(c.consistent());
+  PredictedRank r0 = p.ranks()[0];
+  c.repair(r0);
+  EXPECT_EQ(r0.calls[0].actions[0].tag, 20U);
+  ASSERT_EQ(r0.calls.size(), 2U);  // the MPI_Waitall the repair adds
+  ASSERT_EQ(r0.calls[1].actions.size(), 1U);
+  EXPECT_EQ(r0.calls[1].actions[0].tag, 20U);
+  EXPECT_TRUE(p.check_repaired(c).consistent());
+}
+
 TEST(PhaseCheck, ProcNullMatchesNothing) {
   // A grid's boundary: sends and receives to MPI_PROC_NULL complete at once, and need no other end.
   Phase p(2);

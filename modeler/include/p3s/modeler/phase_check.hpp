@@ -97,7 +97,8 @@ struct PhaseConsistency {
   std::array<std::uint64_t, kFlawKinds> flaws{};
   std::vector<Finding> first;  ///< the first findings (at most kKeptFindings), rank by rank then message by message
   std::vector<Fix> fixes;      ///< sorted by rank, call and action
-  /// Receives whose size differs from the message they take, sorted by rank, call and action (settle()).
+  /// Receives whose size differs from the message they take, and receives that take their message's tag (where
+  /// they were posted and where they complete), sorted by rank, call and action (settle()).
   std::vector<Received> received;
   /// False when the fixes do not make the phase consistent (calls still waiting for each other after the rounds a
   /// repair may take): such a phase is refused even when a repair was asked for.

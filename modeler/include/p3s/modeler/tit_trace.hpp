@@ -53,6 +53,7 @@ class TitWriter {
   TitWriter(const Model& model, std::int64_t n, OnInconsistency policy, const TitOptions& options);
   /// Each rank's lines read when written (one rank's at a time); the trace must outlive the writer.
   TitWriter(const St4np& trace, const TitOptions& options);
+  TitWriter(St4np&& trace, const TitOptions& options) = delete;  ///< it keeps a reference: the trace must live
   /// The model's prediction's check (empty for an ST4NP, checked when it was written).
   [[nodiscard]] const PredictionCheck& check() const noexcept;
   /// Writes into `dir` one file per rank (`rank<r>.txt`, lines `<r> <action> <args>`, sizes in bytes) running the
