@@ -14,11 +14,11 @@
 #include "p3s/modeler/lt4nc.hpp"
 #include "p3s/modeler/model.hpp"
 #include "p3s/modeler/predict.hpp"
-#include "p3s/modeler/st4np.hpp"
 #include "p3s/modeler/timed_trace.hpp"
 #include "p3s/modeler/tit_trace.hpp"
 #include "p3s/output_lock.hpp"
 #include "p3s/outputs.hpp"
+#include "st4np_input.hpp"
 #include "subcommands.hpp"
 #include "validators.hpp"
 
@@ -234,12 +234,7 @@ void export_st4np(PredictArgs& a) {
   if (a.logical || a.repair || !a.compare.empty() || !a.times.empty()) {
     throw InputError("--logical, --repair, --compare and --times go with a model, not an ST4NP");
   }
-  const modeler::St4np trace = modeler::read_st4np(a.model);
-  if (a.np > 0 && a.np != trace.processes) {
-    throw InputError("ST4NP '" + a.model + "' is a trace of " + std::to_string(trace.processes) + " ranks, not --np " +
-                     std::to_string(a.np));
-  }
-  a.np = trace.processes;
+  const modeler::St4np trace = read_st4np_at_own_count(a.model, a.np);
   write_tit(a, [&](const std::filesystem::path& dir, const modeler::TitOptions& options) {
     return modeler::write_tit(trace, dir, options);
   });

@@ -9,9 +9,9 @@
 
 #include "p3s/error.hpp"
 #include "p3s/modeler/model.hpp"
-#include "p3s/modeler/st4np.hpp"
 #include "p3s/outputs.hpp"
 #include "p3s/simulate/simulate.hpp"
+#include "st4np_input.hpp"
 #include "subcommands.hpp"
 #include "validators.hpp"
 
@@ -61,14 +61,8 @@ std::variant<modeler::Model, modeler::St4np> read_input(SimulateArgs& a) {
     if (a.np <= 0) throw InputError("a model is simulated at a process count: give --np N");
     return modeler::read_model(a.model);
   }
-  modeler::St4np trace = modeler::read_st4np(a.model);
-  if (a.np > 0 && a.np != trace.processes) {
-    throw InputError("ST4NP '" + a.model + "' is a trace of " + std::to_string(trace.processes) + " ranks, not --np " +
-                     std::to_string(a.np) + ": it is simulated at its own count");
-  }
   if (a.repair) throw InputError("--repair goes with a model; an ST4NP was checked (or repaired) when written");
-  a.np = trace.processes;
-  return trace;
+  return read_st4np_at_own_count(a.model, a.np);
 }
 
 void run_simulate(SimulateArgs& a) {

@@ -134,7 +134,8 @@ class Simulation {
   std::set<std::string> notes_;
 };
 
-/// smpirun's path. @throws p3s::InputError saying how to install SimGrid where it is not installed.
+/// smpirun's path, once the work directory is made. @throws p3s::InputError saying how to install SimGrid where it
+/// is not installed.
 std::string find_smpirun(const Options& options) {
   std::string smpirun = in_path(options.smpirun);
   if (smpirun.empty()) {
@@ -150,9 +151,10 @@ std::string find_smpirun(const Options& options) {
 
 /// Every phase simulated with the writer's traces; the notes are the writer's and `notes`.
 Result simulate_phases(const std::vector<PhaseToRun>& phases, modeler::TitWriter& writer, std::int64_t n,
-                       const Platform& platform, const Options& options, std::vector<std::string> notes) {
+                       const Platform& platform, const Options& options, std::string smpirun,
+                       std::vector<std::string> notes) {
   const auto start = std::chrono::steady_clock::now();
-  Simulation sim(writer, n, platform, options, find_smpirun(options));
+  Simulation sim(writer, n, platform, options, std::move(smpirun));
   Result out;
   out.processes = n;
   for (std::size_t p = 0; p < phases.size(); ++p) {
@@ -170,25 +172,25 @@ Result simulate_phases(const std::vector<PhaseToRun>& phases, modeler::TitWriter
 }  // namespace
 
 Result simulate(const modeler::Model& model, std::int64_t n, const Platform& platform, const Options& options) {
-  find_smpirun(options);  // before the prediction is checked: a missing SimGrid is said first
+  std::string smpirun = find_smpirun(options);  // before the prediction is checked: a missing SimGrid first
   const modeler::ScopedDimsRule rule(model.dims_rule);
   modeler::TitWriter writer(model, n, options.policy, modeler::TitOptions{platform.flops});
   std::vector<PhaseToRun> phases;
   for (const modeler::PhaseModel& p : model.phases) phases.push_back({p.id, p.calls, p.weight_at(n)});
   std::vector<std::string> repaired;
   for (const std::string& note : writer.check().notes()) repaired.push_back("repaired: " + note);
-  Result out = simulate_phases(phases, writer, n, platform, options, std::move(repaired));
+  Result out = simulate_phases(phases, writer, n, platform, options, std::move(smpirun), std::move(repaired));
   out.application = model.application;
   out.work_metric = model.work_metric;
   return out;
 }
 
 Result simulate(const modeler::St4np& trace, const Platform& platform, const Options& options) {
-  find_smpirun(options);
+  std::string smpirun = find_smpirun(options);
   modeler::TitWriter writer(trace, modeler::TitOptions{platform.flops});
   std::vector<PhaseToRun> phases;
   for (const modeler::St4npPhase& p : trace.phases) phases.push_back({p.id, p.calls, p.weight});
-  Result out = simulate_phases(phases, writer, trace.processes, platform, options, trace.notes);
+  Result out = simulate_phases(phases, writer, trace.processes, platform, options, std::move(smpirun), trace.notes);
   out.application = trace.application;
   out.work_metric = trace.work_metric;
   return out;
