@@ -226,7 +226,9 @@ Shaped best_shape(std::span<const Run> runs, const RelatedPhase& rel, const FitO
   // first exchange along z there and along x at 8, and only the label tells them apart. Where ranks repeat steps of a
   // loop, each rank's loops are folded (a recursive halving whose number of steps grows with n is then one repetition
   // per call of its body) and the plain alignments are tried again: the cheaper shape wins (at 4, 8, 16 a row's 1, 2, 2
-  // halving steps are also a torus's constant neighbours, two pattern cases where the loop needs one).
+  // halving steps are also a torus's constant neighbours, two pattern cases where the loop needs one). Calls are
+  // also aligned only within the same kind of exchange (Alignment::TagExchange): where idle ranks of a coarse level
+  // make half exchanges at some counts only, call-by-call pairing would fold them into other runs' full ones.
   std::optional<Shaped> best;
   const std::vector<PhaseBox> boxes = phase_boxes(runs, rel);
   const std::vector<PhaseRank> phase_ranks = ranks_of(runs, rel);
@@ -263,8 +265,8 @@ Shaped best_shape(std::span<const Run> runs, const RelatedPhase& rel, const FitO
     if (perfect()) break;
   }
   if (!loops || !perfect()) {
-    for (const Alignment a :
-         {Alignment::Function, Alignment::Direction, Alignment::Step, Alignment::Tag, Alignment::TagRuns}) {
+    for (const Alignment a : {Alignment::Function, Alignment::Direction, Alignment::Step, Alignment::Tag,
+                              Alignment::TagRuns, Alignment::TagExchange}) {
       consider(a, Frame::Offset, std::nullopt);
       if (perfect()) break;
     }

@@ -62,6 +62,60 @@ bool starts_requests(const analyzer::SigEvent& e) {
   return kind == mpi::CallKind::Other && has_action(e, mpi::ActionKind::IrecvPost);
 }
 
+namespace {
+
+/// How many of the requests open before it a completion call completes: those its actions name, else one for a
+/// single wait (a receive from MPI_PROC_NULL names no message) and every one for a wait on all.
+std::int64_t completed_requests(const analyzer::SigEvent& e, const Call& c, std::int64_t open) {
+  if (c.completes > 0) return c.completes;
+  switch (mpi::info(e.function).completes) {
+    case mpi::Completes::One:
+      return 1;
+    case mpi::Completes::All:
+      return open;
+    default:
+      return 0;
+  }
+}
+
+/// Sets each call's Call::exchange. An exchange is a run of calls that starts where no request is open and ends
+/// where the requests its calls started are all complete (a blocking call while none is open is one alone); its
+/// hash mixes every call's function, role and first tag, in order.
+void mark_exchanges(const analyzer::SigRank& rank, std::vector<RankGroup>& groups) {
+  std::vector<Call*> calls;
+  std::vector<const RankGroup*> of;
+  for (RankGroup& g : groups) {
+    for (Call& c : g.calls) {
+      calls.push_back(&c);
+      of.push_back(&g);
+    }
+  }
+  std::int64_t open = 0;
+  std::size_t begin = 0;
+  std::uint64_t hash = 0;
+  const auto close = [&](std::size_t end) {
+    for (std::size_t k = begin; k < end; ++k) calls[k]->exchange = hash;
+    begin = end;
+    hash = 0;
+  };
+  for (std::size_t k = 0; k < calls.size(); ++k) {
+    const Call& c = *calls[k];
+    const analyzer::SigEvent& e = rank.events[c.event];
+    const std::uint32_t tag = c.peers[0] >= 0 ? c.tags[0] : c.tags[1];
+    hash = mix64(hash ^ (static_cast<std::uint64_t>(e.function) << 40) ^
+                 (static_cast<std::uint64_t>(of[k]->role) << 32) ^ tag);
+    if (starts_requests(e)) {
+      ++open;
+    } else if (of[k]->role == Role::Completion) {
+      open = std::max<std::int64_t>(0, open - completed_requests(e, c, open));
+    }
+    if (open == 0) close(k + 1);
+  }
+  close(calls.size());
+}
+
+}  // namespace
+
 std::vector<RankGroup> rank_groups(const analyzer::SigRank& rank) {
   std::vector<RankGroup> out;
   for (std::size_t i = 0; i < rank.events.size(); ++i) {
@@ -102,6 +156,7 @@ std::vector<RankGroup> rank_groups(const analyzer::SigRank& rank) {
     }
     out.back().calls.push_back(c);
   }
+  mark_exchanges(rank, out);
   return out;
 }
 

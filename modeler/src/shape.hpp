@@ -37,6 +37,9 @@ struct Call {
   /// loop's MPI_Waitall completes its step's two requests, not the twelve of an exchange before the loop).
   std::uint32_t completes = 0;
   std::uint64_t completed_from = 0;
+  /// What the exchange the call belongs to does (episode_of()): a hash of the functions, roles and tags of its calls,
+  /// the same at every rank and n that makes the same exchange whatever its peers.
+  std::uint64_t exchange = 0;
 };
 
 /// An MPI function as the shape tells groups apart: its vocabulary entry, and its name (which tells functions
@@ -134,6 +137,10 @@ enum class Alignment : std::uint8_t {
   /// tagging its messages alike (a ring's n - 1 steps, then a recursive halving's log2 n), are two groups, each
   /// with its own frame and count.
   TagRuns,
+  /// As Tag, and a call pairs only with calls of the same kind of exchange (Call::exchange): a code whose coarse
+  /// levels leave some ranks idle makes there exchanges of its own (a half exchange: receives from both sides and
+  /// their waits, no send) that the full exchanges of other runs must not absorb call by call.
+  TagExchange,
 };
 
 /// Merges the ranks' calls into their shortest common supersequence (progressively, rank by rank); the shape's

@@ -13,7 +13,7 @@
 namespace p3s::modeler::detail {
 namespace {
 
-using Key = std::tuple<FunctionKey, Role, int, Label>;
+using Key = std::tuple<FunctionKey, Role, int, Label, std::uint64_t>;
 
 // Every rank makes the same collectives in the same order: a pair of them outweighs any number of other pairs (a
 // phase aligns at most model_build's 4096 calls a rank), so that ranks whose point-to-point calls between them
@@ -54,6 +54,7 @@ int aligned_detail(const Call& c, Alignment alignment) {
       return sign * (std::abs(c.offset) == 1 ? 1 : 2);
     case Alignment::Tag:
     case Alignment::TagRuns:
+    case Alignment::TagExchange:
       return tag;
     default:
       return 0;
@@ -74,7 +75,8 @@ RankSequence rank_sequence(const std::vector<RankGroup>& groups, Alignment align
     }
     for (const Call& c : g.calls) {
       out.keys.emplace_back(g.function, g.role, aligned_detail(c, alignment),
-                            alignment == Alignment::Label ? c.label : Label{0, 0, 0});
+                            alignment == Alignment::Label ? c.label : Label{0, 0, 0},
+                            alignment == Alignment::TagExchange ? c.exchange : 0);
       out.bytes.push_back(c.peers[0] >= 0 ? c.bytes[0] : c.bytes[1]);
       out.side.push_back(!folded ? 0 : gi < loop_end ? 1 : 2);
       out.calls.push_back(&c);
@@ -187,14 +189,17 @@ std::vector<bool> loop_cuts(const Supersequence& merged, const std::vector<RankS
 }
 
 /// The shape's groups (its runs of calls to one function, cut where loop_cuts() says or, for Alignment::TagRuns,
-/// where the tag changes), and the group of each supersequence position.
+/// where the tag changes, for Alignment::TagExchange where the exchange does), and the group of each supersequence
+/// position.
 std::vector<std::size_t> cut_groups(const Supersequence& merged, const Interned& interned, const std::vector<bool>& cut,
                                     Alignment alignment, Shape& out) {
   std::vector<std::size_t> group_of(merged.keys.size());
   const auto key = [&](std::size_t k) -> const Key& { return interned.keys[merged.keys[k]]; };
   for (std::size_t k = 0; k < merged.keys.size(); ++k) {
     const std::pair<FunctionKey, Role> fn{std::get<0>(key(k)), std::get<1>(key(k))};
-    const bool retagged = alignment == Alignment::TagRuns && k > 0 && std::get<2>(key(k)) != std::get<2>(key(k - 1));
+    const bool retagged =
+        (alignment == Alignment::TagRuns && k > 0 && std::get<2>(key(k)) != std::get<2>(key(k - 1))) ||
+        (alignment == Alignment::TagExchange && k > 0 && std::get<4>(key(k)) != std::get<4>(key(k - 1)));
     if (out.groups.empty() || out.groups.back() != fn || cut[k] || retagged) out.groups.push_back(fn);
     group_of[k] = out.groups.size() - 1;
   }

@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
+#include "p3s/analyzer/signature.hpp"
+
 namespace p3s::modeler::detail {
 namespace {
 
@@ -359,6 +363,92 @@ TEST(MergeShapes, AStepWhosePeersChangeDirectionIsOneGroupOrTheShapeSaysItSplit)
   EXPECT_FALSE(shape.steps_split);
   ASSERT_EQ(shape.groups.size(), 3U);
   EXPECT_EQ(shape.loops[0], (PhaseLoop{0, 3}));
+}
+
+/// A signature event of `f`: a message to or from `peer` with `tag` where `action` is set, a completion's receive
+/// where `f` completes.
+analyzer::SigEvent event(mpi::Function f, std::optional<mpi::ActionKind> action = std::nullopt, std::int32_t peer = -1,
+                         std::uint32_t tag = 0) {
+  analyzer::SigEvent e;
+  e.function = f;
+  e.call = std::string(mpi::name(f));
+  if (action) e.actions.push_back({.kind = *action, .peer = peer, .tag = tag, .bytes = 8});
+  return e;
+}
+
+/// A rank's events: a full exchange with both neighbours (post both receives, send both ways, wait for both), or a
+/// half one: the receives and their waits only (a coarse level's idle rank takes its neighbours' points), or the
+/// other half: the sends only.
+enum class Half : std::uint8_t { Full, Take, Give };
+
+void exchange(analyzer::SigRank& r, Half half, std::uint32_t tag) {
+  using mpi::ActionKind;
+  using mpi::Function;
+  if (half != Half::Give) {
+    r.events.push_back(event(Function::MPI_Irecv, ActionKind::IrecvPost, 1, tag));
+    r.events.push_back(event(Function::MPI_Irecv, ActionKind::IrecvPost, 3, tag + 1));
+  }
+  if (half != Half::Take) {
+    r.events.push_back(event(Function::MPI_Send, ActionKind::Send, 1, tag + 1));
+    r.events.push_back(event(Function::MPI_Send, ActionKind::Send, 3, tag));
+  }
+  if (half != Half::Give) {
+    r.events.push_back(event(Function::MPI_Wait, ActionKind::Recv, 1, tag));
+    r.events.push_back(event(Function::MPI_Wait, ActionKind::Recv, 3, tag + 1));
+  }
+}
+
+std::vector<std::uint64_t> exchanges_of(const std::vector<RankGroup>& groups) {
+  std::vector<std::uint64_t> out;
+  for (const RankGroup& g : groups) {
+    for (const Call& c : g.calls) out.push_back(c.exchange);
+  }
+  return out;
+}
+
+TEST(RankGroups, AnExchangeEndsWhereTheRequestsItStartedAreComplete) {
+  analyzer::SigRank r;
+  exchange(r, Half::Full, 10);
+  exchange(r, Half::Take, 10);
+  exchange(r, Half::Give, 10);
+  exchange(r, Half::Full, 10);
+  const std::vector<std::uint64_t> x = exchanges_of(rank_groups(r));
+  ASSERT_EQ(x.size(), 18U);
+  for (std::size_t k = 1; k < 6; ++k) EXPECT_EQ(x[k], x[0]) << k;   // one full exchange
+  for (std::size_t k = 7; k < 10; ++k) EXPECT_EQ(x[k], x[6]) << k;  // one take
+  EXPECT_NE(x[6], x[0]);                                            // of another kind
+  EXPECT_NE(x[10], x[11]);                                          // each blocking send alone (its tag)
+  EXPECT_NE(x[10], x[0]);
+  for (std::size_t k = 12; k < 18; ++k) EXPECT_EQ(x[k], x[0]) << k;  // the same kind of exchange again
+}
+
+TEST(MergeShapes, HalfExchangesAreNotTakenForTheFullOnesOfOtherRuns) {
+  // At 8 ranks every rank visits the coarsest level (two full exchanges); at 16 half the ranks are idle there and
+  // take their neighbours' points instead, with the same tags. Pairing call by call puts the take's receives and
+  // waits in the full exchange's groups (same function, same tags); pairing within a kind of exchange does not.
+  analyzer::SigRank at8;
+  analyzer::SigRank at16;
+  for (analyzer::SigRank* r : {&at8, &at16}) exchange(*r, Half::Full, 20);
+  exchange(at8, Half::Full, 30);
+  exchange(at8, Half::Full, 30);
+  exchange(at16, Half::Take, 30);
+  for (analyzer::SigRank* r : {&at8, &at16}) exchange(*r, Half::Full, 20);
+  const std::vector<RankGroup> a = rank_groups(at8);
+  const std::vector<RankGroup> b = rank_groups(at16);
+  const std::vector<const std::vector<RankGroup>*> seqs{&a, &b};
+  const std::vector<std::int64_t> runs{8, 16};
+  const auto shared = [](const Shape& s) {
+    std::size_t both = 0;
+    for (std::size_t g = 0; g < s.groups.size(); ++g) {
+      both += !s.ranks[0][g].calls.empty() && !s.ranks[1][g].calls.empty() ? 1 : 0;
+    }
+    return both;
+  };
+  const Shape by_tag = merge_shapes(seqs, Alignment::Tag, runs);
+  EXPECT_EQ(shared(by_tag), 8U);  // the two outer exchanges (3 groups each) and the take's Irecv and Wait
+  const Shape by_exchange = merge_shapes(seqs, Alignment::TagExchange, runs);
+  EXPECT_EQ(shared(by_exchange), 6U);         // the outer exchanges only
+  EXPECT_EQ(by_exchange.groups.size(), 14U);  // 4 exchanges of 3 groups, and the take's 2
 }
 
 }  // namespace
