@@ -82,36 +82,29 @@ std::int64_t completed_requests(const analyzer::SigEvent& e, const Call& c, std:
 /// where the requests its calls started are all complete (a blocking call while none is open is one alone); its
 /// hash mixes every call's function, role and first tag, in order.
 void mark_exchanges(const analyzer::SigRank& rank, std::vector<RankGroup>& groups) {
-  std::vector<Call*> calls;
-  std::vector<const RankGroup*> of;
-  for (RankGroup& g : groups) {
-    for (Call& c : g.calls) {
-      calls.push_back(&c);
-      of.push_back(&g);
-    }
-  }
-  std::int64_t open = 0;
-  std::size_t begin = 0;
+  std::vector<Call*> pending;  // the calls of the exchange not closed yet
   std::uint64_t hash = 0;
-  const auto close = [&](std::size_t end) {
-    for (std::size_t k = begin; k < end; ++k) calls[k]->exchange = hash;
-    begin = end;
+  std::int64_t open = 0;
+  const auto close = [&] {
+    for (Call* p : pending) p->exchange = hash;
+    pending.clear();
     hash = 0;
   };
-  for (std::size_t k = 0; k < calls.size(); ++k) {
-    const Call& c = *calls[k];
-    const analyzer::SigEvent& e = rank.events[c.event];
-    const std::uint32_t tag = c.peers[0] >= 0 ? c.tags[0] : c.tags[1];
-    hash = mix64(hash ^ (static_cast<std::uint64_t>(e.function) << 40) ^
-                 (static_cast<std::uint64_t>(of[k]->role) << 32) ^ tag);
-    if (starts_requests(e)) {
-      ++open;
-    } else if (of[k]->role == Role::Completion) {
-      open = std::max<std::int64_t>(0, open - completed_requests(e, c, open));
+  for (RankGroup& g : groups) {
+    for (Call& c : g.calls) {
+      const analyzer::SigEvent& e = rank.events[c.event];
+      hash = mix64(hash ^ (static_cast<std::uint64_t>(e.function) << 40) ^ (static_cast<std::uint64_t>(g.role) << 32) ^
+                   c.first_tag());
+      pending.push_back(&c);
+      if (starts_requests(e)) {
+        ++open;
+      } else if (g.role == Role::Completion) {
+        open = std::max<std::int64_t>(0, open - completed_requests(e, c, open));
+      }
+      if (open == 0) close();
     }
-    if (open == 0) close(k + 1);
   }
-  close(calls.size());
+  close();
 }
 
 }  // namespace

@@ -37,9 +37,12 @@ struct Call {
   /// loop's MPI_Waitall completes its step's two requests, not the twelve of an exchange before the loop).
   std::uint32_t completes = 0;
   std::uint64_t completed_from = 0;
-  /// What the exchange the call belongs to does (episode_of()): a hash of the functions, roles and tags of its calls,
-  /// the same at every rank and n that makes the same exchange whatever its peers.
+  /// What the exchange the call belongs to does (set by rank_groups()): a hash of the functions, roles and tags of
+  /// its calls, the same at every rank and n that makes the same exchange whatever its peers.
   std::uint64_t exchange = 0;
+
+  /// The tag of the first slot that has a peer (the second's where the first is null).
+  [[nodiscard]] std::uint32_t first_tag() const { return peers[0] >= 0 ? tags[0] : tags[1]; }
 };
 
 /// An MPI function as the shape tells groups apart: its vocabulary entry, and its name (which tells functions

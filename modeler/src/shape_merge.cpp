@@ -46,7 +46,7 @@ struct RankSequence {
 /// The detail a call is aligned on besides its function: its direction, step, tag or nothing.
 int aligned_detail(const Call& c, Alignment alignment) {
   const int sign = c.offset > 0 ? 1 : c.offset < 0 ? -1 : 0;
-  const int tag = static_cast<int>(c.peers[0] >= 0 ? c.tags[0] : c.tags[1]);
+  const int tag = static_cast<int>(c.first_tag());
   switch (alignment) {
     case Alignment::Direction:
       return sign;
@@ -198,8 +198,8 @@ std::vector<std::size_t> cut_groups(const Supersequence& merged, const Interned&
   for (std::size_t k = 0; k < merged.keys.size(); ++k) {
     const std::pair<FunctionKey, Role> fn{std::get<0>(key(k)), std::get<1>(key(k))};
     const bool retagged =
-        (alignment == Alignment::TagRuns && k > 0 && std::get<2>(key(k)) != std::get<2>(key(k - 1))) ||
-        (alignment == Alignment::TagExchange && k > 0 && std::get<4>(key(k)) != std::get<4>(key(k - 1)));
+        k > 0 && ((alignment == Alignment::TagRuns && std::get<2>(key(k)) != std::get<2>(key(k - 1))) ||
+                  (alignment == Alignment::TagExchange && std::get<4>(key(k)) != std::get<4>(key(k - 1))));
     if (out.groups.empty() || out.groups.back() != fn || cut[k] || retagged) out.groups.push_back(fn);
     group_of[k] = out.groups.size() - 1;
   }
