@@ -161,6 +161,86 @@ struct Supersequence {
   }
 };
 
+/// The calls of a position moved to another of the same key, where every rank's calls stay in their order: the
+/// progressive merge places exchanges that no rank makes both of (a take or a give along each axis) in the order
+/// the ranks came, and one made after different others twice (give-y, give-z, take-y, take-z, give-z again, where
+/// take-y, give-y, take-z, give-z holds every rank). Two positions of one key are one where the ranks of the earlier
+/// make no call up to the later (they move there), or those of the later none from the earlier on (they move back).
+/// Calls of a folded loop stay where they are, as do calls on different sides of a loop's end.
+void fold_duplicates(Supersequence& m, const std::vector<RankSequence>& seqs) {
+  const std::size_t size = m.keys.size();
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> at(size);  // (rank, call) per position
+  std::vector<bool> fixed(size, false);
+  for (const std::size_t r : m.merged_ranks) {
+    for (std::size_t k = 0; k < m.positions[r].size(); ++k) {
+      at[m.positions[r][k]].emplace_back(r, k);
+      if (seqs[r].step_of[k] != kNotStep) fixed[m.positions[r][k]] = true;
+    }
+  }
+  std::map<std::uint32_t, std::vector<std::size_t>> of_key;
+  for (std::size_t i = 0; i < size; ++i) of_key[m.keys[i]].push_back(i);
+  std::vector<bool> dead(size, false);
+  const auto move = [&](std::size_t from, std::size_t to) {
+    for (const auto& [r, k] : at[from]) m.positions[r][k] = to;
+    at[to].insert(at[to].end(), at[from].begin(), at[from].end());
+    at[from].clear();
+    m.sizes_at[to].merge(m.sizes_at[from]);
+    dead[from] = true;
+  };
+  const auto next_after = [&](std::size_t i, std::size_t j) {
+    return std::all_of(at[i].begin(), at[i].end(), [&](const auto& rk) {
+      const auto& [r, k] = rk;
+      return k + 1 == m.positions[r].size() || m.positions[r][k + 1] > j;
+    });
+  };
+  const auto previous_before = [&](std::size_t j, std::size_t i) {
+    return std::all_of(at[j].begin(), at[j].end(), [&](const auto& rk) {
+      const auto& [r, k] = rk;
+      return k == 0 || m.positions[r][k - 1] < i;
+    });
+  };
+  const auto foldable = [&](std::size_t i, std::size_t j) {
+    return !dead[i] && !dead[j] && !fixed[i] && !fixed[j] && m.side_at[i] == m.side_at[j];
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (std::size_t i = size; i-- > 0;) {
+      for (const std::size_t j : of_key[m.keys[i]]) {
+        if (j <= i || !foldable(i, j) || !next_after(i, j)) continue;
+        move(i, j);
+        changed = true;
+        break;
+      }
+    }
+    for (std::size_t j = 0; j < size; ++j) {
+      const std::vector<std::size_t>& same = of_key[m.keys[j]];
+      for (auto it = same.rbegin(); it != same.rend(); ++it) {
+        const std::size_t i = *it;
+        if (i >= j || !foldable(i, j) || !previous_before(j, i)) continue;
+        move(j, i);
+        changed = true;
+        break;
+      }
+    }
+  }
+  std::vector<std::size_t> old_to_new(size, 0);
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < size; ++i) {
+    old_to_new[i] = kept;
+    if (dead[i]) continue;
+    m.keys[kept] = m.keys[i];
+    m.sizes_at[kept] = std::move(m.sizes_at[i]);
+    m.side_at[kept] = m.side_at[i];
+    ++kept;
+  }
+  m.keys.resize(kept);
+  m.sizes_at.resize(kept);
+  m.side_at.resize(kept);
+  for (const std::size_t r : m.merged_ranks) {
+    for (std::size_t& x : m.positions[r]) x = old_to_new[x];
+  }
+}
+
 /// Per supersequence position (and one past the end), whether a group starts there because a rank's folded loop
 /// begins or ends: the last plane's send of a wavefront and the send that follows the loop are two groups. Where the
 /// ranks' calls of one loop fall apart in the shape, they take the union of their places (the ranks that skip a
@@ -293,6 +373,7 @@ Shape merge_shapes(const std::vector<const std::vector<RankGroup>*>& ranks, Alig
   Supersequence merged;
   merged.positions.resize(ranks.size());
   for (const std::size_t r : order) merged.merge(r, seqs[r], r < runs.size() ? runs[r] : 0, interned);
+  fold_duplicates(merged, seqs);
   Shape out;
   const std::vector<std::size_t> group_of = cut_groups(merged, interned, loop_cuts(merged, seqs), alignment, out);
   fill_ranks(seqs, merged, group_of, out);

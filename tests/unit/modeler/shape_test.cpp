@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <optional>
 
 #include "p3s/analyzer/signature.hpp"
@@ -449,6 +450,35 @@ TEST(MergeShapes, HalfExchangesAreNotTakenForTheFullOnesOfOtherRuns) {
   const Shape by_exchange = merge_shapes(seqs, Alignment::TagExchange, runs);
   EXPECT_EQ(shared(by_exchange), 6U);         // the outer exchanges only
   EXPECT_EQ(by_exchange.groups.size(), 14U);  // 4 exchanges of 3 groups, and the take's 2
+}
+
+TEST(MergeShapes, AnExchangeNoRankMakesTwiceIsOneGroupWhateverOrderTheRanksCame) {
+  // A coarse level along y then z: each rank takes along an axis (receives and waits) or gives (sends), never both;
+  // the rank that gives along both held the coarser level before and exchanged there too, so it has the most calls and
+  // is merged first. Rank by rank, the give along z then went once before the takes (as that rank made it) and once
+  // after (a rank that took along y): one place holds every rank, in each rank's order.
+  const std::array<std::array<Half, 2>, 4> kinds{
+      {{Half::Give, Half::Give}, {Half::Take, Half::Take}, {Half::Take, Half::Give}, {Half::Give, Half::Take}}};
+  std::vector<std::vector<RankGroup>> groups;
+  for (const auto& [y, z] : kinds) {
+    analyzer::SigRank r;
+    if (y == Half::Give && z == Half::Give) exchange(r, Half::Full, 30);
+    exchange(r, y, 10);
+    exchange(r, z, 20);
+    groups.push_back(rank_groups(r));
+  }
+  std::vector<const std::vector<RankGroup>*> seqs;
+  for (const std::vector<RankGroup>& g : groups) seqs.push_back(&g);
+  const std::vector<std::int64_t> runs(seqs.size(), 32);
+  const Shape shape = merge_shapes(seqs, Alignment::TagExchange, runs);
+  // Per axis the take's receives and waits and the give's two sends, and the next level's exchange.
+  EXPECT_EQ(shape.groups.size(), 11U);
+  for (std::size_t r = 0; r < seqs.size(); ++r) {
+    std::size_t calls = 0;
+    for (const RankGroup& g : shape.ranks[r]) calls += g.calls.size();
+    const auto of = [](Half h) { return h == Half::Take ? 4U : 2U; };
+    EXPECT_EQ(calls, of(kinds[r][0]) + of(kinds[r][1]) + (r == 0 ? 6U : 0U)) << r;
+  }
 }
 
 }  // namespace
