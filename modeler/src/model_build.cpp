@@ -145,7 +145,8 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   detail::fit_groups(pm, pr, shaped.ranks, shaped.completion_notes, whole);
   pm.grid_seen = detail::grid_seen(pm.groups, rank_calls(shaped.ranks, pm.groups.size()), fitted_n);
   detail::fit_work(pm, pr, shaped.ranks, weight_by_n);
-  const std::vector<std::string> extended = detail::extend_along_shorter_sides(pm, fitted_n);
+  std::vector<std::string> extended = detail::extend_along_shorter_sides(pm, fitted_n);
+  for (std::string& note : detail::add_exchanges_along_shorter_sides(pm, fitted_n)) extended.push_back(std::move(note));
   if (!extended.empty()) {
     // Steps that paired across exchanges where one was cut short now pair within them.
     detail::orient_steps(pm.groups, fitted_n);

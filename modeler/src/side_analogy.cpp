@@ -2,9 +2,11 @@
 #include "side_analogy.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <tuple>
 #include <utility>
 
@@ -32,11 +34,24 @@ std::optional<std::size_t> axis_in(const GroupModel& g, const GridSeen& seen) {
   return axis;
 }
 
-std::vector<Block> blocks_of(const std::vector<GroupModel>& groups, const GridSeen& seen) {
+/// The dimension a single-case point-to-point group steps along in the phase's grid, on any layout of it (a coarse
+/// grid's ranks that hold data too), or nullopt.
+std::optional<std::size_t> axis_on_grid(const GroupModel& g, const GridSeen& seen) {
+  const std::optional<std::size_t> axis = step_axis(g);
+  if (!axis || !g.measured.empty()) return std::nullopt;
+  const Program& p = g.pattern.cases.front().program;
+  if (p.frame != seen.frame || p.layout.box != seen.box) return std::nullopt;
+  return axis;
+}
+
+/// The blocks of the groups stepping along one dimension of the phase's grid on its own layout (on any layout
+/// where `any_layout`: a coarse grid's too).
+std::vector<Block> blocks_of(const std::vector<GroupModel>& groups, const GridSeen& seen, bool any_layout = false) {
+  const auto axis_of = [&](const GroupModel& g) { return any_layout ? axis_on_grid(g, seen) : axis_in(g, seen); };
   std::vector<Block> out;
   std::size_t g = 0;
   while (g < groups.size()) {
-    const std::optional<std::size_t> axis = axis_in(groups[g], seen);
+    const std::optional<std::size_t> axis = axis_of(groups[g]);
     if (!axis) {
       ++g;
       continue;
@@ -45,7 +60,7 @@ std::vector<Block> blocks_of(const std::vector<GroupModel>& groups, const GridSe
     for (; h < groups.size(); ++h) {
       const GroupModel& x = groups[h];
       if (x.role == Role::PointToPoint) {
-        if (axis_in(x, seen) != axis) break;
+        if (axis_of(x) != axis) break;
         continue;
       }
       // A completion belongs to the block where it completes requests of the block's groups alone.
@@ -429,6 +444,283 @@ bool extend(PhaseModel& pm, const Source& src, const Block& target, std::size_t 
   return true;
 }
 
+/// The exchanges made only along sides longer than 2: runs of groups stepping along one dimension (with the
+/// completions of their requests) that make no call at a fitted n where that side is 2 or less and some call at
+/// every other (or, added along a dimension no fitted run had longer, none at all). Consecutive in the phase, each
+/// with its groups first..last.
+std::vector<Block> longer_only_blocks(const std::vector<GroupModel>& groups, const GridSeen& seen,
+                                      const std::vector<std::int64_t>& fitted_n) {
+  std::vector<Block> out;
+  for (const Block& b : blocks_of(groups, seen, true)) {
+    bool only_longer = true;
+    bool longer_seen = false;
+    for (const std::int64_t n : fitted_n) {
+      const bool longer = grid_sides(seen.frame, n, GridLayout{0, seen.box})[b.axis] > 2;
+      longer_seen = longer_seen || longer;
+      bool silent = true;
+      for (std::size_t k = b.first; k <= b.last; ++k) {
+        if (groups[k].role == Role::PointToPoint) silent = silent && silent_at(groups[k], {n});
+      }
+      only_longer = only_longer && silent != longer;
+    }
+    if (only_longer && (longer_seen || seen.follows[b.axis] >= 0)) out.push_back(b);
+  }
+  return out;
+}
+
+/// The pattern stepping along d1 as `p` steps along d0, every case.
+Pattern swapped(Pattern p, std::size_t d0, std::size_t d1) {
+  for (Pattern::Case& c : p.cases) c.program = swapped(std::move(c.program), d0, d1);
+  return p;
+}
+
+/// Whether block b is block a along another dimension: the same groups, in any order of their kinds (a rank that
+/// takes along a dimension does not give along it), whose patterns moved to b's dimension make what b's made at
+/// every fitted n.
+bool same_exchange(const std::vector<GroupModel>& groups, const Block& a, const Block& b,
+                   const std::vector<std::int64_t>& fitted_n) {
+  if (a.last - a.first != b.last - b.first) return false;
+  std::map<GroupKey, std::vector<std::size_t>> of_a;
+  for (std::size_t g = a.first; g <= a.last; ++g) of_a[key_of(groups[g])].push_back(g);
+  std::map<GroupKey, std::size_t> used;
+  for (std::size_t g = b.first; g <= b.last; ++g) {
+    const GroupKey key = key_of(groups[g]);
+    const auto it = of_a.find(key);
+    std::size_t& k = used[key];
+    if (it == of_a.end() || k >= it->second.size()) return false;
+    const GroupModel& from = groups[it->second[k++]];
+    if (from.role == Role::PointToPoint &&
+        !same_at(swapped(from.pattern, a.axis, b.axis), groups[g].pattern, fitted_n)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// The phase with a copy of `source` moved to dimension d inserted before group `at`; false, the phase untouched,
+/// where the copy would make a call at a fitted n.
+bool insert_moved(PhaseModel& pm, const Block& source, std::size_t d, std::size_t at,
+                  const std::vector<std::int64_t>& fitted_n) {
+  const int dims = frame_dims(pm.grid_seen->frame);
+  std::vector<GroupModel> copies;
+  for (std::size_t g = source.first; g <= source.last; ++g) {
+    GroupModel copy = pm.groups[g];
+    if (copy.role == Role::PointToPoint) {
+      copy.pattern = swapped(std::move(copy.pattern), source.axis, d);
+      if (!silent_at(copy, fitted_n)) return false;
+      for (std::vector<TermTraits>& terms : copy.traits) {
+        for (TermTraits& tt : terms) {
+          for (int& face : tt.face_axis) {
+            if (face == static_cast<int>(source.axis) || face == static_cast<int>(d)) {
+              face = face == static_cast<int>(d) ? static_cast<int>(source.axis) : static_cast<int>(d);
+            }
+          }
+        }
+      }
+    } else if (!copy.per_request && !copy.per_batch) {
+      copy.count = swapped(copy.count, source.axis, d, dims);
+    }
+    copies.push_back(std::move(copy));
+  }
+  Renumbering numbers;
+  numbers.old_to_new.assign(pm.groups.size(), 0);
+  std::vector<GroupModel> out;
+  for (std::size_t g = 0; g <= pm.groups.size(); ++g) {
+    if (g == at) {
+      for (std::size_t k = 0; k < copies.size(); ++k) {
+        numbers.made[source.first + k] = out.size();
+        out.push_back(std::move(copies[k]));
+      }
+    }
+    if (g == pm.groups.size()) break;
+    numbers.old_to_new[g] = out.size();
+    out.push_back(std::move(pm.groups[g]));
+  }
+  renumber_references(pm, out, numbers, {});
+  pm.groups = std::move(out);
+  return true;
+}
+
+/// Rows of exchanges made only along longer sides: two or more alike (same_exchange), next to each other, along
+/// different dimensions in one order of them (a loop over the dimensions); `descending` says which order.
+struct Row {
+  std::vector<Block> blocks;
+  bool descending = false;
+};
+
+std::vector<Row> rows_of(const PhaseModel& pm, const std::vector<std::int64_t>& fitted_n) {
+  const std::vector<Block> blocks = longer_only_blocks(pm.groups, *pm.grid_seen, fitted_n);
+  std::vector<Row> out;
+  for (std::size_t first = 0; first < blocks.size();) {
+    Row row{{blocks[first]}, false};
+    while (first + row.blocks.size() < blocks.size()) {
+      const Block& last = row.blocks.back();
+      const Block& next = blocks[first + row.blocks.size()];
+      if (last.last + 1 != next.first || last.axis == next.axis ||
+          (row.blocks.size() > 1 && (last.axis > next.axis) != row.descending) ||
+          !same_exchange(pm.groups, last, next, fitted_n)) {
+        break;
+      }
+      row.descending = last.axis > next.axis;
+      row.blocks.push_back(next);
+    }
+    first += row.blocks.size();
+    if (row.blocks.size() > 1) out.push_back(std::move(row));
+  }
+  return out;
+}
+
+/// One exchange made only along longer sides added along a dimension no fitted run had longer than 2, where a row of
+/// such exchanges along other dimensions shows where it goes; the note saying so, or nullopt where none is added.
+std::optional<std::string> add_one_exchange(PhaseModel& pm, const std::vector<std::int64_t>& fitted_n) {
+  GridSeen& seen = *pm.grid_seen;
+  const auto dims = static_cast<std::size_t>(frame_dims(seen.frame));
+  for (const Row& row : rows_of(pm, fitted_n)) {
+    for (std::size_t d = 0; d < dims; ++d) {
+      const bool in_row =
+          std::any_of(row.blocks.begin(), row.blocks.end(), [d](const Block& b) { return b.axis == d; });
+      if (in_row || seen.longest[d] > 2 || seen.follows[d] >= 0) continue;
+      // Its place in the row's order, and the exchange next to it there, which it copies.
+      std::size_t k = 0;
+      while (k < row.blocks.size() && (row.descending ? row.blocks[k].axis > d : row.blocks[k].axis < d)) ++k;
+      const Block& source = row.blocks[std::min(k, row.blocks.size() - 1)];
+      const std::size_t at = k < row.blocks.size() ? row.blocks[k].first : row.blocks.back().last + 1;
+      if (!insert_moved(pm, source, d, at, fitted_n)) continue;
+      seen.follows[d] = static_cast<int>(source.axis);
+      return "an exchange along dimension " + std::to_string(d) +
+             " (a side of at most 2 in every fitted run) is made before group " + std::to_string(at) +
+             " as the same exchange along dimension " + std::to_string(source.axis) + " (groups " +
+             std::to_string(source.first) + "-" + std::to_string(source.last) +
+             " as fitted), which only sides longer than 2 make: inferred where that side is longer, not seen";
+    }
+  }
+  return std::nullopt;
+}
+
+/// A message of an exchange along `axis` at n, rank r's, of `bytes`.
+struct FaceSample {
+  std::int64_t n = 0;
+  std::int64_t r = 0;
+  std::size_t axis = 0;
+  std::int64_t bytes = 0;
+};
+
+/// The block law of a face across `axis`: `bytes` per point of the rank's block along each other dimension, of q
+/// processes, with `plus` points more (its ghost layers).
+BlockLaw face_law(std::int64_t bytes, std::int64_t extent, std::int64_t plus, std::size_t axis, std::size_t dims) {
+  BlockLaw law;
+  law.bytes = bytes;
+  for (std::size_t d = 0; d < dims; ++d) {
+    if (d == axis) continue;
+    BlockFactor f;
+    f.axis = static_cast<std::uint8_t>(d);
+    f.extent = extent;
+    f.plus = plus;
+    f.coef[d] = 1;
+    law.factors.push_back(f);
+  }
+  return law;
+}
+
+/// The simplest face law (fewest points added, then the shortest extent) giving every sample, along whichever
+/// dimension it was sent, where the samples are of two sizes or more; nullopt where none does.
+std::optional<std::pair<std::int64_t, std::array<std::int64_t, 2>>> fit_face(std::span<const FaceSample> samples,
+                                                                             Frame frame, std::size_t dims) {
+  std::set<std::int64_t> sizes;
+  for (const FaceSample& s : samples) sizes.insert(s.bytes);
+  if (sizes.size() < 2) return std::nullopt;
+  constexpr std::int64_t kMostPlus = 4;
+  constexpr std::int64_t kMostExtent = 64;
+  for (std::int64_t plus = 0; plus <= kMostPlus; ++plus) {
+    for (std::int64_t extent = 1; extent <= kMostExtent; ++extent) {
+      std::optional<std::int64_t> per_point;
+      bool fits = true;
+      for (const FaceSample& s : samples) {
+        const BlockLaw unit = face_law(1, extent, plus, s.axis, dims);
+        const auto points = static_cast<std::int64_t>(unit.at(frame, {}, s.n, s.r, 0));
+        if (points <= 0 || s.bytes % points != 0) {
+          fits = false;
+          break;
+        }
+        per_point = per_point.value_or(s.bytes / points);
+        if (*per_point != s.bytes / points) {
+          fits = false;
+          break;
+        }
+      }
+      if (fits) return std::make_pair(*per_point, std::array<std::int64_t, 2>{extent, plus});
+    }
+  }
+  return std::nullopt;
+}
+
+/// The sizes of a slot of a group along one exchange of the row: those its law gives each rank that makes it at
+/// the fitted n; false where the law does not give every rank's size exactly (sizes that spread over ranks,
+/// change within a repetition, or follow a law of another kind).
+bool face_samples(const GroupModel& g, std::size_t t, std::size_t slot, std::size_t axis,
+                  const std::vector<std::int64_t>& fitted_n, std::vector<FaceSample>& out) {
+  const TermTraits& tt = g.traits.front()[t];
+  if (tt.rank_spread[slot] > 0 || tt.bytes_step_factor[slot] != 1 || tt.bytes[slot].max_rel_error > kSizeTolerance) {
+    return false;
+  }
+  for (const std::int64_t n : fitted_n) {
+    for (std::int64_t r = 0; r < n; ++r) {
+      if (g.pattern.generate(r, n).empty()) continue;
+      const double bytes = g.message_bytes(0, t, slot, n, 0, r);
+      if (bytes <= 0 || std::abs(bytes - std::round(bytes)) > 1e-6) return false;
+      out.push_back({n, r, axis, std::llround(bytes)});
+    }
+  }
+  return true;
+}
+
+/// Each slot of the row's exchanges given the face law its sizes along all the row's dimensions follow together:
+/// the same code cuts every side alike, so what a side longer along one dimension did to the face along another it
+/// does along each (one size seen along a dimension is then no law of its own). Returns the slots given one.
+std::size_t fit_row_faces(PhaseModel& pm, const Row& row, const std::vector<std::int64_t>& fitted_n) {
+  const Frame frame = pm.grid_seen->frame;
+  const auto dims = static_cast<std::size_t>(frame_dims(frame));
+  const Block& first = row.blocks.front();
+  std::size_t given = 0;
+  for (std::size_t g = first.first; g <= first.last; ++g) {
+    GroupModel& model = pm.groups[g];
+    if (model.role != Role::PointToPoint || model.traits.size() != 1) continue;
+    // The same group in every exchange of the row: the k-th of its kind.
+    const GroupKey key = key_of(model);
+    std::size_t kth = 0;
+    for (std::size_t h = first.first; h < g; ++h) kth += key_of(pm.groups[h]) == key ? 1 : 0;
+    std::vector<std::size_t> alike;
+    for (const Block& b : row.blocks) {
+      std::size_t seen_of_kind = 0;
+      for (std::size_t h = b.first; h <= b.last; ++h) {
+        if (key_of(pm.groups[h]) == key && seen_of_kind++ == kth) alike.push_back(h);
+      }
+    }
+    if (alike.size() != row.blocks.size()) continue;
+    for (std::size_t t = 0; t < model.traits.front().size(); ++t) {
+      for (std::size_t s = 0; s < static_cast<std::size_t>(model.slots); ++s) {
+        if (!model.slot_kinds[s]) continue;
+        std::vector<FaceSample> samples;
+        bool usable = true;
+        for (std::size_t k = 0; k < alike.size() && usable; ++k) {
+          const GroupModel& a = pm.groups[alike[k]];
+          usable = a.traits.size() == 1 && t < a.traits.front().size() &&
+                   face_samples(a, t, s, row.blocks[k].axis, fitted_n, samples);
+        }
+        if (!usable) continue;
+        const auto law = fit_face(samples, frame, dims);
+        if (!law) continue;
+        for (std::size_t k = 0; k < alike.size(); ++k) {
+          pm.groups[alike[k]].traits.front()[t].block[s] =
+              face_law(law->first, law->second[0], law->second[1], row.blocks[k].axis, dims);
+        }
+        ++given;
+      }
+    }
+  }
+  return given;
+}
+
 }  // namespace
 
 std::vector<std::string> extend_along_shorter_sides(PhaseModel& pm, const std::vector<std::int64_t>& fitted_n) {
@@ -469,6 +761,26 @@ std::vector<std::string> extend_along_shorter_sides(PhaseModel& pm, const std::v
         again = true;
         break;
       }
+    }
+  }
+  return notes;
+}
+
+}  // namespace p3s::modeler::detail
+
+namespace p3s::modeler::detail {
+
+std::vector<std::string> add_exchanges_along_shorter_sides(PhaseModel& pm, const std::vector<std::int64_t>& fitted_n) {
+  std::vector<std::string> notes;
+  if (!pm.grid_seen || pm.grid_seen->box[0] > 0) return notes;
+  // A dimension once given an exchange follows another (seen.follows) and is given no second.
+  while (std::optional<std::string> note = add_one_exchange(pm, fitted_n)) notes.push_back(std::move(*note));
+  for (const Row& row : rows_of(pm, fitted_n)) {
+    if (const std::size_t given = fit_row_faces(pm, row, fitted_n); given > 0) {
+      notes.push_back("the sizes of " + std::to_string(given) + " messages of the exchanges of groups " +
+                      std::to_string(row.blocks.front().first) + "-" + std::to_string(row.blocks.back().last) +
+                      ", one per dimension, are each a face of the blocks along the other dimensions, one law for " +
+                      "all: fitted on the sizes along every dimension together");
     }
   }
   return notes;

@@ -24,4 +24,13 @@ namespace p3s::modeler::detail {
 [[nodiscard]] std::vector<std::string> extend_along_shorter_sides(PhaseModel& pm,
                                                                   const std::vector<std::int64_t>& fitted_n);
 
+/// Where the fitted runs showed an exchange made only along sides longer than 2 (no call where the side is 2 or
+/// less), the same along two or more dimensions in a row in one order of them (a loop over the dimensions), and a
+/// dimension of the grid that no fitted run had longer than 2: the exchange is added along it, at its place in the
+/// row's order, as the one next to it there makes it (patterns, counts and sizes moved to the new dimension). Every
+/// rank of every fitted run still makes the calls it made. Records in grid_seen which dimension each added one
+/// follows; returns one note per exchange added.
+[[nodiscard]] std::vector<std::string> add_exchanges_along_shorter_sides(PhaseModel& pm,
+                                                                         const std::vector<std::int64_t>& fitted_n);
+
 }  // namespace p3s::modeler::detail

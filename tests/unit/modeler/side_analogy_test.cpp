@@ -153,5 +153,89 @@ TEST(SideAnalogy, OneExchangePerDimensionInARow) {
   EXPECT_TRUE(pm.groups[12].pattern.cases.front().program.terms.front().count.is_constant());
 }
 
+/// A coarse level's exchange along d, made only where side d is longer than 2: a receive from +1 of `bytes` (a law
+/// in n), a send to -1, the wait; `step` gives its label along d.
+std::vector<GroupModel> coarse_exchange(std::size_t d, std::uint32_t first, const RegressionLaw& bytes) {
+  Label up{0, 0, 0};
+  Label down{0, 0, 0};
+  up[d] = 1;
+  down[d] = -1;
+  std::vector<GroupModel> out{step("MPI_Irecv", mpi::Function::MPI_Irecv, up, where_longer(d)),
+                              step("MPI_Send", mpi::Function::MPI_Send, down, where_longer(d)), wait_for(first)};
+  out[0].traits.front().front().bytes[0] = bytes;
+  out[1].traits.front().front().bytes[0] = bytes;
+  return out;
+}
+
+/// The exchanges along y then z of a level that only sides longer than 2 make (dims3: 2x2x1, 2x2x2, 4x2x2, 4x4x2 at
+/// 4 to 32): 8 bytes a point of the face, (4 / q + 2) points along each other side; z's 128 and 96 bytes at 16 and
+/// 32 (a line in n fits them), y's 96 at 32 (a constant). No run had x longer than 2.
+PhaseModel coarse_level() {
+  PhaseModel pm;
+  pm.groups = coarse_exchange(1, 0, RegressionLaw{RegressionForm::Constant, Basis::One, 96});
+  for (GroupModel& g : coarse_exchange(0, 3, RegressionLaw{RegressionForm::Linear, Basis::N, 160, -2})) {
+    pm.groups.push_back(std::move(g));
+  }
+  GridSeen seen;
+  seen.frame = Frame::Torus3C;
+  seen.longest = {4, 4, 2};
+  seen.longer_adds_calls = {true, true, false};
+  pm.grid_seen = seen;
+  WorkClass w;
+  w.cases.assign(pm.groups.size(), 0);
+  pm.work.push_back(w);
+  return pm;
+}
+
+const std::vector<std::int64_t> kCoarseFitted = {4, 8, 16, 32};
+
+TEST(SideAnalogy, AnExchangeOnlyLongerSidesMakeIsAddedAlongTheSideThatFirstIsLonger) {
+  PhaseModel pm = coarse_level();
+  const PhaseModel before = pm;
+  const std::vector<std::string> notes = add_exchanges_along_shorter_sides(pm, kCoarseFitted);
+  ASSERT_EQ(notes.size(), 2U);
+  EXPECT_NE(notes.front().find("along dimension 2"), std::string::npos) << notes.front();
+  // x's exchange comes first (the row goes y, z: from the last dimension to the first), a copy of y's.
+  ASSERT_EQ(pm.groups.size(), 9U);
+  EXPECT_EQ(pm.groups[0].pattern.cases.front().program.terms.front().count.to_string(), "[dims3(n)[2] > 2]");
+  EXPECT_EQ(pm.groups[2].completes.front().front().group, 0U);
+  EXPECT_EQ(pm.groups[5].completes.front().front().group, 3U);
+  EXPECT_EQ(pm.groups[8].completes.front().front().group, 6U);
+  EXPECT_EQ(pm.grid_seen->follows, (std::array<int, 3>{-1, -1, 1}));
+  EXPECT_EQ(pm.work.front().cases.size(), 9U);
+  // Every fitted run is made as before; at 64 (4x4x4, dimension 0 the fastest) rank 0 receives along x from 16.
+  for (const std::int64_t n : kCoarseFitted) {
+    for (std::int64_t r = 0; r < n; ++r) {
+      EXPECT_TRUE(pm.groups[0].entries(r, n).empty());
+      EXPECT_EQ(peers(pm.groups[3], r, n), peers(before.groups[0], r, n));
+    }
+  }
+  EXPECT_EQ(peers(pm.groups[0], 0, 64), (std::vector<std::int64_t>{16}));
+  // The sizes along all three are one face law, fitted on y's and z's together: 72 bytes each at 64, where y's
+  // constant said 96 and z's line 32.
+  for (const std::size_t g : {0U, 3U, 6U}) {
+    ASSERT_TRUE(pm.groups[g].traits.front().front().block[0].has_value()) << g;
+    EXPECT_EQ(pm.groups[g].message_bytes(0, 0, 0, 64, 0, 0), 72) << g;
+    EXPECT_EQ(pm.groups[g + 1].message_bytes(0, 0, 0, 64, 0, 0), 72) << g;
+  }
+  EXPECT_EQ(pm.groups[6].message_bytes(0, 0, 0, 16, 0, 0), 128);
+  EXPECT_EQ(pm.groups[3].message_bytes(0, 0, 0, 32, 0, 0), 96);
+}
+
+TEST(SideAnalogy, NoRowNoExchangeAdded) {
+  // One exchange along z alone says nothing of where one along x would go, nor that the code loops over sides.
+  PhaseModel pm = coarse_level();
+  pm.groups.erase(pm.groups.begin(), pm.groups.begin() + 3);
+  pm.groups[2].completes = {{RequestRef{0, 0, 0, -1}}};
+  pm.work.front().cases.assign(pm.groups.size(), 0);
+  EXPECT_TRUE(add_exchanges_along_shorter_sides(pm, kCoarseFitted).empty());
+  EXPECT_EQ(pm.groups.size(), 3U);
+  // Exchanges that every fitted run made along a side of 2 as well are no coarse level's.
+  pm = coarse_level();
+  for (const std::size_t g : {0U, 1U}) pm.groups[g].pattern.cases.front().program.terms.front().count = kOnce;
+  EXPECT_TRUE(add_exchanges_along_shorter_sides(pm, kCoarseFitted).empty());
+  EXPECT_EQ(pm.groups.size(), 6U);
+}
+
 }  // namespace
 }  // namespace p3s::modeler::detail
