@@ -41,7 +41,7 @@ void group_lines(std::ostringstream& out, const PhaseModel& p, std::size_t g) {
             return tt.block[s] ? tt.block[s]->to_string() : tt.bytes[s].to_string();
           };
           out << "        term " << t << ": bytes = " << size(0);
-          if (tt.face_axis[0] >= 0) {
+          if (tt.face_axis[0] >= 0 && !tt.block[0]) {
             out << " per point of the block's face across dimension " << tt.face_axis[0];
             if (tt.face_margins[0] != std::array<int, 2>{0, 0}) {
               out << " with " << tt.face_margins[0][0] << " and " << tt.face_margins[0][1] << " ghost layers";
@@ -221,11 +221,16 @@ std::vector<LawFit> law_fits(const PhaseModel& p) {
     for (std::size_t c = 0; c < gm.traits.size(); ++c) {
       for (std::size_t t = 0; t < gm.traits[c].size(); ++t) {
         for (std::size_t s = 0; s < static_cast<std::size_t>(gm.slots); ++s) {
-          const bool per_point = gm.traits[c][t].face_axis[s] >= 0;
-          out.push_back(law_fit(std::string(per_point ? "bytes per face point of [" : "bytes of [") +
-                                    std::to_string(g) + "] " + short_call(gm) + " case " + std::to_string(c) +
-                                    " term " + std::to_string(t) + " slot " + std::to_string(s),
-                                gm.traits[c][t].bytes[s]));
+          const TermTraits& tt = gm.traits[c][t];
+          const std::string where = "[" + std::to_string(g) + "] " + short_call(gm) + " case " + std::to_string(c) +
+                                    " term " + std::to_string(t) + " slot " + std::to_string(s);
+          if (tt.block[s]) {
+            // A block law gives every rank's size it was fitted on exactly: what the prediction evaluates.
+            out.push_back({"bytes of " + where, tt.block[s]->to_string(), 0, std::nullopt});
+          } else {
+            out.push_back(
+                law_fit((tt.face_axis[s] >= 0 ? "bytes per face point of " : "bytes of ") + where, tt.bytes[s]));
+          }
         }
       }
     }

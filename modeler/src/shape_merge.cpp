@@ -204,20 +204,25 @@ void fold_duplicates(Supersequence& m, const std::vector<RankSequence>& seqs) {
   };
   for (bool changed = true; changed;) {
     changed = false;
+    // The other places of the key, nearest first: once a rank's next (previous) call comes before (after) one, it
+    // does before (after) all further ones.
     for (std::size_t i = size; i-- > 0;) {
-      for (const std::size_t j : of_key[m.keys[i]]) {
-        if (j <= i || !foldable(i, j) || !next_after(i, j)) continue;
-        move(i, j);
+      if (dead[i] || fixed[i]) continue;
+      const std::vector<std::size_t>& same = of_key[m.keys[i]];
+      for (auto j = std::upper_bound(same.begin(), same.end(), i); j != same.end() && next_after(i, *j); ++j) {
+        if (!foldable(i, *j)) continue;
+        move(i, *j);
         changed = true;
         break;
       }
     }
     for (std::size_t j = 0; j < size; ++j) {
+      if (dead[j] || fixed[j]) continue;
       const std::vector<std::size_t>& same = of_key[m.keys[j]];
-      for (auto it = same.rbegin(); it != same.rend(); ++it) {
-        const std::size_t i = *it;
-        if (i >= j || !foldable(i, j) || !previous_before(j, i)) continue;
-        move(j, i);
+      for (auto i = std::make_reverse_iterator(std::lower_bound(same.begin(), same.end(), j));
+           i != same.rend() && previous_before(j, *i); ++i) {
+        if (!foldable(*i, j)) continue;
+        move(j, *i);
         changed = true;
         break;
       }
