@@ -474,23 +474,30 @@ Pattern swapped(Pattern p, std::size_t d0, std::size_t d1) {
   return p;
 }
 
+/// Group g of block `from` in block `to`: the group of its kind (key_of) that comes as many times after the block's
+/// first of that kind; nullopt where `to` has fewer of them.
+std::optional<std::size_t> alike_in(const std::vector<GroupModel>& groups, const Block& from, std::size_t g,
+                                    const Block& to) {
+  const GroupKey key = key_of(groups[g]);
+  std::size_t kth = 0;
+  for (std::size_t h = from.first; h < g; ++h) kth += key_of(groups[h]) == key ? 1 : 0;
+  for (std::size_t h = to.first; h <= to.last; ++h) {
+    if (key_of(groups[h]) == key && kth-- == 0) return h;
+  }
+  return std::nullopt;
+}
+
 /// Whether block b is block a along another dimension: the same groups, in any order of their kinds (a rank that
 /// takes along a dimension does not give along it), whose patterns moved to b's dimension make what b's made at
 /// every fitted n.
 bool same_exchange(const std::vector<GroupModel>& groups, const Block& a, const Block& b,
                    const std::vector<std::int64_t>& fitted_n) {
   if (a.last - a.first != b.last - b.first) return false;
-  std::map<GroupKey, std::vector<std::size_t>> of_a;
-  for (std::size_t g = a.first; g <= a.last; ++g) of_a[key_of(groups[g])].push_back(g);
-  std::map<GroupKey, std::size_t> used;
   for (std::size_t g = b.first; g <= b.last; ++g) {
-    const GroupKey key = key_of(groups[g]);
-    const auto it = of_a.find(key);
-    std::size_t& k = used[key];
-    if (it == of_a.end() || k >= it->second.size()) return false;
-    const GroupModel& from = groups[it->second[k++]];
-    if (from.role == Role::PointToPoint &&
-        !same_at(swapped(from.pattern, a.axis, b.axis), groups[g].pattern, fitted_n)) {
+    const std::optional<std::size_t> from = alike_in(groups, b, g, a);
+    if (!from) return false;
+    if (groups[g].role == Role::PointToPoint &&
+        !same_at(swapped(groups[*from].pattern, a.axis, b.axis), groups[g].pattern, fitted_n)) {
       return false;
     }
   }
@@ -685,16 +692,10 @@ std::size_t fit_row_faces(PhaseModel& pm, const Row& row, const std::vector<std:
   for (std::size_t g = first.first; g <= first.last; ++g) {
     GroupModel& model = pm.groups[g];
     if (model.role != Role::PointToPoint || model.traits.size() != 1) continue;
-    // The same group in every exchange of the row: the k-th of its kind.
-    const GroupKey key = key_of(model);
-    std::size_t kth = 0;
-    for (std::size_t h = first.first; h < g; ++h) kth += key_of(pm.groups[h]) == key ? 1 : 0;
+    // The same group in every exchange of the row.
     std::vector<std::size_t> alike;
     for (const Block& b : row.blocks) {
-      std::size_t seen_of_kind = 0;
-      for (std::size_t h = b.first; h <= b.last; ++h) {
-        if (key_of(pm.groups[h]) == key && seen_of_kind++ == kth) alike.push_back(h);
-      }
+      if (const std::optional<std::size_t> h = alike_in(pm.groups, first, g, b)) alike.push_back(*h);
     }
     if (alike.size() != row.blocks.size()) continue;
     for (std::size_t t = 0; t < model.traits.front().size(); ++t) {
