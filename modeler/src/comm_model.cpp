@@ -74,6 +74,21 @@ std::int64_t CommModel::color(std::int64_t r, std::int64_t n) const {
 
 std::int64_t CommModel::key(std::int64_t r, std::int64_t) const { return kind == Kind::Self ? 0 : r; }
 
+std::int64_t CommModel::index_of(std::int64_t r, std::int64_t n) const {
+  const std::int64_t p = param.integer_at(n).value_or(0);
+  switch (kind) {
+    case Kind::World:
+      return r;
+    case Kind::Self:
+      return 0;
+    case Kind::Block:
+      return p > 0 ? r % p : 0;
+    case Kind::Strided:
+      return p > 0 ? r / p : 0;
+  }
+  return 0;
+}
+
 std::string CommModel::color_rule(std::int64_t n) const {
   const auto p = [&] {
     if (n > 0) return std::to_string(param.integer_at(n).value_or(0));

@@ -123,6 +123,7 @@ json group_json(const GroupModel& g) {
               {"received_other", to_json(c.received_other)}};
       if (c.root) jc["root"] = to_json(*c.root);
       jc["per_member"] = c.per_member;
+      if (c.exclusive) jc["exclusive"] = true;
       calls.push_back(std::move(jc));
     }
     j["collectives"] = std::move(calls);
@@ -197,6 +198,7 @@ GroupModel group_from(const json& j) {
     c.received_root = regression_law_from_json(jc.at("received_root"));
     c.received_other = regression_law_from_json(jc.at("received_other"));
     c.per_member = jc.at("per_member").get<std::array<bool, 4>>();
+    c.exclusive = jc.value("exclusive", false);
     g.collectives.push_back(std::move(c));
   }
   return g;

@@ -102,9 +102,10 @@ double block_of(const CollectiveEntry& ce, std::int64_t n, std::int64_t members)
     case mpi::Collective::Reduce:
       return ce.bytes_at(n, members, false);
     case mpi::Collective::Scan:
-      return (ce.bytes_at(n, members, true) + ce.received_at(n, members, true)) / (m + 1);
     case mpi::Collective::Exscan:
-      return (ce.bytes_at(n, members, true) + ce.received_at(n, members, true)) / std::max(1.0, m - 1);
+      // A member sends as many blocks as it receives on average: (m + 1) / 2 each, or (m - 1) / 2 when exclusive.
+      return (ce.bytes_at(n, members, true) + ce.received_at(n, members, true)) /
+             std::max(1.0, ce.exclusive ? m - 1 : m + 1);
     default:
       return ce.bytes_at(n, members, true) / m;
   }
@@ -381,9 +382,18 @@ class RankBuilder {
         a.root = ce.comm.member(r_, n_, count_value(*ce.root, n_));
         is_root = a.root == r_;
       }
-      a.bytes = ce.bytes_at(n_, a.comm_size, is_root);
-      a.bytes_received = ce.received_at(n_, a.comm_size, is_root);
       a.block = block_of(ce, n_, a.comm_size);
+      if (ce.op == mpi::Collective::Scan || ce.op == mpi::Collective::Exscan) {
+        // The member's own counts, as the recorder makes them: a block to each member after it (and itself unless
+        // exclusive), one from each member before it (and itself).
+        const auto me = static_cast<double>(ce.comm.index_of(r_, n_));
+        const double own = ce.exclusive ? 0 : 1;
+        a.bytes = a.block * (static_cast<double>(a.comm_size) - me - 1 + own);
+        a.bytes_received = a.block * (me + own);
+      } else {
+        a.bytes = ce.bytes_at(n_, a.comm_size, is_root);
+        a.bytes_received = ce.received_at(n_, a.comm_size, is_root);
+      }
       c.actions.push_back(std::move(a));
     }
   }

@@ -53,6 +53,49 @@ TEST(Model, RingFittedAtFewCountsPredictsALargerOneExactly) {
   EXPECT_DOUBLE_EQ(r.calls[3].actions.at(0).bytes, 8.0 * 64);
 }
 
+/// A scan of `block` bytes at rank r of n, counted as the recorder does: a block to each rank after r and one from
+/// each rank before it, r's own included unless `exclusive` (MPI_Exscan, or MPI_Scan in place).
+SigAction scan(mpi::Collective op, std::int32_t r, std::int32_t n, double block, bool exclusive) {
+  SigAction a;
+  a.kind = mpi::ActionKind::Collective;
+  a.collective = op;
+  a.comm_size = static_cast<std::uint32_t>(n);
+  a.bytes = block * (n - r - (exclusive ? 1 : 0));
+  a.bytes_received = block * (r + (exclusive ? 0 : 1));
+  return a;
+}
+
+TEST(Model, AScansSizesFollowEachRanksPlaceNotTheMeanOverRanks) {
+  std::vector<std::filesystem::path> paths;
+  for (const std::int32_t n : {4, 8, 16, 32}) {
+    Signature s = ring(n, 100);
+    for (analyzer::SigRank& rank : s.phases[1].ranks) {
+      const std::int32_t r = rank.rank;
+      rank.events.push_back(event(mpi::Function::MPI_Scan, {scan(mpi::Collective::Scan, r, n, 24, false)}, 10));
+      rank.events.push_back(event(mpi::Function::MPI_Scan, {scan(mpi::Collective::Scan, r, n, 16, true)}, 10));
+      rank.events.push_back(event(mpi::Function::MPI_Exscan, {scan(mpi::Collective::Exscan, r, n, 8, true)}, 10));
+    }
+    paths.push_back(save(s, "ring-scans" + std::to_string(n)));
+  }
+  const Fit fit = build_model(paths, {});
+  ASSERT_TRUE(fit.report.validation.has_value());
+  for (const PhaseCheck& c : fit.report.validation->phases) {
+    EXPECT_TRUE(c.pattern_exact) << c.first_mismatch;
+    EXPECT_LT(c.volume_error_max, 1e-9) << "phase " << c.phase;
+  }
+  const PhasePredictor p(fit.model.phases.at(1), 64);
+  for (const std::int64_t r : {0, 17, 63}) {
+    const PredictedRank pr = p.rank(r);
+    ASSERT_EQ(pr.calls.size(), 7u);
+    const auto at = [&](std::size_t call) { return pr.calls[call].actions.at(0); };
+    EXPECT_DOUBLE_EQ(at(4).bytes, 24.0 * static_cast<double>(64 - r)) << "rank " << r;
+    EXPECT_DOUBLE_EQ(at(4).bytes_received, 24.0 * static_cast<double>(r + 1)) << "rank " << r;
+    EXPECT_DOUBLE_EQ(at(5).bytes, 16.0 * static_cast<double>(63 - r)) << "rank " << r;
+    EXPECT_DOUBLE_EQ(at(6).bytes_received, 8.0 * static_cast<double>(r)) << "rank " << r;
+    EXPECT_DOUBLE_EQ(at(6).block, 8.0);
+  }
+}
+
 TEST(Model, ARankWithMoreWorkIsAWorkClassOfItsOwn) {
   // Rank 0 also writes the output: 5e6 more work per iteration, at every n; the others share 1e8.
   std::vector<std::filesystem::path> paths;

@@ -63,6 +63,8 @@ struct CommModel {
   /// MPI_Comm_split's colour and key for rank r at n (ranks keep their world order).
   [[nodiscard]] std::int64_t color(std::int64_t r, std::int64_t n) const;
   [[nodiscard]] std::int64_t key(std::int64_t r, std::int64_t n) const;
+  /// r's rank in its communicator at n.
+  [[nodiscard]] std::int64_t index_of(std::int64_t r, std::int64_t n) const;
   /// The colour and key as integer expressions in r (p3s::modeler::Expression syntax): at n when n > 0
   /// ("r / 8"), with the law of the parameter otherwise ("r / dims2(n)[1]", for reading only).
   [[nodiscard]] std::string color_rule(std::int64_t n = 0) const;
@@ -127,6 +129,9 @@ struct CollectiveEntry {
   /// Per law (bytes_root, bytes_other, received_root, received_other): the law gives bytes per member of the
   /// communicator, to be multiplied by its size.
   std::array<bool, 4> per_member{false, false, false, false};
+  /// A scan whose ranks count no block of their own (MPI_Exscan, or an MPI_Scan in place): its last member sends
+  /// nothing, its first receives nothing.
+  bool exclusive = false;
   /// The laws evaluated at n on a communicator of `members` ranks, for the root or another rank.
   [[nodiscard]] double bytes_at(std::int64_t n, std::int64_t members, bool at_root) const;
   [[nodiscard]] double received_at(std::int64_t n, std::int64_t members, bool at_root) const;
