@@ -593,10 +593,15 @@ void agree_on_anchors(std::vector<CallSequence>& calls) {
     const std::vector<std::uint32_t>& first = calls[group.front()].regions();
     std::erase_if(group, [&](std::size_t l) { return calls[l].regions() != first; });
     if (group.size() < kVoters) continue;
+    std::vector<std::size_t> voters;
+    for (const std::size_t l : group) {
+      if (calls[l].tells_compute()) voters.push_back(l);
+    }
+    if (voters.empty()) voters = group;
     for (std::uint64_t i = 0; i < first.size(); ++i) {
       std::size_t votes = 0;
-      for (const std::size_t l : group) votes += calls[l].anchors()[i];
-      for (const std::size_t l : group) calls[l].set_anchor(i, 2 * votes > group.size());
+      for (const std::size_t l : voters) votes += calls[l].anchors()[i];
+      for (const std::size_t l : group) calls[l].set_anchor(i, 2 * votes > voters.size());
     }
   }
 }

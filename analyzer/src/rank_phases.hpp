@@ -38,6 +38,8 @@ class CallSequence {
   /// Room for `calls` calls, so that adding them never copies what is held.
   void reserve(std::uint64_t calls);
   [[nodiscard]] std::int32_t rank() const noexcept { return rank_; }
+  /// Whether the location's bursts fell into computation and the rest (else every call is marked).
+  [[nodiscard]] bool tells_compute() const noexcept { return threshold_ != 0; }
   [[nodiscard]] const std::vector<std::uint64_t>& shapes() const noexcept { return shapes_; }
   /// Per operation: its call (the region), the operation's type whatever its peers.
   [[nodiscard]] const std::vector<std::uint32_t>& regions() const noexcept { return regions_; }
@@ -66,7 +68,8 @@ class CallSequence {
 /// Where at least three locations make the same calls in the same order (an SPMD code's ranks), call i is one
 /// point of the program on all of them: it follows computation where most of them say so. A loaded machine
 /// stretches some ranks' bursts at random, and a location without a compute class marks every call; the program
-/// itself computes before the same calls on every rank.
+/// itself computes before the same calls on every rank. Only the locations that told computation apart vote where
+/// there are any: on an oversubscribed machine most ranks of a run can lose their compute class at once.
 void agree_on_anchors(std::vector<CallSequence>& calls);
 
 /// The by-rank phases (method in rank_phases.cpp), or nothing (with the reason in `why_not`) when no location

@@ -117,8 +117,8 @@ TEST(BurstClasses, NestedLoopsThatEachComputeAllCount) {
 /// peer; in iteration `extra` (if any) the location computes once more and sends to its first peer before its calls
 /// (a step whose calls depend on the data).
 CallSequence location(std::int32_t rank, int iters, const std::vector<std::int32_t>& peers, int start_shift,
-                      int odd = -1, int extra = -1, int broadcasts = 0) {
-  CallSequence s(rank, 1000000);
+                      int odd = -1, int extra = -1, int broadcasts = 0, std::uint64_t threshold = 1000000) {
+  CallSequence s(rank, threshold);
   const auto call = [&](std::uint32_t region, std::int32_t peer, std::uint64_t burst) {
     Op op;
     op.header.region = region;
@@ -265,6 +265,22 @@ TEST(AgreeOnAnchors, RanksThatMakeTheSameCallsOutvoteOneRanksStretchedBurst) {
   std::string why;
   calls[2].set_anchor(1, true);
   calls[3].set_anchor(allreduce, false);
+  const auto rp = phases_by_rank(calls, PhaseFinderOptions{}, why);
+  ASSERT_TRUE(rp.has_value()) << why;
+  EXPECT_EQ(sorted_weights(*rp).back(), 12u);
+}
+
+TEST(AgreeOnAnchors, RanksThatToldNoComputationApartTakeTheMarksOfThoseThatDid) {
+  // Five ranks of one program on an oversubscribed machine: three lost their compute class (threshold 0: every call
+  // marked), two kept it. The two decide, whatever the three say.
+  std::vector<CallSequence> calls;
+  for (std::int32_t r = 0; r < 5; ++r)
+    calls.push_back(location(r, 12, {(r + 1) % 5}, 0, -1, -1, 0, r < 3 ? 0 : 1000000));
+  const std::vector<std::uint8_t> program = calls[4].anchors();
+  ASSERT_NE(calls[0].anchors(), program);
+  agree_on_anchors(calls);
+  for (const CallSequence& c : calls) EXPECT_EQ(c.anchors(), program) << "rank " << c.rank();
+  std::string why;
   const auto rp = phases_by_rank(calls, PhaseFinderOptions{}, why);
   ASSERT_TRUE(rp.has_value()) << why;
   EXPECT_EQ(sorted_weights(*rp).back(), 12u);
