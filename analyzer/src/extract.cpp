@@ -165,6 +165,9 @@ class LocationExtractor {
       first_ns_ = e.time_ns;
     }
     enter_work_ = e.work;
+    // The last value seen: a Leave's where the archive has one (Score-P's, p3s's of schema 1), else this Enter's
+    // (p3s's counters outside MPI calls, written before each Enter only).
+    if (e.work) prev_work_ = e.work;
     actions_.clear();
   }
 
@@ -187,7 +190,7 @@ class LocationExtractor {
     has_prev_ = true;
     left_finalize_ = left_finalize_ || function_of(header_.region) == mpi::Function::MPI_Finalize;
     last_leave_ns_ = header_.leave_ns;
-    prev_work_ = e.work;
+    if (e.work) prev_work_ = e.work;
   }
 
   void note_volume(std::uint64_t bytes) {

@@ -98,7 +98,10 @@ class LocationConverter {
   }
 
  private:
-  /// Enter or Leave, with the work counters as a Metric event before it and the call site as an attribute.
+  /// Enter or Leave. Before an Enter, the work counters as a Metric event, less what the thread counted inside its
+  /// earlier MPI calls (the raw Leave records hold the counters at each call's end): each counter's value at an Enter
+  /// minus its value at the previous Enter is the burst between the two calls, one event per call instead of two.
+  /// The call site is an attribute of the Enter.
   bool region(const RawRecord& r, std::uint64_t t, std::uint64_t& events, bool& ok) {
     const raw::Kind kind = r.header.kind;
     const std::byte* p = r.payload;
@@ -114,12 +117,25 @@ class LocationConverter {
       list = attrs_;
     }
     if (nmetrics_ != 0) {
-      OTF2_MetricValue values[kMaxMetrics];
-      for (std::uint32_t i = 0; i < nmetrics_; ++i) std::memcpy(&values[i].unsigned_int, p + 8 * i, 8);
-      ok = ok && try_otf2(OTF2_EvtWriter_Metric(w_, nullptr, t, kMetricClass, static_cast<std::uint8_t>(nmetrics_),
-                                                metric_types_, values),
-                          "writing a metric event", error_);
-      ++events;
+      std::uint64_t counters[kMaxMetrics];
+      std::memcpy(counters, p, 8 * nmetrics_);
+      if (kind == raw::Kind::Leave) {
+        for (std::uint32_t i = 0; i < nmetrics_ && in_call_; ++i) {
+          inside_[i] += counters[i] > entered_[i] ? counters[i] - entered_[i] : 0;
+        }
+        in_call_ = false;
+      } else {
+        OTF2_MetricValue values[kMaxMetrics];
+        for (std::uint32_t i = 0; i < nmetrics_; ++i) {
+          entered_[i] = counters[i];
+          values[i].unsigned_int = counters[i] > inside_[i] ? counters[i] - inside_[i] : 0;
+        }
+        in_call_ = true;
+        ok = ok && try_otf2(OTF2_EvtWriter_Metric(w_, nullptr, t, kMetricClass, static_cast<std::uint8_t>(nmetrics_),
+                                                  metric_types_, values),
+                            "writing a metric event", error_);
+        ++events;
+      }
     }
     const OTF2_RegionRef region = r.header.region;
     ok = ok && (kind == raw::Kind::Enter
@@ -186,6 +202,9 @@ class LocationConverter {
   const LocalMaps& maps_;
   std::uint32_t nmetrics_;
   OTF2_Type metric_types_[kMaxMetrics];
+  std::uint64_t inside_[kMaxMetrics] = {};   ///< per counter: what the thread's MPI calls so far counted
+  std::uint64_t entered_[kMaxMetrics] = {};  ///< per counter: its value at the open call's Enter
+  bool in_call_ = false;
   OTF2_AttributeList* attrs_;
   std::string& error_;
 };

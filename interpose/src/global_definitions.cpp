@@ -46,10 +46,12 @@ const char* metric_unit(const std::string& name) {
 }
 
 const char* metric_description(const std::string& name) {
-  if (name == trace::metric::kCpuTime) return "CPU time of the calling thread (how it was read: P3S::CPU_TIME_READ)";
-  if (name == trace::metric::kInstructions) return "Instructions completed";
-  if (name == trace::metric::kCycles) return "Total cycles";
-  return "Level 3 cache misses";
+  if (name == trace::metric::kCpuTime) {
+    return "CPU time of the calling thread outside MPI calls (how it was read: P3S::CPU_TIME_READ)";
+  }
+  if (name == trace::metric::kInstructions) return "Instructions completed outside MPI calls";
+  if (name == trace::metric::kCycles) return "Total cycles outside MPI calls";
+  return "Level 3 cache misses outside MPI calls";
 }
 
 /// Writes the definitions step by step; the first failure is kept in `error_` and later steps are skipped.
@@ -210,7 +212,7 @@ class GlobalDefinitions {
       }
       ok_ = ok_ && try_otf2(OTF2_GlobalDefWriter_WriteMetricClass(
                                 w_, kMetricClass, static_cast<std::uint8_t>(run_.counters.count), members,
-                                OTF2_METRIC_SYNCHRONOUS_STRICT, OTF2_RECORDER_KIND_CPU),
+                                OTF2_METRIC_SYNCHRONOUS, OTF2_RECORDER_KIND_CPU),
                             "writing the metric class", error_);
     }
     if (run_.callsites) {

@@ -115,7 +115,7 @@ TEST(Recover, BuildsAnIncompleteArchiveFromRawLogs) {
   EXPECT_EQ(r.ranks_with_logs, 2);
   EXPECT_FALSE(r.complete);
   EXPECT_EQ(r.incomplete_ranks, (std::vector<std::int32_t>{1}));
-  EXPECT_EQ(r.events, 10u);  // per rank: Enter, message, Leave and a metric record before each region event
+  EXPECT_EQ(r.events, 8u);  // per rank: a metric record, Enter, message, Leave (no metric record before a Leave)
   ASSERT_TRUE(fs::exists(r.archive));
   EXPECT_FALSE(fs::exists(partial_dir(dir)));
 
@@ -126,8 +126,8 @@ TEST(Recover, BuildsAnIncompleteArchiveFromRawLogs) {
   EXPECT_EQ(props.at(trace::property::kProcesses), "2");
 
   const Definitions d = read_definitions(r.archive);
-  EXPECT_EQ(d.events.at(0), 5u);
-  EXPECT_EQ(d.events.at(1), 5u);
+  EXPECT_EQ(d.events.at(0), 4u);
+  EXPECT_EQ(d.events.at(1), 4u);
   // The swapped communicator's group lists world rank 1 first.
   ASSERT_EQ(d.comms.size(), 3u);
   EXPECT_EQ(d.groups.at(d.comms.at(2)), (std::vector<std::uint64_t>{1, 0}));
@@ -138,7 +138,60 @@ TEST(Recover, ReplacesAnOlderArchive) {
   const std::string dir = make_run("twice");
   (void)recover(dir);
   const RecoverReport again = recover(dir);
-  EXPECT_EQ(again.events, 10u);
+  EXPECT_EQ(again.events, 8u);
+}
+
+/// The values of location 0's Metric records, in order.
+std::vector<std::uint64_t> metric_values(const std::string& anchor) {
+  OTF2_Reader* reader = OTF2_Reader_Open(anchor.c_str());
+  EXPECT_NE(reader, nullptr);
+  OTF2_Reader_SetSerialCollectiveCallbacks(reader);
+  OTF2_Reader_SelectLocation(reader, 0);
+  OTF2_Reader_OpenEvtFiles(reader);
+  OTF2_EvtReader* er = OTF2_Reader_GetEvtReader(reader, 0);
+  std::vector<std::uint64_t> out;
+  OTF2_EvtReaderCallbacks* cb = OTF2_EvtReaderCallbacks_New();
+  OTF2_EvtReaderCallbacks_SetMetricCallback(
+      cb, [](OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void* user, OTF2_AttributeList*, OTF2_MetricRef, uint8_t count,
+             const OTF2_Type*, const OTF2_MetricValue* values) {
+        if (count > 0) static_cast<std::vector<std::uint64_t>*>(user)->push_back(values[0].unsigned_int);
+        return OTF2_CALLBACK_SUCCESS;
+      });
+  OTF2_Reader_RegisterEvtCallbacks(reader, er, cb, &out);
+  uint64_t n = 0;
+  OTF2_Reader_ReadAllLocalEvents(reader, er, &n);
+  OTF2_EvtReaderCallbacks_Delete(cb);
+  OTF2_Reader_CloseEvtReader(reader, er);
+  OTF2_Reader_CloseEvtFiles(reader);
+  OTF2_Reader_Close(reader);
+  return out;
+}
+
+TEST(Recover, MetricsComeBeforeEachEnterAndLeaveOutWhatTheCallsCounted) {
+  // Three calls: the thread's CPU time at each Enter and Leave. The archive holds one value per call, the CPU time
+  // outside the calls: each difference is the burst between two calls.
+  const fs::path dir = fs::path(P3S_TEST_TMP) / "outside-calls";
+  fs::remove_all(dir);
+  fs::create_directories(raw_dir(dir.string()));
+  std::string error;
+  {
+    auto log = ThreadLog::open(raw_log_path(dir.string(), 0, 0), 1 << 16, header(0, 1), error);
+    ASSERT_TRUE(log) << error;
+    const raw::CommDefinition world{0, raw::kNoParent, raw::kWorldKey, 1, raw::kCommWorld, 0, 0};
+    const raw::CommDefinition self{1, raw::kNoParent, raw::kSelfKey, 1, raw::kCommSelf, 0, 0};
+    for (const auto& d : {world, self}) log->append(raw::Kind::CommDef, 0, 0, 0, &d, sizeof d);
+    const std::uint64_t cpu[][2] = {{100, 150}, {400, 420}, {1000, 1700}};
+    std::uint64_t t = 1000;
+    for (const auto& [enter, leave] : cpu) {
+      log->append(raw::Kind::Enter, 0, static_cast<std::uint16_t>(Region::MPI_Barrier), t, &enter, sizeof enter);
+      log->append(raw::Kind::Leave, 0, static_cast<std::uint16_t>(Region::MPI_Barrier), t + 10, &leave, sizeof leave);
+      t += 100;
+    }
+    log->append(raw::Kind::Finalized, t, raw::ClockSyncAtEnd{t, 0});
+  }
+  const RecoverReport r = recover(dir.string());
+  EXPECT_EQ(r.events, 9u);  // a metric record, Enter and Leave per call
+  EXPECT_EQ(metric_values(r.archive), (std::vector<std::uint64_t>{100, 400 - 50, 1000 - 50 - 20}));
 }
 
 TEST(Recover, EmptyDirectoryIsAnInputError) {

@@ -41,7 +41,9 @@ inline constexpr const char* kThreadLevel = "P3S::THREAD_LEVEL";
 inline constexpr const char* kMpiLibrary = "P3S::MPI_LIBRARY";
 }  // namespace property
 
-inline constexpr std::string_view kSchemaVersion = "1";
+/// 2: one Metric record per call, before its Enter, counting the thread's work outside MPI calls (1: the raw counters
+/// before every Enter and Leave).
+inline constexpr std::string_view kSchemaVersion = "2";
 
 /// Work metric names as they appear in metric member definitions and in P3S::WORK_METRIC.
 namespace metric {
