@@ -114,7 +114,10 @@ struct CollectiveSamples {
   std::map<std::int64_t, double> root_rank;  ///< n -> the root as a rank of the communicator
   bool rooted = false;
   bool root_consistent = true;
-  bool last_sends_nothing = false;  ///< a scan's last member sent no byte: it counts no block of its own
+  /// Samples from a scan's last member: how many sent nothing but received something (an in-place scan, which
+  /// counts no block of its own), and how many sent a block. A zero-count scan or a nonblocking scan's request
+  /// sends and receives nothing and tells neither.
+  int last_in_place = 0, last_inclusive = 0;
   Means bytes_root, bytes_other, received_root, received_other;
   std::map<std::int64_t, double> comm_size;  ///< per n: the members of the communicator (of the last rank seen)
 
@@ -124,7 +127,10 @@ struct CollectiveSamples {
     const std::vector<std::int64_t>& members = comms.back().members;
     comm_size[d.n] = static_cast<double>(std::max<std::size_t>(members.size(), 1));
     const bool is_root = a.root >= 0 && a.root == d.r;
-    if (members.size() > 1 && members.back() == d.r && a.bytes == 0) last_sends_nothing = true;
+    if (members.size() > 1 && members.back() == d.r) {
+      if (a.bytes == 0 && a.bytes_received > 0) ++last_in_place;
+      if (a.bytes > 0) ++last_inclusive;
+    }
     if (a.root >= 0) {
       rooted = true;
       const auto pos = std::find(members.begin(), members.end(), a.root);
@@ -195,7 +201,8 @@ void fit_collectives(GroupModel& gm, std::vector<std::string>& notes, const std:
     // Sizes on a sub-communicator of a grid are a global size over a side of the grid.
     const bool grid_comm = ce.comm.kind == CommModel::Kind::Block || ce.comm.kind == CommModel::Kind::Strided;
     const RegressionOptions options = volume_fit(grid_comm ? Frame::Grid2 : Frame::Offset);
-    ce.exclusive = ce.op == mpi::Collective::Exscan || (ce.op == mpi::Collective::Scan && samples.last_sends_nothing);
+    ce.exclusive = ce.op == mpi::Collective::Exscan ||
+                   (ce.op == mpi::Collective::Scan && samples.last_in_place > samples.last_inclusive);
     ce.bytes_root = samples.size_law(samples.bytes_root, samples.bytes_other, options, ce.per_member[0]);
     ce.bytes_other = samples.size_law(samples.bytes_other, samples.bytes_root, options, ce.per_member[1]);
     ce.received_root = samples.size_law(samples.received_root, samples.received_other, options, ce.per_member[2]);

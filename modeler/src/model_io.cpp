@@ -198,7 +198,8 @@ GroupModel group_from(const json& j) {
     c.received_root = regression_law_from_json(jc.at("received_root"));
     c.received_other = regression_law_from_json(jc.at("received_other"));
     c.per_member = jc.at("per_member").get<std::array<bool, 4>>();
-    c.exclusive = jc.value("exclusive", false);
+    // Models written before the key existed held no in-place scans, and an MPI_Exscan is always exclusive.
+    c.exclusive = jc.value("exclusive", c.op == mpi::Collective::Exscan);
     g.collectives.push_back(std::move(c));
   }
   return g;

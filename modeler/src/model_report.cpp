@@ -87,6 +87,10 @@ void group_lines(std::ostringstream& out, const PhaseModel& p, std::size_t g) {
         };
         out << ", bytes = " << bytes(0, c.bytes_root);
         if (c.root) out << " (root) / " << bytes(1, c.bytes_other) << " (others)";
+        if (c.op == mpi::Collective::Scan || c.op == mpi::Collective::Exscan) {
+          out << (c.exclusive ? " (mean; by place: a block to each later member)"
+                              : " (mean; by place: a block to each later member and itself)");
+        }
         out << '\n';
       }
       break;

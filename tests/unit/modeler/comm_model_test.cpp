@@ -19,8 +19,8 @@ CommModel comm(CommModel::Kind kind, std::int64_t param = 0) {
   return c;
 }
 
-/// members(), size_of(), member(), color() and key() tell the same story for every rank at n: the ranks that
-/// share r's colour, ordered by key, are r's members.
+/// members(), size_of(), member(), color(), key() and index_of() tell the same story for every rank at n: the
+/// ranks that share r's colour, ordered by key, are r's members, and r is at its own index among them.
 void expect_consistent(const CommModel& c, std::int64_t n) {
   for (std::int64_t r = 0; r < n; ++r) {
     const std::vector<std::int64_t> m = c.members(r, n);
@@ -33,6 +33,7 @@ void expect_consistent(const CommModel& c, std::int64_t n) {
     for (std::size_t i = 0; i < m.size(); ++i) EXPECT_EQ(c.member(r, n, static_cast<std::int64_t>(i)), m[i]);
     EXPECT_EQ(c.member(r, n, static_cast<std::int64_t>(m.size())), -1);
     EXPECT_EQ(c.member(r, n, -1), -1);
+    EXPECT_EQ(c.member(r, n, c.index_of(r, n)), r) << c.to_string() << " r=" << r << " n=" << n;
   }
 }
 

@@ -96,6 +96,63 @@ TEST(Model, AScansSizesFollowEachRanksPlaceNotTheMeanOverRanks) {
   }
 }
 
+/// The collective entries of a model's ring phase, in group order.
+std::vector<CollectiveEntry> collectives_of(const Model& m) {
+  std::vector<CollectiveEntry> all;
+  for (const GroupModel& g : m.phases.at(1).groups) all.insert(all.end(), g.collectives.begin(), g.collectives.end());
+  return all;
+}
+
+TEST(Model, OnlyAScanWhoseLastMemberReceivesButSendsNothingIsInPlace) {
+  std::vector<std::filesystem::path> paths;
+  for (const std::int32_t n : {4, 8, 16, 32}) {
+    Signature s = ring(n, 100);
+    for (analyzer::SigRank& rank : s.phases[1].ranks) {
+      const std::int32_t r = rank.rank;
+      // A nonblocking scan's request carries no byte at any member: it tells nothing about the scan's kind.
+      SigAction request = scan(mpi::Collective::Scan, r, n, 0, false);
+      request.kind = mpi::ActionKind::NbCollRequest;
+      rank.events.push_back(event(mpi::Function::MPI_Iscan, {request}, 10));
+      // An inclusive scan of 8-byte blocks, but of no element in the run at 8: its last member sent nothing there.
+      rank.events.push_back(
+          event(mpi::Function::MPI_Scan, {scan(mpi::Collective::Scan, r, n, n == 8 ? 0 : 8, false)}, 10));
+      rank.events.push_back(event(mpi::Function::MPI_Exscan, {scan(mpi::Collective::Exscan, r, n, 8, true)}, 10));
+    }
+    paths.push_back(save(s, "ring-scan-kinds" + std::to_string(n)));
+  }
+  const Fit fit = build_model(paths, {});
+  const Model& m = fit.model;
+  const std::string report = model_report(m, fit.report);
+  EXPECT_NE(report.find("EXSCAN on world, bytes = 4*(n-1) (mean; by place: a block to each later member)\n"),
+            std::string::npos)
+      << report;
+  std::vector<std::pair<mpi::Collective, bool>> kinds;
+  for (const CollectiveEntry& c : collectives_of(m)) kinds.emplace_back(c.op, c.exclusive);
+  const std::vector<std::pair<mpi::Collective, bool>> expected{{mpi::Collective::Allreduce, false},
+                                                               {mpi::Collective::Scan, false},
+                                                               {mpi::Collective::Scan, false},
+                                                               {mpi::Collective::Exscan, true}};
+  EXPECT_EQ(kinds, expected);
+
+  // A model file written before "exclusive" was a key: its MPI_Exscan is still exclusive.
+  const std::filesystem::path path = dir() / "scan-kinds.model";
+  write_model(m, path);
+  nlohmann::json j;
+  std::ifstream(path) >> j;
+  std::function<void(nlohmann::json&)> strip = [&](nlohmann::json& x) {
+    if (x.is_object()) x.erase("exclusive");
+    for (nlohmann::json& y : x) {
+      if (y.is_structured()) strip(y);
+    }
+  };
+  strip(j);
+  std::ofstream(path) << j.dump();
+  ASSERT_EQ(j.dump().find("exclusive"), std::string::npos);
+  std::vector<std::pair<mpi::Collective, bool>> read_back;
+  for (const CollectiveEntry& c : collectives_of(read_model(path))) read_back.emplace_back(c.op, c.exclusive);
+  EXPECT_EQ(read_back, expected);
+}
+
 TEST(Model, ARankWithMoreWorkIsAWorkClassOfItsOwn) {
   // Rank 0 also writes the output: 5e6 more work per iteration, at every n; the others share 1e8.
   std::vector<std::filesystem::path> paths;
