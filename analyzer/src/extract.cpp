@@ -158,8 +158,10 @@ class LocationExtractor {
     header_.region = e.region;
     header_.callsite = e.callsite;
     if (has_prev_) {
-      header_.burst_ns = e.time_ns - last_leave_ns_;
-      header_.burst_work = has_work_ && e.work && prev_work_ ? *e.work - *prev_work_ : header_.burst_ns;
+      // A counter or clock that went backwards (MPI_Abort's Enter carries zero counters) is no burst.
+      header_.burst_ns = e.time_ns > last_leave_ns_ ? e.time_ns - last_leave_ns_ : 0;
+      header_.burst_work =
+          has_work_ && e.work && prev_work_ ? (*e.work > *prev_work_ ? *e.work - *prev_work_ : 0) : header_.burst_ns;
       bursts_.add(header_.burst_work);
     } else {
       first_ns_ = e.time_ns;
@@ -175,8 +177,12 @@ class LocationExtractor {
     if (!is_mpi(e.region) || depth_ == 0) return;
     if (--depth_ > 0) return;
     header_.leave_ns = std::max(e.time_ns, header_.enter_ns);
-    header_.call_work =
-        has_work_ && e.work && enter_work_ ? *e.work - *enter_work_ : header_.leave_ns - header_.enter_ns;
+    // Unknown (0) where the Leave carries no counters (p3s's schema 2, whose counters leave the calls out).
+    if (!has_work_) {
+      header_.call_work = header_.leave_ns - header_.enter_ns;
+    } else {
+      header_.call_work = e.work && enter_work_ && *e.work > *enter_work_ ? *e.work - *enter_work_ : 0;
+    }
     header_.actions = static_cast<std::uint32_t>(actions_.size());
     out_.append(header_, actions_.data(), header_.actions);
     for (std::size_t i = 0; i < actions_.size(); ++i) {

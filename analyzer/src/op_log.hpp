@@ -44,7 +44,7 @@ struct OpHeader {
   std::uint64_t leave_ns = 0;
   std::uint64_t burst_ns = 0;    ///< time since the previous call's leave (0 for the first call)
   std::uint64_t burst_work = 0;  ///< work metric over the same interval (burst_ns when no metric)
-  std::uint64_t call_work = 0;   ///< work metric inside the call
+  std::uint64_t call_work = 0;   ///< work metric inside the call (0: not recorded; time where no metric is)
   std::uint32_t region = 0xffffffffu;
   std::uint32_t callsite = 0xffffffffu;  ///< string id of the call site, if recorded
   std::uint32_t actions = 0;

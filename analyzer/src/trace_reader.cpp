@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <exception>
@@ -929,6 +930,23 @@ const Location& LocationStream::location() const noexcept { return *state_->loca
 // ---------------------------------------------------------------------------------------------------------------
 // TraceReader
 
+namespace {
+
+/// An archive written by a later p3s whose conventions this reader does not know would be misread: refused.
+void refuse_newer_schema(const std::string& label, const TraceDefinitions& defs) {
+  const std::optional<std::string> said = defs.property(trace::property::kSchemaVersion);
+  if (!said) return;
+  int known = 0;
+  std::from_chars(trace::kSchemaVersion.data(), trace::kSchemaVersion.data() + trace::kSchemaVersion.size(), known);
+  int version = 0;
+  const auto [end, ec] = std::from_chars(said->data(), said->data() + said->size(), version);
+  if (ec == std::errc{} && end == said->data() + said->size() && version <= known) return;
+  throw InputError(label + " was written in p3s trace schema " + *said + "; this p3s reads schemas 1 to " +
+                   std::to_string(known) + ": analyze it with the p3s that recorded it, or a later one");
+}
+
+}  // namespace
+
 TraceReader::TraceReader(const fs::path& path) : impl_(std::make_unique<detail::ReaderImpl>()) {
   detail::ReaderImpl& d = *impl_;
   d.defs.anchor = find_anchor(path);
@@ -966,6 +984,7 @@ TraceReader::TraceReader(const fs::path& path) : impl_(std::make_unique<detail::
   }
   detail::forget_otf2_errors();
   d.fix = damaged_fix(d.defs.written_by_p3s());
+  refuse_newer_schema(d.label, d.defs);
 
   d.read_global_definitions();
   d.resolve();

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Archives written here the way `p3s record` writes them (properties, metrics before Enter/Leave, call-site
 // attribute, split communicators, MPI_COMM_SELF, threads), read back through the reader and the summary.
+#include "extract.hpp"
+#include "op_log.hpp"
 #include "p3s/analyzer/summary.hpp"
 #include "p3s/analyzer/trace_reader.hpp"
 #include "p3s/error.hpp"
@@ -366,6 +368,68 @@ TEST_F(P3sArchive, BytesThatAreNotUtf8AreWrittenAsReplacementCharacters) {
   std::string json;
   ASSERT_NO_THROW(json = summary_json(summarize(dir)));
   EXPECT_NE(json.find("p3s-\xEF\xBF\xBDt\xEF\xBF\xBD"), std::string::npos) << json;
+}
+
+/// Two ranks that each call MPI_Init, three MPI_Barriers and MPI_Finalize, with their metric (CPU time outside MPI
+/// calls) before each Enter only, as p3s writes from schema 2; the last call's counter went back to 0 (MPI_Abort's
+/// Enter carries zero counters).
+ArchiveSpec schema2_spec(const std::string& schema) {
+  ArchiveSpec spec;
+  spec.regions = {{"MPI_Init"}, {"MPI_Barrier", OTF2_REGION_ROLE_BARRIER}, {"MPI_Finalize"}};
+  spec.comms = {{"MPI_COMM_WORLD", {0, 1}}, {"MPI_COMM_SELF", {}, true}};
+  spec.metrics = {trace::metric::kCpuTime};
+  spec.properties = {{trace::property::kTool, "p3s 0.1.0"},
+                     {trace::property::kSchemaVersion, schema},
+                     {trace::property::kWorkMetric, trace::metric::kCpuTime},
+                     {trace::property::kComplete, "true"}};
+  spec.events = [](OTF2_EvtWriter* w, std::int32_t, std::uint32_t) {
+    const OTF2_Type type = OTF2_TYPE_UINT64;
+    const auto call = [&](std::uint64_t t, std::uint32_t region, std::uint64_t counter) {
+      OTF2_MetricValue v;
+      v.unsigned_int = counter;
+      ok(OTF2_EvtWriter_Metric(w, nullptr, t, 0, 1, &type, &v));
+      ok(OTF2_EvtWriter_Enter(w, nullptr, t, region));
+      ok(OTF2_EvtWriter_Leave(w, nullptr, t + 5, region));
+    };
+    call(0, 0, 100);
+    call(100, 1, 350);
+    call(200, 1, 930);
+    call(300, 1, 940);
+    call(400, 2, 0);
+  };
+  return spec;
+}
+
+TEST(Schema2Archive, BurstsAreTheDifferencesOfTheMetricsBeforeEachEnter) {
+  const fs::path dir = testing::scratch_dir("schema2");
+  testing::write_archive(dir, schema2_spec("2"));
+  TraceReader reader(dir);
+  const fs::path scratch = testing::scratch_dir("schema2-ops");
+  const Extracted x = extract_operations(reader, scratch);
+  ASSERT_TRUE(x.has_work_metric);
+  ASSERT_EQ(x.locations.size(), 2u);
+  OpReader ops(x.locations[0].ops);
+  Op op;
+  std::vector<std::uint64_t> bursts;
+  std::vector<std::uint64_t> calls;
+  while (ops.next(op)) {
+    bursts.push_back(op.header.burst_work);
+    calls.push_back(op.header.call_work);
+  }
+  // The first call has no burst before it; the counter that went back gives none, not a wrapped-around one.
+  EXPECT_EQ(bursts, (std::vector<std::uint64_t>{0, 250, 580, 10, 0}));
+  EXPECT_EQ(calls, (std::vector<std::uint64_t>(5, 0)));  // the Leave carries no counters: unknown, not time
+}
+
+TEST(Schema2Archive, ANewerSchemaThanThisAnalyzerKnowsIsRefused) {
+  const fs::path dir = testing::scratch_dir("schema3");
+  testing::write_archive(dir, schema2_spec("3"));
+  try {
+    TraceReader reader(dir);
+    FAIL() << "read an archive of schema 3";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("trace schema 3"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ForeignArchive, CompleteMeansEveryRankLeftMpiFinalize) {

@@ -45,13 +45,15 @@ std::vector<analyzer::Event> events_of(const fs::path& dir, int rank) {
   return out;
 }
 
-/// Work-metric bursts of one rank: from each Leave to the next Enter.
+/// Work-metric bursts of one rank: from each Enter's metric to the next's (it counts work outside MPI calls).
 std::vector<std::uint64_t> bursts_of(const fs::path& dir, int rank) {
   std::vector<std::uint64_t> out;
-  std::optional<std::uint64_t> leave;
+  std::optional<std::uint64_t> before;
   for (const analyzer::Event& e : events_of(dir, rank)) {
-    if (e.kind == analyzer::EventKind::Leave) leave = e.work;
-    if (e.kind == analyzer::EventKind::Enter && leave) out.push_back(*e.work - *leave);
+    if (e.kind != analyzer::EventKind::Enter) continue;
+    EXPECT_TRUE(e.work.has_value());
+    if (before) out.push_back(*e.work - *before);
+    before = e.work;
   }
   return out;
 }
@@ -65,9 +67,9 @@ TEST(Generate, RingHaloMessagesAndEventsByHand) {
   const auto r = generate_text(R"({"body": [{"op": "loop", "count": 5, "body": [
       {"op": "compute", "ns": 1000}, {"op": "halo", "offsets": [1, -1], "bytes": 1000}]}]})",
                                "ring", 4);
-  // Per rank: MPI_Init 8 records, per iteration 2 Irecv and 2 Isend of 5 records (Metric, Enter, request/message,
-  // Metric, Leave) and a Waitall of 4 + 4 completions, MPI_Finalize 8: 8 + 5 × 28 + 8.
-  EXPECT_EQ(r.events_per_rank, std::vector<std::uint64_t>(4, 156));
+  // Per rank: MPI_Init 7 records, per iteration 2 Irecv and 2 Isend of 4 records (Metric, Enter, request/message,
+  // Leave) and a Waitall of 3 + 4 completions, MPI_Finalize 7: 7 + 5 × 23 + 7.
+  EXPECT_EQ(r.events_per_rank, std::vector<std::uint64_t>(4, 129));
   const analyzer::Summary s = analyzer::summarize(r.archive);
   ASSERT_EQ(s.ranks.size(), 4u);
   EXPECT_TRUE(s.complete);
@@ -84,7 +86,7 @@ TEST(Generate, RingHaloMessagesAndEventsByHand) {
     EXPECT_EQ(calls(rs, "MPI_Waitall"), 5u);
     EXPECT_EQ(calls(rs, "MPI_Init"), 1u);
     EXPECT_EQ(calls(rs, "MPI_Finalize"), 1u);
-    EXPECT_EQ(rs.events, 156u);
+    EXPECT_EQ(rs.events, 129u);
   }
   EXPECT_EQ(check_archive(fs::path(r.archive).parent_path()).messages.size(), 40u);
 }
@@ -93,8 +95,8 @@ TEST(Generate, NonPeriodicHaloCallsProcNullWithoutMessages) {
   const auto r = generate_text(R"({"body": [{"op": "loop", "count": 3, "body": [
       {"op": "halo", "offsets": [1, -1], "bytes": 100, "periodic": false}]}]})",
                                "open_halo", 4);
-  // Rank 0: per iteration one real and one MPI_PROC_NULL receive and send: (5 + 4) × 2 + Waitall (4 + 2).
-  EXPECT_EQ(r.events_per_rank[0], 8 + 3 * 24 + 8u);
+  // Rank 0: per iteration one real and one MPI_PROC_NULL receive and send: (4 + 3) × 2 + Waitall (3 + 2).
+  EXPECT_EQ(r.events_per_rank[0], 7 + 3 * 19 + 7u);
   const analyzer::Summary s = analyzer::summarize(r.archive);
   EXPECT_EQ(s.ranks[0].messages, (std::vector<MessageCount>{msg("recv", 1, 0, 100, 3), msg("send", 1, 0, 100, 3)}));
   EXPECT_EQ(calls(s.ranks[0], "MPI_Irecv"), 6u);
@@ -441,8 +443,8 @@ TEST(Generate, LongRunsStayReadable) {
   const auto r = generate(p, GenerateOptions{.out_dir = dir, .ranks = 1, .target_events = 700000});
   const analyzer::Summary s = analyzer::summarize(dir);
   EXPECT_EQ(s.ranks.at(0).events, r.events);
-  // Per iteration at 1 rank: a Sendrecv to itself (6 records) and an Allreduce (6); MPI_Init and MPI_Finalize 16.
-  EXPECT_EQ(r.events, 12 * r.scaled_count + 16);
+  // Per iteration at 1 rank: a Sendrecv to itself (5 records) and an Allreduce (5); MPI_Init and MPI_Finalize 14.
+  EXPECT_EQ(r.events, 10 * r.scaled_count + 14);
   EXPECT_GT(r.events * 40, std::uint64_t{4} << 20) << "the archive must be long enough to be written out in parts";
 }
 

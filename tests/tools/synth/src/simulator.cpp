@@ -211,7 +211,9 @@ void Simulator::work(Rank& r, double d) {
 
 void Simulator::in_mpi_until(Rank& r, std::uint64_t t) {
   if (t <= r.t) return;
-  r.cpu += static_cast<double>(t - r.t) * net_.wait_cpu;
+  const double cpu = static_cast<double>(t - r.t) * net_.wait_cpu;
+  r.cpu += cpu;
+  r.cpu_in_mpi += cpu;
   r.t = t;
 }
 
@@ -235,12 +237,13 @@ void Simulator::metric(Rank& r) {
   touch(r);
   if (r.writer == nullptr) return;
   OTF2_MetricValue v;
-  v.unsigned_int = static_cast<std::uint64_t>(std::llround(r.cpu));
+  v.unsigned_int = static_cast<std::uint64_t>(std::llround(r.cpu - r.cpu_in_mpi));
   check(OTF2_EvtWriter_Metric(r.writer, nullptr, r.t, kMetricClass, 1, &kMetricType, &v), "a Metric record");
 }
 
 void Simulator::enter(Rank& r, Region region) {
-  // As the recorder: the counters in a Metric record at the same time, then the Enter.
+  // As the recorder (trace schema 2): the counter outside MPI calls in a Metric record at the same time, then the
+  // Enter; the Leave has none.
   metric(r);
   touch(r);
   if (r.writer != nullptr)
@@ -248,7 +251,6 @@ void Simulator::enter(Rank& r, Region region) {
 }
 
 void Simulator::leave(Rank& r, Region region) {
-  metric(r);
   touch(r);
   if (r.writer != nullptr)
     check(OTF2_EvtWriter_Leave(r.writer, nullptr, r.t, static_cast<OTF2_RegionRef>(region)), "a Leave");

@@ -65,6 +65,7 @@ class Simulator {
     OTF2_EvtWriter* writer = nullptr;
     std::uint64_t t = 0;             ///< clock, ns
     double cpu = 0.0;                ///< cputime_ns counter (fractional part kept, so rounding does not drift)
+    double cpu_in_mpi = 0.0;         ///< the part of `cpu` spent inside MPI calls
     std::uint64_t next_request = 1;  ///< request ids start at 1 on every rank, as in the recorder
     Rng rng;
     std::uint64_t events = 0;
