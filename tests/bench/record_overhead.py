@@ -44,6 +44,16 @@ def timed(cmd):
     return time.perf_counter() - t
 
 
+def timed_traced(cmd):
+    """Wall time of one traced run (P3S_VERBOSE=1 among its variables) and the seconds rank 0 says the archive
+    took after MPI_Finalize began."""
+    t = time.perf_counter()
+    r = run(cmd)
+    wall = time.perf_counter() - t
+    m = re.search(r"in ([\d.]+) s after MPI_Finalize", r.stderr)
+    return wall, float(m.group(1)) if m else float("nan")
+
+
 class Bench:
     def __init__(self, a):
         self.a = a
@@ -147,17 +157,22 @@ def slowdown(b, reps):
              ("compute-heavy", 2, ["1000", "1024", "1024"])]
     trace = os.path.join(b.a.work, "halo")
     modes = [("cputime", "P3S_COUNTERS=cputime"), ("none", "P3S_COUNTERS=none")]
+    verbose = "P3S_VERBOSE=1"
     print(f"2. whole-run slowdown of halo2d ({reps} runs each, median, MPI_Finalize and archive writing included)")
     for label, np, params in cases:
         args = [b.a.halo_app, *params]
-        plain, traced = [], {m: [] for m, _ in modes}
+        plain, traced, finalize = [], {m: [] for m, _ in modes}, {m: [] for m, _ in modes}
         run(b.launch(np) + args)
         for _ in range(reps):
             plain.append(timed(b.launch(np) + args))
             for mode, env in modes:
-                traced[mode].append(timed(b.launch(np) + b.traced(trace, env) + args))
+                wall, fin = timed_traced(b.launch(np) + b.traced(trace, env, verbose) + args)
+                traced[mode].append(wall)
+                finalize[mode].append(fin)
         p = statistics.median(plain)
-        ratios = ", ".join(f"{mode} {statistics.median(traced[mode]) / p:.3f}" for mode, _ in modes)
+        ratios = ", ".join(f"{mode} {statistics.median(traced[mode]) / p:.3f} "
+                           f"({statistics.median(finalize[mode]):.2f} s of {statistics.median(traced[mode]):.2f} s "
+                           f"after MPI_Finalize)" for mode, _ in modes)
         print(f"   {label:20s} {np} ranks, {params[0]} iterations of {params[1]}x{params[2]} points: untraced {p:.3f} s; "
               f"ratio {ratios}")
 
