@@ -65,19 +65,28 @@ SigAction scan(mpi::Collective op, std::int32_t r, std::int32_t n, double block,
   return a;
 }
 
-TEST(Model, AScansSizesFollowEachRanksPlaceNotTheMeanOverRanks) {
+/// The ring at 4-32 ranks, each rank's iteration followed by the calls `add` appends for rank r of n.
+std::vector<std::filesystem::path> ring_with(
+    const std::string& name, const std::function<void(analyzer::SigRank&, std::int32_t r, std::int32_t n)>& add) {
   std::vector<std::filesystem::path> paths;
   for (const std::int32_t n : {4, 8, 16, 32}) {
     Signature s = ring(n, 100);
-    for (analyzer::SigRank& rank : s.phases[1].ranks) {
-      const std::int32_t r = rank.rank;
-      rank.events.push_back(event(mpi::Function::MPI_Scan, {scan(mpi::Collective::Scan, r, n, 24, false)}, 10));
-      rank.events.push_back(event(mpi::Function::MPI_Scan, {scan(mpi::Collective::Scan, r, n, 16, true)}, 10));
-      rank.events.push_back(event(mpi::Function::MPI_Exscan, {scan(mpi::Collective::Exscan, r, n, 8, true)}, 10));
-    }
-    paths.push_back(save(s, "ring-scans" + std::to_string(n)));
+    for (analyzer::SigRank& rank : s.phases[1].ranks) add(rank, rank.rank, n);
+    paths.push_back(save(s, name + std::to_string(n)));
   }
-  const Fit fit = build_model(paths, {});
+  return paths;
+}
+
+TEST(Model, AScansSizesFollowEachRanksPlaceNotTheMeanOverRanks) {
+  const Fit fit = build_model(
+      ring_with(
+          "ring-scans",
+          [](analyzer::SigRank& rank, std::int32_t r, std::int32_t n) {
+            rank.events.push_back(event(mpi::Function::MPI_Scan, {scan(mpi::Collective::Scan, r, n, 24, false)}, 10));
+            rank.events.push_back(event(mpi::Function::MPI_Scan, {scan(mpi::Collective::Scan, r, n, 16, true)}, 10));
+            rank.events.push_back(event(mpi::Function::MPI_Exscan, {scan(mpi::Collective::Exscan, r, n, 8, true)}, 10));
+          }),
+      {});
   ASSERT_TRUE(fit.report.validation.has_value());
   for (const PhaseCheck& c : fit.report.validation->phases) {
     EXPECT_TRUE(c.pattern_exact) << c.first_mismatch;
@@ -104,23 +113,17 @@ std::vector<CollectiveEntry> collectives_of(const Model& m) {
 }
 
 TEST(Model, OnlyAScanWhoseLastMemberReceivesButSendsNothingIsInPlace) {
-  std::vector<std::filesystem::path> paths;
-  for (const std::int32_t n : {4, 8, 16, 32}) {
-    Signature s = ring(n, 100);
-    for (analyzer::SigRank& rank : s.phases[1].ranks) {
-      const std::int32_t r = rank.rank;
-      // A nonblocking scan's request carries no byte at any member: it tells nothing about the scan's kind.
-      SigAction request = scan(mpi::Collective::Scan, r, n, 0, false);
-      request.kind = mpi::ActionKind::NbCollRequest;
-      rank.events.push_back(event(mpi::Function::MPI_Iscan, {request}, 10));
-      // An inclusive scan of 8-byte blocks, but of no element in the run at 8: its last member sent nothing there.
-      rank.events.push_back(
-          event(mpi::Function::MPI_Scan, {scan(mpi::Collective::Scan, r, n, n == 8 ? 0 : 8, false)}, 10));
-      rank.events.push_back(event(mpi::Function::MPI_Exscan, {scan(mpi::Collective::Exscan, r, n, 8, true)}, 10));
-    }
-    paths.push_back(save(s, "ring-scan-kinds" + std::to_string(n)));
-  }
-  const Fit fit = build_model(paths, {});
+  const auto add = [](analyzer::SigRank& rank, std::int32_t r, std::int32_t n) {
+    // A nonblocking scan's request carries no byte at any member: it tells nothing about the scan's kind.
+    SigAction request = scan(mpi::Collective::Scan, r, n, 0, false);
+    request.kind = mpi::ActionKind::NbCollRequest;
+    rank.events.push_back(event(mpi::Function::MPI_Iscan, {request}, 10));
+    // An inclusive scan of 8-byte blocks, but of no element in the run at 8: its last member sent nothing there.
+    rank.events.push_back(
+        event(mpi::Function::MPI_Scan, {scan(mpi::Collective::Scan, r, n, n == 8 ? 0 : 8, false)}, 10));
+    rank.events.push_back(event(mpi::Function::MPI_Exscan, {scan(mpi::Collective::Exscan, r, n, 8, true)}, 10));
+  };
+  const Fit fit = build_model(ring_with("ring-scan-kinds", add), {});
   const Model& m = fit.model;
   const std::string report = model_report(m, fit.report);
   EXPECT_NE(report.find("EXSCAN on world, bytes = 4*(n-1) (mean; by place: a block to each later member)\n"),
