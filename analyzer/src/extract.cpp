@@ -158,8 +158,9 @@ class LocationExtractor {
     header_.region = e.region;
     header_.callsite = e.callsite;
     if (has_prev_) {
-      // A counter or clock that went backwards (MPI_Abort's Enter carries zero counters) is no burst.
-      header_.burst_ns = e.time_ns > last_leave_ns_ ? e.time_ns - last_leave_ns_ : 0;
+      // A counter that went backwards (MPI_Abort's Enter carries zero counters) is no burst. Times cannot: the
+      // reader refuses a location whose clock goes back.
+      header_.burst_ns = e.time_ns - last_leave_ns_;
       header_.burst_work =
           has_work_ && e.work && prev_work_ ? (*e.work > *prev_work_ ? *e.work - *prev_work_ : 0) : header_.burst_ns;
       bursts_.add(header_.burst_work);

@@ -933,16 +933,19 @@ const Location& LocationStream::location() const noexcept { return *state_->loca
 namespace {
 
 /// An archive written by a later p3s whose conventions this reader does not know would be misread: refused.
-void refuse_newer_schema(const std::string& label, const TraceDefinitions& defs) {
+void refuse_unknown_schema(const std::string& label, const TraceDefinitions& defs) {
   const std::optional<std::string> said = defs.property(trace::property::kSchemaVersion);
   if (!said) return;
-  int known = 0;
-  std::from_chars(trace::kSchemaVersion.data(), trace::kSchemaVersion.data() + trace::kSchemaVersion.size(), known);
   int version = 0;
   const auto [end, ec] = std::from_chars(said->data(), said->data() + said->size(), version);
-  if (ec == std::errc{} && end == said->data() + said->size() && version <= known) return;
-  throw InputError(label + " was written in p3s trace schema " + *said + "; this p3s reads schemas 1 to " +
-                   std::to_string(known) + ": analyze it with the p3s that recorded it, or a later one");
+  if (ec != std::errc{} || end != said->data() + said->size() || version < 1) {
+    throw InputError(label + " has an unrecognised P3S::SCHEMA_VERSION '" + *said + "': the archive is damaged");
+  }
+  if (version > trace::kSchemaVersionNumber) {
+    throw InputError(label + " was written in p3s trace schema " + *said + "; this p3s reads schemas 1 to " +
+                     std::to_string(trace::kSchemaVersionNumber) +
+                     ": analyze it with the p3s that recorded it, or a later one");
+  }
 }
 
 }  // namespace
@@ -984,7 +987,7 @@ TraceReader::TraceReader(const fs::path& path) : impl_(std::make_unique<detail::
   }
   detail::forget_otf2_errors();
   d.fix = damaged_fix(d.defs.written_by_p3s());
-  refuse_newer_schema(d.label, d.defs);
+  refuse_unknown_schema(d.label, d.defs);
 
   d.read_global_definitions();
   d.resolve();

@@ -21,6 +21,26 @@ std::string count_text(const GroupModel& g) {
   return g.measured.empty() ? g.count.to_string() : "(as measured at n = " + g.measured.fitted_n() + ")";
 }
 
+/// "      ALLREDUCE on world, bytes = 8*n": one collective call of a group.
+void collective_line(std::ostringstream& out, const CollectiveEntry& c) {
+  out << "      " << mpi::name(c.op) << " on " << c.comm.to_string();
+  if (c.root) out << ", root = comm rank " << c.root->to_string();
+  const auto bytes = [&c](int k, const RegressionLaw& law) {
+    return c.per_member[static_cast<std::size_t>(k)] ? "size x " + law.to_string() : law.to_string();
+  };
+  out << ", bytes = " << bytes(0, c.bytes_root);
+  if (c.root) out << " (root) / " << bytes(1, c.bytes_other) << " (others)";
+  const bool scan = c.op == mpi::Collective::Scan || c.op == mpi::Collective::Exscan;
+  const auto none = [](const RegressionLaw& l) {
+    return l.form == RegressionForm::Constant && l.offset == 0 && l.coefficient == 0;
+  };
+  if (scan && !(none(c.bytes_root) && none(c.bytes_other))) {  // a request of a nonblocking scan: no bytes
+    out << (c.exclusive ? " (mean; by place: a block to each later member)"
+                        : " (mean; by place: a block to each later member and itself)");
+  }
+  out << '\n';
+}
+
 void group_lines(std::ostringstream& out, const PhaseModel& p, std::size_t g) {
   const GroupModel& gm = p.groups[g];
   out << "  [" << g << "] " << gm.call;
@@ -79,20 +99,7 @@ void group_lines(std::ostringstream& out, const PhaseModel& p, std::size_t g) {
     }
     case Role::Collective: {
       out << " x " << count_text(gm) << '\n';
-      for (const CollectiveEntry& c : gm.collectives) {
-        out << "      " << mpi::name(c.op) << " on " << c.comm.to_string();
-        if (c.root) out << ", root = comm rank " << c.root->to_string();
-        const auto bytes = [&c](int k, const RegressionLaw& law) {
-          return c.per_member[static_cast<std::size_t>(k)] ? "size x " + law.to_string() : law.to_string();
-        };
-        out << ", bytes = " << bytes(0, c.bytes_root);
-        if (c.root) out << " (root) / " << bytes(1, c.bytes_other) << " (others)";
-        if (c.op == mpi::Collective::Scan || c.op == mpi::Collective::Exscan) {
-          out << (c.exclusive ? " (mean; by place: a block to each later member)"
-                              : " (mean; by place: a block to each later member and itself)");
-        }
-        out << '\n';
-      }
+      for (const CollectiveEntry& c : gm.collectives) collective_line(out, c);
       break;
     }
     case Role::Local:

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Archives written here the way `p3s record` writes them (properties, metrics before Enter/Leave, call-site
-// attribute, split communicators, MPI_COMM_SELF, threads), read back through the reader and the summary.
+// Archives written here the way `p3s record` writes them (properties, metrics before Enter/Leave as schema 1 had
+// them, call-site attribute, split communicators, MPI_COMM_SELF, threads; schema 2: schema2_spec), read back
+// through the reader, the extraction and the summary.
 #include "extract.hpp"
 #include "op_log.hpp"
 #include "p3s/analyzer/summary.hpp"
@@ -421,14 +422,19 @@ TEST(Schema2Archive, BurstsAreTheDifferencesOfTheMetricsBeforeEachEnter) {
   EXPECT_EQ(calls, (std::vector<std::uint64_t>(5, 0)));  // the Leave carries no counters: unknown, not time
 }
 
-TEST(Schema2Archive, ANewerSchemaThanThisAnalyzerKnowsIsRefused) {
-  const fs::path dir = testing::scratch_dir("schema3");
-  testing::write_archive(dir, schema2_spec("3"));
-  try {
-    TraceReader reader(dir);
-    FAIL() << "read an archive of schema 3";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("trace schema 3"), std::string::npos) << e.what();
+TEST(Schema2Archive, ANewerOrUnrecognisedSchemaIsRefused) {
+  for (const auto& [schema, says] : std::vector<std::pair<std::string, std::string>>{
+           {"3", "written in p3s trace schema 3; this p3s reads schemas 1 to 2"},
+           {"2.0", "unrecognised P3S::SCHEMA_VERSION '2.0'"},
+           {"0", "unrecognised P3S::SCHEMA_VERSION '0'"}}) {
+    const fs::path dir = testing::scratch_dir("schema-" + schema);
+    testing::write_archive(dir, schema2_spec(schema));
+    try {
+      TraceReader reader(dir);
+      ADD_FAILURE() << "read an archive of schema " << schema;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
   }
 }
 

@@ -121,6 +121,8 @@ TEST(Model, OnlyAScanWhoseLastMemberReceivesButSendsNothingIsInPlace) {
     // An inclusive scan of 8-byte blocks, but of no element in the run at 8: its last member sent nothing there.
     rank.events.push_back(
         event(mpi::Function::MPI_Scan, {scan(mpi::Collective::Scan, r, n, n == 8 ? 0 : 8, false)}, 10));
+    // An inclusive scan that looks in place in the run at 8 only: the other runs outvote it.
+    rank.events.push_back(event(mpi::Function::MPI_Scan, {scan(mpi::Collective::Scan, r, n, 8, n == 8)}, 10));
     rank.events.push_back(event(mpi::Function::MPI_Exscan, {scan(mpi::Collective::Exscan, r, n, 8, true)}, 10));
   };
   const Fit fit = build_model(ring_with("ring-scan-kinds", add), {});
@@ -132,6 +134,7 @@ TEST(Model, OnlyAScanWhoseLastMemberReceivesButSendsNothingIsInPlace) {
   std::vector<std::pair<mpi::Collective, bool>> kinds;
   for (const CollectiveEntry& c : collectives_of(m)) kinds.emplace_back(c.op, c.exclusive);
   const std::vector<std::pair<mpi::Collective, bool>> expected{{mpi::Collective::Allreduce, false},
+                                                               {mpi::Collective::Scan, false},
                                                                {mpi::Collective::Scan, false},
                                                                {mpi::Collective::Scan, false},
                                                                {mpi::Collective::Exscan, true}};

@@ -44,6 +44,8 @@ inline constexpr const char* kMpiLibrary = "P3S::MPI_LIBRARY";
 /// 2: one Metric record per call, before its Enter, counting the thread's work outside MPI calls (1: the raw counters
 /// before every Enter and Leave).
 inline constexpr std::string_view kSchemaVersion = "2";
+inline constexpr int kSchemaVersionNumber = 2;
+static_assert(kSchemaVersion.size() == 1 && kSchemaVersion[0] - '0' == kSchemaVersionNumber);
 
 /// Work metric names as they appear in metric member definitions and in P3S::WORK_METRIC.
 namespace metric {

@@ -367,8 +367,6 @@ Network parse_network(Fields& f) {
   n.bytes_per_ns = f.number_or("bytes_per_ns", n.bytes_per_ns, 1e-6);
   n.call_ns = f.number_or("call_ns", n.call_ns, 1.0);
   n.gap_ns = f.number_or("gap_ns", n.gap_ns, 0.0);
-  n.wait_cpu = f.number_or("wait_cpu", n.wait_cpu, 0.0);
-  if (n.wait_cpu > 1.0) f.error("field \"wait_cpu\" is a share of the waiting time: at most 1");
   n.init_ns = f.number_or("init_ns", n.init_ns, 1.0);
   n.finalize_ns = f.number_or("finalize_ns", n.finalize_ns, 1.0);
   n.skew_ns = f.number_or("skew_ns", n.skew_ns, 0.0);

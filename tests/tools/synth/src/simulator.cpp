@@ -211,9 +211,6 @@ void Simulator::work(Rank& r, double d) {
 
 void Simulator::in_mpi_until(Rank& r, std::uint64_t t) {
   if (t <= r.t) return;
-  const double cpu = static_cast<double>(t - r.t) * net_.wait_cpu;
-  r.cpu += cpu;
-  r.cpu_in_mpi += cpu;
   r.t = t;
 }
 
@@ -237,7 +234,7 @@ void Simulator::metric(Rank& r) {
   touch(r);
   if (r.writer == nullptr) return;
   OTF2_MetricValue v;
-  v.unsigned_int = static_cast<std::uint64_t>(std::llround(r.cpu - r.cpu_in_mpi));
+  v.unsigned_int = static_cast<std::uint64_t>(std::llround(r.cpu));
   check(OTF2_EvtWriter_Metric(r.writer, nullptr, r.t, kMetricClass, 1, &kMetricType, &v), "a Metric record");
 }
 

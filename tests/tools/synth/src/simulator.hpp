@@ -64,8 +64,7 @@ class Simulator {
   struct Rank {
     OTF2_EvtWriter* writer = nullptr;
     std::uint64_t t = 0;             ///< clock, ns
-    double cpu = 0.0;                ///< cputime_ns counter (fractional part kept, so rounding does not drift)
-    double cpu_in_mpi = 0.0;         ///< the part of `cpu` spent inside MPI calls
+    double cpu = 0.0;                ///< cputime_ns outside MPI calls (fractional part kept: rounding does not drift)
     std::uint64_t next_request = 1;  ///< request ids start at 1 on every rank, as in the recorder
     Rng rng;
     std::uint64_t events = 0;
@@ -112,7 +111,7 @@ class Simulator {
   InFlight& match(int dest, int source, int tag);
   void clear_inboxes();
 
-  // Time: work outside MPI counts fully as CPU time, waiting inside MPI by Network::wait_cpu.
+  // Time: work outside MPI counts fully as CPU time; time inside MPI is left out of the counter (trace schema 2).
   void work(Rank& r, double ns);
   void gap(Rank& r) { work(r, net_.gap_ns); }
   void in_mpi_until(Rank& r, std::uint64_t t);

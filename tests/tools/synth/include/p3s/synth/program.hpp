@@ -127,7 +127,6 @@ struct Network {
   double bytes_per_ns = 10.0;  ///< 10 GB/s
   double call_ns = 300.0;      ///< shortest duration of an MPI call
   double gap_ns = 50.0;        ///< application work between two MPI calls with no compute step between them
-  double wait_cpu = 1.0;       ///< share of the time spent waiting in MPI that counts as CPU time (busy polling)
   double init_ns = 2.0e6;      ///< MPI_Init after the last rank arrived
   double finalize_ns = 5.0e5;  ///< MPI_Finalize after the last rank arrived
   double skew_ns = 5.0e4;      ///< ranks enter MPI_Init up to this much apart
