@@ -31,6 +31,9 @@ struct CollectiveCall {
   std::uint64_t offset;  ///< file offset of the action
 };
 
+/// What a counter gained from `then` to `now`; 0 where it went back (MPI_Abort's Enter carries zero counters).
+constexpr std::uint64_t gained(std::uint64_t now, std::uint64_t then) noexcept { return now > then ? now - then : 0; }
+
 class LocationExtractor {
  public:
   LocationExtractor(const TraceDefinitions& defs, OpWriter& out, std::unordered_set<std::uint64_t>& volumes,
@@ -158,11 +161,9 @@ class LocationExtractor {
     header_.region = e.region;
     header_.callsite = e.callsite;
     if (has_prev_) {
-      // A counter that went backwards (MPI_Abort's Enter carries zero counters) is no burst. Times cannot: the
-      // reader refuses a location whose clock goes back.
+      // Times cannot go back: the reader refuses a location whose clock does.
       header_.burst_ns = e.time_ns - last_leave_ns_;
-      header_.burst_work =
-          has_work_ && e.work && prev_work_ ? (*e.work > *prev_work_ ? *e.work - *prev_work_ : 0) : header_.burst_ns;
+      header_.burst_work = has_work_ && e.work && prev_work_ ? gained(*e.work, *prev_work_) : header_.burst_ns;
       bursts_.add(header_.burst_work);
     } else {
       first_ns_ = e.time_ns;
@@ -182,7 +183,7 @@ class LocationExtractor {
     if (!has_work_) {
       header_.call_work = header_.leave_ns - header_.enter_ns;
     } else {
-      header_.call_work = e.work && enter_work_ && *e.work > *enter_work_ ? *e.work - *enter_work_ : 0;
+      header_.call_work = e.work && enter_work_ ? gained(*e.work, *enter_work_) : 0;
     }
     header_.actions = static_cast<std::uint32_t>(actions_.size());
     out_.append(header_, actions_.data(), header_.actions);
