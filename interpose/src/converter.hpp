@@ -52,9 +52,14 @@ struct LocationStats {
   std::uint8_t reserved[6] = {};
 };
 
-/// Writes one raw log's events to `writer`. `callsite_attribute` is the attribute id, used when the log
-/// carries call sites. Returns false with `error` set on an OTF2 failure.
-bool convert_location(RawReader& reader, OTF2_EvtWriter* writer, const LocalMaps& maps, const ClockModel& clock,
+/// The event chunks of every archive p3s records (OTF2's default), and how many a location holds in memory at a time.
+inline constexpr std::size_t kEventChunkBytes = OTF2_CHUNK_SIZE_EVENTS_DEFAULT;
+inline constexpr std::size_t kEventChunks = 4;
+
+/// Writes one raw log's events straight into its location's event file in the archive being written at
+/// `archive_dir` (event_chunks.hpp: the file OTF2's own writer would write), with global ids and times. Returns
+/// false with `error` set when the file cannot be written.
+bool convert_location(RawReader& reader, const std::string& archive_dir, const LocalMaps& maps, const ClockModel& clock,
                       LocationStats& stats, std::string& error);
 
 /// Everything the global definitions need besides the unified definitions and the locations.

@@ -197,13 +197,11 @@ void write_recovered_archive(const std::string& dir, std::vector<Log>& logs, con
   }
   std::vector<LocationStats> stats;
   ArchiveParts parts;
-  parts.events = [&](OTF2_Archive* a, std::vector<std::uint64_t>& locations, std::string& err) {
+  parts.events = [&](OTF2_Archive*, std::vector<std::uint64_t>& locations, std::string& err) {
     for (Log& log : logs) {
       const raw::FileHeader& h = log.reader->header();
       LocationStats s;
-      OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(a, location_id(h.rank, h.thread_index));
-      if (w == nullptr || !convert_location(*log.reader, w, maps[h.rank], log.clock, s, err) ||
-          !try_otf2(OTF2_Archive_CloseEvtWriter(a, w), "closing an event writer", err)) {
+      if (!convert_location(*log.reader, partial_dir(dir), maps[h.rank], log.clock, s, err)) {
         err = log.reader->path() + ": " + (err.empty() ? "cannot write events" : err);
         return false;
       }

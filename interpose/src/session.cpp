@@ -396,15 +396,13 @@ bool convert_to_archive(State& s, const LocalMaps& maps, const Unified& unified,
   }
   std::vector<LocationStats> mine;
   ArchiveParts parts;
-  parts.events = [&](OTF2_Archive* a, std::vector<std::uint64_t>& locations, std::string& err) {
+  parts.events = [&](OTF2_Archive*, std::vector<std::uint64_t>& locations, std::string& err) {
     bool good = true;
     for (std::size_t i = 0; good && i < s.threads.size(); ++i) {
       auto reader = RawReader::open(s.threads[i]->log->path(), err);
       if (!reader) return false;
       LocationStats st;
-      OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(a, location_id(s.rank, s.threads[i]->index));
-      good = w != nullptr && convert_location(*reader, w, maps, clocks[i], st, err) &&
-             try_otf2(OTF2_Archive_CloseEvtWriter(a, w), "closing an event writer", err);
+      good = convert_location(*reader, partial, maps, clocks[i], st, err);
       mine.push_back(st);
       locations.push_back(st.location);
     }

@@ -45,8 +45,9 @@ void capture_otf2_errors();
 
 /// What fills an archive, by the step of writing that needs it.
 struct ArchiveParts {
-  /// Writes the events of every location this process holds (OTF2_Archive_GetEvtWriter, the events,
-  /// OTF2_Archive_CloseEvtWriter) and lists the locations written. False with `error` set on failure.
+  /// Writes the events of every location this process holds (with OTF2_Archive_GetEvtWriter, the events and
+  /// OTF2_Archive_CloseEvtWriter, or straight into the event files) and lists the locations written. False with
+  /// `error` set on failure.
   std::function<bool(OTF2_Archive*, std::vector<std::uint64_t>& locations, std::string& error)> events;
   /// Writes the global definitions where this process writes them. Called on every process of an MPI job, even
   /// after a failure, so it may take part in collective work first.
