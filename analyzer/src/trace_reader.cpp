@@ -389,9 +389,10 @@ void detail::ReaderImpl::read_local_definitions() {
   detail::forget_otf2_errors();
   if (have_def_files) {
     for (const Location& l : defs.locations) {
-      // An empty local definition file (a chunk header and nothing else, as p3s writes them) holds no mapping
-      // table; opening it would still cost OTF2 a definition-chunk buffer (4 MiB) per location.
-      constexpr std::uintmax_t kEmptyDefFile = 64;
+      // An empty local definition file (a chunk header and the end marks, as p3s writes them where a location's ids
+      // and clock are the archive's) holds no mapping table; opening it would still cost OTF2 a definition-chunk
+      // buffer (4 MiB) per location. One record more (a mapping table takes 13 bytes and up) must be read.
+      constexpr std::uintmax_t kEmptyDefFile = 20;
       const std::uintmax_t size = fs::file_size(def_file(l), ec);
       if (!ec && size <= kEmptyDefFile) continue;
       OTF2_DefReader* dr = OTF2_Reader_GetDefReader(r, l.id);

@@ -58,16 +58,6 @@ void free_chunks(void*, OTF2_FileType, OTF2_LocationRef, void** per_buffer, bool
 
 constexpr OTF2_MemoryCallbacks kMemoryCallbacks = {allocate_chunk, free_chunks};
 
-/// A location's local definitions: p3s writes none, but OTF2 readers expect the (empty) file.
-bool write_local_definitions(OTF2_Archive* archive, std::uint64_t location, std::string& error) {
-  OTF2_DefWriter* dw = OTF2_Archive_GetDefWriter(archive, location);
-  if (dw == nullptr) {
-    if (error.empty()) error = "cannot open the local definition writer of location " + std::to_string(location);
-    return false;
-  }
-  return try_otf2(OTF2_Archive_CloseDefWriter(archive, dw), "closing a local definition writer", error);
-}
-
 /// Runs one part of the content. An exception from it becomes a failure with its message: the file steps after
 /// it must still run on this process, since they are collective under MPI callbacks.
 template <typename Part>
@@ -80,6 +70,19 @@ bool run_part(const Part& part, std::string& error) noexcept {
     if (error.empty()) error = "an unknown exception";
   }
   return false;
+}
+
+/// A location's local definitions: what `part` writes, if anything (OTF2 readers expect the file even when empty).
+bool write_local_definitions(OTF2_Archive* archive, std::uint64_t location, const ArchiveParts& parts,
+                             std::string& error) {
+  OTF2_DefWriter* dw = OTF2_Archive_GetDefWriter(archive, location);
+  if (dw == nullptr) {
+    if (error.empty()) error = "cannot open the local definition writer of location " + std::to_string(location);
+    return false;
+  }
+  const bool ok =
+      !parts.local_definitions || run_part([&] { return parts.local_definitions(dw, location, error); }, error);
+  return try_otf2(OTF2_Archive_CloseDefWriter(archive, dw), "closing a local definition writer", error) && ok;
 }
 
 }  // namespace
@@ -136,7 +139,7 @@ bool write_archive(ArchivePtr archive, const ArchiveParts& parts, std::string& e
   ok = ok && run_part([&] { return parts.events(a, locations, error); }, error);
   ok = try_otf2(OTF2_Archive_CloseEvtFiles(a), "closing event files", error) && ok;
   ok = try_otf2(OTF2_Archive_OpenDefFiles(a), "opening definition files", error) && ok;
-  for (const std::uint64_t l : locations) ok = ok && write_local_definitions(a, l, error);
+  for (const std::uint64_t l : locations) ok = ok && write_local_definitions(a, l, parts, error);
   ok = try_otf2(OTF2_Archive_CloseDefFiles(a), "closing definition files", error) && ok;
   ok = run_part([&] { return parts.global_definitions(a, error); }, error) && ok;
   ok = try_otf2(OTF2_Archive_Close(archive.release()), "closing the archive", error) && ok;

@@ -51,10 +51,10 @@ raw::Coll describe(State& st, OTF2_CollectiveOp op, const CollArgs& a, std::uint
 
 void on_collective(Scope& s, int rc, OTF2_CollectiveOp op, const CollArgs& a) noexcept {
   if (rc != MPI_SUCCESS) return;
-  ThreadLog& log = *s.data().log;
+  otf2::EventChunks& events = events_of(s.data());
   const raw::Coll c = describe(*g_state, op, a, 0);
-  log.append(raw::Kind::CollBegin, 0, 0, s.enter_ns());
-  log.append(raw::Kind::CollEnd, s.leave_ns(), c);
+  events.collective_begin(s.enter_ns());
+  write_collective_end(events, s.leave_ns(), c, false);
 }
 
 void on_icollective(Scope& s, int rc, OTF2_CollectiveOp op, const CollArgs& a, const MPI_Request* request) noexcept {
@@ -74,7 +74,7 @@ void on_icollective(Scope& s, int rc, OTF2_CollectiveOp op, const CollArgs& a, c
                      .received = c.received};
     if (!st.requests.add(handle_key(*request), s.data().index, info)) ++st.failures;
   }
-  s.data().log->append(raw::Kind::NbCollRequest, s.enter_ns(), raw::Request{id});
+  events_of(s.data()).request(otf2::Id::NonBlockingCollectiveRequest, s.enter_ns(), id);
 }
 
 }  // namespace p3s::interpose

@@ -124,9 +124,10 @@ void on_comm_new(Scope& sc, int rc, MPI_Comm parent, const MPI_Comm* newcomm, bo
   // only its members call), recorded as Score-P does: CREATE_HANDLE around the CommCreate event.
   const std::uint32_t sync = sync_on_new ? local : parent_local;
   if (sync == raw::kNoParent) return;
-  log.append(raw::Kind::CollBegin, 0, 0, sc.enter_ns());
-  if (local != raw::kNoParent) log.append(raw::Kind::CommCreate, sc.leave_ns(), raw::CommRef{local, 0});
-  log.append(raw::Kind::CollEnd, sc.leave_ns(), raw::Coll{sync, OTF2_COLLECTIVE_OP_CREATE_HANDLE, -1, 0, 0, 0, 0});
+  otf2::EventChunks& events = events_of(sc.data());
+  events.collective_begin(sc.enter_ns());
+  if (local != raw::kNoParent) events.comm(otf2::Id::CommCreate, sc.leave_ns(), local);
+  write_collective_end(events, sc.leave_ns(), raw::Coll{sync, OTF2_COLLECTIVE_OP_CREATE_HANDLE, -1, 0, 0, 0, 0}, false);
 }
 
 std::uint32_t comm_forget(MPI_Comm comm) noexcept {
@@ -150,10 +151,11 @@ void on_comm_free(Scope& sc, int rc, MPI_Comm before, std::uint32_t local) noexc
     if (!s.comms.put(handle_key(before), local)) ++s.failures;
     return;
   }
-  ThreadLog& log = *sc.data().log;
-  log.append(raw::Kind::CollBegin, 0, 0, sc.enter_ns());
-  log.append(raw::Kind::CommDestroy, sc.leave_ns(), raw::CommRef{local, 0});
-  log.append(raw::Kind::CollEnd, sc.leave_ns(), raw::Coll{local, OTF2_COLLECTIVE_OP_DESTROY_HANDLE, -1, 0, 0, 0, 0});
+  otf2::EventChunks& events = events_of(sc.data());
+  events.collective_begin(sc.enter_ns());
+  events.comm(otf2::Id::CommDestroy, sc.leave_ns(), local);
+  write_collective_end(events, sc.leave_ns(), raw::Coll{local, OTF2_COLLECTIVE_OP_DESTROY_HANDLE, -1, 0, 0, 0, 0},
+                       false);
 }
 
 }  // namespace p3s::interpose

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "event_chunks.hpp"
+#include "p3s/interpose/archive_writer.hpp"
 #include "p3s/trace/schema.hpp"
 #include "p3s/version.hpp"
 #include "regions.hpp"
@@ -216,7 +217,7 @@ bool convert_location(RawReader& reader, const std::string& archive_dir, const L
   const std::string path = traces + "/" + std::to_string(location_id(h.rank, h.thread_index)) + ".evt";
   auto sink = otf2::FileSink::create(path, error);
   if (!sink) return false;
-  auto w = otf2::EventChunks::create(kEventChunkBytes, kEventChunks, *sink);
+  auto w = otf2::EventChunks::create(otf2::kEventChunkBytes, kEventChunks, *sink);
   if (!w) {
     if (error.empty()) error = "out of memory for the event chunks of " + path;
     return false;
@@ -228,6 +229,56 @@ bool convert_location(RawReader& reader, const std::string& archive_dir, const L
   // The definitions must announce exactly what the file holds.
   stats.events = w->events();
   return ok;
+}
+
+namespace {
+
+/// A mapping table of `local` ids (index: local id, value: the archive's id); none where every id is the archive's.
+bool write_mapping(OTF2_DefWriter* w, OTF2_MappingType type, const std::vector<std::uint32_t>& local,
+                   std::string& error) {
+  bool identity = true;
+  for (std::size_t i = 0; i < local.size() && identity; ++i) identity = local[i] == i;
+  if (identity) return true;
+  const std::vector<std::uint64_t> wide(local.begin(), local.end());
+  OTF2_IdMap* map = OTF2_IdMap_CreateFromUint64Array(wide.size(), wide.data(), false);
+  if (map == nullptr) {
+    if (error.empty()) error = "cannot allocate a mapping table";
+    return false;
+  }
+  const bool ok = try_otf2(OTF2_DefWriter_WriteMappingTable(w, type, map), "writing a mapping table", error);
+  OTF2_IdMap_Free(map);
+  return ok;
+}
+
+}  // namespace
+
+bool write_local_mappings(OTF2_DefWriter* w, const LocalMaps& maps, const ClockModel& clock,
+                          std::uint64_t last_local_ns, std::string& error) {
+  bool ok = write_mapping(w, OTF2_MAPPING_COMM, maps.comm, error) &&
+            write_mapping(w, OTF2_MAPPING_STRING, maps.callsite, error);
+  // OTF2 interpolates between offsets measured at two times; one alone would be ignored.
+  const std::uint64_t end = clock.has_end ? clock.end_local_ns : last_local_ns;
+  const std::int64_t end_offset = clock.has_end ? clock.end_offset_ns : clock.init_offset_ns;
+  if (clock.init_offset_ns == 0 && end_offset == 0) return ok;
+  ok = ok && try_otf2(OTF2_DefWriter_WriteClockOffset(w, clock.init_local_ns, clock.init_offset_ns, 0.0),
+                      "writing a clock offset", error);
+  return ok && try_otf2(OTF2_DefWriter_WriteClockOffset(w, std::max(end, clock.init_local_ns + 1), end_offset, 0.0),
+                        "writing a clock offset", error);
+}
+
+bool place_event_file(const std::string& event_file, const std::string& archive_dir, std::uint64_t location,
+                      std::string& error) {
+  const std::filesystem::path traces = std::filesystem::path(archive_dir) / std::string(trace::kArchiveName);
+  const std::filesystem::path target = traces / (std::to_string(location) + ".evt");
+  std::error_code ec;
+  std::filesystem::create_directories(traces, ec);
+  std::filesystem::remove(target, ec);
+  std::filesystem::create_hard_link(event_file, target, ec);
+  if (!ec) return true;
+  std::filesystem::copy_file(event_file, target, ec);
+  if (!ec) return true;
+  if (error.empty()) error = "cannot put " + event_file + " into the archive: " + ec.message();
+  return false;
 }
 
 std::string thread_level_name(int level) {

@@ -52,8 +52,7 @@ struct LocationStats {
   std::uint8_t reserved[6] = {};
 };
 
-/// The event chunks of every archive p3s records (OTF2's default), and how many a location holds in memory at a time.
-inline constexpr std::size_t kEventChunkBytes = OTF2_CHUNK_SIZE_EVENTS_DEFAULT;
+/// How many event chunks a location converted after the run holds in memory at a time.
 inline constexpr std::size_t kEventChunks = 4;
 
 /// Writes one raw log's events straight into its location's event file in the archive being written at
@@ -61,6 +60,19 @@ inline constexpr std::size_t kEventChunks = 4;
 /// false with `error` set when the file cannot be written.
 bool convert_location(RawReader& reader, const std::string& archive_dir, const LocalMaps& maps, const ClockModel& clock,
                       LocationStats& stats, std::string& error);
+
+/// The local definitions of a location whose events were written during the run, with local ids and local times:
+/// the tables that map its communicator and call-site ids to the archive's, and its clock offsets to rank 0's clock
+/// (at MPI_Init and at MPI_Finalize, or at `last_local_ns` with the offset of MPI_Init where the run did not get
+/// there). OTF2's readers apply both to every event.
+bool write_local_mappings(OTF2_DefWriter* writer, const LocalMaps& maps, const ClockModel& clock,
+                          std::uint64_t last_local_ns, std::string& error);
+
+/// Puts an event file written during the run into the archive being written at `archive_dir`, as the events of
+/// `location`: a hard link where the file system allows one (the raw logs stay whole until the archive is), else a
+/// copy.
+bool place_event_file(const std::string& event_file, const std::string& archive_dir, std::uint64_t location,
+                      std::string& error);
 
 /// Everything the global definitions need besides the unified definitions and the locations.
 struct RunInfo {

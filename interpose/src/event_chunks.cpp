@@ -27,7 +27,8 @@ EventChunks::EventChunks(std::unique_ptr<std::byte[]> buffer, std::size_t chunk_
       chunk_begin_(buffer_.get()),
       chunk_end_(buffer_.get() + chunk_bytes),
       pos_(buffer_.get()),
-      sink_(sink) {
+      sink_(sink),
+      published_(buffer_.get()) {
   start_chunk();
 }
 
@@ -42,21 +43,36 @@ void EventChunks::start_chunk() noexcept {
   pos_ = p + 16;
 }
 
+bool EventChunks::hand_over(std::size_t bytes) noexcept {
+  if (exited_.load(std::memory_order_acquire)) return true;  // the process is ending (MPI_Abort, a signal)
+  busy_.store(true, std::memory_order_release);
+  const bool ok = sink_.write(base_, buffer_.get(), bytes);
+  busy_.store(false, std::memory_order_release);
+  if (!ok) failed_ = true;
+  return ok;
+}
+
 bool EventChunks::next_chunk(std::uint64_t t) noexcept {
   if (failed_) return false;
   std::memcpy(chunk_begin_ + kLastEventAt, &events_, 8);
   std::memset(pos_, 0, static_cast<std::size_t>(chunk_end_ - pos_));
   if (chunk_end_ == buffer_end_) {
-    if (!sink_.write(buffer_.get(), static_cast<std::size_t>(buffer_end_ - buffer_.get()))) {
+    const auto whole = static_cast<std::size_t>(buffer_end_ - buffer_.get());
+    busy_.store(true, std::memory_order_release);  // until the buffer starts again
+    if (!exited_.load(std::memory_order_acquire) && !sink_.write(base_, buffer_.get(), whole)) {
       failed_ = true;
+      busy_.store(false, std::memory_order_release);
       return false;
     }
+    base_ += whole;
     chunk_begin_ = buffer_.get();
+    published_.store(chunk_begin_, std::memory_order_release);
   } else {
     chunk_begin_ = chunk_end_;
   }
   chunk_end_ = chunk_begin_ + chunk_bytes_;
   start_chunk();
+  busy_.store(false, std::memory_order_release);
   // A chunk starts with the time of its first event, whether or not it moved on.
   *pos_ = static_cast<std::byte>(Id::Timestamp);
   std::memcpy(pos_ + 1, &t, 8);
@@ -65,17 +81,28 @@ bool EventChunks::next_chunk(std::uint64_t t) noexcept {
   return true;
 }
 
+bool EventChunks::flush() noexcept {
+  if (failed_) return false;
+  std::memcpy(chunk_begin_ + kLastEventAt, &events_, 8);
+  return hand_over(static_cast<std::size_t>(pos_ - buffer_.get()));
+}
+
 bool EventChunks::close() noexcept {
   if (failed_) return false;
   std::memcpy(chunk_begin_ + kLastEventAt, &events_, 8);
   // The end of the file and of the buffer, as OTF2 marks them when its writer is closed.
   *pos_++ = std::byte{kEndOfFile};
   *pos_++ = std::byte{kEndOfBuffer};
-  failed_ = !sink_.write(buffer_.get(), static_cast<std::size_t>(pos_ - buffer_.get()));
+  const bool ok = hand_over(static_cast<std::size_t>(pos_ - buffer_.get()));
   // Nothing more: a second close, or an event after this one, finds the stream failed.
-  const bool ok = !failed_;
   failed_ = true;
   return ok;
+}
+
+EventChunks::Span EventChunks::exit_span() noexcept {
+  if (busy_.load(std::memory_order_acquire) || exited_.exchange(true, std::memory_order_acq_rel)) return {};
+  const std::byte* end = published_.load(std::memory_order_acquire);
+  return {buffer_.get(), static_cast<std::size_t>(end - buffer_.get()), base_};
 }
 
 std::unique_ptr<FileSink> FileSink::create(const std::string& path, std::string& error) noexcept {
@@ -94,10 +121,10 @@ std::unique_ptr<FileSink> FileSink::create(const std::string& path, std::string&
 
 FileSink::~FileSink() { close(); }
 
-bool FileSink::write(const std::byte* data, std::size_t bytes) noexcept {
+bool FileSink::write(std::uint64_t offset, const std::byte* data, std::size_t bytes) noexcept {
   if (fd_ < 0) return false;
   while (bytes != 0) {
-    const ssize_t n = ::write(fd_, data, bytes);
+    const ssize_t n = ::pwrite(fd_, data, bytes, static_cast<off_t>(offset));
     if (n < 0) {
       if (errno == EINTR) continue;
       try {
@@ -107,6 +134,7 @@ bool FileSink::write(const std::byte* data, std::size_t bytes) noexcept {
       return false;
     }
     data += n;
+    offset += static_cast<std::uint64_t>(n);
     bytes -= static_cast<std::size_t>(n);
   }
   return true;

@@ -13,13 +13,19 @@
 // keeping OTF2's estimates keeps its chunk boundaries too. event_chunks_test.cpp holds the writer to OTF2's bytes.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
 
+#include <otf2/OTF2_Archive.h>
+
 namespace p3s::interpose::otf2 {
+
+/// The event chunk size of every archive p3s writes (OTF2's default, as the anchor file states it).
+inline constexpr std::size_t kEventChunkBytes = OTF2_CHUNK_SIZE_EVENTS_DEFAULT;
 
 /// OTF2's record ids in event files.
 enum class Id : std::uint8_t {
@@ -53,16 +59,18 @@ inline constexpr std::size_t kTimestampBytes = 9;  ///< record id and the full 8
 inline constexpr std::uint8_t kTypeUint64 = 4;     ///< OTF2_TYPE_UINT64
 inline constexpr std::uint8_t kTypeString = 11;    ///< OTF2_TYPE_STRING
 
-/// Where full buffers go: whole chunks, and at the end the last chunk as far as it is used.
+/// Where the chunks go: each write puts bytes at an offset of the event file. A buffer is written whole when full;
+/// flush() and close() write it as far as it is used, and a later write of the same buffer repeats those bytes.
 class ChunkSink {
  public:
   virtual ~ChunkSink() = default;
-  /// Writes all of `bytes`; false on failure.
-  virtual bool write(const std::byte* data, std::size_t bytes) noexcept = 0;
+  /// Writes all of `bytes` at `offset`; false on failure.
+  virtual bool write(std::uint64_t offset, const std::byte* data, std::size_t bytes) noexcept = 0;
 };
 
-/// One location's event stream. Holds `chunks` chunks of `chunk_bytes` in memory and hands them to the sink
-/// when all are full and at close(). Not thread-safe: one per location.
+/// One location's event stream. Holds `chunks` chunks of `chunk_bytes` in memory and hands them to the sink when all
+/// are full, at flush() and at close(). One thread writes the events; exit_span() may be called from a signal
+/// handler on any thread.
 class EventChunks {
  public:
   /// Null when the memory cannot be had.
@@ -179,10 +187,31 @@ class EventChunks {
     return done(p);
   }
 
-  /// Hands what is left to the sink, the last chunk as far as it is used; the stream takes no event afterwards.
+  /// Hands the buffer to the sink as far as it is used (whole records only); events go on after it.
+  bool flush() noexcept;
+  /// Also flush() whenever an event comes `interval_ns` or more after the last flush (0: never).
+  void set_flush_interval(std::uint64_t interval_ns, std::uint64_t now_ns) noexcept {
+    flush_interval_ns_ = interval_ns;
+    next_flush_ns_ = interval_ns == 0 ? UINT64_MAX : now_ns + interval_ns;
+  }
+  /// Hands what is left to the sink, the last chunk as far as it is used, with OTF2's end marks; the stream takes
+  /// no event afterwards.
   bool close() noexcept;
 
+  /// For a process being terminated (async-signal-safe): what is buffered and not yet certain to be in the file,
+  /// whole records only, and where it goes. Empty while the buffer is being handed to the sink (those bytes are
+  /// given up: writing them again could tear what the sink wrote) and after the first call: nothing is written
+  /// afterwards.
+  struct Span {
+    const std::byte* data = nullptr;
+    std::size_t bytes = 0;
+    std::uint64_t offset = 0;
+  };
+  [[nodiscard]] Span exit_span() noexcept;
+
   [[nodiscard]] std::uint64_t events() const noexcept { return events_; }
+  [[nodiscard]] std::uint64_t first_time() const noexcept { return first_time_; }
+  [[nodiscard]] std::uint64_t last_time() const noexcept { return time_; }
   [[nodiscard]] bool failed() const noexcept { return failed_; }
 
   // OTF2's compressed integers.
@@ -221,6 +250,7 @@ class EventChunks {
   /// OTF2 requires them in order.
   std::byte* reserve(std::uint64_t t, std::size_t bound) noexcept {
     if (bound + kTimestampBytes >= static_cast<std::size_t>(chunk_end_ - pos_) && !next_chunk(t)) return nullptr;
+    if (events_ == 0) first_time_ = t;
     if (t > time_) {
       *pos_ = static_cast<std::byte>(Id::Timestamp);
       std::memcpy(pos_ + 1, &t, 8);
@@ -232,11 +262,19 @@ class EventChunks {
   }
   bool done(std::byte* end) noexcept {
     pos_ = end;
+    // Published after the bytes: a termination handler writes whole records only.
+    published_.store(end, std::memory_order_release);
+    if (time_ >= next_flush_ns_) [[unlikely]] {
+      next_flush_ns_ = time_ + flush_interval_ns_;
+      return flush();
+    }
     return true;
   }
   /// Closes the current chunk and starts the next, handing the buffer to the sink when it is full.
   bool next_chunk(std::uint64_t t) noexcept;
   void start_chunk() noexcept;
+  /// Writes the first `bytes` of the buffer at its place in the file (nothing once a termination handler wrote).
+  bool hand_over(std::size_t bytes) noexcept;
 
   std::unique_ptr<std::byte[]> buffer_;
   std::size_t chunk_bytes_;
@@ -245,12 +283,19 @@ class EventChunks {
   std::byte* chunk_end_;
   std::byte* pos_;
   ChunkSink& sink_;
+  std::uint64_t base_ = 0;  ///< the file offset of the buffer's first byte
+  std::atomic<std::byte*> published_;
+  std::atomic<bool> busy_{false};    ///< the buffer is being handed over: a termination handler keeps out
+  std::atomic<bool> exited_{false};  ///< a termination handler took the buffer: nothing is written afterwards
   std::uint64_t time_ = 0;
+  std::uint64_t first_time_ = 0;
   std::uint64_t events_ = 0;
+  std::uint64_t flush_interval_ns_ = 0;
+  std::uint64_t next_flush_ns_ = UINT64_MAX;
   bool failed_ = false;
 };
 
-/// A sink that appends to a file it creates (truncating an old one); the error says which file and why.
+/// A sink that writes a file it creates (truncating an old one); the error says which file and why.
 class FileSink final : public ChunkSink {
  public:
   /// Null with `error` set when the file cannot be created.
@@ -258,7 +303,7 @@ class FileSink final : public ChunkSink {
   ~FileSink() override;
   FileSink(const FileSink&) = delete;
   FileSink& operator=(const FileSink&) = delete;
-  bool write(const std::byte* data, std::size_t bytes) noexcept override;
+  bool write(std::uint64_t offset, const std::byte* data, std::size_t bytes) noexcept override;
   /// Closes the file; false where closing reported an error (then in error()).
   bool close() noexcept;
   [[nodiscard]] const std::string& error() const noexcept { return error_; }

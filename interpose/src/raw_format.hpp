@@ -12,8 +12,10 @@
 namespace p3s::interpose::raw {
 
 inline constexpr char kMagic[8] = {'P', '3', 'S', 'R', 'A', 'W', '0', '1'};
-/// 2: records encoded compactly (raw_codec.hpp); 1 stored RecordHeader and payload as they are.
-inline constexpr std::uint32_t kVersion = 2;
+/// 3: the header says where the events are (FileHeader::event_file); 2: records encoded compactly (raw_codec.hpp),
+/// events among them; 1 stored RecordHeader and payload as they are.
+inline constexpr std::uint32_t kVersion = 3;
+inline constexpr std::uint32_t kOldestVersion = 2;  ///< the oldest a reader still reads
 
 struct FileHeader {
   char magic[8];
@@ -26,7 +28,9 @@ struct FileHeader {
   std::uint8_t counter_mode;   ///< CounterMode
   std::uint8_t thread_level;   ///< MPI_THREAD_* as provided
   std::uint8_t callsites;      ///< 1 when Enter records may carry a call site
-  std::uint8_t reserved0;
+  /// 1: the events are in an OTF2 event file beside the log (event_file_path()), written during the run with local
+  /// communicator and call-site ids and local times; the log holds the definitions. 0: the events are records here.
+  std::uint8_t event_file;
   std::uint32_t pid;
   std::int64_t clock_offset_ns;      ///< add to local times to get rank 0's clock (measured at MPI_Init)
   std::uint64_t init_ns;             ///< local clock when recording started
@@ -38,6 +42,8 @@ struct FileHeader {
 };
 static_assert(sizeof(FileHeader) == 256);
 
+/// Record kinds. A log with an event file (version 3, FileHeader::event_file) holds only CommDef, CallsiteDef, Meta
+/// and Finalized; the event kinds are read from older logs and from logs written without one.
 enum class Kind : std::uint8_t {
   Enter = 1,              ///< region; payload: [callsite id if kFlagCallsite] metrics[metric_count]
   Leave = 2,              ///< region; payload: metrics[metric_count]

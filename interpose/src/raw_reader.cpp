@@ -49,12 +49,14 @@ std::unique_ptr<RawReader> RawReader::open(const std::string& path, std::string&
     error = path + " is not a p3s raw log";
     return nullptr;
   }
-  if (h.version != raw::kVersion) {
+  if (h.version < raw::kOldestVersion || h.version > raw::kVersion) {
     std::fclose(f);
-    error = path + " has raw log version " + std::to_string(h.version) + ", this p3s reads version " +
-            std::to_string(raw::kVersion) + "; use the p3s that recorded it";
+    error = path + " has raw log version " + std::to_string(h.version) + ", this p3s reads versions " +
+            std::to_string(raw::kOldestVersion) + " to " + std::to_string(raw::kVersion) +
+            "; use the p3s that recorded it";
     return nullptr;
   }
+  if (h.version < 3) h.event_file = 0;  // a reserved byte before
   struct stat st {};
   const std::uint64_t size = fstat(fileno(f), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
   return std::unique_ptr<RawReader>(new RawReader(path, f, h, size));

@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "archive_io.hpp"
+#include "converter.hpp"
 #include "state.hpp"
 
 namespace p3s::interpose {
@@ -31,8 +33,7 @@ ThreadData* attach_thread() noexcept {
     td->index = s.next_thread.fetch_add(1, std::memory_order_relaxed);
     h.thread_index = td->index;
     std::string error;
-    td->log = ThreadLog::open(s.dir + "/p3s-raw/" + std::to_string(s.rank) + "." + std::to_string(td->index) + ".raw",
-                              std::size_t{s.config.buffer_mb} << 20, h, error);
+    td->log = open_thread_log(s, td->index, h, error);
     if (!td->log) {
       warn(s, error + "; MPI calls of this thread are not recorded");
       return nullptr;
@@ -65,14 +66,20 @@ std::uint64_t received_bytes(const MPI_Status* status) noexcept {
   return n == MPI_UNDEFINED ? 0 : static_cast<std::uint64_t>(n);
 }
 
-void log_msg(ThreadLog& log, raw::Kind kind, std::uint64_t t, std::uint32_t comm, int peer, int tag,
-             std::uint64_t bytes, std::uint64_t request) noexcept {
-  const raw::Msg m{comm, peer, tag, 0, bytes, request};
-  log.append(kind, t, m);
+/// MpiSend or MpiRecv.
+void log_msg(ThreadData& td, otf2::Id id, std::uint64_t t, std::uint32_t comm, int peer, int tag,
+             std::uint64_t bytes) noexcept {
+  events_of(td).message(id, t, static_cast<std::uint32_t>(peer), comm, static_cast<std::uint32_t>(tag), bytes);
 }
 
-void log_request(ThreadLog& log, raw::Kind kind, std::uint64_t t, std::uint64_t request) noexcept {
-  log.append(kind, t, raw::Request{request});
+/// MpiIsend or MpiIrecv.
+void log_msg(ThreadData& td, otf2::Id id, std::uint64_t t, std::uint32_t comm, int peer, int tag, std::uint64_t bytes,
+             std::uint64_t request) noexcept {
+  events_of(td).message(id, t, static_cast<std::uint32_t>(peer), comm, static_cast<std::uint32_t>(tag), bytes, request);
+}
+
+void log_request(ThreadData& td, otf2::Id id, std::uint64_t t, std::uint64_t request) noexcept {
+  events_of(td).request(id, t, request);
 }
 
 /// Registers a request; a full table (out of memory) loses the request's completion, which is counted.
@@ -106,21 +113,21 @@ void complete_one(Scope& sc, MPI_Request before, const MPI_Status* status) noexc
   }
   // Completing an inactive persistent request is a no-op in MPI and records nothing.
   if (!info.active) return;
-  ThreadLog& log = *sc.data().log;
+  ThreadData& td = sc.data();
   const std::uint64_t t = sc.leave_ns();
   const bool have_status = status != MPI_STATUS_IGNORE;
   if (info.cancel_requested && have_status) {
     int cancelled = 0;
     PMPI_Test_cancelled(status, &cancelled);
     if (cancelled != 0) {
-      log_request(log, raw::Kind::RequestCancelled, t, info.id);
+      log_request(td, otf2::Id::MpiRequestCancelled, t, info.id);
       return;
     }
   }
   switch (info.kind) {
     case RequestInfo::Kind::Isend:
     case RequestInfo::Kind::PersistentSend:
-      log_request(log, raw::Kind::IsendComplete, t, info.id);
+      log_request(td, otf2::Id::MpiIsendComplete, t, info.id);
       break;
     case RequestInfo::Kind::Irecv:
     case RequestInfo::Kind::PersistentRecv: {
@@ -130,12 +137,12 @@ void complete_one(Scope& sc, MPI_Request before, const MPI_Status* status) noexc
       if (source == MPI_PROC_NULL) break;
       const int tag = have_status ? status->MPI_TAG : info.tag;
       const std::uint64_t bytes = have_status ? received_bytes(status) : info.bytes;
-      log_msg(log, raw::Kind::Irecv, t, info.comm, source, tag, bytes, info.id);
+      log_msg(td, otf2::Id::MpiIrecv, t, info.comm, source, tag, bytes, info.id);
       break;
     }
     case RequestInfo::Kind::Collective: {
       const raw::Coll c{info.comm, info.op, info.root, 0, info.bytes, info.received, info.id};
-      log.append(raw::Kind::NbCollComplete, t, c);
+      write_collective_end(events_of(td), t, c, true);
       break;
     }
   }
@@ -162,26 +169,59 @@ void start_counters(const State& s, ThreadData& td) noexcept {
   }
 }
 
+std::unique_ptr<ThreadLog> open_thread_log(const State& s, std::uint32_t index, const raw::FileHeader& header,
+                                           std::string& error) noexcept {
+  try {
+    return ThreadLog::open(raw_log_path(s.dir, s.rank, index), kDefinitionBufferBytes, header, error,
+                           std::size_t{s.config.buffer_mb});
+  } catch (...) {
+    error = "out of memory opening a raw log";
+    return nullptr;
+  }
+}
+
+bool write_enter(State& s, ThreadData& td, int region, std::uint64_t t, const std::uint64_t* counters) noexcept {
+  otf2::EventChunks& events = events_of(td);
+  const auto n = static_cast<std::uint8_t>(s.counters.count);
+  bool ok = true;
+  if (n != 0) {
+    std::uint64_t values[kMaxMetrics];
+    for (std::uint8_t i = 0; i < n; ++i) {
+      td.entered[i] = counters[i];
+      values[i] = counters[i] > td.inside[i] ? counters[i] - td.inside[i] : 0;
+    }
+    ok = events.metric(t, kMetricClass, n, values);
+  }
+  const auto r = static_cast<std::uint32_t>(region);
+  if (!s.config.callsite) return events.enter(t, r) && ok;
+  const auto site = static_cast<std::uint32_t>(current_callsite(s, *td.log));
+  return events.enter(t, r, kCallsiteAttr, site) && ok;
+}
+
+bool write_leave(const State& s, ThreadData& td, int region, std::uint64_t t, const std::uint64_t* counters) noexcept {
+  for (int i = 0; i < s.counters.count; ++i) {
+    td.inside[i] += counters[i] > td.entered[i] ? counters[i] - td.entered[i] : 0;
+  }
+  return events_of(td).leave(t, static_cast<std::uint32_t>(region));
+}
+
+bool write_collective_end(otf2::EventChunks& events, std::uint64_t t, const raw::Coll& c, bool nonblocking) noexcept {
+  const std::uint32_t root = c.root < 0 ? OTF2_COLLECTIVE_ROOT_NONE : static_cast<std::uint32_t>(c.root);
+  return events.collective_end(t, static_cast<std::uint8_t>(c.op), c.comm, root, c.sent, c.received, nonblocking,
+                               c.request);
+}
+
 Scope::Scope(Region region) noexcept : region_(region) {
   ThreadState& ts = t_state;
   if (ts.depth++ != 0 || !g_recording.load(std::memory_order_acquire)) return;
   ThreadData* td = ts.data != nullptr ? ts.data : attach_thread();
   if (td == nullptr || td->log->failed()) return;
   data_ = td;
-  State& s = *g_state;
   // Counters first and the clock second, so the burst before this call excludes the recorder's own work;
   // call-site unwinding then counts as time in MPI, not as application work.
-  std::uint64_t payload[1 + kMaxMetrics];
-  const std::size_t first_metric = s.config.callsite ? 1 : 0;
-  t_enter_ = td->counters.read_then_clock(payload + first_metric);
-  std::uint8_t flags = 0;
-  if (s.config.callsite) {
-    payload[0] = current_callsite(s, *td->log);
-    flags = raw::kFlagCallsite;
-  }
-  const std::size_t n = first_metric + static_cast<std::size_t>(s.counters.count);
-  td->log->append(raw::Kind::Enter, flags, static_cast<std::uint16_t>(region), t_enter_, payload,
-                  n * sizeof(std::uint64_t));
+  std::uint64_t counters[kMaxMetrics];
+  t_enter_ = td->counters.read_then_clock(counters);
+  write_enter(*g_state, *td, static_cast<int>(region), t_enter_, counters);
 }
 
 void Scope::done() noexcept {
@@ -198,8 +238,7 @@ Scope::~Scope() {
     std::uint64_t metrics[kMaxMetrics];
     data_->counters.read_at_leave(metrics, t_leave_);
     ThreadLog& log = *data_->log;
-    if (!log.append(raw::Kind::Leave, 0, static_cast<std::uint16_t>(region_), t_leave_, metrics,
-                    static_cast<std::size_t>(g_state->counters.count) * sizeof(std::uint64_t))) {
+    if (!write_leave(*g_state, *data_, static_cast<int>(region_), t_leave_, metrics)) {
       // The log failed (disk full, unwritable directory): say so once and stop recording this thread.
       static std::atomic<bool> reported{false};
       if (!reported.exchange(true)) warn(*g_state, log.error() + "; recording stopped for this thread");
@@ -207,6 +246,8 @@ Scope::~Scope() {
   }
   --t_state.depth;
 }
+
+ThreadData* current_thread_data() noexcept { return t_state.data; }
 
 ThreadLog* current_thread_log() noexcept {
   ThreadData* td = t_state.data;
@@ -239,8 +280,8 @@ const MPI_Request* save_requests(int count, const MPI_Request* requests) noexcep
 void on_send(Scope& s, int rc, const P2P& p) noexcept {
   // A send to MPI_PROC_NULL moves no message: the call is recorded, the message is not.
   if (rc != MPI_SUCCESS || p.peer == MPI_PROC_NULL) return;
-  log_msg(*s.data().log, raw::Kind::Send, s.enter_ns(), comm_index(*g_state, p.comm), p.peer, p.tag,
-          type_bytes(p.count, p.dtype), 0);
+  log_msg(s.data(), otf2::Id::MpiSend, s.enter_ns(), comm_index(*g_state, p.comm), p.peer, p.tag,
+          type_bytes(p.count, p.dtype));
 }
 
 void on_isend(Scope& s, int rc, const P2P& p, const MPI_Request* request) noexcept {
@@ -250,13 +291,13 @@ void on_isend(Scope& s, int rc, const P2P& p, const MPI_Request* request) noexce
   const std::uint32_t comm = comm_index(st, p.comm);
   const std::uint64_t bytes = type_bytes(p.count, p.dtype);
   remember(st, *request, RequestInfo{.id = id, .kind = RequestInfo::Kind::Isend, .comm = comm, .bytes = bytes});
-  log_msg(*s.data().log, raw::Kind::Isend, s.enter_ns(), comm, p.peer, p.tag, bytes, id);
+  log_msg(s.data(), otf2::Id::MpiIsend, s.enter_ns(), comm, p.peer, p.tag, bytes, id);
 }
 
 void on_recv(Scope& s, int rc, MPI_Comm comm, const MPI_Status* status) noexcept {
   if (rc != MPI_SUCCESS || status->MPI_SOURCE == MPI_PROC_NULL) return;
-  log_msg(*s.data().log, raw::Kind::Recv, s.leave_ns(), comm_index(*g_state, comm), status->MPI_SOURCE, status->MPI_TAG,
-          received_bytes(status), 0);
+  log_msg(s.data(), otf2::Id::MpiRecv, s.leave_ns(), comm_index(*g_state, comm), status->MPI_SOURCE, status->MPI_TAG,
+          received_bytes(status));
 }
 
 void on_irecv(Scope& s, int rc, const P2P& p, const MPI_Request* request) noexcept {
@@ -270,7 +311,7 @@ void on_irecv(Scope& s, int rc, const P2P& p, const MPI_Request* request) noexce
                        .tag = p.tag,
                        .comm = comm_index(st, p.comm),
                        .bytes = type_bytes(p.count, p.dtype)});
-  log_request(*s.data().log, raw::Kind::IrecvRequest, s.enter_ns(), id);
+  log_request(s.data(), otf2::Id::MpiIrecvRequest, s.enter_ns(), id);
 }
 
 void on_sendrecv(Scope& s, int rc, const P2P& send, const MPI_Status* status) noexcept {
@@ -306,7 +347,7 @@ void on_recv_init(Scope&, int rc, const P2P& p, const MPI_Request* request) noex
 void on_start(Scope& s, int rc, int count, const MPI_Request* requests) noexcept {
   if (rc != MPI_SUCCESS) return;
   State& st = *g_state;
-  ThreadLog& log = *s.data().log;
+  ThreadData& td = s.data();
   for (int i = 0; i < count; ++i) {
     RequestInfo info;
     {
@@ -319,9 +360,9 @@ void on_start(Scope& s, int rc, int count, const MPI_Request* requests) noexcept
       info = *found;
     }
     if (info.kind == RequestInfo::Kind::PersistentSend) {
-      log_msg(log, raw::Kind::Isend, s.enter_ns(), info.comm, info.peer, info.tag, info.bytes, info.id);
+      log_msg(td, otf2::Id::MpiIsend, s.enter_ns(), info.comm, info.peer, info.tag, info.bytes, info.id);
     } else if (info.kind == RequestInfo::Kind::PersistentRecv) {
-      log_request(log, raw::Kind::IrecvRequest, s.enter_ns(), info.id);
+      log_request(td, otf2::Id::MpiIrecvRequest, s.enter_ns(), info.id);
     }
   }
 }
@@ -375,7 +416,7 @@ void on_request_free(Scope& s, int rc, MPI_Request before) noexcept {
   // Freeing an active send is legal: the message still goes out, so its request is closed here. A freed
   // active receive can never report what it received; its message stays unmatched in analysis.
   if (info.active && (info.kind == RequestInfo::Kind::Isend || info.kind == RequestInfo::Kind::PersistentSend)) {
-    log_request(*s.data().log, raw::Kind::IsendComplete, s.leave_ns(), info.id);
+    log_request(s.data(), otf2::Id::MpiIsendComplete, s.leave_ns(), info.id);
   }
 }
 

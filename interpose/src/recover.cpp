@@ -13,10 +13,13 @@
 
 #include "archive_io.hpp"
 #include "converter.hpp"
+#include "event_chunks.hpp"
+#include "event_repair.hpp"
 #include "p3s/error.hpp"
 #include "p3s/trace/schema.hpp"
 #include "p3s/utc_date.hpp"
 #include "raw_reader.hpp"
+#include "thread_log.hpp"
 
 namespace p3s::interpose {
 namespace fs = std::filesystem;
@@ -94,9 +97,10 @@ void scan(Log& log, std::vector<StagedDefinition>& staged, RunInfo& run) {
 }  // namespace
 
 std::string torn_text(const TornLog& t) {
-  return "rank " + std::to_string(t.rank) + (t.thread != 0 ? " thread " + std::to_string(t.thread) : "") +
-         ": its raw log is torn after " + std::to_string(t.records) + " records; the " +
-         std::to_string(t.bytes_unread) + " bytes after them could not be read (" +
+  return "rank " + std::to_string(t.rank) + (t.thread != 0 ? " thread " + std::to_string(t.thread) : "") + ": its " +
+         (t.event_file ? "event file" : "raw log") + " is torn after " + std::to_string(t.records) +
+         (t.event_file ? " events" : " records") + "; the " + std::to_string(t.bytes_unread) +
+         " bytes after them could not be read (" +
          (t.bytes_unread < 4096 ? "a record cut off when the process died" : "the log is damaged") + ")";
 }
 
@@ -185,6 +189,45 @@ RunInfo scan_logs(std::vector<Log>& logs, const std::string& rdir, std::map<std:
   return run;
 }
 
+/// Puts one log's events into the archive being written at `partial`: the event file written during the run, cut
+/// after its last whole event, or the events among the raw records of an older log, converted.
+LocationStats recover_events(const Log& log, const std::string& partial, const LocalMaps& maps, RecoverReport& report,
+                             std::uint64_t& last_local_ns) {
+  const raw::FileHeader& h = log.reader->header();
+  LocationStats s;
+  std::string err;
+  if (h.event_file == 0) {
+    if (!convert_location(*log.reader, partial, maps, log.clock, s, err)) {
+      throw Otf2Error("p3s recover: " + log.reader->path() + ": " + (err.empty() ? "cannot write events" : err));
+    }
+    report.events += s.events;
+    return s;
+  }
+  s.rank = h.rank;
+  s.thread = h.thread_index;
+  s.location = location_id(h.rank, h.thread_index);
+  const fs::path traces = fs::path(partial) / std::string(trace::kArchiveName);
+  std::error_code ec;
+  fs::create_directories(traces, ec);
+  otf2::RepairedEvents kept;
+  const std::string from = event_file_path(log.reader->path());
+  if (!otf2::repair_event_file(from, (traces / (std::to_string(s.location) + ".evt")).string(), otf2::kEventChunkBytes,
+                               kept, err)) {
+    throw InputError("p3s recover: " + err);
+  }
+  s.events = kept.events;
+  if (kept.events != 0) {
+    s.first_ns = log.clock.global(kept.first_time);
+    s.last_ns = log.clock.global(kept.last_time);
+  }
+  s.complete = log.finalized ? 1 : 0;
+  s.torn = kept.bytes_lost != 0 ? 1 : 0;
+  if (kept.bytes_lost != 0) report.torn.push_back({h.rank, h.thread_index, kept.events, kept.bytes_lost, true});
+  report.events += kept.events;
+  last_local_ns = kept.last_time;
+  return s;
+}
+
 /// Converts every log into a new archive in `dir`, serially, and publishes it. Counts the events in `report`.
 void write_recovered_archive(const std::string& dir, std::vector<Log>& logs, const RunInfo& run, const Unified& unified,
                              std::map<std::int32_t, LocalMaps>& maps, RecoverReport& report) {
@@ -196,20 +239,25 @@ void write_recovered_archive(const std::string& dir, std::vector<Log>& logs, con
     throw Otf2Error("p3s recover: " + error);
   }
   std::vector<LocationStats> stats;
+  std::map<std::uint64_t, std::pair<const Log*, std::uint64_t>> written;  // location -> its log, its last time
   ArchiveParts parts;
-  parts.events = [&](OTF2_Archive*, std::vector<std::uint64_t>& locations, std::string& err) {
-    for (Log& log : logs) {
-      const raw::FileHeader& h = log.reader->header();
-      LocationStats s;
-      if (!convert_location(*log.reader, partial_dir(dir), maps[h.rank], log.clock, s, err)) {
-        err = log.reader->path() + ": " + (err.empty() ? "cannot write events" : err);
-        return false;
-      }
-      report.events += s.events;
+  parts.events = [&](OTF2_Archive*, std::vector<std::uint64_t>& locations, std::string&) {
+    for (const Log& log : logs) {
+      std::uint64_t last_local_ns = 0;
+      const LocationStats s =
+          recover_events(log, partial_dir(dir), maps[log.reader->header().rank], report, last_local_ns);
+      if (log.reader->header().event_file != 0) written[s.location] = {&log, last_local_ns};
       stats.push_back(s);
       locations.push_back(s.location);
     }
     return true;
+  };
+  // The events of an event file keep their local ids and times: the local definitions map them.
+  parts.local_definitions = [&](OTF2_DefWriter* w, std::uint64_t location, std::string& err) {
+    const auto it = written.find(location);
+    if (it == written.end()) return true;
+    const Log& log = *it->second.first;
+    return write_local_mappings(w, maps[log.reader->header().rank], log.clock, it->second.second, err);
   };
   parts.global_definitions = [&](OTF2_Archive* a, std::string& err) {
     return write_global_definitions(a, run, unified, stats, err);

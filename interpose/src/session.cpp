@@ -134,16 +134,6 @@ std::vector<bool> sync_plan(const State& s) {
   return plan;
 }
 
-/// An Enter record written by hand (MPI_Init, MPI_Finalize, MPI_Abort), with the call site when recorded.
-void write_enter(State& s, ThreadLog& log, int region, std::uint64_t t, const std::uint64_t* metrics) {
-  std::uint64_t payload[1 + kMaxMetrics] = {};
-  const std::size_t first = s.config.callsite ? 1 : 0;
-  std::memcpy(payload + first, metrics, static_cast<std::size_t>(s.counters.count) * sizeof(std::uint64_t));
-  if (s.config.callsite) payload[0] = current_callsite(s, log);
-  log.append(raw::Kind::Enter, s.config.callsite ? raw::kFlagCallsite : 0, static_cast<std::uint16_t>(region), t,
-             payload, (first + static_cast<std::size_t>(s.counters.count)) * sizeof(std::uint64_t));
-}
-
 /// The MPI library the application runs on, as its first line of MPI_Get_library_version says: readers need to
 /// know it where the library's own choices shape the communication (MPI_Dims_create's grids differ between
 /// Open MPI and MPICH).
@@ -177,7 +167,7 @@ bool prepare_directory(State& s) {
       remedy = "wait for it to end, or set P3S_TRACE_DIR to another directory";
     } else {
       for (const auto& e : fs::directory_iterator(raw_dir(s.dir), ec)) {
-        if (e.path().extension() == ".raw") fs::remove(e.path(), ec);
+        if (e.path().extension() == ".raw" || e.path().extension() == ".evt") fs::remove(e.path(), ec);
       }
     }
   }
@@ -262,20 +252,19 @@ void fill_header(State& s, std::int64_t clock_offset_ns) {
 /// MPI_Init itself, as Score-P records it: a CREATE_HANDLE collective creating WORLD and SELF. Its Enter carries
 /// the CPU time taken before PMPI_Init; hardware counters start only now, so they enter at 0.
 void record_init(State& s, ThreadData& td, int region, InitEnter init) {
-  ThreadLog& log = *td.log;
+  otf2::EventChunks& events = events_of(td);
   const std::uint64_t t_enter = init.time_ns;
   std::uint64_t metrics[kMaxMetrics] = {};
   td.counters.read(metrics);
-  const auto bytes = static_cast<std::size_t>(s.counters.count) * sizeof(std::uint64_t);
   std::uint64_t enter[kMaxMetrics] = {};
   if (s.counters.mode == CounterMode::CpuTime) enter[0] = init.cpu_ns;
-  write_enter(s, log, region, t_enter, enter);
+  write_enter(s, td, region, t_enter, enter);
   const std::uint64_t t_leave = std::max(clock_ns(), t_enter);
-  log.append(raw::Kind::CollBegin, 0, 0, t_enter);
-  log.append(raw::Kind::CommCreate, t_leave, raw::CommRef{0, 0});
-  log.append(raw::Kind::CommCreate, t_leave, raw::CommRef{1, 0});
-  log.append(raw::Kind::CollEnd, t_leave, raw::Coll{0, OTF2_COLLECTIVE_OP_CREATE_HANDLE, -1, 0, 0, 0, 0});
-  log.append(raw::Kind::Leave, 0, static_cast<std::uint16_t>(region), t_leave, metrics, bytes);
+  events.collective_begin(t_enter);
+  events.comm(otf2::Id::CommCreate, t_leave, 0);
+  events.comm(otf2::Id::CommCreate, t_leave, 1);
+  write_collective_end(events, t_leave, raw::Coll{0, OTF2_COLLECTIVE_OP_CREATE_HANDLE, -1, 0, 0, 0, 0}, false);
+  write_leave(s, td, region, t_leave, metrics);
 }
 
 /// Recording stops on every rank together when some rank could not open its log: each rank that could not says
@@ -287,6 +276,7 @@ void discard_logs(State& s, ThreadData& td, const std::string& error) {
     std::error_code ec;
     (void)td.log->close();
     fs::remove(td.log->path(), ec);
+    fs::remove(event_file_path(td.log->path()), ec);
   }
   PMPI_Barrier(s.tool_comm);
   if (s.rank == 0) {
@@ -332,7 +322,7 @@ void start(int region, InitEnter init, const int* provided) {
   fill_header(s, measure_clock_offset(s.tool_comm, sync_plan(s)));
   auto td = std::make_unique<ThreadData>();
   std::string error;
-  td->log = ThreadLog::open(raw_log_path(s.dir, s.rank, 0), std::size_t{s.config.buffer_mb} << 20, s.header, error);
+  td->log = open_thread_log(s, 0, s.header, error);
   // Every rank records or none does: a rank without a log would skip the tool's collectives in MPI_Finalize,
   // where the others would wait for it forever (a trace directory not shared with, or not writable on, its node).
   if (!all_ok(s.tool_comm, td->log != nullptr)) {
@@ -376,6 +366,21 @@ RunInfo run_info(const State& s) {
   return run;
 }
 
+/// What the global definitions say of a thread's events: how many, and the global times of the first and the last.
+LocationStats location_stats(const otf2::EventChunks& events, int rank, std::uint32_t thread, const ClockModel& clock) {
+  LocationStats st;
+  st.rank = rank;
+  st.thread = thread;
+  st.location = location_id(rank, thread);
+  st.events = events.events();
+  if (st.events != 0) {
+    st.first_ns = clock.global(events.first_time());
+    st.last_ns = clock.global(events.last_time());
+  }
+  st.complete = thread == 0 ? 1 : 0;  // the thread that called MPI_Finalize
+  return st;
+}
+
 /// Converts this rank's logs into the archive opened collectively in `partial`; rank 0 also writes the
 /// global definitions. Returns whether this rank succeeded; every rank takes part in every collective
 /// step whatever happened before, so a local failure cannot hang the others.
@@ -396,17 +401,25 @@ bool convert_to_archive(State& s, const LocalMaps& maps, const Unified& unified,
   }
   std::vector<LocationStats> mine;
   ArchiveParts parts;
+  // The events are already in OTF2's format, written during the run: each thread's file goes into the archive as
+  // it is, and its local definitions map its ids and its clock to the archive's.
   parts.events = [&](OTF2_Archive*, std::vector<std::uint64_t>& locations, std::string& err) {
     bool good = true;
     for (std::size_t i = 0; good && i < s.threads.size(); ++i) {
-      auto reader = RawReader::open(s.threads[i]->log->path(), err);
-      if (!reader) return false;
-      LocationStats st;
-      good = convert_location(*reader, partial, maps, clocks[i], st, err);
+      const ThreadData& td = *s.threads[i];
+      const LocationStats st = location_stats(*td.log->events(), s.rank, td.index, clocks[i]);
+      good = place_event_file(event_file_path(td.log->path()), partial, st.location, err);
       mine.push_back(st);
       locations.push_back(st.location);
     }
     return good;
+  };
+  parts.local_definitions = [&](OTF2_DefWriter* w, std::uint64_t location, std::string& err) {
+    const auto i = static_cast<std::size_t>(
+        std::find_if(mine.begin(), mine.end(), [&](const LocationStats& st) { return st.location == location; }) -
+        mine.begin());
+    if (i == mine.size()) return true;
+    return write_local_mappings(w, maps, clocks[i], s.threads[i]->log->events()->last_time(), err);
   };
   // Every rank gathers its locations' statistics at rank 0, which writes the global definitions. The gather is
   // collective: a rank that cannot build its block sends an empty one rather than skip it.
@@ -442,12 +455,12 @@ bool convert_to_archive(State& s, const LocalMaps& maps, const Unified& unified,
 raw::ClockSyncAtEnd record_finalize(State& s, int region, bool& ok, std::string& error) {
   ThreadData& main = *s.threads.front();
   ThreadLog& log = *main.log;
+  otf2::EventChunks& events = events_of(main);
   std::uint64_t metrics[kMaxMetrics] = {};
-  const auto bytes = static_cast<std::size_t>(s.counters.count) * sizeof(std::uint64_t);
   main.counters.read(metrics);
   const std::uint64_t t_enter = clock_ns();
-  write_enter(s, log, region, t_enter, metrics);
-  log.append(raw::Kind::CollBegin, 0, 0, t_enter);
+  write_enter(s, main, region, t_enter, metrics);
+  events.collective_begin(t_enter);
   g_recording.store(false, std::memory_order_release);
   uninstall_sigterm();
 
@@ -455,10 +468,10 @@ raw::ClockSyncAtEnd record_finalize(State& s, int region, bool& ok, std::string&
   PMPI_Barrier(s.tool_comm);
   const std::uint64_t t_leave = clock_ns();
   main.counters.read(metrics);
-  log.append(raw::Kind::CommDestroy, t_leave, raw::CommRef{1, 0});
-  log.append(raw::Kind::CommDestroy, t_leave, raw::CommRef{0, 0});
-  log.append(raw::Kind::CollEnd, t_leave, raw::Coll{0, OTF2_COLLECTIVE_OP_DESTROY_HANDLE, -1, 0, 0, 0, 0});
-  log.append(raw::Kind::Leave, 0, static_cast<std::uint16_t>(region), t_leave, metrics, bytes);
+  events.comm(otf2::Id::CommDestroy, t_leave, 1);
+  events.comm(otf2::Id::CommDestroy, t_leave, 0);
+  write_collective_end(events, t_leave, raw::Coll{0, OTF2_COLLECTIVE_OP_DESTROY_HANDLE, -1, 0, 0, 0, 0}, false);
+  write_leave(s, main, region, t_leave, metrics);
   const raw::ClockSyncAtEnd end{clock_ns(), end_offset};
   log.append(raw::Kind::Finalized, clock_ns(), end);
   for (auto& td : s.threads) {
@@ -511,7 +524,10 @@ void report_archive(State& s, bool ok, const std::string& error, std::uint64_t s
   if (ok) {
     if (!s.config.keep_raw) {
       std::error_code ec;
-      for (auto& td : s.threads) fs::remove(td->log->path(), ec);
+      for (auto& td : s.threads) {
+        fs::remove(td->log->path(), ec);
+        fs::remove(event_file_path(td->log->path()), ec);
+      }
       PMPI_Barrier(s.tool_comm);
       if (s.rank == 0) fs::remove(raw_dir(s.dir), ec);  // only if now empty
     }
@@ -564,9 +580,9 @@ void register_exit_log(ThreadLog* log) noexcept {
 
 void on_abort(Region region) noexcept {
   if (g_state == nullptr || !g_recording.load(std::memory_order_acquire)) return;
-  if (ThreadLog* log = current_thread_log()) {
+  if (ThreadData* td = current_thread_data()) {
     const std::uint64_t metrics[kMaxMetrics] = {};
-    write_enter(*g_state, *log, static_cast<int>(region), clock_ns(), metrics);
+    write_enter(*g_state, *td, static_cast<int>(region), clock_ns(), metrics);
   }
   g_recording.store(false, std::memory_order_release);
   // MPI_Abort does not return: keep what was recorded for `p3s recover`.

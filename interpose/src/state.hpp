@@ -25,6 +25,8 @@ namespace p3s::interpose {
 struct ThreadData {
   std::unique_ptr<ThreadLog> log;
   CounterReader counters;
+  std::uint64_t inside[kMaxMetrics] = {};   ///< per counter: what the thread's MPI calls so far counted
+  std::uint64_t entered[kMaxMetrics] = {};  ///< per counter: its value at the open call's Enter
   std::uint32_t index = 0;
   std::vector<MPI_Status> statuses;
   std::vector<MPI_Request> requests;
@@ -110,6 +112,8 @@ void register_predefined_comms(State& s, ThreadLog& log) noexcept;
 
 /// The calling thread's log, or nullptr when it has none.
 [[nodiscard]] ThreadLog* current_thread_log() noexcept;
+/// The calling thread's record target, or nullptr when it has none.
+[[nodiscard]] ThreadData* current_thread_data() noexcept;
 
 /// Makes `data` the calling thread's record target (nullptr detaches it).
 void set_thread_data(ThreadData* data) noexcept;
@@ -122,6 +126,25 @@ void init_callsites() noexcept;
 /// Starts the calling thread's counters; the first thread of the rank that cannot follow its context switches
 /// says so.
 void start_counters(const State& s, ThreadData& td) noexcept;
+
+/// The raw log of definitions of each thread holds this much; P3S_BUFFER_MB is the events' buffer.
+inline constexpr std::size_t kDefinitionBufferBytes = std::size_t{1} << 20;
+
+/// Opens the log and event file of thread `index` of this rank, with `header`'s identity.
+[[nodiscard]] std::unique_ptr<ThreadLog> open_thread_log(const State& s, std::uint32_t index,
+                                                         const raw::FileHeader& header, std::string& error) noexcept;
+
+/// The calling thread's events (its log's event file).
+[[nodiscard]] inline otf2::EventChunks& events_of(ThreadData& td) noexcept { return *td.log->events(); }
+
+/// An MPI call's Enter at `t` with the thread's `counters` then: the work counters as a Metric event, less what the
+/// thread counted inside its earlier MPI calls (the burst since the last call ended), then the Enter, with its call
+/// site when recorded. False once the log failed.
+bool write_enter(State& s, ThreadData& td, int region, std::uint64_t t, const std::uint64_t* counters) noexcept;
+/// Its Leave; `counters` at the call's end count as time inside MPI.
+bool write_leave(const State& s, ThreadData& td, int region, std::uint64_t t, const std::uint64_t* counters) noexcept;
+/// A collective's end: MpiCollectiveEnd, or NonBlockingCollectiveComplete for a request (`nonblocking`).
+bool write_collective_end(otf2::EventChunks& events, std::uint64_t t, const raw::Coll& c, bool nonblocking) noexcept;
 
 /// Makes a log reachable from the termination handler (which flushes it if the process is killed).
 void register_exit_log(ThreadLog* log) noexcept;

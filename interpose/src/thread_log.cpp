@@ -13,8 +13,15 @@ namespace p3s::interpose {
 ThreadLog::ThreadLog(std::string path, int fd, std::size_t capacity, std::unique_ptr<std::byte[]> buffer) noexcept
     : path_(std::move(path)), fd_(fd), capacity_(capacity), buffer_(std::move(buffer)) {}
 
+std::string event_file_path(const std::string& raw_path) {
+  const std::string suffix = ".raw";
+  const bool raw = raw_path.size() > suffix.size() && raw_path.ends_with(suffix);
+  return (raw ? raw_path.substr(0, raw_path.size() - suffix.size()) : raw_path) + ".evt";
+}
+
 std::unique_ptr<ThreadLog> ThreadLog::open(const std::string& path, std::size_t buffer_bytes,
-                                           const raw::FileHeader& header, std::string& error) noexcept {
+                                           const raw::FileHeader& header, std::string& error,
+                                           std::size_t event_chunks) noexcept {
   try {
     auto buffer = std::unique_ptr<std::byte[]>(new (std::nothrow) std::byte[buffer_bytes]);
     if (!buffer) {
@@ -27,7 +34,10 @@ std::unique_ptr<ThreadLog> ThreadLog::open(const std::string& path, std::size_t 
       return nullptr;
     }
     std::unique_ptr<ThreadLog> log(new ThreadLog(path, fd, buffer_bytes, std::move(buffer)));
-    if (!log->write_all(reinterpret_cast<const std::byte*>(&header), sizeof header)) {
+    raw::FileHeader h = header;
+    h.event_file = event_chunks != 0 ? 1 : 0;
+    if ((event_chunks != 0 && !log->open_events(event_chunks)) ||
+        !log->write_all(reinterpret_cast<const std::byte*>(&h), sizeof h)) {
       error = log->error_;
       return nullptr;
     }
@@ -39,6 +49,38 @@ std::unique_ptr<ThreadLog> ThreadLog::open(const std::string& path, std::size_t 
 }
 
 ThreadLog::~ThreadLog() { close(); }
+
+bool ThreadLog::open_events(std::size_t chunks) noexcept {
+  const std::string path = event_file_path(path_);
+  event_fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (event_fd_ < 0) {
+    error_ = "cannot create " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  events_ = otf2::EventChunks::create(otf2::kEventChunkBytes, chunks, *this);
+  if (!events_) {
+    error_ = "cannot allocate the " + std::to_string((otf2::kEventChunkBytes * chunks) >> 20) + " MiB event buffer";
+    return false;
+  }
+  return true;
+}
+
+bool ThreadLog::write(std::uint64_t offset, const std::byte* data, std::size_t bytes) noexcept {
+  if (!flush() || event_fd_ < 0) return false;
+  while (bytes != 0) {
+    const ssize_t n = ::pwrite(event_fd_, data, bytes, static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      failed_ = true;
+      error_ = "writing " + event_file_path(path_) + " failed: " + std::strerror(errno);
+      return false;
+    }
+    data += n;
+    offset += static_cast<std::uint64_t>(n);
+    bytes -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
 
 bool ThreadLog::write_all(const std::byte* data, std::size_t bytes) noexcept {
   while (bytes != 0) {
@@ -68,20 +110,34 @@ bool ThreadLog::flush() noexcept {
   return ok;
 }
 
-void ThreadLog::flush_for_exit() noexcept {
-  // Interrupting a regular flush: part of the buffer is on disk already and writing it again would
-  // duplicate records, so the rest is given up.
-  if (failed_ || fd_ < 0 || flushing_.load(std::memory_order_acquire)) return;
-  if (exited_.exchange(true, std::memory_order_acq_rel)) return;
-  const std::size_t used = used_.exchange(0, std::memory_order_acquire);
-  const std::byte* data = buffer_.get();
-  std::size_t left = used;
-  while (left != 0) {
-    const ssize_t n = ::write(fd_, data, left);
+namespace {
+
+/// write(2) or pwrite(2) of everything, for a termination handler: no allocation, no error text.
+void write_for_exit(int fd, const std::byte* data, std::size_t bytes, std::uint64_t offset, bool positional) noexcept {
+  while (bytes != 0) {
+    const ssize_t n = positional ? ::pwrite(fd, data, bytes, static_cast<off_t>(offset)) : ::write(fd, data, bytes);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;
     data += n;
-    left -= static_cast<std::size_t>(n);
+    offset += static_cast<std::uint64_t>(n);
+    bytes -= static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace
+
+void ThreadLog::flush_for_exit() noexcept {
+  if (failed_ || fd_ < 0) return;
+  // Interrupting a regular flush: part of the buffer is on disk already and writing it again would
+  // duplicate records, so the rest is given up.
+  if (!flushing_.load(std::memory_order_acquire) && !exited_.exchange(true, std::memory_order_acq_rel)) {
+    const std::size_t used = used_.exchange(0, std::memory_order_acquire);
+    write_for_exit(fd_, buffer_.get(), used, 0, false);
+  }
+  // The events after the definitions they name; the event writer says what is safe to write.
+  if (events_ && event_fd_ >= 0) {
+    const otf2::EventChunks::Span span = events_->exit_span();
+    write_for_exit(event_fd_, span.data, span.bytes, span.offset, true);
   }
 }
 
@@ -96,13 +152,25 @@ bool ThreadLog::make_room(std::size_t bytes) noexcept {
 
 void ThreadLog::abandon() noexcept {
   used_.store(0, std::memory_order_release);
-  if (fd_ >= 0) ::close(fd_);  // the child's descriptor only: the parent's stays open
+  if (fd_ >= 0) ::close(fd_);  // the child's descriptors only: the parent's stay open
   fd_ = -1;
+  if (event_fd_ >= 0) ::close(event_fd_);
+  event_fd_ = -1;
 }
 
 bool ThreadLog::close() noexcept {
   if (fd_ < 0) return !failed_;
-  const bool ok = flush();
+  bool ok = true;
+  if (events_) {
+    ok = events_->close();  // writes the raw log's buffer first
+    if (::close(event_fd_) != 0 && ok) {
+      failed_ = true;
+      error_ = "closing " + event_file_path(path_) + " failed: " + std::strerror(errno);
+      ok = false;
+    }
+    event_fd_ = -1;
+  }
+  ok = flush() && ok;
   ::close(fd_);
   fd_ = -1;
   return ok && !failed_;

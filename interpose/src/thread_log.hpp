@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// One thread's raw event log: a fixed buffer written to its file whenever it fills (bounded memory).
+// One thread's trace: its OTF2 event file, written during the run (event_chunks.hpp), and its raw log of
+// definitions beside it, each a fixed buffer written to its file whenever it fills (bounded memory).
 #pragma once
 
 #include <atomic>
@@ -9,18 +10,27 @@
 #include <memory>
 #include <string>
 
+#include "event_chunks.hpp"
 #include "raw_codec.hpp"
 #include "raw_format.hpp"
 
 namespace p3s::interpose {
 
-/// Appends raw records; allocation-free after open(). Not thread-safe: one log per thread.
-class ThreadLog {
+/// The OTF2 event file beside a raw log (`<rank>.<thread>.evt` for `<rank>.<thread>.raw`).
+[[nodiscard]] std::string event_file_path(const std::string& raw_path);
+
+/// Appends raw records and events; allocation-free after open(). Not thread-safe: one log per thread. The raw log
+/// is written before the event file whenever the events are, so that every definition an event names is on disk
+/// before the event.
+class ThreadLog final : private otf2::ChunkSink {
  public:
-  /// Creates (truncates) the file and writes the header. Returns nullptr and sets `error` on failure.
+  /// Creates (truncates) the file and writes the header. With `event_chunks` chunks of OTF2's event chunk size, also
+  /// creates the event file and says so in the header; without, events are raw records. Returns nullptr and sets
+  /// `error` on failure.
   static std::unique_ptr<ThreadLog> open(const std::string& path, std::size_t buffer_bytes,
-                                         const raw::FileHeader& header, std::string& error) noexcept;
-  ~ThreadLog();
+                                         const raw::FileHeader& header, std::string& error,
+                                         std::size_t event_chunks = 0) noexcept;
+  ~ThreadLog() override;
   ThreadLog(const ThreadLog&) = delete;
   ThreadLog& operator=(const ThreadLog&) = delete;
 
@@ -56,18 +66,22 @@ class ThreadLog {
     return append(kind, 0, 0, time_ns, &payload, sizeof payload);
   }
 
-  /// Also write the buffer once `interval_ns` of recorded time passed since the last write (0: only when full).
+  /// Also write the buffers once `interval_ns` of recorded time passed since the last write (0: only when full).
   void set_flush_interval(std::uint64_t interval_ns, std::uint64_t now_ns) noexcept {
     flush_interval_ns_ = interval_ns;
     last_flush_ns_ = now_ns;
+    if (events_) events_->set_flush_interval(interval_ns, now_ns);
   }
 
-  /// Writes the buffered records to the file.
+  /// The events, where the log has an event file (null otherwise).
+  [[nodiscard]] otf2::EventChunks* events() noexcept { return events_.get(); }
+
+  /// Writes the buffered records to the file (not the events).
   bool flush() noexcept;
   /// Async-signal-safe flush for a process being terminated: writes the whole records buffered so far and
   /// nothing else (no allocation, no error text). The log must not be used afterwards.
   void flush_for_exit() noexcept;
-  /// Flushes and closes; the file stays for conversion.
+  /// Flushes and closes, the event file first; the files stay for conversion.
   bool close() noexcept;
   /// In a forked child, whose buffer and file are the parent's: drops the child's copy of both, writing nothing.
   void abandon() noexcept;
@@ -82,6 +96,9 @@ class ThreadLog {
   ThreadLog(std::string path, int fd, std::size_t capacity, std::unique_ptr<std::byte[]> buffer) noexcept;
   bool make_room(std::size_t bytes) noexcept;
   bool write_all(const std::byte* data, std::size_t bytes) noexcept;
+  /// The event chunks' sink: the raw log's buffer first, then the events at their place in the event file.
+  bool write(std::uint64_t offset, const std::byte* data, std::size_t bytes) noexcept override;
+  bool open_events(std::size_t chunks) noexcept;
 
   std::string path_;
   int fd_ = -1;
@@ -97,6 +114,8 @@ class ThreadLog {
   raw::CodecState codec_;
   std::uint64_t records_ = 0;
   std::uint64_t flushes_ = 0;
+  int event_fd_ = -1;
+  std::unique_ptr<otf2::EventChunks> events_;
   bool failed_ = false;
   std::string error_;
 };

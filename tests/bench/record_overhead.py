@@ -9,14 +9,14 @@
    1b: the same with one busy process per core beside the ranks (a loaded node). Where SCOREP_ROOT names a Score-P
    8.x installation, the loop is also built with Score-P's MPI adapter and traced, and the ratio of added costs is
    printed (aim: p3s's <= 1/4 of Score-P's).
-2. Whole-run slowdown of the halo test app: traced / untraced wall time, MPI_Finalize's conversion included, as a
-   mix, communication-bound (aim <= 1.10) and compute-heavy (aim <= 1.02); beside each, the seconds rank 0 spent
-   after MPI_Finalize began (the trace's conversion and writing).
-3. Trace bytes per MPI call (the archive, and the raw logs the run writes first), and peak extra RSS per rank for
-   a short and a 5x longer run (it must not grow).
+2. Whole-run slowdown of the halo test app: traced / untraced wall time, MPI_Finalize and the archive's writing
+   included, as a mix, communication-bound (aim <= 1.10) and compute-heavy (aim <= 1.02); beside each, the seconds
+   rank 0 spent after MPI_Finalize began (the archive's writing).
+3. Trace bytes per MPI call (the archive, and p3s-raw kept: the event files, linked into the archive, and the
+   definitions), and peak extra RSS per rank for a short and a 5x longer run (it must not grow).
 4. Fixed cost of a traced run: 4 ranks, one iteration, traced against untraced. Aim: <= 0.1 s.
-5. Conversion: events per second of `p3s recover` (raw logs to OTF2, one process) against writing the same
-   events with OTF2 directly (otf2_direct), the least a converter must spend.
+5. Recovery: events per second of `p3s recover` (each event file read back and cut after its last whole event,
+   one process) against writing the same events with OTF2 directly (otf2_direct).
 """
 import argparse
 import os
@@ -182,7 +182,7 @@ def slowdown(b, reps):
 
 def fixed_cost(b, reps):
     """What a traced run costs whatever its length: a 4-rank run of one iteration, traced against untraced (launch
-    to exit: initialisation, the conversion to OTF2 and the archive's writing)."""
+    to exit: initialisation and the archive's writing)."""
     trace = os.path.join(b.a.work, "fixed")
     cmd = b.launch(4) + [b.a.calls_app, "1"]
 
@@ -220,12 +220,14 @@ def size_and_memory(b, iters):
         size = archive_bytes(trace) - raw
         extra = max(t - u for t, u in zip(sorted(rss), sorted(base_rss)))
         print(f"   {n:8d} iterations: {calls} calls, archive {size / 1e6:7.1f} MB, {size / calls:5.1f} bytes/call, "
-              f"raw logs {raw / calls:5.1f} bytes/call, peak extra RSS per rank {extra / 1024:6.1f} MiB")
+              f"p3s-raw (event files and definitions, kept) {raw / calls:5.1f} bytes/call, "
+              f"peak extra RSS per rank {extra / 1024:6.1f} MiB")
 
 
-def conversion(b, iters, reps):
-    """Raw logs of a 2-rank run kept (P3S_KEEP_RAW) and converted again by `p3s recover`, against otf2_direct writing
-    as many locations and loop iterations."""
+def recovery(b, iters, reps):
+    """Raw logs of a 2-rank run kept (P3S_KEEP_RAW) and made into an archive again by `p3s recover` (each event file
+    read back record by record and copied, cut after its last whole event), against otf2_direct writing as many
+    locations and loop iterations."""
     trace = os.path.join(b.a.work, "convert")
     b.calls_run(iters, trace, ["P3S_COUNTERS=cputime", "P3S_KEEP_RAW=1"])
     ours, direct = [], []
@@ -241,7 +243,7 @@ def conversion(b, iters, reps):
         direct.append(float(re.search(r"events_per_s ([\d.]+)", r.stdout).group(1)))
     rate = events / statistics.median(ours)
     best = statistics.median(direct)
-    print(f"5. conversion ({reps} runs, median): p3s recover {events} events of 2 ranks, {rate / 1e6:.1f} M events/s; "
+    print(f"5. recovery ({reps} runs, median): p3s recover {events} events of 2 ranks, {rate / 1e6:.1f} M events/s; "
           f"OTF2 written directly {best / 1e6:.1f} M events/s; ratio {rate / best:.2f}")
 
 
@@ -275,9 +277,9 @@ def main():
         fixed_cost(b, a.reps)
     if 5 in parts:
         if a.otf2_direct:
-            conversion(b, a.iters, a.reps)
+            recovery(b, a.iters, a.reps)
         else:
-            print("5. conversion: skipped (no --otf2-direct)")
+            print("5. recovery: skipped (no --otf2-direct)")
 
 
 if __name__ == "__main__":

@@ -80,8 +80,8 @@ def crash(c):
     # The MPI library (whose MPI_Dims_create a model's grids follow) is kept through the recovery.
     if "MPI" not in s.get("mpi_library", "") and "MPICH" not in s.get("mpi_library", ""):
         fail("archive", f"the recovered archive does not name the MPI library: {s.get('mpi_library')!r}")
-    # 1 MiB buffers fill after ~5*10^4 calls (about 20 bytes each): every rank flushed at least once before the kill
-    # at iteration 15000 (75000 calls).
+    # 1 MiB buffers fill after ~3*10^4 calls (about 35 bytes of events each): every rank flushed at least twice
+    # before the kill at iteration 15000 (75000 calls).
     for rank in s["ranks"]:
         if rank["calls"].get("MPI_Sendrecv", 0) < 1000:
             fail("archive", f"rank {rank['rank']} kept only {rank['calls'].get('MPI_Sendrecv', 0)} Sendrecv calls")
@@ -89,6 +89,7 @@ def crash(c):
     if again.returncode != 0 or "incomplete" not in again.stdout:
         fail("recover", f"p3s recover on the same directory: {again.stdout} {again.stderr}")
     damaged_length(c, trace)
+    damaged_events(c, trace)
     # A log of another run of the same size among them: refused, not merged.
     other = c.work("crash-other")
     r = c.record(os.path.join(other, "trace"), c.mpirun(4) + [c.apps["crash"], "20000", "--die-at", "500"],
@@ -135,6 +136,46 @@ def damaged_length(c, trace):
     s = c.summary(d)
     if s["complete"] or not s["ranks"][1]["calls"]:
         fail("damaged length", "the records before the damage must be kept, the archive marked incomplete")
+
+
+def event_records(data, chunk=1 << 20):
+    """Offsets of the records of an OTF2 event file as p3s writes it, in its first chunks (the framing only)."""
+    no_length = {12, 13, 16, 17, 21}
+    offsets = []
+    for start in range(0, len(data), chunk):
+        at, end = start + 18, min(start + chunk, len(data))  # after the chunk header
+        while at < end and data[at] not in (0, 2):
+            rid = data[at]
+            if rid == 5:
+                size = 9
+            elif rid in no_length:
+                size = 2 + (0 if data[at + 1] in (0, 0xFF) else data[at + 1])
+            else:
+                size = 2 + data[at + 1]
+            if rid != 5:
+                offsets.append(at)
+            at += size
+    return offsets
+
+
+def damaged_events(c, trace):
+    """A record id in the middle of rank 1's event file overwritten (a flipped byte): recovery keeps the events before
+    it, cuts the rest, and names the torn file with what was lost."""
+    d = trace + ".damaged-events"
+    shutil.rmtree(d, ignore_errors=True)
+    shutil.copytree(trace, d)
+    whole = c.summary(trace)["ranks"][1]["calls"].get("MPI_Sendrecv", 0)
+    with open(os.path.join(d, "p3s-raw", "1.0.evt"), "r+b") as f:
+        offsets = event_records(f.read())
+        f.seek(offsets[len(offsets) // 2])
+        f.write(bytes([0xEE]))  # no record has this id
+    r = run([c.a.p3s, "recover", d])
+    if r.returncode != 0 or "rank 1: its event file is torn after" not in r.stdout or "damaged" not in r.stdout:
+        fail("damaged events", f"exit {r.returncode}: {r.stdout} {r.stderr}")
+    c.otf2_print_ok(d)
+    kept = c.summary(d)["ranks"][1]["calls"].get("MPI_Sendrecv", 0)
+    if not whole // 3 < kept < whole:
+        fail("damaged events", f"rank 1 kept {kept} of its {whole} Sendrecv calls; about half were before the damage")
 
 
 def unwritable_rank(c):
@@ -200,8 +241,8 @@ def sigterm(c):
         raw = os.path.join(trace, "p3s-raw")
         # Started: every rank is past MPI_Init and has written events (its first periodic flush).
         traced_rc, err = ended_by([c.a.p3s, "record", "-o", trace, "--"] + job, sig, group,
-                                  lambda sid: os.path.isdir(raw) and len(os.listdir(raw)) == 2 and all(
-                                      os.path.getsize(os.path.join(raw, f)) > 256 for f in os.listdir(raw)))
+                                  lambda sid: os.path.isdir(raw) and len(events_in(raw)) == 2 and all(
+                                      os.path.getsize(os.path.join(raw, f)) > 0 for f in events_in(raw)))
         if traced_rc != plain_rc:
             fail("exit status", f"signal {sig}: traced exit {traced_rc}, untraced {plain_rc}: {err[-800:]}")
         if "ended before MPI_Finalize" not in err:
@@ -209,6 +250,11 @@ def sigterm(c):
         s = c.summary(trace)
         if s["complete"] or s["processes"] != 2:
             fail("recovery", f"signal {sig}: expected an incomplete 2-rank archive")
+
+
+def events_in(raw):
+    """The event files of a raw log directory (empty until a process writes its first events)."""
+    return [f for f in os.listdir(raw) if f.endswith(".evt")] if os.path.isdir(raw) else []
 
 
 def full_disk(c):

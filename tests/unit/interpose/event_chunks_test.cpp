@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The direct OTF2 event writer against OTF2's own: the same events give the same file, byte for byte, across chunk
-// boundaries and buffer flushes, with every record kind and every width of compressed integer.
+// boundaries and buffer flushes, with every record kind and every width of compressed integer. And its repair: a
+// file cut anywhere comes back as the writer would have written only the events before the cut.
 #include "event_chunks.hpp"
+#include "event_repair.hpp"
 
 #include <gtest/gtest.h>
 #include <otf2/otf2.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -173,38 +176,149 @@ fs::path otf2_file(const std::vector<Ev>& events, const fs::path& dir) {
   return dir / "traces" / "0.evt";
 }
 
+/// The events through the direct writer with three chunks in memory, flushed every `flush_every` events (0: never).
+fs::path direct_file(const std::vector<Ev>& events, const fs::path& file, std::size_t flush_every) {
+  std::string error;
+  auto sink = FileSink::create(file.string(), error);
+  EXPECT_TRUE(sink) << error;
+  auto w = EventChunks::create(kChunk, 3, *sink);
+  EXPECT_TRUE(w);
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    EXPECT_TRUE(write_direct(*w, events[i]));
+    if (flush_every != 0 && i % flush_every == 0) {
+      EXPECT_TRUE(w->flush());
+    }
+  }
+  EXPECT_TRUE(w->close());
+  EXPECT_TRUE(sink->close()) << sink->error();
+  EXPECT_EQ(w->events(), events.size());
+  EXPECT_EQ(w->first_time(), events.front().t);
+  EXPECT_EQ(w->last_time(), events.back().t);
+  return file;
+}
+
+/// Where two files first differ, as "chunk c, byte b", or "" where they are the same.
+std::string first_difference(const fs::path& a, const fs::path& b) {
+  const std::vector<char> x = bytes_of(a);
+  const std::vector<char> y = bytes_of(b);
+  for (std::size_t i = 0; i < std::min(x.size(), y.size()); ++i) {
+    if (x[i] != y[i]) return "chunk " + std::to_string(i / kChunk) + ", byte " + std::to_string(i % kChunk);
+  }
+  if (x.size() != y.size()) return "sizes " + std::to_string(x.size()) + " and " + std::to_string(y.size());
+  return "";
+}
+
 TEST(EventChunks, WritesTheBytesOtf2WritesForTheSameEvents) {
-  const std::vector<Ev> events = script(200000);  // about 11 chunks of 256 KiB
+  const std::vector<Ev> events = script(200000);  // about 11 chunks of 256 KiB: the buffer of three fills 3 times
   const fs::path dir = fresh_dir("same");
   const fs::path expected = otf2_file(events, dir / "otf2");
+  ASSERT_GT(fs::file_size(expected), 10 * kChunk);
+  EXPECT_EQ(first_difference(direct_file(events, dir / "direct.evt", 0), expected), "");
+  // Flushes in between write a part of a chunk that a later write completes: the file ends up the same.
+  EXPECT_EQ(first_difference(direct_file(events, dir / "flushed.evt", 7919), expected), "");
+}
+
+TEST(EventChunks, TheExitSpanHoldsWholeRecordsAndNothingIsWrittenAfterIt) {
+  const std::vector<Ev> events = script(100000);
+  const fs::path dir = fresh_dir("exit");
+  const fs::path whole = direct_file(events, dir / "whole.evt", 0);
   std::string error;
-  const fs::path mine = dir / "direct.evt";
-  auto sink = FileSink::create(mine.string(), error);
+  auto sink = FileSink::create((dir / "killed.evt").string(), error);
   ASSERT_TRUE(sink) << error;
-  // Three chunks in memory: the sink gets them three times before close().
   auto w = EventChunks::create(kChunk, 3, *sink);
   ASSERT_TRUE(w);
-  for (const Ev& e : events) ASSERT_TRUE(write_direct(*w, e));
-  ASSERT_TRUE(w->close());
-  ASSERT_TRUE(sink->close()) << sink->error();
-  EXPECT_EQ(w->events(), events.size());
-  const std::vector<char> want = bytes_of(expected);
-  const std::vector<char> got = bytes_of(mine);
-  ASSERT_GT(want.size(), 10 * kChunk);  // the sink got the buffer of three chunks three times
-  ASSERT_EQ(got.size(), want.size());
-  std::size_t first_difference = want.size();
-  for (std::size_t i = 0; i < want.size() && first_difference == want.size(); ++i) {
-    if (got[i] != want[i]) first_difference = i;
+  for (std::size_t i = 0; i < 60000; ++i) ASSERT_TRUE(write_direct(*w, events[i]));  // past one buffer of three
+  const EventChunks::Span span = w->exit_span();
+  ASSERT_GT(span.bytes, 0u);
+  ASSERT_TRUE(sink->write(span.offset, span.data, span.bytes));
+  EXPECT_EQ(w->exit_span().bytes, 0u) << "a second termination handler writes nothing";
+  for (std::size_t i = 60000; i < events.size(); ++i) write_direct(*w, events[i]);
+  w->close();
+  sink->close();
+  // The killed file is the whole one cut after the 60000th event (its chunk header not yet told where it ends).
+  const std::vector<char> killed = bytes_of(dir / "killed.evt");
+  const std::vector<char> full = bytes_of(whole);
+  ASSERT_LT(killed.size(), full.size());
+  const std::size_t chunk_of_tail = (killed.size() / kChunk) * kChunk;
+  for (std::size_t i = 0; i < killed.size(); ++i) {
+    if (i >= chunk_of_tail + kLastEventAt && i < chunk_of_tail + kLastEventAt + 8) continue;
+    ASSERT_EQ(killed[i], full[i]) << "byte " << i;
   }
-  EXPECT_EQ(first_difference, want.size())
-      << "chunk " << first_difference / kChunk << ", byte " << first_difference % kChunk;
+}
+
+/// The file of `count` events written whole and cut after `keep` bytes, then repaired; returns what was kept.
+RepairedEvents repair_cut(const fs::path& whole, std::size_t keep, const fs::path& out) {
+  const std::vector<char> bytes = bytes_of(whole);
+  const fs::path cut = out.string() + ".cut";
+  {
+    std::ofstream f(cut, std::ios::binary);
+    f.write(bytes.data(), static_cast<std::streamsize>(std::min(keep, bytes.size())));
+  }
+  RepairedEvents kept;
+  std::string error;
+  EXPECT_TRUE(repair_event_file(cut.string(), out.string(), kChunk, kept, error)) << error;
+  return kept;
+}
+
+TEST(EventRepair, AFileCutAnywhereKeepsItsWholeEventsAsIfOnlyTheyHadBeenWritten) {
+  const std::vector<Ev> events = script(100000);  // about 5 chunks
+  const fs::path dir = fresh_dir("repair");
+  const fs::path whole = direct_file(events, dir / "whole.evt", 0);
+  const std::size_t size = fs::file_size(whole);
+  // The intact file comes back as it is, closed.
+  RepairedEvents kept = repair_cut(whole, size, dir / "intact.evt");
+  EXPECT_EQ(kept.events, events.size());
+  EXPECT_TRUE(kept.closed);
+  EXPECT_EQ(kept.bytes_lost, 0u);
+  EXPECT_EQ(first_difference(dir / "intact.evt", whole), "");
+  // Cut inside records, at chunk boundaries and inside the next chunk's header: the events before the cut, in the
+  // file the writer would have closed after the last of them.
+  const std::size_t cuts[] = {kChunk / 3, kChunk - 1, kChunk, kChunk + 5, kChunk + 18, 2 * kChunk + 12345, size - 3};
+  for (const std::size_t cut : cuts) {
+    SCOPED_TRACE("cut at " + std::to_string(cut));
+    const fs::path repaired = dir / ("cut" + std::to_string(cut) + ".evt");
+    kept = repair_cut(whole, cut, repaired);
+    ASSERT_GT(kept.events, 0u);
+    ASSERT_LT(kept.events, events.size());
+    EXPECT_FALSE(kept.closed);
+    EXPECT_LT(kept.bytes_lost, 64u) << "at most the record or header the cut went through";
+    const std::vector<Ev> first(events.begin(), events.begin() + static_cast<std::ptrdiff_t>(kept.events));
+    EXPECT_EQ(first_difference(repaired, direct_file(first, dir / "first.evt", 0)), "");
+    EXPECT_EQ(kept.first_time, events.front().t);
+    EXPECT_EQ(kept.last_time, first.back().t);
+  }
+}
+
+TEST(EventRepair, DamageEndsTheEventsAndCountsWhatWasLost) {
+  const std::vector<Ev> events = script(50000);
+  const fs::path dir = fresh_dir("damage");
+  const fs::path whole = direct_file(events, dir / "whole.evt", 0);
+  std::vector<char> bytes = bytes_of(whole);
+  // A chunk header spoiled: everything from that chunk on is lost, the chunks before it are kept.
+  bytes[kChunk] = static_cast<char>(0x7e);
+  {
+    std::ofstream f(dir / "spoiled.evt", std::ios::binary);
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  RepairedEvents kept;
+  std::string error;
+  ASSERT_TRUE(repair_event_file((dir / "spoiled.evt").string(), (dir / "kept.evt").string(), kChunk, kept, error))
+      << error;
+  EXPECT_GT(kept.events, 0u);
+  EXPECT_LT(kept.events, events.size());
+  EXPECT_EQ(kept.bytes_lost, bytes.size() - kChunk);
+  const std::vector<Ev> first(events.begin(), events.begin() + static_cast<std::ptrdiff_t>(kept.events));
+  EXPECT_EQ(first_difference(dir / "kept.evt", direct_file(first, dir / "first.evt", 0)), "");
+  // A file that is not there is an error that names it.
+  EXPECT_FALSE(repair_event_file((dir / "missing.evt").string(), (dir / "out.evt").string(), kChunk, kept, error));
+  EXPECT_NE(error.find("missing.evt"), std::string::npos) << error;
 }
 
 /// Takes the first `room` bytes, then refuses.
 class ShortSink final : public ChunkSink {
  public:
   explicit ShortSink(std::size_t room) : room_(room) {}
-  bool write(const std::byte*, std::size_t bytes) noexcept override {
+  bool write(std::uint64_t, const std::byte*, std::size_t bytes) noexcept override {
     if (bytes > room_) return false;
     room_ -= bytes;
     return true;

@@ -49,6 +49,8 @@ struct ArchiveParts {
   /// OTF2_Archive_CloseEvtWriter, or straight into the event files) and lists the locations written. False with
   /// `error` set on failure.
   std::function<bool(OTF2_Archive*, std::vector<std::uint64_t>& locations, std::string& error)> events;
+  /// Writes a location's local definitions (mapping tables, clock offsets); none where empty.
+  std::function<bool(OTF2_DefWriter*, std::uint64_t location, std::string& error)> local_definitions;
   /// Writes the global definitions where this process writes them. Called on every process of an MPI job, even
   /// after a failure, so it may take part in collective work first.
   std::function<bool(OTF2_Archive*, std::string& error)> global_definitions;

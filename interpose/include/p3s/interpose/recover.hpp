@@ -14,6 +14,7 @@ struct TornLog {
   std::uint32_t thread = 0;
   std::uint64_t records = 0;       ///< whole records read before the tear (all converted)
   std::uint64_t bytes_unread = 0;  ///< bytes after them, lost
+  bool event_file = false;         ///< the tear is in the event file (`records` counts events)
 };
 
 /// One line on a torn log: which rank, how much was kept and lost.
