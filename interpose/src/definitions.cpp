@@ -105,6 +105,16 @@ void add_definition(RankDefs& defs, raw::Kind kind, const std::byte* payload, st
   }
 }
 
+namespace {
+
+/// Whether a communicator's definition can be used: a gap left by a lost record has no size, and no communicator
+/// has more members than the world (a larger size is damage, which must not be allocated).
+bool usable(const CommDef& c, std::int32_t world_size) {
+  return c.def.size != 0 && c.def.size <= static_cast<std::uint32_t>(std::max(world_size, 1));
+}
+
+}  // namespace
+
 Unified unify(std::span<const RankDefs> ranks, std::int32_t world_size) {
   Unified u;
   // Global ids: world and self first, then every other communicator ordered by identity.
@@ -114,7 +124,7 @@ Unified unify(std::span<const RankDefs> ranks, std::int32_t world_size) {
   std::map<Identity, const CommDef*> others;
   for (const RankDefs& r : ranks) {
     for (const CommDef& c : r.comms) {
-      if (c.def.size == 0) continue;  // a gap left by a lost record
+      if (!usable(c, world_size)) continue;
       const Identity id = identity(c);
       if (!ids.contains(id)) others.emplace(id, &c);
     }
@@ -137,7 +147,7 @@ Unified unify(std::span<const RankDefs> ranks, std::int32_t world_size) {
   // Members: listed ones are copied; otherwise each member's log places its own world rank.
   for (const RankDefs& r : ranks) {
     for (const CommDef& c : r.comms) {
-      if (c.def.size == 0) continue;
+      if (!usable(c, world_size)) continue;
       const std::uint32_t gid = ids.at(identity(c));
       if (gid < 2) continue;
       GlobalComm& g = u.comms[gid];

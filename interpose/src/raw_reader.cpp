@@ -57,6 +57,14 @@ std::unique_ptr<RawReader> RawReader::open(const std::string& path, std::string&
     return nullptr;
   }
   if (h.version < 3) h.event_file = 0;  // a reserved byte before
+  // Sizes that readers allocate by: a flipped byte must not make a run of billions of ranks.
+  if (h.world_size < 1 || h.world_size > kMaxWorldSize || h.rank < 0 || h.rank >= h.world_size ||
+      h.metric_count > kMaxMetricNames) {
+    std::fclose(f);
+    error = path + " has a damaged header (rank " + std::to_string(h.rank) + " of " + std::to_string(h.world_size) +
+            ", " + std::to_string(h.metric_count) + " metrics)";
+    return nullptr;
+  }
   struct stat st {};
   const std::uint64_t size = fstat(fileno(f), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
   return std::unique_ptr<RawReader>(new RawReader(path, f, h, size));

@@ -21,6 +21,11 @@ struct RawRecord {
   std::size_t payload_bytes;
 };
 
+/// The most ranks a log's header may name (2^24: far above any run p3s records, far below what would exhaust memory).
+inline constexpr std::int32_t kMaxWorldSize = 1 << 24;
+/// The metrics a header can name.
+inline constexpr std::uint32_t kMaxMetricNames = 3;
+
 class RawReader {
  public:
   /// Opens the log and validates its header; on failure returns nullptr and sets `error`.

@@ -7,9 +7,9 @@
 
 Inputs (all real): the Score-P archives of tests/data/scorep (anchor, global and local definitions, event files,
 read by `p3s summary --json` and `p3s analyze`), signatures of tests/data/models/ring (read by `p3s model`), the
-model fitted from them (read by `p3s predict`), and with --raw-from (or --app) the raw logs of a recorded run (read by
-`p3s recover`) and the archive recovered from them. Each case damages one file of a fresh copy and runs its reader under a memory limit (1 GiB of
-address space) and a time limit (30 s). A case passes when the reader exits 0 (the damage did not matter) or 1
+model fitted from them (read by `p3s predict`), and with --raw-from (or --app) the raw logs and event files of a
+recorded run (read by `p3s recover`, and the archive it makes by `p3s summary`). Each case damages one file of a
+fresh copy and runs its reader under a memory limit (1 GiB of address space) and a time limit (30 s). A case passes when the reader exits 0 (the damage did not matter) or 1
 with exactly one line on stderr; a signal, exit 2 or 3, a second line, a library's exception id
 ("[json.exception...") or a timeout fails it. The cases are drawn
 from a fixed seed, so a failure reproduces with the same --seed and --cases; the failing case's files are kept
@@ -167,8 +167,10 @@ def main():
             f.case(kind, model, lambda c: c,
                    lambda c, out: [p3s, "predict", c, "--np", str(f.rng.choice([8, 64, 1000])), "--logical", "-o", out])
         else:
+            # What recovery makes of damaged logs must read cleanly too.
             f.case(kind, raw, lambda c: f.rng.choice(files_under(os.path.join(c, "p3s-raw"))),
-                   lambda c, out: [p3s, "recover", c])
+                   lambda c, out: ["sh", "-c", '"$0" recover "$1" > /dev/null && "$0" summary "$1" > /dev/null',
+                                   p3s, c])
     shutil.rmtree(os.path.join(a.work, "case"), ignore_errors=True)
     summary = ", ".join(f"{k} exit {rc}: {n}" for (k, rc), n in sorted(f.outcomes.items(), key=str))
     print(f"fuzz: {f.cases} cases (seed {a.seed}), {len(f.failures)} failed; {summary}")

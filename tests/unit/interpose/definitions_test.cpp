@@ -113,5 +113,19 @@ TEST(Definitions, ADamagedIndexFromAKilledRunAllocatesNothing) {
   EXPECT_EQ(defs.comms.size(), 3u);
 }
 
+TEST(Definitions, ACommunicatorLargerThanTheWorldIsDamageAndAllocatesNothing) {
+  // A flipped byte in a communicator's size (1.4 * 10^9 members in a run of 4): the communicator is left undefined,
+  // the others are unified as before.
+  auto ranks = four_ranks();
+  ranks[1].comms[2].def.size = 1427852231u;
+  const Unified u = unify(ranks, 4);
+  ASSERT_EQ(u.comms.size(), 4u) << "world, self and both halves: rank 3's log still defines the odd one";
+  for (const GlobalComm& c : u.comms) EXPECT_LE(c.members.size(), 4u);
+  ranks[3].comms[2].def.size = 1427852231u;
+  const Unified without = unify(ranks, 4);
+  EXPECT_EQ(without.comms.size(), 3u);
+  EXPECT_EQ(map_rank(ranks[3], without).comm[2], 0xffffffffu);
+}
+
 }  // namespace
 }  // namespace p3s::interpose

@@ -145,6 +145,24 @@ TEST(RawLog, RejectsForeignFiles) {
   EXPECT_NE(error.find("shorter than"), std::string::npos) << error;
 }
 
+TEST(RawLog, AHeaderNamingImpossibleSizesIsDamage) {
+  // A flipped byte in a header must not make a reader allocate for billions of ranks.
+  for (const auto& [rank, world] : {std::pair{0, 1 << 25}, std::pair{-3, 2}, std::pair{2, 2}, std::pair{0, 0}}) {
+    raw::FileHeader h = header(rank);
+    h.world_size = world;
+    const std::string path = temp_path("damaged_header.raw");
+    {
+      std::ofstream out(path, std::ios::binary);
+      out.write(reinterpret_cast<const char*>(&h), sizeof h);
+    }
+    std::string error;
+    EXPECT_FALSE(RawReader::open(path, error)) << rank << " of " << world;
+    EXPECT_NE(error.find("has a damaged header (rank " + std::to_string(rank) + " of " + std::to_string(world)),
+              std::string::npos)
+        << error;
+  }
+}
+
 TEST(RawLog, RecordLargerThanTheBufferFailsLoudly) {
   std::string error;
   auto log = ThreadLog::open(temp_path("huge.raw"), 256, header(0), error);
