@@ -177,10 +177,15 @@ def slowdown(b, reps):
                 finalize[mode].append(fin)
         p = statistics.median(plain)
         calls = 10 * int(params[0])
+
+        def per_call(mode):
+            # Only where calls are many enough for the difference of two wall times to say something.
+            added = (statistics.median(traced[mode]) - p) / calls * 1e9
+            return f"+{added:.0f} ns/call; " if calls >= 100000 else ""
+
         ratios = ", ".join(f"{mode} {statistics.median(traced[mode]) / p:.3f} "
-                           f"(+{(statistics.median(traced[mode]) - p) / calls * 1e9:.0f} ns/call; "
-                           f"{statistics.median(finalize[mode]):.2f} s of {statistics.median(traced[mode]):.2f} s "
-                           f"after MPI_Finalize)" for mode, _ in modes)
+                           f"({per_call(mode)}{statistics.median(finalize[mode]):.2f} s of "
+                           f"{statistics.median(traced[mode]):.2f} s after MPI_Finalize)" for mode, _ in modes)
         print(f"   {label:20s} {np} ranks, {params[0]} iterations of {params[1]}x{params[2]} points: untraced {p:.3f} s; "
               f"ratio {ratios}")
 
