@@ -8,6 +8,8 @@
 
 #include <new>
 
+#include "write_fully.hpp"
+
 namespace p3s::interpose::otf2 {
 
 std::unique_ptr<EventChunks> EventChunks::create(std::size_t chunk_bytes, std::size_t chunks,
@@ -123,21 +125,13 @@ FileSink::~FileSink() { close(); }
 
 bool FileSink::write(std::uint64_t offset, const std::byte* data, std::size_t bytes) noexcept {
   if (fd_ < 0) return false;
-  while (bytes != 0) {
-    const ssize_t n = ::pwrite(fd_, data, bytes, static_cast<off_t>(offset));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      try {
-        error_ = "writing " + path_ + " failed: " + std::strerror(errno);
-      } catch (...) {
-      }
-      return false;
-    }
-    data += n;
-    offset += static_cast<std::uint64_t>(n);
-    bytes -= static_cast<std::size_t>(n);
+  const int rc = write_fully(fd_, data, bytes, static_cast<std::int64_t>(offset));
+  if (rc == 0) return true;
+  try {
+    error_ = "writing " + path_ + " failed: " + std::strerror(rc);
+  } catch (...) {
   }
-  return true;
+  return false;
 }
 
 bool FileSink::close() noexcept {

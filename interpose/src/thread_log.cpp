@@ -2,6 +2,8 @@
 // Raw log file handling: create, write whole buffers, survive EINTR and short writes.
 #include "thread_log.hpp"
 
+#include "write_fully.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 #include <cerrno>
@@ -67,34 +69,19 @@ bool ThreadLog::open_events(std::size_t chunks) noexcept {
 
 bool ThreadLog::write(std::uint64_t offset, const std::byte* data, std::size_t bytes) noexcept {
   if (!flush() || event_fd_ < 0) return false;
-  while (bytes != 0) {
-    const ssize_t n = ::pwrite(event_fd_, data, bytes, static_cast<off_t>(offset));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      failed_ = true;
-      error_ = "writing " + event_file_path(path_) + " failed: " + std::strerror(errno);
-      return false;
-    }
-    data += n;
-    offset += static_cast<std::uint64_t>(n);
-    bytes -= static_cast<std::size_t>(n);
-  }
-  return true;
+  const int rc = write_fully(event_fd_, data, bytes, static_cast<std::int64_t>(offset));
+  if (rc == 0) return true;
+  failed_ = true;
+  error_ = "writing " + event_file_path(path_) + " failed: " + std::strerror(rc);
+  return false;
 }
 
 bool ThreadLog::write_all(const std::byte* data, std::size_t bytes) noexcept {
-  while (bytes != 0) {
-    const ssize_t n = ::write(fd_, data, bytes);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      failed_ = true;
-      error_ = "writing " + path_ + " failed: " + std::strerror(errno);
-      return false;
-    }
-    data += n;
-    bytes -= static_cast<std::size_t>(n);
-  }
-  return true;
+  const int rc = write_fully(fd_, data, bytes, kAtPosition);
+  if (rc == 0) return true;
+  failed_ = true;
+  error_ = "writing " + path_ + " failed: " + std::strerror(rc);
+  return false;
 }
 
 bool ThreadLog::flush() noexcept {
@@ -110,34 +97,18 @@ bool ThreadLog::flush() noexcept {
   return ok;
 }
 
-namespace {
-
-/// write(2) or pwrite(2) of everything, for a termination handler: no allocation, no error text.
-void write_for_exit(int fd, const std::byte* data, std::size_t bytes, std::uint64_t offset, bool positional) noexcept {
-  while (bytes != 0) {
-    const ssize_t n = positional ? ::pwrite(fd, data, bytes, static_cast<off_t>(offset)) : ::write(fd, data, bytes);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    data += n;
-    offset += static_cast<std::uint64_t>(n);
-    bytes -= static_cast<std::size_t>(n);
-  }
-}
-
-}  // namespace
-
 void ThreadLog::flush_for_exit() noexcept {
   if (failed_ || fd_ < 0) return;
   // Interrupting a regular flush: part of the buffer is on disk already and writing it again would
   // duplicate records, so the rest is given up.
   if (!flushing_.load(std::memory_order_acquire) && !exited_.exchange(true, std::memory_order_acq_rel)) {
     const std::size_t used = used_.exchange(0, std::memory_order_acquire);
-    write_for_exit(fd_, buffer_.get(), used, 0, false);
+    (void)write_fully(fd_, buffer_.get(), used, kAtPosition);
   }
   // The events after the definitions they name; the event writer says what is safe to write.
   if (events_ && event_fd_ >= 0) {
     const otf2::EventChunks::Span span = events_->exit_span();
-    write_for_exit(event_fd_, span.data, span.bytes, span.offset, true);
+    (void)write_fully(event_fd_, span.data, span.bytes, static_cast<std::int64_t>(span.offset));
   }
 }
 
