@@ -129,17 +129,13 @@ class LocationConverter {
     if (nmetrics_ != 0) {
       std::uint64_t counters[kMaxMetrics];
       std::memcpy(counters, p, 8 * nmetrics_);
+      const auto n = static_cast<int>(nmetrics_);
       if (kind == raw::Kind::Leave) {
-        for (std::uint32_t i = 0; i < nmetrics_ && in_call_; ++i) {
-          inside_[i] += counters[i] > entered_[i] ? counters[i] - entered_[i] : 0;
-        }
+        if (in_call_) outside_.leave(counters, n);
         in_call_ = false;
       } else {
         std::uint64_t values[kMaxMetrics];
-        for (std::uint32_t i = 0; i < nmetrics_; ++i) {
-          entered_[i] = counters[i];
-          values[i] = counters[i] > inside_[i] ? counters[i] - inside_[i] : 0;
-        }
+        outside_.enter(counters, n, values);
         in_call_ = true;
         ok = ok && w_.metric(t, kMetricClass, static_cast<std::uint8_t>(nmetrics_), values);
       }
@@ -172,9 +168,8 @@ class LocationConverter {
   otf2::EventChunks& w_;
   const LocalMaps& maps_;
   std::uint32_t nmetrics_;
-  std::uint64_t inside_[kMaxMetrics] = {};   ///< per counter: what the thread's MPI calls so far counted
-  std::uint64_t entered_[kMaxMetrics] = {};  ///< per counter: its value at the open call's Enter
-  bool in_call_ = false;
+  CountsOutsideCalls outside_;
+  bool in_call_ = false;  ///< a Leave without its Enter (a log's first records lost) counts nothing
 };
 
 bool convert_records(RawReader& reader, otf2::EventChunks& w, const LocalMaps& maps, const ClockModel& clock,
@@ -208,13 +203,31 @@ bool convert_records(RawReader& reader, otf2::EventChunks& w, const LocalMaps& m
 
 }  // namespace
 
+std::string archive_event_file(const std::string& archive_dir, std::uint64_t location) {
+  const std::filesystem::path traces = std::filesystem::path(archive_dir) / std::string(trace::kArchiveName);
+  std::error_code ec;
+  std::filesystem::create_directories(traces, ec);  // OTF2 makes it only for a writer of its own
+  return (traces / (std::to_string(location) + ".evt")).string();
+}
+
+LocationStats event_file_stats(std::int32_t rank, std::uint32_t thread, std::uint64_t events,
+                               std::uint64_t first_local_ns, std::uint64_t last_local_ns, const ClockModel& clock) {
+  LocationStats st;
+  st.rank = rank;
+  st.thread = thread;
+  st.location = location_id(rank, thread);
+  st.events = events;
+  if (events != 0) {
+    st.first_ns = clock.global(first_local_ns);
+    st.last_ns = clock.global(last_local_ns);
+  }
+  return st;
+}
+
 bool convert_location(RawReader& reader, const std::string& archive_dir, const LocalMaps& maps, const ClockModel& clock,
                       LocationStats& stats, std::string& error) {
   const raw::FileHeader& h = reader.header();
-  const std::string traces = archive_dir + "/" + std::string(trace::kArchiveName);
-  std::error_code ec;
-  std::filesystem::create_directories(traces, ec);  // OTF2 makes it only for a writer of its own
-  const std::string path = traces + "/" + std::to_string(location_id(h.rank, h.thread_index)) + ".evt";
+  const std::string path = archive_event_file(archive_dir, location_id(h.rank, h.thread_index));
   auto sink = otf2::FileSink::create(path, error);
   if (!sink) return false;
   auto w = otf2::EventChunks::create(otf2::kEventChunkBytes, kEventChunks, *sink);
@@ -268,10 +281,8 @@ bool write_local_mappings(OTF2_DefWriter* w, const LocalMaps& maps, const ClockM
 
 bool place_event_file(const std::string& event_file, const std::string& archive_dir, std::uint64_t location,
                       std::string& error) {
-  const std::filesystem::path traces = std::filesystem::path(archive_dir) / std::string(trace::kArchiveName);
-  const std::filesystem::path target = traces / (std::to_string(location) + ".evt");
+  const std::string target = archive_event_file(archive_dir, location);
   std::error_code ec;
-  std::filesystem::create_directories(traces, ec);
   std::filesystem::remove(target, ec);
   std::filesystem::create_hard_link(event_file, target, ec);
   if (!ec) return true;

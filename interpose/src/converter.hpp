@@ -61,6 +61,16 @@ inline constexpr std::size_t kEventChunks = 4;
 bool convert_location(RawReader& reader, const std::string& archive_dir, const LocalMaps& maps, const ClockModel& clock,
                       LocationStats& stats, std::string& error);
 
+/// `<archive_dir>/traces/<location>.evt`, the event file of a location in the archive being written there (its
+/// directory made where OTF2 has not made it).
+[[nodiscard]] std::string archive_event_file(const std::string& archive_dir, std::uint64_t location);
+
+/// What the global definitions say of an event file written during the run: its events, and the times of the first
+/// and the last on rank 0's clock. `complete` and `torn` are the caller's.
+[[nodiscard]] LocationStats event_file_stats(std::int32_t rank, std::uint32_t thread, std::uint64_t events,
+                                             std::uint64_t first_local_ns, std::uint64_t last_local_ns,
+                                             const ClockModel& clock);
+
 /// The local definitions of a location whose events were written during the run, with local ids and local times:
 /// the tables that map its communicator and call-site ids to the archive's, and its clock offsets to rank 0's clock
 /// (at MPI_Init and at MPI_Finalize, or at `last_local_ns` with the offset of MPI_Init where the run did not get

@@ -186,10 +186,7 @@ bool write_enter(State& s, ThreadData& td, int region, std::uint64_t t, const st
   bool ok = true;
   if (n != 0) {
     std::uint64_t values[kMaxMetrics];
-    for (std::uint8_t i = 0; i < n; ++i) {
-      td.entered[i] = counters[i];
-      values[i] = counters[i] > td.inside[i] ? counters[i] - td.inside[i] : 0;
-    }
+    td.outside.enter(counters, n, values);
     ok = events.metric(t, kMetricClass, n, values);
   }
   const auto r = static_cast<std::uint32_t>(region);
@@ -199,9 +196,7 @@ bool write_enter(State& s, ThreadData& td, int region, std::uint64_t t, const st
 }
 
 bool write_leave(const State& s, ThreadData& td, int region, std::uint64_t t, const std::uint64_t* counters) noexcept {
-  for (int i = 0; i < s.counters.count; ++i) {
-    td.inside[i] += counters[i] > td.entered[i] ? counters[i] - td.entered[i] : 0;
-  }
+  td.outside.leave(counters, s.counters.count);
   return events_of(td).leave(t, static_cast<std::uint32_t>(region));
 }
 

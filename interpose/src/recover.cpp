@@ -203,23 +203,13 @@ LocationStats recover_events(const Log& log, const std::string& partial, const L
     report.events += s.events;
     return s;
   }
-  s.rank = h.rank;
-  s.thread = h.thread_index;
-  s.location = location_id(h.rank, h.thread_index);
-  const fs::path traces = fs::path(partial) / std::string(trace::kArchiveName);
-  std::error_code ec;
-  fs::create_directories(traces, ec);
   otf2::RepairedEvents kept;
-  const std::string from = event_file_path(log.reader->path());
-  if (!otf2::repair_event_file(from, (traces / (std::to_string(s.location) + ".evt")).string(), otf2::kEventChunkBytes,
+  if (!otf2::repair_event_file(event_file_path(log.reader->path()),
+                               archive_event_file(partial, location_id(h.rank, h.thread_index)), otf2::kEventChunkBytes,
                                kept, err)) {
     throw InputError("p3s recover: " + err);
   }
-  s.events = kept.events;
-  if (kept.events != 0) {
-    s.first_ns = log.clock.global(kept.first_time);
-    s.last_ns = log.clock.global(kept.last_time);
-  }
+  s = event_file_stats(h.rank, h.thread_index, kept.events, kept.first_time, kept.last_time, log.clock);
   s.complete = log.finalized ? 1 : 0;
   s.torn = kept.bytes_lost != 0 ? 1 : 0;
   if (kept.bytes_lost != 0) report.torn.push_back({h.rank, h.thread_index, kept.events, kept.bytes_lost, true});

@@ -366,21 +366,6 @@ RunInfo run_info(const State& s) {
   return run;
 }
 
-/// What the global definitions say of a thread's events: how many, and the global times of the first and the last.
-LocationStats location_stats(const otf2::EventChunks& events, int rank, std::uint32_t thread, const ClockModel& clock) {
-  LocationStats st;
-  st.rank = rank;
-  st.thread = thread;
-  st.location = location_id(rank, thread);
-  st.events = events.events();
-  if (st.events != 0) {
-    st.first_ns = clock.global(events.first_time());
-    st.last_ns = clock.global(events.last_time());
-  }
-  st.complete = thread == 0 ? 1 : 0;  // the thread that called MPI_Finalize
-  return st;
-}
-
 /// Converts this rank's logs into the archive opened collectively in `partial`; rank 0 also writes the
 /// global definitions. Returns whether this rank succeeded; every rank takes part in every collective
 /// step whatever happened before, so a local failure cannot hang the others.
@@ -407,7 +392,10 @@ bool convert_to_archive(State& s, const LocalMaps& maps, const Unified& unified,
     bool good = true;
     for (std::size_t i = 0; good && i < s.threads.size(); ++i) {
       const ThreadData& td = *s.threads[i];
-      const LocationStats st = location_stats(*td.log->events(), s.rank, td.index, clocks[i]);
+      const otf2::EventChunks& events = *td.log->events();
+      LocationStats st =
+          event_file_stats(s.rank, td.index, events.events(), events.first_time(), events.last_time(), clocks[i]);
+      st.complete = td.index == 0 ? 1 : 0;  // the thread that called MPI_Finalize
       good = place_event_file(event_file_path(td.log->path()), partial, st.location, err);
       mine.push_back(st);
       locations.push_back(st.location);

@@ -25,8 +25,7 @@ namespace p3s::interpose {
 struct ThreadData {
   std::unique_ptr<ThreadLog> log;
   CounterReader counters;
-  std::uint64_t inside[kMaxMetrics] = {};   ///< per counter: what the thread's MPI calls so far counted
-  std::uint64_t entered[kMaxMetrics] = {};  ///< per counter: its value at the open call's Enter
+  CountsOutsideCalls outside;  ///< what the Metric events say
   std::uint32_t index = 0;
   std::vector<MPI_Status> statuses;
   std::vector<MPI_Request> requests;

@@ -17,6 +17,27 @@ enum class CounterMode : std::uint8_t { None = 0, CpuTime = 1, Papi = 2 };
 /// At most instructions, cycles and last-level cache misses.
 inline constexpr int kMaxMetrics = 3;
 
+/// A thread's work counters less what its MPI calls counted: the burst before a call is its counters' value at the
+/// call's Enter less the calls' share so far (one Metric event per call instead of two).
+class CountsOutsideCalls {
+ public:
+  /// At an Enter: the counters' `n` values less the calls' share (0 where a counter went back).
+  void enter(const std::uint64_t* counters, int n, std::uint64_t* outside) noexcept {
+    for (int i = 0; i < n; ++i) {
+      entered_[i] = counters[i];
+      outside[i] = counters[i] > inside_[i] ? counters[i] - inside_[i] : 0;
+    }
+  }
+  /// At the Leave of the call entered last: what it counted joins the calls' share.
+  void leave(const std::uint64_t* counters, int n) noexcept {
+    for (int i = 0; i < n; ++i) inside_[i] += counters[i] > entered_[i] ? counters[i] - entered_[i] : 0;
+  }
+
+ private:
+  std::uint64_t inside_[kMaxMetrics] = {};   ///< per counter: what the MPI calls so far counted
+  std::uint64_t entered_[kMaxMetrics] = {};  ///< per counter: its value at the open call's Enter
+};
+
 /// The counters one run uses; identical on every rank.
 struct CounterSetup {
   CounterMode mode = CounterMode::None;
