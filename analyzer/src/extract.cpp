@@ -133,6 +133,7 @@ class LocationExtractor {
       leave(e);
       left_finalize_ = finalized;  // a rank cut off inside MPI_Finalize did not get through it
     }
+    release_held();
   }
 
   [[nodiscard]] std::uint64_t first_ns() const noexcept { return first_ns_; }
@@ -164,7 +165,6 @@ class LocationExtractor {
       // Times cannot go back: the reader refuses a location whose clock does.
       header_.burst_ns = e.time_ns - last_leave_ns_;
       header_.burst_work = has_work_ && e.work && prev_work_ ? gained(*e.work, *prev_work_) : header_.burst_ns;
-      bursts_.add(header_.burst_work);
     } else {
       first_ns_ = e.time_ns;
     }
@@ -185,20 +185,77 @@ class LocationExtractor {
     } else {
       header_.call_work = e.work && enter_work_ ? gained(*e.work, *enter_work_) : 0;
     }
-    header_.actions = static_cast<std::uint32_t>(actions_.size());
-    out_.append(header_, actions_.data(), header_.actions);
-    for (std::size_t i = 0; i < actions_.size(); ++i) {
-      const std::uint64_t offset = out_.action_offsets()[i];
-      if (actions_[i].kind == mpi::ActionKind::NbCollRequest) {
-        pending_[actions_[i].request] = {offset, actions_[i], header_.enter_ns};
-      } else if (actions_[i].kind == mpi::ActionKind::Collective && collectives_ != nullptr) {
-        collectives_->push_back({rank_, actions_[i].comm, header_.enter_ns, location_, offset});
+    const mpi::Function f = function_of(header_.region);
+    if (held_ && polls(f) && held_header_.region == header_.region) {
+      merge_into_held();
+    } else {
+      release_held();
+      if (polls(f)) {
+        hold();
+      } else {
+        write(header_, actions_);
       }
     }
     has_prev_ = true;
     left_finalize_ = left_finalize_ || function_of(header_.region) == mpi::Function::MPI_Finalize;
     last_leave_ns_ = header_.leave_ns;
     if (e.work) prev_work_ = e.work;
+  }
+
+  /// Consecutive calls of one function that polls (MPI_Test*, MPI_Iprobe) or completes requests in the order the
+  /// run decides (MPI_Waitany, MPI_Waitsome) are one completion of the exchange they serve: how many calls it took,
+  /// and which request came first, follow the machine, not the program. They are held back until a call of
+  /// another function comes, and written as one operation (its `calls` the number taken).
+  static bool polls(mpi::Function f) {
+    const mpi::FunctionInfo& i = mpi::info(f);
+    return i.test || (i.kind == mpi::CallKind::Completion &&
+                      (i.completes == mpi::Completes::Any || i.completes == mpi::Completes::Some));
+  }
+
+  void hold() {
+    held_ = true;
+    held_header_ = header_;
+    held_actions_ = actions_;
+  }
+
+  /// Adds the call just left to the held one: its burst and the bursts between join the held call's burst (the
+  /// work a polling loop does between its tests is done before the exchange completes), the calls' times add up,
+  /// and the operation ends where the last call did, so that the time from the previous operation is unchanged.
+  void merge_into_held() {
+    OpHeader& h = held_header_;
+    h.burst_ns += header_.burst_ns;
+    h.burst_work += header_.burst_work;
+    h.call_work += header_.call_work;
+    const std::uint64_t call_ns = (h.leave_ns - h.enter_ns) + (header_.leave_ns - header_.enter_ns);
+    h.leave_ns = header_.leave_ns;
+    h.enter_ns = h.leave_ns - call_ns;
+    h.calls += header_.calls;
+    held_actions_.insert(held_actions_.end(), actions_.begin(), actions_.end());
+  }
+
+  /// Writes the held completion, its actions in one order whatever the order they completed in: by kind,
+  /// communicator, peer and tag (stable, so that messages of one channel keep their order).
+  void release_held() {
+    if (!held_) return;
+    held_ = false;
+    std::stable_sort(held_actions_.begin(), held_actions_.end(), [](const Action& a, const Action& b) {
+      return std::tie(a.kind, a.comm, a.peer, a.tag) < std::tie(b.kind, b.comm, b.peer, b.tag);
+    });
+    write(held_header_, held_actions_);
+  }
+
+  void write(OpHeader& h, const std::vector<Action>& actions) {
+    if (written_++ > 0) bursts_.add(h.burst_work);
+    h.actions = static_cast<std::uint32_t>(actions.size());
+    out_.append(h, actions.data(), h.actions);
+    for (std::size_t i = 0; i < actions.size(); ++i) {
+      const std::uint64_t offset = out_.action_offsets()[i];
+      if (actions[i].kind == mpi::ActionKind::NbCollRequest) {
+        pending_[actions[i].request] = {offset, actions[i], h.enter_ns};
+      } else if (actions[i].kind == mpi::ActionKind::Collective && collectives_ != nullptr) {
+        collectives_->push_back({rank_, actions[i].comm, h.enter_ns, location_, offset});
+      }
+    }
   }
 
   void note_volume(std::uint64_t bytes) {
@@ -250,6 +307,10 @@ class LocationExtractor {
   std::int32_t rank_;
   std::size_t location_;
   std::unordered_map<std::uint64_t, Pending> pending_;  ///< non-blocking collectives by request
+  bool held_ = false;                                   ///< a polling or completing call is held back (polls)
+  OpHeader held_header_;
+  std::vector<Action> held_actions_;
+  std::uint64_t written_ = 0;
 };
 
 /// Numbers the collectives of multi-threaded processes per (process, communicator) in time order, and writes

@@ -3,7 +3,8 @@
 //
 // An operation is: action count, enter time minus the previous leave (zigzag: a trace's clock may step back),
 // call duration, burst time minus that gap (0 when the burst is the gap, as the extractor writes it), burst
-// work, call work, region + 1, call site + 1 (so the "none" ids, all ones, take one byte). Each action follows:
+// work, call work, region + 1, call site + 1 (so the "none" ids, all ones, take one byte), calls - 1. Each action
+// follows:
 // one byte of kind, then either kFixedLayout's 48 bytes of Action (patchable actions), or the collective
 // operation byte and comm + 1, peer, root, tag, seq + 1, bytes, bytes received and request as variable-length
 // integers (LEB128; signed values zigzag-coded).
@@ -20,7 +21,7 @@ namespace {
 constexpr std::size_t kBuffer = 1 << 20;
 constexpr unsigned kFixedLayout = 0x80;  ///< action kind flag: the Action follows in its in-memory layout
 constexpr std::size_t kMaxVarint = 10;
-constexpr std::size_t kMaxHeaderBytes = 8 * kMaxVarint;
+constexpr std::size_t kMaxHeaderBytes = 9 * kMaxVarint;
 constexpr std::size_t kMaxActionBytes = 2 + 8 * kMaxVarint;
 static_assert(kMaxActionBytes >= 1 + sizeof(Action));
 
@@ -99,6 +100,7 @@ void OpWriter::append(const OpHeader& header, const Action* actions, std::uint32
   put(p, header.call_work);
   put(p, static_cast<std::uint32_t>(header.region + 1));
   put(p, static_cast<std::uint32_t>(header.callsite + 1));
+  put(p, header.calls - 1);
   offsets_.assign(count, kNotPatchable);
   for (std::uint32_t i = 0; i < count; ++i) {
     const Action& a = actions[i];
@@ -200,8 +202,8 @@ bool OpReader::next(Op& op) {
   h.call_work = get<std::uint64_t>(p, end);
   h.region = get<std::uint32_t>(p, end) - 1;
   h.callsite = get<std::uint32_t>(p, end) - 1;
+  h.calls = get<std::uint32_t>(p, end) + 1;
   h.actions = count;
-  h.reserved = 0;
   if (p == nullptr) corrupt();
   begin_ = static_cast<std::size_t>(p - buffer_.get());
   prev_leave_ = h.leave_ns;

@@ -48,7 +48,9 @@ struct OpHeader {
   std::uint32_t region = 0xffffffffu;
   std::uint32_t callsite = 0xffffffffu;  ///< string id of the call site, if recorded
   std::uint32_t actions = 0;
-  std::uint32_t reserved = 0;
+  /// The MPI calls the operation stands for: 1, or more where consecutive polls or completions of one exchange
+  /// were taken as one (extract.hpp).
+  std::uint32_t calls = 1;
 };
 static_assert(sizeof(OpHeader) == 56);
 
@@ -69,7 +71,7 @@ class OpWriter {
   OpWriter(const OpWriter&) = delete;
   OpWriter& operator=(const OpWriter&) = delete;
 
-  /// Appends an operation. The `reserved` fields are not stored.
+  /// Appends an operation. The actions' `reserved` fields are not stored.
   void append(const OpHeader& header, const Action* actions, std::uint32_t count);
   /// The file offsets of the patchable actions of the last append (non-blocking collective requests, and
   /// collectives when `patchable_collectives`), in action order; kNotPatchable for the others.

@@ -231,6 +231,7 @@ struct Representatives::Impl {
       e.out.burst_ns.add(static_cast<double>(burst_ns));
       e.out.burst_work.add(static_cast<double>(burst_work));
       e.out.call_ns.add(static_cast<double>(h.leave_ns - h.enter_ns));
+      e.out.calls.add(static_cast<double>(h.calls));
       for (std::size_t i = 0; i < s.op.actions.size(); ++i) {
         e.bytes[i].add(static_cast<double>(s.op.actions[i].bytes));
         e.bytes_received[i].add(static_cast<double>(s.op.actions[i].bytes_received));

@@ -85,6 +85,7 @@ void finish_signature(const Extracted& extracted, const std::vector<std::uint32_
         e.burst_ns.finish();
         e.burst_work.finish();
         e.call_ns.finish();
+        e.calls.finish();
       }
     }
   }

@@ -101,6 +101,7 @@ json to_json(const SigEvent& e) {
          {"burst_ns", to_json(e.burst_ns)},
          {"call_ns", to_json(e.call_ns)}};
   if (!e.callsite.empty()) j["callsite"] = e.callsite;
+  if (e.calls.max > 1) j["calls"] = to_json(e.calls);
   return j;
 }
 
@@ -113,6 +114,7 @@ SigEvent event_from(const json& j) {
   e.burst_work = stat_from(j.at("burst_work"));
   e.burst_ns = stat_from(j.at("burst_ns"));
   e.call_ns = stat_from(j.at("call_ns"));
+  if (j.contains("calls")) e.calls = stat_from(j.at("calls"));
   return e;
 }
 
@@ -284,6 +286,13 @@ std::string fmt_ns(double ns) {
     std::snprintf(buf, sizeof buf, "%.2f us", ns / 1e3);
   else
     std::snprintf(buf, sizeof buf, "%.0f ns", ns);
+  return buf;
+}
+
+/// A mean count: whole where it is one, else one decimal.
+std::string fmt_count(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, v == std::floor(v) ? "%.0f" : "%.1f", v);
   return buf;
 }
 
@@ -578,9 +587,10 @@ std::string signature_details(const Signature& s) {
           }
           acts += buf;
         }
-        std::snprintf(buf, sizeof buf, "    %-16s burst %10s (work %.4g)  call %10s %s%s\n", e.call.c_str(),
-                      fmt_ns(e.burst_ns.mean).c_str(), e.burst_work.mean, fmt_ns(e.call_ns.mean).c_str(), acts.c_str(),
-                      e.callsite.empty() ? "" : ("  at " + e.callsite).c_str());
+        const std::string calls = e.calls.max > 1 ? " (" + fmt_count(e.calls.mean) + " calls)" : "";
+        std::snprintf(buf, sizeof buf, "    %-16s burst %10s (work %.4g)  call %10s%s %s%s\n", e.call.c_str(),
+                      fmt_ns(e.burst_ns.mean).c_str(), e.burst_work.mean, fmt_ns(e.call_ns.mean).c_str(), calls.c_str(),
+                      acts.c_str(), e.callsite.empty() ? "" : ("  at " + e.callsite).c_str());
         out << buf;
       }
       if (r.tail_ns.n != 0) out << "    (then a burst of " << fmt_ns(r.tail_ns.mean) << ")\n";

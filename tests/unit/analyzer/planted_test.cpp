@@ -200,6 +200,47 @@ TEST(Planted, DoublingIterationsDoublesWeightsOnly) {
   EXPECT_EQ(with_weight(a, 25).ticks, with_weight(b, 50).ticks);
 }
 
+/// The rule: an exchange's completion is one unit, whatever order its requests completed in and however many calls
+/// of MPI_Waitsome, MPI_Waitany or MPI_Testany (failed tests included) that took. A time step whose halo is completed
+/// so is one phase, every instance alike, as with one MPI_Waitall.
+class PlantedCompletion : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(PlantedCompletion, AnExchangeIsOneUnitWhateverItsCompletionOrder) {
+  const std::string program = R"({"ranks": 8, "body": [{"op": "loop", "count": 30, "body": [
+      {"op": "compute", "ns": 200000},
+      {"op": "halo", "offsets": [1, -1, 2, -2], "bytes": 4096, "complete": ")" +
+                              std::string(GetParam()) + R"("},
+      {"op": "compute", "ns": 50000},
+      {"op": "allreduce", "bytes": 8}]}]})";
+  const Signature s = analyze_json(program, 8, std::string("complete_") + GetParam());
+  EXPECT_EQ(weights(s), (std::vector<std::uint64_t>{1, 1, 30}));
+  const SigPhase& step = with_weight(s, 30);
+  ASSERT_EQ(step.ranks.size(), 8u);
+  for (const SigRank& r : step.ranks) {
+    EXPECT_EQ(r.mismatched_instances, 0u) << "rank " << r.rank;
+    // Four receives, four sends, one completion of all eight requests, the allreduce.
+    ASSERT_EQ(r.events.size(), 10u) << "rank " << r.rank;
+    const SigEvent& done = r.events[8];
+    ASSERT_EQ(done.actions.size(), 8u);
+    if (std::string(GetParam()) == "waitall") {
+      EXPECT_EQ(done.calls.max, 1.0);
+      continue;
+    }
+    // Receives first, by peer: the same order in every instance, whichever request completed first.
+    for (std::size_t i = 1; i < 4; ++i) EXPECT_LE(done.actions[i - 1].peer, done.actions[i].peer);
+    EXPECT_EQ(done.actions[3].kind, mpi::ActionKind::Recv);
+    EXPECT_EQ(done.actions[4].kind, mpi::ActionKind::IsendComplete);
+    // A call per request (and failed tests) for Waitany and Testany, 1 + r mod 8 calls for Waitsome.
+    const double calls =
+        std::string(GetParam()) == "waitsome" ? 1.0 + r.rank % 8 : 8.0 + (GetParam()[0] == 't' ? r.rank % 4 : 0);
+    EXPECT_EQ(done.calls.mean, calls) << "rank " << r.rank;
+  }
+  expect_covering(s);
+}
+
+INSTANTIATE_TEST_SUITE_P(Completions, PlantedCompletion,
+                         ::testing::Values("waitall", "waitsome", "waitany", "testany"));
+
 /// A time step of 18 plain steps and one step with an allreduce, 10 times; with `drift`, the first 3 of the 10
 /// allreduce steps compute twice as long between their halo and their allreduce (a code whose early steps cost
 /// more, enough to cross the work threshold).

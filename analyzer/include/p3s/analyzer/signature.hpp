@@ -69,6 +69,10 @@ struct SigEvent {
   Stat burst_work;  ///< work of the burst before the call
   Stat burst_ns;    ///< wall time of that burst
   Stat call_ns;     ///< time inside the call
+  /// The MPI calls the event stands for, over the instances: 1, or more where consecutive polls or completions of
+  /// one exchange are one event (MPI_Testany polling, an MPI_Waitsome loop); n == 0 where never counted (older
+  /// signatures: one call).
+  Stat calls;
 };
 
 /// The events of one rank (thread) in one phase instance.

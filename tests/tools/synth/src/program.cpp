@@ -241,6 +241,11 @@ Halo parse_halo(Fields& f) {
   h.tag = parse_tag(f);
   h.distinct_tags = f.boolean_or("distinct_tags", false);
   h.comm = parse_comm(f);
+  const std::string complete = f.choice_or("complete", "waitall", {"waitall", "waitsome", "waitany", "testany"});
+  h.complete = complete == "waitsome"  ? Completion::Waitsome
+               : complete == "waitany" ? Completion::Waitany
+               : complete == "testany" ? Completion::Testany
+                                       : Completion::Waitall;
   if (h.two_d && h.comm != 0) f.error("2-D offsets address the process grid of MPI_COMM_WORLD; drop \"comm\"");
   return h;
 }

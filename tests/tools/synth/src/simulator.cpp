@@ -528,37 +528,89 @@ void Simulator::halo(const Halo& h, const std::string& /*where*/) {
       leave(r, Region::MPI_Isend);
     }
   }
-  for (int w = 0; w < layout_.ranks; ++w) {
-    Rank& r = ranks_[static_cast<std::size_t>(w)];
-    const std::uint32_t comm = comm_id(h.comm, w);
+  for (int w = 0; w < layout_.ranks; ++w) complete_halo(w, comm_id(h.comm, w), h.comm, h.complete);
+  clear_inboxes();
+}
+
+void Simulator::record_completion(Rank& r, std::uint32_t comm, std::size_t comm_index, const Posted& p, bool receive) {
+  touch(r);
+  if (r.writer == nullptr) return;
+  if (!receive) {
+    check(OTF2_EvtWriter_MpiIsendComplete(r.writer, nullptr, r.t, p.request), "an MpiIsendComplete");
+    return;
+  }
+  const CommLayout& cl = layout_.comms[comm_index];
+  check(OTF2_EvtWriter_MpiIrecv(r.writer, nullptr, r.t,
+                                static_cast<std::uint32_t>(cl.rank_in[static_cast<std::size_t>(p.peer)]), comm,
+                                static_cast<std::uint32_t>(p.tag), p.bytes, p.request),
+        "an MpiIrecv");
+}
+
+void Simulator::complete_halo(int w, std::uint32_t comm, std::size_t comm_index, Completion complete) {
+  Rank& r = ranks_[static_cast<std::size_t>(w)];
+  // A receive completes no earlier than its message can have arrived.
+  std::uint64_t done = r.t + ns(net_.call_ns);
+  for (Posted& p : recvs_[static_cast<std::size_t>(w)]) {
+    const InFlight& m = match(w, p.peer, p.tag);
+    p.bytes = m.bytes;
+    done = std::max(done, m.sent_ns + ns(message_ns(m.bytes)));
+  }
+  // Every request, receives first, each marked with whether it is a receive.
+  std::vector<std::pair<Posted, bool>> open;
+  for (const Posted& p : recvs_[static_cast<std::size_t>(w)]) open.emplace_back(p, true);
+  for (const Posted& p : sends_[static_cast<std::size_t>(w)]) open.emplace_back(p, false);
+  if (complete == Completion::Waitall) {
     gap(r);
     enter(r, Region::MPI_Waitall);
-    // A receive completes no earlier than its message can have arrived.
-    std::uint64_t done = r.t + ns(net_.call_ns);
-    for (Posted& p : recvs_[static_cast<std::size_t>(w)]) {
-      const InFlight& m = match(w, p.peer, p.tag);
-      p.bytes = m.bytes;
-      done = std::max(done, m.sent_ns + ns(message_ns(m.bytes)));
-    }
     in_mpi_until(r, done);
-    const CommLayout& cl = layout_.comms[h.comm];
-    for (const Posted& p : recvs_[static_cast<std::size_t>(w)]) {
-      touch(r);
-      if (r.writer != nullptr) {
-        check(OTF2_EvtWriter_MpiIrecv(r.writer, nullptr, r.t,
-                                      static_cast<std::uint32_t>(cl.rank_in[static_cast<std::size_t>(p.peer)]), comm,
-                                      static_cast<std::uint32_t>(p.tag), p.bytes, p.request),
-              "an MpiIrecv");
+    for (const auto& [p, receive] : open) record_completion(r, comm, comm_index, p, receive);
+    leave(r, Region::MPI_Waitall);
+    return;
+  }
+  // The run decides the order the requests complete in and which call completes which: drawn from the rank and its
+  // count of halos, not the seed. How many calls that takes differs from rank to rank (a leaf step writes the same
+  // records in every iteration, so that they can be counted beforehand): MPI_Waitsome takes 1 + w mod k calls for
+  // k requests, MPI_Waitany one per request, and MPI_Testany w mod 4 tests that complete nothing besides.
+  Rng order(++r.completions, static_cast<std::uint64_t>(w));
+  for (std::size_t i = open.size(); i > 1; --i) {
+    std::swap(open[i - 1], open[static_cast<std::size_t>(order.uniform() * static_cast<double>(i))]);
+  }
+  const std::size_t k = open.size();
+  const auto draw = [&order](std::size_t below) {
+    return static_cast<std::size_t>(order.uniform() * static_cast<double>(below));
+  };
+  // Where each call ends in `open` (a call completes open[previous end, end)); failed tests end where they begin.
+  std::vector<std::size_t> ends;
+  if (complete == Completion::Waitsome) {
+    const std::size_t calls = k == 0 ? 1 : 1 + static_cast<std::size_t>(w) % k;
+    std::vector<std::size_t> cuts;  // calls - 1 distinct cut points in 1..k-1
+    for (std::size_t c = 1; c < k; ++c) cuts.push_back(c);
+    for (std::size_t i = cuts.size(); i > 1; --i) std::swap(cuts[i - 1], cuts[draw(i)]);
+    cuts.resize(calls - 1);
+    std::sort(cuts.begin(), cuts.end());
+    ends = cuts;
+    ends.push_back(k);
+  } else {
+    for (std::size_t i = 1; i <= k; ++i) ends.push_back(i);
+    if (complete == Completion::Testany) {
+      for (int failed = w % 4; failed > 0; --failed) {
+        const std::size_t at = draw(ends.size());
+        ends.insert(ends.begin() + static_cast<std::ptrdiff_t>(at), at == 0 ? 0 : ends[at - 1]);
       }
     }
-    for (const Posted& p : sends_[static_cast<std::size_t>(w)]) {
-      touch(r);
-      if (r.writer != nullptr)
-        check(OTF2_EvtWriter_MpiIsendComplete(r.writer, nullptr, r.t, p.request), "an MpiIsendComplete");
-    }
-    leave(r, Region::MPI_Waitall);
   }
-  clear_inboxes();
+  const Region region = complete == Completion::Waitsome  ? Region::MPI_Waitsome
+                        : complete == Completion::Waitany ? Region::MPI_Waitany
+                                                          : Region::MPI_Testany;
+  std::size_t begin = 0;
+  for (std::size_t c = 0; c < ends.size(); ++c) {
+    gap(r);
+    enter(r, region);
+    in_mpi_until(r, c + 1 == ends.size() ? done : r.t + ns(net_.call_ns));
+    for (std::size_t i = begin; i < ends[c]; ++i) record_completion(r, comm, comm_index, open[i].first, open[i].second);
+    leave(r, region);
+    begin = ends[c];
+  }
 }
 
 void Simulator::sendrecv(const SendRecv& s, const std::string& /*where*/) {

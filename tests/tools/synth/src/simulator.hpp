@@ -70,6 +70,7 @@ class Simulator {
     std::uint64_t events = 0;
     std::uint64_t first = UINT64_MAX;
     std::uint64_t last = 0;
+    std::uint64_t completions = 0;  ///< halos completed, numbering the order draws (the same whatever the seed)
   };
   /// A message sent and not yet received (every message is received within the step that sent it).
   struct InFlight {
@@ -97,6 +98,10 @@ class Simulator {
   void compute(const Compute& c);
   void compute_on(Rank& r, int world, const Compute& c);
   void halo(const Halo& h, const std::string& where);
+  /// Completes rank w's posted requests of a halo as `complete` says, no earlier than its messages arrive.
+  void complete_halo(int w, std::uint32_t comm, std::size_t comm_index, Completion complete);
+  /// Records the completion of one posted request inside the current call.
+  void record_completion(Rank& r, std::uint32_t comm, std::size_t comm_index, const Posted& p, bool receive);
   void sendrecv(const SendRecv& s, const std::string& where);
   void pipeline(const Pipeline& p);
   void collective(const Collective& c, const std::string& where);

@@ -61,7 +61,11 @@ struct Volume {
   double jitter = 0.0;
 };
 
-/// `halo`: Irecv from every offset, Isend to every offset, Waitall.
+/// How a halo's requests are completed: one MPI_Waitall, or calls that complete them in an order and a number of
+/// calls the run decides (MPI_Waitsome, MPI_Waitany, MPI_Testany polling with failed tests in between).
+enum class Completion : std::uint8_t { Waitall, Waitsome, Waitany, Testany };
+
+/// `halo`: Irecv from every offset, Isend to every offset, then their completion.
 struct Halo {
   std::vector<std::array<int, 2>> offsets;  ///< 1-D: {d, 0}; 2-D: {dx, dy} on the process grid
   bool two_d = false;
@@ -70,6 +74,7 @@ struct Halo {
   int tag = 0;
   bool distinct_tags = false;  ///< offset i uses tag + i
   std::size_t comm = 0;
+  Completion complete = Completion::Waitall;
 };
 
 /// `sendrecv`: one MPI_Sendrecv per peer value: to r + d / from r - d (offset) or with r XOR m.
