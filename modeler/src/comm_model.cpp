@@ -172,7 +172,12 @@ CommObservation observe_comm(const analyzer::Signature& run, std::int64_t n, std
   CommObservation o{n, r, {}, mpi::Function::Other};
   for (const analyzer::SigComm& c : run.communicators) {
     if (c.id != comm) continue;
-    o.members.assign(c.ranks.begin(), c.ranks.end());
+    // MPI_COMM_SELF names no members in the archive: its one member is whoever calls.
+    if (c.kind == analyzer::CommKind::Self) {
+      o.members = {r};
+    } else {
+      o.members.assign(c.ranks.begin(), c.ranks.end());
+    }
     o.created_by = c.created_by;
   }
   if (o.members.empty() && comm_size == static_cast<std::uint32_t>(n)) {
@@ -184,18 +189,22 @@ CommObservation observe_comm(const analyzer::Signature& run, std::int64_t n, std
 std::optional<CommModel> learn_comm(std::span<const CommObservation> obs, const WholeAt& whole) {
   if (obs.empty()) return std::nullopt;
   std::vector<CommModel> candidates = {CommModel{CommModel::Kind::World, {}}, CommModel{CommModel::Kind::Self, {}}};
-  // Block and strided communicators: their size (stride) at each n from the observations.
+  // Block and strided communicators: their size (stride) at each n from the observations. A split whose pieces do
+  // not divide n leaves the last block short (a stride's last pieces one rank short): a block is as long as the
+  // longest piece, and a piece of one rank says nothing of a stride. Every candidate is checked on every rank below.
   std::map<std::int64_t, std::int64_t> sizes;
   std::map<std::int64_t, std::int64_t> strides;
-  bool sizes_agree = true;
   bool strides_agree = true;
   for (const CommObservation& o : obs) {
-    const auto size = static_cast<std::int64_t>(o.members.size());
-    auto [it, fresh] = sizes.emplace(o.n, size);
-    sizes_agree = sizes_agree && (fresh || it->second == size);
-    const std::int64_t stride = o.members.size() > 1 ? o.members[1] - o.members[0] : o.n;
-    auto [jt, fresh2] = strides.emplace(o.n, stride);
-    strides_agree = strides_agree && (fresh2 || jt->second == stride);
+    std::int64_t& size = sizes[o.n];
+    size = std::max(size, static_cast<std::int64_t>(o.members.size()));
+    if (o.members.size() < 2) continue;
+    const std::int64_t stride = o.members[1] - o.members[0];
+    auto [jt, fresh] = strides.emplace(o.n, stride);
+    strides_agree = strides_agree && (fresh || jt->second == stride);
+  }
+  for (const CommObservation& o : obs) {
+    if (!strides.contains(o.n)) strides.emplace(o.n, o.n);  // every piece one rank: ranks o.n apart
   }
   // Sub-communicators mostly come from process grids (rows, columns): among the laws that fit, a grid's own
   // dimension is preferred to a basis that agrees with it only on the fitted counts (floor(sqrt(n)) at 4, 8, 16).
@@ -212,9 +221,7 @@ std::optional<CommModel> learn_comm(std::span<const CommObservation> obs, const 
     }
     return prefer_whole(laws, s, whole);
   };
-  if (sizes_agree) {
-    if (const std::optional<ExactLaw> l = law_of(sizes)) candidates.push_back({CommModel::Kind::Block, *l});
-  }
+  if (const std::optional<ExactLaw> l = law_of(sizes)) candidates.push_back({CommModel::Kind::Block, *l});
   if (strides_agree) {
     if (const std::optional<ExactLaw> l = law_of(strides)) candidates.push_back({CommModel::Kind::Strided, *l});
   }

@@ -97,5 +97,69 @@ TEST(CommModel, LearntWithTheCallThatCreatedIt) {
   EXPECT_EQ(c->created_by, mpi::Function::Other);
 }
 
+/// Every rank's members of a communicator at the counts `ns`, as `members_of(r, n)` gives them.
+template <typename Members>
+std::vector<detail::CommObservation> observed(std::initializer_list<std::int64_t> ns, const Members& members_of) {
+  std::vector<detail::CommObservation> obs;
+  for (const std::int64_t n : ns) {
+    for (std::int64_t r = 0; r < n; ++r) obs.push_back({n, r, members_of(r, n), mpi::Function::MPI_Comm_split});
+  }
+  return obs;
+}
+
+TEST(CommModel, SelfIsItsCallerAtEveryCount) {
+  // MPI_COMM_SELF is named in an archive without members (its member is whoever calls): observed as the caller.
+  analyzer::Signature run;
+  run.processes = 4;
+  analyzer::SigComm self;
+  self.id = 1;
+  self.kind = analyzer::CommKind::Self;
+  run.communicators.push_back(self);
+  const detail::CommObservation o = detail::observe_comm(run, 4, 3, 1, 1);
+  EXPECT_EQ(o.members, std::vector<std::int64_t>{3});
+  // Learnt from such observations at 2, 4 and 8, it exists at any other count.
+  std::vector<detail::CommObservation> obs;
+  for (const std::int64_t n : {2, 4, 8}) {
+    for (std::int64_t r = 0; r < n; ++r) obs.push_back(detail::observe_comm(run, n, r, 1, 1));
+  }
+  const std::optional<CommModel> c = detail::learn_comm(obs);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->kind, CommModel::Kind::Self);
+  EXPECT_NO_THROW(c->check_at(13));
+  EXPECT_EQ(c->members(12, 13), std::vector<std::int64_t>{12});
+}
+
+TEST(CommModel, OneRankSplitsAreSelf) {
+  // MPI_Comm_split with every rank its own colour: communicators of one rank, the caller.
+  const std::optional<CommModel> c =
+      detail::learn_comm(observed({2, 4, 8}, [](std::int64_t r, std::int64_t) { return std::vector{r}; }));
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->kind, CommModel::Kind::Self);
+}
+
+TEST(CommModel, SplitsThatDoNotDivideNAreBlocks) {
+  // Blocks of 3 consecutive ranks, the last one short where 3 does not divide n (4 -> 3 + 1, 8 -> 3 + 3 + 2).
+  const auto blocks = [](std::int64_t r, std::int64_t n) {
+    std::vector<std::int64_t> m;
+    for (std::int64_t i = r / 3 * 3; i < std::min(n, r / 3 * 3 + 3); ++i) m.push_back(i);
+    return m;
+  };
+  std::optional<CommModel> c = detail::learn_comm(observed({4, 8, 16}, blocks));
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->kind, CommModel::Kind::Block);
+  EXPECT_EQ(c->members(31, 32), (std::vector<std::int64_t>{30, 31}));
+  // Every third rank (colour r mod 3): the strided pieces hold ceil or floor of n / 3 ranks.
+  const auto strided = [](std::int64_t r, std::int64_t n) {
+    std::vector<std::int64_t> m;
+    for (std::int64_t i = r % 3; i < n; i += 3) m.push_back(i);
+    return m;
+  };
+  c = detail::learn_comm(observed({4, 8, 16}, strided));
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->kind, CommModel::Kind::Strided);
+  EXPECT_EQ(c->size_of(2, 32), 10);
+  EXPECT_EQ(c->size_of(0, 32), 11);
+}
+
 }  // namespace
 }  // namespace p3s::modeler
