@@ -250,8 +250,22 @@ Fit build_model(std::span<const std::filesystem::path> signatures, const ModelOp
 
 namespace {
 
+/// Nothing of a run's time is left out unsaid: a phase of at least the series' relevance threshold with no
+/// counterpart in another run stops the fit, unless asked to go on without it.
+void check_nothing_relevant_left_out(std::span<const Run> runs, const ModelOptions& options) {
+  if (options.allow_missing) return;
+  const std::vector<UnrelatedPhase> missing =
+      relevant_left_out(relate_phases(runs), runs.front().signature.options.relevance);
+  if (missing.empty()) return;
+  const std::string more = missing.size() > 1 ? " (and " + std::to_string(missing.size() - 1) + " more)" : "";
+  throw InputError(missing.front().line + more +
+                   ": the model would leave that time out; analyze the runs together (p3s analyze DIR DIR...) so "
+                   "that their phases correspond, or pass --allow-missing to model the series without it");
+}
+
 Fit fitted_and_validated(std::span<const std::filesystem::path> signatures, const ModelOptions& options) {
   const std::vector<Run> runs = load_runs(signatures, 3);
+  check_nothing_relevant_left_out(runs, options);
   // The model compared with a run is evaluated at that run's n: its laws should be whole numbers there.
   const auto validating = [&options](std::int64_t n) {
     FitOptions o = options.fit;

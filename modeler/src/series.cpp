@@ -215,6 +215,7 @@ PhaseRelation relate_phases(std::span<const Run> runs) {
                                 " processes (" + other[j] + ", " + percent(p.share) +
                                 " of its time) has no counterpart in the run at " + std::to_string(runs.front().n()) +
                                 " processes");
+        rel.left_out.push_back({runs[k].n(), static_cast<std::uint32_t>(j), p.share, rel.unrelated.back()});
       }
     }
   }
@@ -225,9 +226,12 @@ PhaseRelation relate_phases(std::span<const Run> runs) {
     for (std::size_t k = 0; k < runs.size(); ++k) {
       if (!match[k][i]) {
         complete = false;
+        const analyzer::SigPhase& missing = runs.front().signature.phases[i];
         rel.unrelated.push_back("phase " + std::to_string(i) + " of the run at " + std::to_string(runs.front().n()) +
-                                " processes (" + ref[i] + ") has no counterpart in the run at " +
-                                std::to_string(runs[k].n()) + " processes");
+                                " processes (" + ref[i] + ", " + percent(missing.share) +
+                                " of its time) has no counterpart in the run at " + std::to_string(runs[k].n()) +
+                                " processes");
+        rel.left_out.push_back({runs.front().n(), static_cast<std::uint32_t>(i), missing.share, rel.unrelated.back()});
         break;
       }
       p.ids.push_back(*match[k][i]);
@@ -236,6 +240,14 @@ PhaseRelation relate_phases(std::span<const Run> runs) {
     if (complete) rel.phases.push_back(std::move(p));
   }
   return rel;
+}
+
+std::vector<UnrelatedPhase> relevant_left_out(const PhaseRelation& rel, double relevance) {
+  std::vector<UnrelatedPhase> out;
+  for (const UnrelatedPhase& u : rel.left_out) {
+    if (u.share >= relevance) out.push_back(u);
+  }
+  return out;
 }
 
 }  // namespace p3s::modeler

@@ -204,7 +204,8 @@ class Pipeline {
                      std::vector<std::string>{self_, "analyze"} + runs_ + std::vector<std::string>{"-q", "--force"},
                      logs_ / "analyze.log"});
     std::vector<std::string> argv = std::vector<std::string>{self_, "model"} + runs_;
-    argv = argv + std::vector<std::string>{"-o", model_.string(), "--force", "--report"};
+    // A phase some run lacks is left out and named in the model's log rather than stopping the answer.
+    argv = argv + std::vector<std::string>{"-o", model_.string(), "--force", "--report", "--allow-missing"};
     if (!far_key.empty()) argv = argv + std::vector<std::string>{"--far-point", (o_.dir / "far").string()};
     return runner_.run({"model",
                         "model",

@@ -401,21 +401,47 @@ TEST(Model, ApplicationCommandKeepsEachArgumentWhole) {
   EXPECT_EQ(split_words(join_words(odd)), odd);
 }
 
-TEST(Model, PhasesMissingInSomeRunAreReported) {
+/// The ring at 4 and 8, and at 16 with a phase of `share` of its time that the others lack.
+std::vector<std::filesystem::path> ring_series_with_extra_phase(double share, const std::string& name) {
   std::vector<std::filesystem::path> paths = ring_series({4, 8});
   Signature odd = ring(16, 100);
   analyzer::SigPhase extra = odd.phases[0];
   extra.id = 2;
+  extra.share = share;
   extra.ranks[0].events[0].function = mpi::Function::MPI_Barrier;
   extra.ranks[0].events[0].call = "MPI_Barrier";
   odd.phases.push_back(extra);
-  paths.push_back(save(odd, "ring16-extra-phase"));
+  paths.push_back(save(odd, name));
+  return paths;
+}
+
+TEST(Model, PhasesMissingInSomeRunAreReported) {
   ModelOptions fit_all;
   fit_all.hold_out_largest = false;
-  const Fit fit = build_model(paths, fit_all);
+  const Fit fit = build_model(ring_series_with_extra_phase(0.002, "ring16-extra-phase"), fit_all);
   EXPECT_EQ(fit.model.phases.size(), 2u);
   ASSERT_EQ(fit.report.unrelated.size(), 1u);
   EXPECT_NE(fit.report.unrelated[0].find("MPI_Barrier"), std::string::npos) << fit.report.unrelated[0];
+}
+
+TEST(Model, ARelevantPhaseMissingInSomeRunStopsTheFit) {
+  // 20 % of the run at 16 in a phase the runs at 4 and 8 lack: the model would leave that time out.
+  const std::vector<std::filesystem::path> paths = ring_series_with_extra_phase(0.2, "ring16-relevant-extra");
+  ModelOptions fit_all;
+  fit_all.hold_out_largest = false;
+  try {
+    (void)build_model(paths, fit_all);
+    FAIL() << "a relevant phase left out was not refused";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("phase 2 of the run at 16"), std::string::npos) << what;
+    EXPECT_NE(what.find("20.0 %"), std::string::npos) << what;
+    EXPECT_NE(what.find("--allow-missing"), std::string::npos) << what;
+  }
+  fit_all.allow_missing = true;
+  const Fit fit = build_model(paths, fit_all);
+  EXPECT_EQ(fit.model.phases.size(), 2u);
+  ASSERT_EQ(fit.report.unrelated.size(), 1u);
 }
 
 TEST(Model, LogicalTraceIsWrittenRankByRank) {

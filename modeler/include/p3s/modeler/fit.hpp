@@ -112,6 +112,9 @@ struct ModelOptions {
   std::optional<std::filesystem::path> validate_with;
   /// A run of the same program with a reduced input at a larger n, to calibrate compute time (the method's CRMc).
   std::optional<std::filesystem::path> far_point;
+  /// Model a series even where a phase of at least the relevance threshold of a run's time has no counterpart in
+  /// another run (it is left out, and said so in the report); else that is an error naming the phase.
+  bool allow_missing = false;
   FitOptions fit;
 };
 

@@ -56,10 +56,22 @@ struct RelatedPhase {
   [[nodiscard]] double total_work_spread() const;  ///< (max - min) / max of total_work
 };
 
-struct PhaseRelation {
-  std::vector<RelatedPhase> phases;    ///< in the order of the first run's phase ids
-  std::vector<std::string> unrelated;  ///< one line per phase that has no partner in some run
+/// A phase of one run that some other run of the series has no counterpart of: the model leaves it out.
+struct UnrelatedPhase {
+  std::int64_t n = 0;       ///< the run it is a phase of
+  std::uint32_t phase = 0;  ///< its id there
+  double share = 0;         ///< its share of that run's time
+  std::string line;         ///< what it is and where it has no counterpart, in one line
 };
+
+struct PhaseRelation {
+  std::vector<RelatedPhase> phases;      ///< in the order of the first run's phase ids
+  std::vector<std::string> unrelated;    ///< one line per phase that has no partner in some run
+  std::vector<UnrelatedPhase> left_out;  ///< the same phases, with their shares of their runs' time
+};
+
+/// The phases left out whose share of their run's time is at least `relevance` (the series' relevance threshold).
+[[nodiscard]] std::vector<UnrelatedPhase> relevant_left_out(const PhaseRelation& rel, double relevance);
 
 /// Relates the phases of the runs: by id when every run has the same phases in the same order of first
 /// occurrence (the usual case), else by aligning the runs' phase lists on their MPI calls.
