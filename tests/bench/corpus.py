@@ -1,0 +1,482 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Corpus benchmark: the whole pipeline on the real codes of ../shared/corpus (README.md there), one row each.
+
+    corpus.py --p3s BIN --corpus DIR --work DIR [--only NAME[,NAME]] [--reuse] [--timeout 1200] [--json FILE]
+              [launcher options]
+
+Per workload, in a scratch folder WORK/NAME holding its inputs (copied from the system or the corpus folder):
+1. `p3s record` at the fitted counts and the target (2, 4, 8 -> 16; LAMMPS's melt 2, 4, 8, 16 -> 32);
+2. `p3s analyze` of the runs together, timed, its peak memory as the kernel counts it (ru_maxrss of the child);
+3. `p3s model FIT --validate-with TARGET`, timed, its peak memory, and its report's validation (where it refuses
+   a series whose phases do not all correspond, again with --allow-missing, the refusal noted in the row);
+4. `p3s predict MODEL --np TARGET`: whether it answers or refuses.
+The row holds the phases at each n; the weight of the main phase (the target run's repeated phase, of 3 instances or
+more, of the largest weight x mean instance time) against the code's own step count (the sum of a LAMMPS input's
+`run` commands, meep's time steps, none for HPCC); the share of the target run's time (`run_time_ns`) spent in phases
+predicted exact in pattern, communications and weight (a phase's time: weight x mean instance time, from the target's
+signature); the target's relevant phases (>= 1 % of the time) predicted exact, out of all; the communications of an
+instance (sends and collectives of all ranks) predicted, summed over the model's phases, and real, summed over the
+target's phases (those the model lacks or cannot evaluate included); the volume error mean and max over the relevant
+phases evaluated; `p3s analyze`'s peak memory per MPI call recorded in the series (`p3s summary`'s counts); `p3s
+model`'s time and peak memory; and predict's answer. A step that fails or runs past --timeout ends the workload's row
+with its one-line reason, and the other workloads go on (--no-keep-going stops there); predict's refusal is its
+answer.
+--json writes the table for comparison with a later run.
+
+The model's phases are related to the target run's as `p3s model` relates them (compare.cpp): a longest common
+subsequence of the two lists of phases, a phase being the set of MPI functions it calls.
+"""
+import argparse
+import json
+import multiprocessing
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpi"))
+import p3s_launch  # noqa: E402
+
+MELT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpi", "in.melt")
+LAMMPS_EXAMPLES = "/usr/share/lammps/examples"
+FIT = (2, 4, 8)
+
+
+@dataclass
+class Workload:
+    name: str
+    steps: int | None  # the code's own step count (None: HPCC, whose tests have none)
+    example: str = ""  # LAMMPS: the folder of examples/ and the input in it
+    runs: int | None = None  # LAMMPS: every `run` command of the input cut to this many steps
+    fit: tuple = FIT
+    target: int = 16
+
+
+# Steps: the sum of the input's `run` commands as run here (LAMMPS), 25 time units at resolution 20 and Courant
+# factor 0.5 (meep-waveguide.ctl).
+WORKLOADS = (
+    Workload("lammps-melt", 200, fit=(2, 4, 8, 16), target=32),
+    Workload("lammps-crack", 1000, "crack/in.crack", runs=1000),
+    Workload("lammps-flow", 5000, "flow/in.flow.couette", runs=5000),
+    Workload("lammps-indent", 60000, "indent/in.indent"),
+    Workload("lammps-micelle", 2000, "micelle/in.micelle"),
+    Workload("lammps-pour", 10000, "pour/in.pour", runs=5000),
+    Workload("meep-waveguide", 1000),
+    Workload("hpcc", None),
+)
+
+
+class StepFailed(Exception):
+    """A step of the pipeline that failed, refused or timed out: its one-line reason."""
+
+    def __init__(self, step, reason=""):
+        super().__init__(f"{step}: {reason}" if reason else step)
+        self.reason = reason or step
+
+
+@dataclass
+class Measured:
+    stdout: str
+    stderr: str
+    wall: float
+    peak_mb: float
+
+
+@dataclass
+class Row:
+    name: str
+    fit: list
+    target: int
+    steps: int | None
+    phases: dict = field(default_factory=dict)  # n -> phases in the signature
+    main_weight: int | None = None
+    exact_time_share: float | None = None
+    relevant_exact: int | None = None
+    relevant: int | None = None
+    comms_predicted: int | None = None
+    comms_actual: int | None = None
+    volume_error_mean: float | None = None
+    volume_error_max: float | None = None
+    calls: int | None = None  # MPI calls recorded in the series (p3s summary)
+    operations: int | None = None  # the series' operations as its signatures count them (polling runs folded)
+    record_s: float = 0.0  # recording, all counts (0 for runs kept by --reuse)
+    analyze_bytes_per_call: float | None = None
+    analyze_s: float | None = None
+    analyze_mb: float | None = None
+    model_s: float | None = None
+    model_mb: float | None = None
+    predict: str | None = None
+    model_refused: str | None = None  # why p3s model refused the series without --allow-missing
+    failed: str | None = None
+    wall_s: float = 0.0
+
+
+def first_line(text):
+    lines = [x.strip() for x in text.splitlines() if x.strip()]
+    return lines[0] if lines else ""
+
+
+def measure(cmd, what, timeout, cwd=None, env=None):
+    """Runs cmd in its own session; returns Measured (peak RSS of the child as the kernel counts it). Raises
+    StepFailed on a non-zero exit (with the first line of its stderr) or past `timeout` (the job killed whole)."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        start = time.monotonic()
+        try:
+            proc = subprocess.Popen([str(c) for c in cmd], stdout=out, stderr=err, text=True, cwd=cwd, env=env,
+                                    start_new_session=True)
+        except OSError as e:
+            raise StepFailed(what, f"cannot start {cmd[0]}: {e.strerror}") from None
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid != 0:
+                break
+            if time.monotonic() - start > timeout:
+                os.killpg(proc.pid, signal.SIGKILL)
+                os.wait4(proc.pid, 0)
+                raise StepFailed(what, f"timed out after {timeout:.0f} s")
+            time.sleep(0.05)
+        wall = time.monotonic() - start
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise StepFailed(what, f"exit {code}: {first_line(stderr) or first_line(stdout) or '(no output)'}")
+    return Measured(stdout, stderr, wall, usage.ru_maxrss / 1024)
+
+
+# --- the workloads' commands -----------------------------------------------------------------------------------
+
+
+def cut_runs(path, steps):
+    """Rewrites every `run N` command of a LAMMPS input as `run steps`."""
+    with open(path) as f:
+        text = f.read()
+    with open(path, "w") as f:
+        f.write(re.sub(r"^(\s*run\s+)\d+", rf"\g<1>{steps}", text, flags=re.MULTILINE))
+
+
+def lammps_input(a, w, scratch):
+    """Copies the input (its example folder: data files) into scratch/input; returns (command, cwd, env)."""
+    lmp = shutil.which("lmp") or shutil.which("lmp_openmpi")
+    if lmp is None:
+        raise StepFailed("lammps is not installed (apt-get install lammps)")
+    folder = os.path.join(scratch, "input")
+    shutil.rmtree(folder, ignore_errors=True)
+    if w.example:
+        source = os.path.join(LAMMPS_EXAMPLES, os.path.dirname(w.example))
+        if not os.path.isdir(source):
+            raise StepFailed(f"{source} is not there (apt-get install lammps-examples)")
+        shutil.copytree(source, folder)
+        name = os.path.basename(w.example)
+        if w.runs is not None:
+            cut_runs(os.path.join(folder, name), w.runs)
+        return [lmp, "-in", name, "-log", "none", "-screen", "none"], folder, None
+    os.makedirs(folder)
+    shutil.copy(MELT, folder)
+    return [lmp, "-in", "in.melt", "-var", "L", "20", "-log", "none", "-screen", "none"], folder, None
+
+
+def meep_input(a, w, scratch):
+    meep = shutil.which("meep") or shutil.which("meep-openmpi")
+    if meep is None:
+        raise StepFailed("meep is not installed (apt-get install meep-openmpi)")
+    folder = os.path.join(scratch, "input")
+    os.makedirs(folder, exist_ok=True)
+    shutil.copy(os.path.join(a.corpus, "meep-waveguide.ctl"), folder)
+    return [meep, "meep-waveguide.ctl"], folder, None
+
+
+def hpcc_input(a, w, scratch):
+    """hpccinf.sh writes an input per count (N = 500, NB = 64); run.sh starts hpcc in the one for the job's size."""
+    if shutil.which("hpcc") is None:
+        raise StepFailed("hpcc is not installed (apt-get install hpcc)")
+    folder = os.path.join(scratch, "input")
+    os.makedirs(folder, exist_ok=True)
+    for script in ("hpccinf.sh", "run.sh"):
+        shutil.copy(os.path.join(a.corpus, "hpcc", script), folder)
+    measure(["sh", os.path.join(folder, "hpccinf.sh"), folder, 500, 64, *w.fit, w.target], "hpccinf.sh", 60)
+    return ["sh", os.path.join(folder, "run.sh")], folder, {**os.environ, "HPCC_DIR": folder}
+
+
+def workload_input(a, w, scratch):
+    if w.name.startswith("lammps-"):
+        return lammps_input(a, w, scratch)
+    return meep_input(a, w, scratch) if w.name == "meep-waveguide" else hpcc_input(a, w, scratch)
+
+
+# --- the pipeline ----------------------------------------------------------------------------------------------
+
+
+def record(a, row, scratch, n, command, cwd, env):
+    """Records the command at n ranks into scratch/npN (kept with --reuse when recorded by the same command)."""
+    trace = os.path.join(scratch, f"np{n}")
+    cmd = [a.p3s, "record", "-o", trace, "--force", "--", *p3s_launch.launch(a, n, *command)]
+    stamp = trace + ".command"
+    if a.reuse and os.path.exists(os.path.join(trace, "traces.otf2")) and os.path.exists(stamp):
+        with open(stamp) as f:
+            if f.read() == " ".join(map(str, cmd)):
+                return trace
+    shutil.rmtree(trace, ignore_errors=True)
+    if os.path.exists(stamp):
+        os.remove(stamp)
+    row.record_s += measure(cmd, f"record {n}", a.timeout, cwd=cwd, env=env).wall
+    if not os.path.exists(os.path.join(trace, "traces.otf2")):
+        raise StepFailed(f"record {n}", "no archive written")
+    with open(stamp, "w") as f:
+        f.write(" ".join(map(str, cmd)))
+    return trace
+
+
+def phase_calls(phase):
+    """The MPI functions a phase calls, as `p3s model` names a phase to relate it (analyzer::phase_calls)."""
+    return " ".join(sorted({e["call"] for r in phase["ranks"] for e in r["events"]}))
+
+
+def communications(phase):
+    """The communications of a phase's instance (sends and collectives, all ranks), as the validation counts them."""
+    return sum(1 for r in phase["ranks"] for e in r["events"] for x in e["actions"] if x["kind"] in ("send", "coll"))
+
+
+def signature_summary(trace):
+    """What the row needs of a run's signature (read once: a large run's signature takes hundreds of MB)."""
+    with open(os.path.join(trace, "signature.json")) as f:
+        s = json.load(f)
+    return {"run_time_ns": s["run_time_ns"], "operations": s["operations"],
+            "phases": [{"weight": p["weight"], "time_ns": p["weight"] * p["time_ns"]["mean"],
+                        "relevant": p["relevant"], "calls": phase_calls(p), "comms": communications(p)}
+                       for p in s["phases"]]}
+
+
+def signature_summaries(traces):
+    return [signature_summary(t) for t in traces]
+
+
+def relate(ours, theirs):
+    """For each of `ours`, the index of the equal element of `theirs` on a longest common subsequence, or None:
+    modeler/src/align.hpp's alignment, its ties broken the same way."""
+    a, b = len(ours), len(theirs)
+    best = [[0] * (b + 1) for _ in range(a + 1)]
+    for i in range(a - 1, -1, -1):
+        for j in range(b - 1, -1, -1):
+            paired = best[i + 1][j + 1] + 1 if ours[i] == theirs[j] else 0
+            best[i][j] = max(best[i + 1][j], best[i][j + 1], paired)
+    out = [None] * a
+    i = j = 0
+    while i < a or j < b:
+        if i < a and j < b and ours[i] == theirs[j] and best[i][j] == best[i + 1][j + 1] + 1:
+            out[i] = j
+            i, j = i + 1, j + 1
+        elif i < a and (j == b or best[i + 1][j] >= best[i][j + 1]):
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def exact(check):
+    return (not check.get("error") and check["pattern_exact"] and check["comms_predicted"] == check["comms_actual"]
+            and check["weight_predicted"] == check["weight_actual"])
+
+
+def accuracy(report_path, target):
+    """The accuracy columns, from the model's validation against the target run, phase by phase."""
+    with open(report_path) as f:
+        report = json.load(f)
+    v = report.get("validation")
+    if v is None:
+        raise StepFailed("model", "its report has no validation")
+    phases = target["phases"]
+    related = relate([p["calls"] for p in report["phases"]], [p["calls"] for p in phases])
+    checks = {c["phase"]: c for c in v["phases"]}
+    exact_phases, evaluated = set(), []
+    for model_phase, j in zip(report["phases"], related):
+        c = checks.get(model_phase["id"])
+        if j is None or c is None:
+            continue
+        if not c.get("error") and (c["weight_actual"], c["comms_actual"]) != (phases[j]["weight"], phases[j]["comms"]):
+            raise StepFailed("relating phases", f"model phase {model_phase['id']} is not the target's phase {j}: "
+                             f"weight {c['weight_actual']}, {c['comms_actual']} communications against "
+                             f"{phases[j]['weight']}, {phases[j]['comms']}")
+        if exact(c):
+            exact_phases.add(j)
+        if not c.get("error") and phases[j]["relevant"]:
+            evaluated.append(c)
+    relevant = [j for j, p in enumerate(phases) if p["relevant"]]
+    columns = {"exact_time_share": sum(phases[j]["time_ns"] for j in exact_phases) / target["run_time_ns"],
+               "relevant": len(relevant), "relevant_exact": len([j for j in relevant if j in exact_phases]),
+               "comms_predicted": sum(c["comms_predicted"] for c in v["phases"]),
+               "comms_actual": sum(p["comms"] for p in phases)}  # the phases the model lacks or cannot evaluate too
+    if evaluated:
+        columns["volume_error_mean"] = sum(c["volume_error_mean"] for c in evaluated) / len(evaluated)
+        columns["volume_error_max"] = max(c["volume_error_max"] for c in evaluated)
+    return columns
+
+
+def in_child(fn, *args):
+    """fn(*args) in a forked process. A large run's signatures take GBs in Python, and this process's peak memory
+    would pass to every command measured after it (ru_maxrss is kept across fork and exec)."""
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        return pool.apply(fn, args)
+
+
+def recorded_calls(a, trace):
+    """The MPI calls an archive holds, all ranks (`p3s summary`): a signature's operations count a run of polling
+    calls as one."""
+    ranks = json.loads(measure([a.p3s, "summary", trace, "--json"], "summary", a.timeout).stdout)["ranks"]
+    return sum(sum(r["calls"].values()) for r in ranks)
+
+
+def analyze(a, row, traces):
+    m = measure([a.p3s, "analyze", *traces.values(), "-q"], "analyze", a.timeout)
+    row.analyze_s, row.analyze_mb = m.wall, m.peak_mb
+    sigs = dict(zip(traces, in_child(signature_summaries, list(traces.values()))))
+    row.phases = {n: len(s["phases"]) for n, s in sigs.items()}
+    row.operations = sum(s["operations"] for s in sigs.values())
+    row.calls = sum(recorded_calls(a, t) for t in traces.values())
+    row.analyze_bytes_per_call = m.peak_mb * 2**20 / row.calls if row.calls else None
+    target = sigs[row.target]
+    # The time step: the repeated phase (3 instances or more, as the analysis counts iterations) of the most time.
+    repeated = [p for p in target["phases"] if p["weight"] >= 3]
+    main = max(repeated, key=lambda p: p["time_ns"], default=None)
+    row.main_weight = main["weight"] if main else None
+    return target
+
+
+def model(a, row, scratch, traces):
+    """Fits the model; where p3s refuses a series whose phases do not all correspond, fits it again with
+    --allow-missing (the phases left out are then the validation's unrelated ones) and notes the refusal."""
+    path = os.path.join(scratch, f"{row.name}.model")
+    cmd = [a.p3s, "model", *[traces[n] for n in row.fit], "--validate-with", traces[row.target], "-o", path, "--force"]
+    try:
+        m = measure(cmd, "model", a.timeout)
+    except StepFailed as e:
+        if "--allow-missing" not in e.reason:
+            raise
+        row.model_refused = e.reason.removeprefix("exit 1: ")
+        m = measure([*cmd, "--allow-missing"], "model --allow-missing", a.timeout)
+    row.model_s, row.model_mb = m.wall, m.peak_mb
+    return path
+
+
+def predict(a, row, scratch, path):
+    out = os.path.join(scratch, f"predict.np{row.target}")
+    try:
+        measure([a.p3s, "predict", path, "--np", row.target, "-o", out, "--force"], "predict", a.timeout)
+        row.predict = "ok"
+    except StepFailed as e:  # exit 1: p3s refused, with its reason
+        row.predict = "refused: " + e.reason.removeprefix("exit 1: ") if e.reason.startswith("exit 1: ") else e.reason
+
+
+def bench(a, w):
+    """One workload through the pipeline; a step that fails ends the row with its reason."""
+    row = Row(w.name, list(w.fit), w.target, w.steps)
+    scratch = os.path.join(a.work, w.name)
+    os.makedirs(scratch, exist_ok=True)
+    start = time.monotonic()
+    try:
+        command, cwd, env = workload_input(a, w, scratch)
+        traces = {n: record(a, row, scratch, n, command, cwd, env) for n in (*w.fit, w.target)}
+        target = analyze(a, row, traces)
+        path = model(a, row, scratch, traces)
+        predict(a, row, scratch, path)
+        for key, value in in_child(accuracy, path + ".report.json", target).items():
+            setattr(row, key, value)
+    except StepFailed as e:
+        row.failed = str(e)
+    row.wall_s = time.monotonic() - start
+    return row
+
+
+# --- the table -------------------------------------------------------------------------------------------------
+
+HEADER = (f"{'workload':<15} {'n':<11} {'phases at n':<19} {'main/steps':>11} {'exact t':>7} {'rel ex':>6} "
+          f"{'comms pred/real':>17} {'vol err mn/mx':>14} {'analyze':>8} {'peak':>7} {'B/call':>6} {'model':>7} "
+          f"{'peak':>6} {'wall':>6}  predict")
+LEGEND = """\
+main/steps: the weight of the target run's main phase / the code's steps; exact t: the share of the target run's time
+in phases exact in pattern, communications and weight; rel ex: its relevant phases exact / all; comms: per instance,
+summed over the phases; vol err: over the relevant phases; analyze, peak, B/call: p3s analyze of the series, its peak
+memory, per MPI call recorded; model, peak: p3s model; wall: the workload end to end (recording included); [model with
+--allow-missing: ...]: p3s model refused the series for that reason, and was run again with --allow-missing"""
+
+
+def cell(value, fmt, width, unit=""):
+    return f"{'-' if value is None else format(value, fmt) + unit:>{width}}"
+
+
+def clipped(text, width=150):
+    """A reason as the table shows it (the JSON holds it whole)."""
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def ratio(a, b):
+    return "-" if b is None else f"{'-' if a is None else a}/{b}"
+
+
+def row_line(r):
+    counts = f"{','.join(map(str, r.fit))}>{r.target}"
+    phases = "/".join(str(r.phases[n]) for n in (*r.fit, r.target) if n in r.phases) or "-"
+    main = "-" if r.main_weight is None else f"{r.main_weight}/{'-' if r.steps is None else r.steps}"
+    share = None if r.exact_time_share is None else 100 * r.exact_time_share
+    volume = "-" if r.volume_error_mean is None else \
+        f"{100 * r.volume_error_mean:.1f}/{100 * r.volume_error_max:.1f}%"
+    answer = "-" if r.predict is None else clipped(r.predict)
+    if r.model_refused:
+        answer = f"[model with --allow-missing: {clipped(r.model_refused, 90)}] {answer}"
+    if r.failed:
+        answer = f"FAILED {clipped(r.failed)}" if r.predict is None else f"{answer}; FAILED {clipped(r.failed)}"
+    return (f"{r.name:<15} {counts:<11} {phases:<19} {main:>11} {cell(share, '.1f', 7, '%')} "
+            f"{ratio(r.relevant_exact, r.relevant):>6} {ratio(r.comms_predicted, r.comms_actual):>17} {volume:>14} "
+            f"{cell(r.analyze_s, '.1f', 8, 's')} {cell(r.analyze_mb, '.0f', 7, 'MB')} "
+            f"{cell(r.analyze_bytes_per_call, '.0f', 6)} {cell(r.model_s, '.1f', 7, 's')} "
+            f"{cell(r.model_mb, '.0f', 6, 'MB')} {r.wall_s:5.0f}s  {answer}")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--p3s", required=True)
+    p.add_argument("--corpus", required=True, help="../shared/corpus: meep-waveguide.ctl, hpcc/")
+    p.add_argument("--work", required=True, help="scratch folders, one per workload")
+    p3s_launch.add_options(p)
+    p.add_argument("--only", help="NAME[,NAME]: these workloads only")
+    p.add_argument("--reuse", action="store_true", help="keep the runs already recorded by the same command")
+    p.add_argument("--keep-going", action=argparse.BooleanOptionalAction, default=True,
+                   help="go on with the next workload after a failed step (default); --no-keep-going stops")
+    p.add_argument("--timeout", type=float, default=1200, help="seconds a step may take")
+    p.add_argument("--json", help="write the table as JSON to this file")
+    a = p.parse_args()
+    names = [w.name for w in WORKLOADS]
+    only = a.only.split(",") if a.only else names
+    unknown = [x for x in only if x not in names]
+    if unknown:
+        p.error(f"unknown workloads {unknown}; known: {', '.join(names)}")
+    a.work = os.path.abspath(a.work)
+    os.makedirs(a.work, exist_ok=True)
+    print(HEADER, flush=True)
+    rows = []
+    for w in (w for w in WORKLOADS if w.name in only):
+        rows.append(bench(a, w))
+        print(row_line(rows[-1]), flush=True)
+        if a.json:  # after every row, so that an interrupted run keeps what it measured
+            write_json(a, rows)
+        if rows[-1].failed and not a.keep_going:
+            break
+    print(LEGEND)
+
+
+def write_json(a, rows):
+    with open(a.json, "w") as f:
+        json.dump({"date": time.strftime("%Y-%m-%dT%H:%M:%S"), "p3s": a.p3s, "workloads": [vars(r) for r in rows]}, f,
+                  indent=1)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
