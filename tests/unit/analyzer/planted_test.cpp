@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -260,20 +261,29 @@ std::string drifting_steps(bool drift) {
   return R"({"ranks": 8, "body": [)" + (drift ? outer(3, 800000) + ", " + outer(7, 400000) : outer(10, 400000)) + "]}";
 }
 
-TEST(PlantedSeries, AWorkVariantOfOneRunOnlyIsMergedAndOthersStay) {
-  std::vector<fs::path> dirs;
+/// The drifting steps generated at 2, 4, 8 and 16 ranks (drifting where `drifts(n)`), each to be analysed by
+/// rank; their folders in `dirs`, for the caller to remove.
+std::vector<AnalyzeOptions> drifting_series(const std::string& name, const std::function<bool(int)>& drifts,
+                                            std::vector<fs::path>& dirs) {
   std::vector<AnalyzeOptions> runs;
   for (const int n : {2, 4, 8, 16}) {
-    dirs.push_back(fs::path(P3S_TEST_TMP) / ("drift." + std::to_string(n) + "." + std::to_string(::getpid())));
+    dirs.push_back(fs::path(P3S_TEST_TMP) / (name + "." + std::to_string(n) + "." + std::to_string(::getpid())));
     synth::GenerateOptions g;
     g.out_dir = dirs.back();
     g.ranks = n;
-    (void)synth::generate(synth::parse_program(drifting_steps(n == 8), "drift"), g);
+    (void)synth::generate(synth::parse_program(drifting_steps(drifts(n)), "drift"), g);
     AnalyzeOptions a;
     a.input = dirs.back();
     a.signature.phase_method = PhaseMethod::ByRank;
     runs.push_back(a);
   }
+  return runs;
+}
+
+TEST(PlantedSeries, AWorkVariantOfOneRunOnlyIsMergedAndOthersStay) {
+  std::vector<fs::path> dirs;
+  const std::vector<AnalyzeOptions> runs = drifting_series(
+      "drift", [](int n) { return n == 8; }, dirs);
   // Alone, the run at 8 splits the allreduce step 3 + 7 by work.
   const Signature alone = analyze(runs[2]);
   EXPECT_NE(std::find(weights(alone).begin(), weights(alone).end(), 7u), weights(alone).end());
@@ -297,18 +307,8 @@ TEST(PlantedSeries, AWorkVariantOfOneRunOnlyIsMergedAndOthersStay) {
 // counterpart at the other counts: it is merged too, so the model relates one step of 10 at every count.
 TEST(PlantedSeries, AWorkVariantSomeRunsLackIsMerged) {
   std::vector<fs::path> dirs;
-  std::vector<AnalyzeOptions> runs;
-  for (const int n : {2, 4, 8, 16}) {
-    dirs.push_back(fs::path(P3S_TEST_TMP) / ("halfdrift." + std::to_string(n) + "." + std::to_string(::getpid())));
-    synth::GenerateOptions g;
-    g.out_dir = dirs.back();
-    g.ranks = n;
-    (void)synth::generate(synth::parse_program(drifting_steps(n == 4 || n == 8), "drift"), g);
-    AnalyzeOptions a;
-    a.input = dirs.back();
-    a.signature.phase_method = PhaseMethod::ByRank;
-    runs.push_back(a);
-  }
+  const std::vector<AnalyzeOptions> runs = drifting_series(
+      "halfdrift", [](int n) { return n == 4 || n == 8; }, dirs);
   const std::vector<Signature> sigs = analyze_series(runs);
   for (std::size_t i = 0; i < sigs.size(); ++i) {
     SCOPED_TRACE("run " + std::to_string(i));
