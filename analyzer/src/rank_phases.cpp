@@ -34,6 +34,7 @@
 #include <map>
 #include <span>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "p3s/hash.hpp"
 
@@ -557,6 +558,7 @@ void CallSequence::add(const Op& op, std::uint64_t tick, bool everyone) {
   ticks_.push_back(tick);
   syncs_.push_back(everyone ? 1 : 0);
   const bool anchor = threshold_ == 0 || op.header.burst_work >= threshold_;
+  if (anchor && threshold_ != 0 && op.header.burst_work / 2 < threshold_) margin_.push_back(anchors_.size());
   anchors_.push_back(anchor ? 1 : 0);
   // A call after computation is another symbol than the same call after packing a buffer, so that a step
   // made of swaps that look alike (the same neighbour in both directions) folds as the step, not as swaps.
@@ -580,6 +582,23 @@ void CallSequence::set_anchor(std::uint64_t i, bool anchor) {
   if ((anchors_[i] != 0) == anchor) return;
   anchors_[i] = anchor ? 1 : 0;
   shapes_[i] ^= kAnchored;
+}
+
+void CallSequence::drop_stray_marks() {
+  std::unordered_set<std::uint64_t> computed;  // the calls a burst of a class precedes somewhere, unmarked
+  std::size_t m = 0;
+  for (std::uint64_t i = 0; i < anchors_.size(); ++i) {
+    if (m < margin_.size() && margin_[m] == i) {
+      ++m;
+    } else if (anchors_[i] != 0) {
+      computed.insert(shapes_[i] ^ kAnchored);
+    }
+  }
+  for (const std::uint64_t i : margin_) {
+    if (!computed.contains(shapes_[i] ^ kAnchored)) set_anchor(i, false);
+  }
+  margin_.clear();
+  margin_.shrink_to_fit();
 }
 
 void agree_on_anchors(std::vector<CallSequence>& calls) {
@@ -608,6 +627,7 @@ void agree_on_anchors(std::vector<CallSequence>& calls) {
 
 std::optional<RunPhases> phases_by_rank(std::vector<CallSequence> calls, const PhaseFinderOptions& options,
                                         std::string& why_not, std::optional<PhaseLevel> asked) {
+  for (CallSequence& c : calls) c.drop_stray_marks();
   agree_on_anchors(calls);
   std::vector<PhaseStructure> folded(calls.size());
   std::size_t reference = calls.size();  // the location with the fewest occurrences

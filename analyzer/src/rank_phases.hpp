@@ -26,7 +26,8 @@ namespace p3s::analyzer {
 [[nodiscard]] std::uint64_t operation_shape(std::int32_t rank, const Op& op) noexcept;
 
 /// One location's calls as the by-rank search reads them: every operation's shape, marked where computation
-/// precedes it, its shape with its messages' sizes, and where all processes meet (30 bytes per call).
+/// precedes it, its shape with its messages' sizes, and where all processes meet (30 bytes per call, and 8 per call a
+/// burst in the threshold's margin marked).
 class CallSequence {
  public:
   /// `compute_burst_work`: the least work (the burst metric) of a burst that is computation on this location (see
@@ -48,6 +49,12 @@ class CallSequence {
   [[nodiscard]] const std::vector<std::uint64_t>& ticks() const noexcept { return ticks_; }
   /// Marks (or unmarks) operation `i` as following computation.
   void set_anchor(std::uint64_t i, bool anchor);
+  /// Unmarks the calls that a burst in the threshold's margin (at least it, less than twice it: the octave below
+  /// the classes of computation, which holds none of them) marked, where the same call never follows a burst of a
+  /// class on this location. Such a burst before the call where a step computes is that computation run short;
+  /// before any other call it is a delay of the machine (a preemption, a page fault: 30-50 us now and then on a
+  /// loaded 2-core machine), which would cut a step in two. Done once, after the last call is added.
+  void drop_stray_marks();
   /// Per operation: 1 where it is a blocking collective of all processes.
   [[nodiscard]] const std::vector<std::uint8_t>& syncs() const noexcept { return syncs_; }
   /// The same calls for finding the program's iterations: shapes with the size class of every message (a
@@ -63,6 +70,7 @@ class CallSequence {
   std::vector<std::uint8_t> syncs_;
   std::vector<std::uint64_t> ticks_;
   std::vector<std::uint64_t> sized_;
+  std::vector<std::uint64_t> margin_;  // the calls a burst in the threshold's margin marked, in order
 };
 
 /// Where at least three locations make the same calls in the same order (an SPMD code's ranks), call i is one

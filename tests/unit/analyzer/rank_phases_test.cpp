@@ -263,6 +263,59 @@ TEST(RankPhases, NoCallsAnywhereIsRefusedWithTheReason) {
   EXPECT_NE(why.find("no location"), std::string::npos) << why;
 }
 
+/// Two locations (too few to vote on marks) of 12 iterations: two sends, computation (2 ms), an allreduce. A burst
+/// of 1.5 ms (the margin octave below the compute class; threshold 1 ms) comes before the second send of the
+/// iterations in `delayed` and before the allreduce of those in `short_compute`; one of 2 ms before the second send
+/// of those in `computed`.
+std::vector<CallSequence> delayed_steps(const std::vector<int>& delayed, const std::vector<int>& short_compute,
+                                        const std::vector<int>& computed = {}) {
+  const auto in = [](const std::vector<int>& v, int it) { return std::find(v.begin(), v.end(), it) != v.end(); };
+  std::vector<CallSequence> out;
+  for (std::int32_t rank = 0; rank < 2; ++rank) {
+    CallSequence s(rank, 1000000);
+    const auto call = [&](std::uint32_t region, std::uint64_t burst) {
+      Op op;
+      op.header.region = region;
+      op.header.burst_ns = burst;
+      op.header.burst_work = burst;
+      Action a;
+      a.peer = region == 1 ? 1 - rank : -1;
+      op.actions.push_back(a);
+      s.add(op, s.ticks().size() + 1);
+    };
+    call(0, 0);
+    for (int it = 0; it < 12; ++it) {
+      call(1, 10);
+      call(1, in(computed, it) ? 2000000 : in(delayed, it) ? 1500000 : 10);
+      call(2, in(short_compute, it) ? 1500000 : 2000000);
+    }
+    call(9, 10);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+/// Operation index of iteration `it`'s second send (+ 1: its allreduce) in delayed_steps.
+std::uint64_t second_send(int it) { return 2 + 3 * static_cast<std::uint64_t>(it); }
+
+TEST(RankPhases, ADelayBeforeACallThatNeverFollowsComputationCutsNoStep) {
+  std::vector<CallSequence> calls = delayed_steps({3, 8}, {5});
+  std::string why;
+  const auto rp = phases_by_rank(calls, PhaseFinderOptions{}, why);
+  ASSERT_TRUE(rp.has_value()) << why;
+  EXPECT_EQ(sorted_weights(*rp).back(), 12u) << "the delays cut no step; the short computation still ends one";
+  calls[0].drop_stray_marks();
+  EXPECT_EQ(calls[0].anchors()[second_send(3)], 0);
+  EXPECT_EQ(calls[0].anchors()[second_send(5) + 1], 1);
+  // Where the second send follows a burst of the class once (iteration 10), it is a call where the program
+  // computes: the margin bursts before it mark it too.
+  std::vector<CallSequence> computed = delayed_steps({3, 8}, {}, {10});
+  computed[0].drop_stray_marks();
+  EXPECT_EQ(computed[0].anchors()[second_send(3)], 1);
+  EXPECT_EQ(computed[0].anchors()[second_send(10)], 1);
+  EXPECT_EQ(computed[0].anchors()[second_send(4)], 0);
+}
+
 TEST(AgreeOnAnchors, RanksThatMakeTheSameCallsOutvoteOneRanksStretchedBurst) {
   // Four ranks of one program; on rank 2 a loaded machine made a packing burst look like computation, on rank 3
   // it left the compute burst before an allreduce short.
