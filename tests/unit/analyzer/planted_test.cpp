@@ -280,6 +280,18 @@ std::vector<AnalyzeOptions> drifting_series(const std::string& name, const std::
   return runs;
 }
 
+/// The allreduce step of the drifting series is one phase of 10 at every count, the runs' phases weigh the same,
+/// and the runs where `merged(i)` say that they merged work variants (the others do not).
+void expect_one_allreduce_step(const std::vector<Signature>& sigs, const std::function<bool(std::size_t)>& merged) {
+  for (std::size_t i = 0; i < sigs.size(); ++i) {
+    SCOPED_TRACE("run " + std::to_string(i));
+    EXPECT_EQ(weights(sigs[i]), weights(sigs[0]));
+    EXPECT_EQ(with_weight(sigs[i], 10).split_from, 0xffffffffu);
+    const bool says = sigs[i].phase_method_note.find("work variants merged") != std::string::npos;
+    EXPECT_EQ(says, merged(i)) << sigs[i].phase_method_note;
+  }
+}
+
 TEST(PlantedSeries, AWorkVariantOfOneRunOnlyIsMergedAndOthersStay) {
   std::vector<fs::path> dirs;
   const std::vector<AnalyzeOptions> runs = drifting_series(
@@ -288,15 +300,8 @@ TEST(PlantedSeries, AWorkVariantOfOneRunOnlyIsMergedAndOthersStay) {
   const Signature alone = analyze(runs[2]);
   EXPECT_NE(std::find(weights(alone).begin(), weights(alone).end(), 7u), weights(alone).end());
   const std::vector<Signature> sigs = analyze_series(runs);
-  for (std::size_t i = 0; i < sigs.size(); ++i) {
-    SCOPED_TRACE("run " + std::to_string(i));
-    // The allreduce step is one phase of 10 at every count; a variant every run shows (plain steps after the
-    // allreduce step carry its trailing computation) stays.
-    EXPECT_EQ(weights(sigs[i]), weights(sigs[0]));
-    EXPECT_EQ(with_weight(sigs[i], 10).split_from, 0xffffffffu);
-    const bool merged = sigs[i].phase_method_note.find("work variants merged") != std::string::npos;
-    EXPECT_EQ(merged, i == 2) << sigs[i].phase_method_note;
-  }
+  // A variant every run shows (plain steps after the allreduce step carry its trailing computation) stays.
+  expect_one_allreduce_step(sigs, [](std::size_t i) { return i == 2; });
   std::uint32_t kept = 0;
   for (const SigPhase& p : sigs[2].phases) kept += p.split_from != 0xffffffffu ? 1 : 0;
   EXPECT_EQ(kept, 1u);
@@ -309,14 +314,7 @@ TEST(PlantedSeries, AWorkVariantSomeRunsLackIsMerged) {
   std::vector<fs::path> dirs;
   const std::vector<AnalyzeOptions> runs = drifting_series(
       "halfdrift", [](int n) { return n == 4 || n == 8; }, dirs);
-  const std::vector<Signature> sigs = analyze_series(runs);
-  for (std::size_t i = 0; i < sigs.size(); ++i) {
-    SCOPED_TRACE("run " + std::to_string(i));
-    EXPECT_EQ(weights(sigs[i]), weights(sigs[0]));
-    EXPECT_EQ(with_weight(sigs[i], 10).split_from, 0xffffffffu);
-    const bool merged = sigs[i].phase_method_note.find("work variants merged") != std::string::npos;
-    EXPECT_EQ(merged, i == 1 || i == 2) << sigs[i].phase_method_note;
-  }
+  expect_one_allreduce_step(analyze_series(runs), [](std::size_t i) { return i == 1 || i == 2; });
   for (const fs::path& d : dirs) fs::remove_all(d);
 }
 
