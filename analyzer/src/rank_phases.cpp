@@ -585,6 +585,7 @@ void CallSequence::set_anchor(std::uint64_t i, bool anchor) {
 }
 
 void CallSequence::drop_stray_marks() {
+  if (margin_.empty()) return;
   std::unordered_set<std::uint64_t> computed;  // the calls a burst of a class precedes somewhere, unmarked
   std::size_t m = 0;
   for (std::uint64_t i = 0; i < anchors_.size(); ++i) {

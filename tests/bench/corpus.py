@@ -162,11 +162,18 @@ def cut_runs(path, steps):
         f.write(re.sub(r"^(\s*run\s+)\d+", rf"\g<1>{steps}", text, flags=re.MULTILINE))
 
 
+def program(package, *names):
+    """The first of `names` on PATH; else the step fails, naming the Debian package that installs it."""
+    for name in names:
+        path = shutil.which(name)
+        if path is not None:
+            return path
+    raise StepFailed(f"{package} is not installed (apt-get install {package})")
+
+
 def lammps_input(a, w, scratch):
     """Copies the input (its example folder: data files) into scratch/input; returns (command, cwd, env)."""
-    lmp = shutil.which("lmp") or shutil.which("lmp_openmpi")
-    if lmp is None:
-        raise StepFailed("lammps is not installed (apt-get install lammps)")
+    lmp = program("lammps", "lmp", "lmp_openmpi")
     folder = os.path.join(scratch, "input")
     shutil.rmtree(folder, ignore_errors=True)
     if w.example:
@@ -184,9 +191,7 @@ def lammps_input(a, w, scratch):
 
 
 def meep_input(a, w, scratch):
-    meep = shutil.which("meep") or shutil.which("meep-openmpi")
-    if meep is None:
-        raise StepFailed("meep is not installed (apt-get install meep-openmpi)")
+    meep = program("meep-openmpi", "meep", "meep-openmpi")
     folder = os.path.join(scratch, "input")
     os.makedirs(folder, exist_ok=True)
     shutil.copy(os.path.join(a.corpus, "meep-waveguide.ctl"), folder)
@@ -195,8 +200,7 @@ def meep_input(a, w, scratch):
 
 def hpcc_input(a, w, scratch):
     """hpccinf.sh writes an input per count (N = 500, NB = 64); run.sh starts hpcc in the one for the job's size."""
-    if shutil.which("hpcc") is None:
-        raise StepFailed("hpcc is not installed (apt-get install hpcc)")
+    program("hpcc", "hpcc")
     folder = os.path.join(scratch, "input")
     os.makedirs(folder, exist_ok=True)
     for script in ("hpccinf.sh", "run.sh"):
