@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// `p3s predict app.model --np N [-o DIR [--format st4np|lt4nc|otf2|tit [--times RESULT] [--flops F]] [--repair]]
+// `p3s predict app.model --np N [-o DIR [--format st4np|lt4nc|otf2|tit [--times RESULT] [--flops F]] [--strict]]
 // [--force] [--compare SIG_AT_N]`, and `p3s predict ST4NP -o DIR --format tit`: an executable trace in SimGrid's
 // time-independent format.
 #include <algorithm>
@@ -35,8 +35,12 @@ struct PredictArgs {
   double flops = 1e9;
   std::string output;
   bool force = false;
-  bool repair = false;
+  bool strict = false;
   std::string compare;
+  /// An inconsistent phase is written repaired (and said so) unless --strict asks for a refusal.
+  [[nodiscard]] modeler::OnInconsistency policy() const noexcept {
+    return strict ? modeler::OnInconsistency::Refuse : modeler::OnInconsistency::Repair;
+  }
 };
 
 /// The model, the count, what is written and what it is compared with.
@@ -67,10 +71,10 @@ void add_predict_options(CLI::App* sub, PredictArgs& a) {
                   "archive takes")
       ->check(CLI::ExistingFile);
   sub->add_flag("--force", a.force, "Replace a trace already in the output directory");
-  sub->add_flag("--repair", a.repair,
-                "Write a phase whose predicted calls do not match (a receive without its send, a collective without "
-                "all its members, a request never completed) with what does not match dropped, recorded in the trace; "
-                "without it such a prediction is refused");
+  sub->add_flag("--strict", a.strict,
+                "Refuse a prediction with a phase whose predicted calls do not match (a receive without its send, a "
+                "collective without all its members, a request never completed); without it such a phase is written "
+                "repaired, what does not match dropped, recorded in the trace and said");
   sub->add_option("--compare", a.compare, "Compare the prediction with this real run's signature at the same count")
       ->check(CLI::ExistingPath);
 }
@@ -124,9 +128,7 @@ void write_trace(const modeler::Model& m, const PredictArgs& a) {
               << " GB at n = " << a.np << " into " << dir.string() << " (" << std::setprecision(3)
               << bytes / static_cast<double>(a.np) / 1e3 << " kB per rank) ..." << std::endl;
   };
-  const modeler::PredictionCheck check =
-      modeler::write_lt4nc(m, a.np, dir, !a.logical,
-                           a.repair ? modeler::OnInconsistency::Repair : modeler::OnInconsistency::Refuse, announce);
+  const modeler::PredictionCheck check = modeler::write_lt4nc(m, a.np, dir, !a.logical, a.policy(), announce);
   made.keep();
   for (const std::string& note : check.notes()) std::cout << "repaired: " << note << '\n';
   std::cout << (a.logical ? "lt4nc        " : "st4np        ") << a.output << "/lt4nc.json (" << a.np << " ranks"
@@ -178,8 +180,7 @@ void write_otf2(const modeler::Model& m, const PredictArgs& a) {
   OutputDirectory made(dir);
   const OutputLock lock(dir);
   refuse_existing(dir / "traces.otf2", a.force, "an OTF2 archive's");
-  const modeler::TimedTrace t = modeler::write_timed_otf2(
-      m, a.np, times, dir, a.repair ? modeler::OnInconsistency::Repair : modeler::OnInconsistency::Refuse, a.model);
+  const modeler::TimedTrace t = modeler::write_timed_otf2(m, a.np, times, dir, a.policy(), a.model);
   made.keep();
   for (const std::string& note : t.check.notes()) std::cout << "repaired: " << note << '\n';
   for (const std::uint32_t id : t.untimed) {
@@ -231,8 +232,8 @@ void export_st4np(PredictArgs& a) {
                      "' is a directory: p3s predict reads an executable trace (ST4NP) only to write it in SimGrid's "
                      "format, with --format tit -o DIR");
   }
-  if (a.logical || a.repair || !a.compare.empty() || !a.times.empty()) {
-    throw InputError("--logical, --repair, --compare and --times go with a model, not an ST4NP");
+  if (a.logical || a.strict || !a.compare.empty() || !a.times.empty()) {
+    throw InputError("--logical, --strict, --compare and --times go with a model, not an ST4NP");
   }
   const modeler::St4np trace = read_st4np_at_own_count(a.model, a.np);
   write_tit(a, [&](const std::filesystem::path& dir, const modeler::TitOptions& options) {
@@ -260,8 +261,7 @@ void run_predict(PredictArgs a) {
     write_otf2(m, a);
   } else if (a.format == "tit") {
     write_tit(a, [&](const std::filesystem::path& dir, const modeler::TitOptions& options) {
-      return modeler::write_tit(
-          m, a.np, dir, a.repair ? modeler::OnInconsistency::Repair : modeler::OnInconsistency::Refuse, options);
+      return modeler::write_tit(m, a.np, dir, a.policy(), options);
     });
   } else if (!a.output.empty()) {
     write_trace(m, a);

@@ -29,7 +29,7 @@ struct SimulateArgs {
   std::string output;
   std::string work;
   bool force = false;
-  bool repair = false;
+  bool strict = false;
   std::string command;  ///< what the result records as its command
 };
 
@@ -61,7 +61,7 @@ std::variant<modeler::Model, modeler::St4np> read_input(SimulateArgs& a) {
     if (a.np <= 0) throw InputError("a model is simulated at a process count: give --np N");
     return modeler::read_model(a.model);
   }
-  if (a.repair) throw InputError("--repair goes with a model; an ST4NP was checked (or repaired) when written");
+  if (a.strict) throw InputError("--strict goes with a model; an ST4NP was checked (or repaired) when written");
   return read_st4np_at_own_count(a.model, a.np);
 }
 
@@ -74,7 +74,7 @@ void run_simulate(SimulateArgs& a) {
   simulate::Options options;
   options.instances = a.instances;
   options.work = work;
-  options.policy = a.repair ? modeler::OnInconsistency::Repair : modeler::OnInconsistency::Refuse;
+  options.policy = a.strict ? modeler::OnInconsistency::Refuse : modeler::OnInconsistency::Repair;
   const simulate::Result r = std::holds_alternative<modeler::Model>(input)
                                  ? simulate::simulate(std::get<modeler::Model>(input), a.np, platform, options)
                                  : simulate::simulate(std::get<modeler::St4np>(input), platform, options);
@@ -114,7 +114,9 @@ void add_simulate(CLI::App& app) {
   sub->add_option("--work", a->work,
                   "Where the traces and SMPI's output go (default: the result's name + .simulation)");
   sub->add_flag("--force", a->force, "Replace an existing result");
-  sub->add_flag("--repair", a->repair, "Simulate an inconsistent prediction repaired, as `p3s predict --repair`");
+  sub->add_flag("--strict", a->strict,
+                "Refuse a prediction with an inconsistent phase, as `p3s predict --strict` (without it the phase is "
+                "simulated repaired, and said so)");
   sub->callback([a] {
     a->command = "p3s simulate " + a->model + (a->np > 0 ? " --np " + std::to_string(a->np) : "") + " --platform " +
                  a->platform + (a->hostfile.empty() ? "" : " --hostfile " + a->hostfile) + " -o " + a->output;

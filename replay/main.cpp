@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // `mpirun -np N p3s-replay app.model|ST4NP_DIR [--compute spin|sleep] [--instances M] [--min-time S] [--warmup W]
-//  [--watchdog S] [--repair] -o result.json [--force] [--compare SIG_AT_N]`: replays the prediction at N (the job's
+//  [--watchdog S] [--strict] -o result.json [--force] [--compare SIG_AT_N]`: replays the prediction at N (the job's
 //  size). `mpirun -np K p3s-replay app.model|ST4NP_DIR --np N --ranges C -o result.json [...]`: a range replay of
 //  the prediction at N, C ranks at a time, on K ranks; with --schedule-only, its plan (steps and job size) alone.
 #include <mpi.h>
@@ -67,7 +67,7 @@ struct Args {
   std::string compute = "spin";
   std::string compare;
   bool force = false;
-  bool repair = false;
+  bool strict = false;
   std::int64_t np = 0;      ///< the predicted ranks of a range replay (0: the job's size)
   std::int64_t ranges = 0;  ///< ranks per range (0: full mode)
   bool schedule_only = false;
@@ -109,10 +109,11 @@ void add_options(CLI::App& app, Args& a) {
       ->capture_default_str();
   app.add_option("--compare", a.compare, "Signature of a real run at the same process count to compare with")
       ->check(CLI::ExistingFile);
-  app.add_flag("--repair", a.repair,
-               "With a model: replay a phase whose predicted calls do not match (a receive without its send, a "
-               "collective without all its members) with what does not match dropped, as `p3s predict --repair` "
-               "writes it; without it such a model is refused (an ST4NP was checked when it was written)");
+  app.add_flag("--strict", a.strict,
+               "With a model: refuse it where a phase's predicted calls do not match (a receive without its send, a "
+               "collective without all its members); without it such a phase is replayed repaired, what does not "
+               "match dropped, as `p3s predict` writes it, and the result's notes say so (an ST4NP was checked when "
+               "it was written)");
   app.add_option("--np", a.np, "Ranks of the predicted run a range replay measures (default: the job's size)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 30));
   app.add_option("--ranges", a.ranges,
@@ -204,16 +205,16 @@ p3s::replay::ReplayPlan load_plan(const Args& a, int size, int rank, p3s::modele
   // report (the phases, their names and weights).
   const std::int64_t own = a.ranges > 0 ? 0 : rank;
   if (std::filesystem::is_directory(a.input)) {
-    if (a.repair) {
+    if (a.strict) {
       throw p3s::InputError(
-          "--repair applies to a model: an ST4NP was checked, and repaired if asked, by `p3s "
+          "--strict applies to a model: an ST4NP was checked, and repaired where needed, by `p3s "
           "predict` when it wrote it");
     }
     return p3s::replay::plan_from_st4np(a.input, n, own);
   }
   model = p3s::modeler::read_model(a.input);
   return p3s::replay::plan_from_model(
-      model, a.input, n, own, a.repair ? p3s::modeler::OnInconsistency::Repair : p3s::modeler::OnInconsistency::Refuse);
+      model, a.input, n, own, a.strict ? p3s::modeler::OnInconsistency::Refuse : p3s::modeler::OnInconsistency::Repair);
 }
 
 /// The plan, or the message of why this rank has none (empty when it has one).
@@ -257,7 +258,7 @@ p3s::replay::ReplayResult run_ranges(const Args& a, int size, const p3s::modeler
   const p3s::replay::RangeSchedule schedule = p3s::replay::schedule_ranges(traffic);
   const p3s::replay::RangeSource source{
       a.input, st4np ? nullptr : &model,
-      a.repair ? p3s::modeler::OnInconsistency::Repair : p3s::modeler::OnInconsistency::Refuse};
+      a.strict ? p3s::modeler::OnInconsistency::Refuse : p3s::modeler::OnInconsistency::Repair};
   return p3s::replay::run_range_replay(plan, source, traffic, schedule, a.options);
 }
 

@@ -2,7 +2,9 @@
 // Speedup, efficiency, the recommended process count, and where each phase stops scaling.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "p3s/curve/curve.hpp"
@@ -154,6 +156,26 @@ std::vector<PhaseLimit> limits_of(const std::vector<Point>& points, const std::v
   return out;
 }
 
+/// Where a prediction was replayed with phases repaired (their calls as predicted did not match, and what did not was
+/// dropped), how far its time is to be trusted: those phases and their share of it.
+std::optional<std::string> repaired_note(const Point& p) {
+  std::string ids;
+  double repaired_ns = 0;
+  double total_ns = 0;
+  for (const PhasePoint& q : p.phases) {
+    total_ns += q.time_ns;
+    if (!q.repaired) continue;
+    ids += (ids.empty() ? "" : ", ") + std::to_string(q.id);
+    repaired_ns += q.time_ns;
+  }
+  if (ids.empty()) return std::nullopt;
+  char share[32];
+  std::snprintf(share, sizeof share, "%.0f %%", total_ns > 0 ? 100 * repaired_ns / total_ns : 0.0);
+  return "at n = " + std::to_string(p.n) + " the prediction's phases " + ids + " (" + share +
+         " of its time) were repaired: their calls as predicted did not match, and what did not was dropped from the "
+         "replay; that time is less certain than the rest";
+}
+
 }  // namespace
 
 Curve make_curve(const std::vector<Point>& points, const Options& options) {
@@ -189,6 +211,7 @@ Curve make_curve(const std::vector<Point>& points, const Options& options) {
                         "'): their phases are compared by number only");
     }
     if (!p.application.empty()) application = p.application;
+    if (std::optional<std::string> repaired = repaired_note(p)) c.notes.push_back(std::move(*repaired));
   }
   return c;
 }

@@ -46,6 +46,7 @@ Read from_result(const json& j, const fs::path& path) {
     q.calls = ph.at("calls").get<std::string>();
     q.weight = ph.at("weight").get<std::int64_t>();
     q.main_loop = ph.at("main_loop").get<bool>();
+    q.repaired = ph.value("repaired", false);  // results of an earlier p3s-replay do not say
     const auto w = static_cast<double>(q.weight);
     const double t = ph.at("time_ns").get<double>();
     q.time_ns = w * t;

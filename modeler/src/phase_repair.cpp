@@ -84,7 +84,7 @@ std::string PhaseConsistency::diagnosis() const {
 std::string PhaseConsistency::refusal() const {
   return diagnosis() +
          "; a replay would hang or fail there. Fit the model with runs closer to n = " + std::to_string(n) +
-         ", or give --repair to drop what does not match (the trace records it)";
+         (repairable ? ", or leave out --strict to have it repaired: what does not match dropped, and said" : "");
 }
 
 std::array<std::uint64_t, 3> PhaseConsistency::changes() const noexcept {

@@ -208,8 +208,9 @@ std::uint32_t phase_index(const St4np& t, std::uint32_t id) {
 void read_phases(const json& h, St4np& t) {
   for (const json& p : h.at("phases")) {
     const auto id = p.at("id").get<std::uint32_t>();
-    t.phases.push_back({id, p.at("calls").get<std::string>(), 0});
-    if (p.contains("repair") && p.at("repair").is_object()) t.notes.push_back(repair_note(id, p.at("repair")));
+    const bool repaired = p.contains("repair") && p.at("repair").is_object();
+    t.phases.push_back({id, p.at("calls").get<std::string>(), 0, repaired});
+    if (repaired) t.notes.push_back(repair_note(id, p.at("repair")));
   }
   for (const json& e : h.at("order")) {
     // A count below zero would be read as 2^64 less it.

@@ -367,6 +367,7 @@ TitWriter::TitWriter(const Model& model, std::int64_t n, OnInconsistency policy,
       options_(options),
       checked_(std::make_shared<CheckedPrediction>(checked_under_rule(model, n, policy))),
       stats_(model.phases.size()) {
+  for (std::size_t p = 0; p < stats_.size(); ++p) stats_[p].repaired = !checked_->check.phases[p].consistent();
   rank_ = [c = checked_](std::size_t phase, std::int64_t r) {
     PredictedRank pr = c->phases[phase].rank(r);
     c->check.phases[phase].repair(pr);
@@ -376,6 +377,7 @@ TitWriter::TitWriter(const Model& model, std::int64_t n, OnInconsistency policy,
 
 TitWriter::TitWriter(const St4np& trace, const TitOptions& options)
     : n_(trace.processes), dims_rule_(trace.dims_rule), options_(options), stats_(trace.phases.size()) {
+  for (std::size_t p = 0; p < stats_.size(); ++p) stats_[p].repaired = trace.phases[p].repaired;
   // Ranks are written in order: one rank's lines are read once for all its phases.
   struct Lines {
     std::int64_t rank = -1;

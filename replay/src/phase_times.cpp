@@ -77,6 +77,7 @@ std::vector<PhaseTime> phase_times(const ReplayPlan& plan, PhaseAccum accum, con
     t.weight = pm.weight;
     t.replayed = done[p];
     t.main_loop = pm.main_loop;
+    t.repaired = pm.repaired;
     t.instances = static_cast<int>(std::lround(s.instances / ranks));
     t.time_ns = s.time_ns / ranks;
     t.time_min_ns = std::isfinite(accum.lo[p]) ? accum.lo[p] : 0.0;

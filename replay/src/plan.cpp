@@ -116,7 +116,7 @@ ReplayPlan plan_from_model(const modeler::Model& model, const std::string& path,
     const modeler::PhaseModel& p = model.phases[k];
     modeler::PredictedRank own = predictors[k].rank(rank);
     check.phases[k].repair(own);
-    plan.phases.push_back({p.id, p.calls, main_loop(p.calls), 0, std::move(own)});
+    plan.phases.push_back({p.id, p.calls, main_loop(p.calls), 0, std::move(own), !check.phases[k].consistent()});
     for (const modeler::GroupModel& g : p.groups) {
       if (g.role == modeler::Role::PointToPoint) plan.comms.push_back(&g.comm);
       for (const modeler::CollectiveEntry& c : g.collectives) plan.comms.push_back(&c.comm);
@@ -146,7 +146,7 @@ ReplayPlan plan_from_st4np(const std::filesystem::path& dir, std::int64_t n, std
   plan.notes = std::move(trace.notes);
   for (std::size_t p = 0; p < trace.phases.size(); ++p) {
     const modeler::St4npPhase& ph = trace.phases[p];
-    plan.phases.push_back({ph.id, ph.calls, main_loop(ph.calls), 0, std::move(own[p])});
+    plan.phases.push_back({ph.id, ph.calls, main_loop(ph.calls), 0, std::move(own[p]), ph.repaired});
   }
   plan.order = std::move(trace.order);
   // The actions point into the communicators, which the plan now owns.

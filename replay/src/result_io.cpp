@@ -141,6 +141,7 @@ void write_result(const ReplayResult& r, const ReplayPlan& plan, const ResultInp
                           {"calls", t.calls},
                           {"weight", t.weight},
                           {"main_loop", t.main_loop},
+                          {"repaired", t.repaired},
                           {"replayed", t.replayed},
                           {"instances", t.instances},
                           {"time_ns", t.time_ns},

@@ -23,6 +23,7 @@ json phase_json(const PhaseResult& r) {
               {"calls", r.calls},
               {"weight", r.weight},
               {"main_loop", r.main_loop},
+              {"repaired", s.repaired},
               {"replayed", r.simulated},
               {"instances", r.instances},
               {"time_ns", r.time_ns},

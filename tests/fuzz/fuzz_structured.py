@@ -13,7 +13,7 @@ uint64 offsets of each rank's lines). Targets, in turn:
   st4np-header  lt4nc.json, read by p3s-replay;
   st4np-lines   one line of ranks.jsonl, the index rewritten to the lines' new offsets or left as it was;
   st4np-index   ranks.index;
-  replay-model  the model, read by p3s-replay (sometimes with --repair).
+  replay-model  the model, read by p3s-replay (sometimes with --strict).
 p3s-replay runs as an MPI singleton on the 1-rank trace, and for a share of the cases (--mpi-share) under the
 launcher at 2 ranks on the 2-rank trace (so that ranks that disagree are covered), with --min-time 0 --instances 1
 --warmup 0. Each case damages one fresh copy once: on the parsed JSON, one node drawn at random becomes an array
@@ -385,7 +385,7 @@ class Fuzz:
                 form = rng.choices([["-o", out], ["-o", out, "--logical"], []], weights=[3, 1, 1])[0]
                 cmd = [self.a.p3s, "predict", model, "--np", k, *form]
             else:
-                cmd = self.replay(model, out, n, ["--repair"] if rng.random() < 0.25 else [])
+                cmd = self.replay(model, out, n, ["--strict"] if rng.random() < 0.25 else [])
         else:
             trace = os.path.join(where, "st4np")
             shutil.copytree(self.traces[n], trace)

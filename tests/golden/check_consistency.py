@@ -6,10 +6,10 @@ Usage: check_consistency.py --p3s P3S --data DIR --work DIR
 
 DIR holds the signatures of the ring app (np<k>.json.gz). A model is fitted on them; then:
   1. its prediction at 64 is checked and written (`consistency` is `checked`, no phase repaired);
-  2. a copy of the model whose receives take another tag than the sends is refused: exit code 1, one line on
-     stderr naming the phase, the rank and the call, and no output left (not even over an LT4NC written before
-     with --force);
-  3. with --repair that copy is written, the repair printed and recorded in the LT4NC (the flaws, what was dropped),
+  2. with --strict, a copy of the model whose receives take another tag than the sends is refused: exit code 1,
+     one line on stderr naming the phase, the rank and the call, and no output left (not even over an LT4NC written
+     before with --force);
+  3. without --strict that copy is written repaired, the repair printed and recorded in the LT4NC (the flaws, what was dropped),
      and no rank's calls still name the mismatched tag.
 """
 import argparse
@@ -74,26 +74,26 @@ def main():
     with open(bad, "w") as f:
         json.dump(m, f)
     target = os.path.join(a.work, "refused")
-    r = run([a.p3s, "predict", bad, "--np", 64, "-o", target], want_rc=1)
+    r = run([a.p3s, "predict", bad, "--np", 64, "-o", target, "--strict"], want_rc=1)
     lines = r.stderr.strip().splitlines()
     if len(lines) != 1:
         fail(f"the refusal is {len(lines)} lines: {r.stderr!r}")
-    for words in ("phase 1 predicted at n = 64 is inconsistent", "rank ", "call ", "(MPI_", "tag 99", "--repair"):
+    for words in ("phase 1 predicted at n = 64 is inconsistent", "rank ", "call ", "(MPI_", "tag 99", "--strict"):
         if words not in lines[0]:
             fail(f"the refusal does not say {words!r}: {lines[0]}")
     if os.path.exists(target):
         fail(f"a refused prediction left {target}")
     before = {f: open(os.path.join(good, f), "rb").read() for f in ("lt4nc.json", "ranks.jsonl", "ranks.index")}
-    run([a.p3s, "predict", bad, "--np", 64, "--logical", "-o", good, "--force"], want_rc=1)
+    run([a.p3s, "predict", bad, "--np", 64, "--logical", "-o", good, "--force", "--strict"], want_rc=1)
     for f, content in before.items():
         if open(os.path.join(good, f), "rb").read() != content:
             fail(f"a refused prediction changed {good}/{f}")
 
-    # 3. With --repair: written, said and recorded.
+    # 3. Without --strict: written repaired, said and recorded.
     repaired = os.path.join(a.work, "repaired")
-    out = run([a.p3s, "predict", bad, "--np", 64, "-o", repaired, "--repair"]).stdout
+    out = run([a.p3s, "predict", bad, "--np", 64, "-o", repaired]).stdout
     if "repaired: phase 1 repaired at n = 64" not in out or "actions dropped" not in out:
-        fail(f"`p3s predict --repair` does not say what it repaired: {out!r}")
+        fail(f"`p3s predict` does not say what it repaired: {out!r}")
     h = header(repaired)
     record = {p["id"]: p["repair"] for p in h["phases"] if p["repair"]}
     if h["consistency"] != "repaired" or list(record) != [1]:

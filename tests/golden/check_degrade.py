@@ -8,8 +8,8 @@ DIR holds the signatures of the ring app (np<k>.json.gz). Every send of its loop
 peer, so no law reproduces that group. Then:
   1. `p3s model` exits 0, writes the model and its report; the report lists the group in the phase's
      approximate_groups and its note says it was kept as measured;
-  2. `p3s predict --np 64 --logical` refuses the prediction, whose stand-in sends no longer meet the receives, in one
-     line; with --repair it exits 0, prints a note naming the group and the repair, and the LT4NC's phase lists it in
+  2. `p3s predict --np 64 --logical --strict` refuses the prediction, whose stand-in sends no longer meet the
+     receives, in one line; without --strict it exits 0, prints a note naming the group and the repair, and the LT4NC's phase lists it in
      approximate_groups with the fitted run standing in, and what the repair dropped;
   3. bad input still fails with one line and exit code 1, and writes nothing.
 """
@@ -69,14 +69,14 @@ def main():
             fail(f"the validation at n={report['validation']['n']} does not flag phase {check['phase']}")
 
     lt = os.path.join(args.work, "lt64")
-    r = run([args.p3s, "predict", model, "--np", "64", "--logical", "-o", lt, "--force"], want_rc=1)
+    r = run([args.p3s, "predict", model, "--np", "64", "--logical", "-o", lt, "--force", "--strict"], want_rc=1)
     if "is inconsistent" not in r.stderr or r.stderr.count("\n") != 1 or os.path.exists(lt):
         fail(f"`p3s predict` of sends that no longer meet their receives: {r.stderr!r}")
-    out = run([args.p3s, "predict", model, "--np", "64", "--logical", "-o", lt, "--force", "--repair"]).stdout
+    out = run([args.p3s, "predict", model, "--np", "64", "--logical", "-o", lt, "--force"]).stdout
     if "stand in (approximate, not extrapolated)" not in out:
         fail(f"`p3s predict` printed no note on the approximate group:\n{out}")
     if f"repaired: phase {scattered} repaired at n = 64" not in out:
-        fail(f"`p3s predict --repair` printed no note on the repair:\n{out}")
+        fail(f"`p3s predict` printed no note on the repair:\n{out}")
     with open(os.path.join(lt, "lt4nc.json")) as f:
         header = json.load(f)
     if [p["id"] for p in header["phases"] if p["repair"]] != [scattered]:
@@ -95,7 +95,7 @@ def main():
     r = run([args.p3s, "model", *sigs, "-o", sigs[0], "--force"], want_rc=1)
     if "would write over the input" not in r.stderr:
         fail(f"`p3s model -o` naming an input: {r.stderr!r}")
-    r = run([args.p3s, "predict", model, "--np", "64", "--logical", "-o", lt, "--repair"], want_rc=1)
+    r = run([args.p3s, "predict", model, "--np", "64", "--logical", "-o", lt], want_rc=1)
     if "--force" not in r.stderr or r.stderr.count("\n") != 1:
         fail(f"`p3s predict --logical` over an existing LT4NC: {r.stderr!r}")
 

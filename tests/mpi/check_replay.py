@@ -17,7 +17,7 @@ rank and instance as the full replay.
 errors: on copies of a model of APP with one defect each, p3s-replay must refuse, in one line printed once, with
 exit status != 0 and no result file: a model without compute-time laws (schema 2), a process count where a law is
 no whole number, a model whose receives wait for a tag no send carries (the check of the prediction names the phase,
-rank and call; with --repair that model is replayed, the repair noted), an ST4NP for another number of ranks, one
+rank and call, with --strict; without it that model is replayed repaired, the repair noted and the phase marked), an ST4NP for another number of ranks, one
 written by a p3s that did not check it (schema 3), a logical trace (no burst times), an existing result without
 --force; and a replay stuck in a receive (an ST4NP edited after it was checked, a tag no send matches) must be
 stopped by the watchdog, which names the rank, phase, instance and call.
@@ -576,11 +576,15 @@ def check_errors(a):
     replay_fails(a, 4, crafted(a, model, "schema2", without_time), out, expect="no compute-time laws")
     replay_fails(a, 5, crafted(a, model, "half", half_n_peer), out, expect="is not a whole number at n = 5")
     mismatched = crafted(a, model, "mismatched", unmatched_tag)
-    replay_fails(a, 4, mismatched, out, expect="predicted at n = 4 is inconsistent")
+    replay_fails(a, 4, mismatched, out, "--strict", expect="predicted at n = 4 is inconsistent")
     repaired = os.path.join(a.work, "repaired.json")
-    r = run(launch(a, 4, a.replay, mismatched, "--repair", "-o", repaired, "--force", "--min-time", 0), "--repair")
+    r = run(launch(a, 4, a.replay, mismatched, "-o", repaired, "--force", "--min-time", 0), "repaired replay")
     if "repaired at n = 4" not in r.stdout:
-        fail(f"p3s-replay --repair does not note the repair:\n{r.stdout}")
+        fail(f"p3s-replay does not note the repair:\n{r.stdout}")
+    with open(repaired) as f:
+        marked = [p["id"] for p in json.load(f)["phases"] if p["repaired"]]
+    if not marked:
+        fail(f"the result of a repaired replay marks no phase repaired: {repaired}")
     st4np = os.path.join(a.work, "st4np.np4")
     run([a.p3s, "predict", model, "--np", 4, "-o", st4np, "--force"], "predict -o")
     replay_fails(a, 2, st4np, out, expect="a trace of 4 ranks, and the job has 2")

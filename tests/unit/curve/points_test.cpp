@@ -30,7 +30,7 @@ class Points : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   /// A replay result at n with PET `pet` seconds, its one phase all of it.
-  fs::path result(std::int64_t n, double pet, const std::string& name, bool compared = false) {
+  fs::path result(std::int64_t n, double pet, const std::string& name, bool compared = false, bool repaired = false) {
     json phase{{"id", 1},
                {"calls", "MPI_Allreduce"},
                {"weight", 10},
@@ -41,6 +41,7 @@ class Points : public ::testing::Test {
                {"time_max_ns", pet * 1e8},
                {"compute_ns", pet * 5e7},
                {"mpi_ns", pet * 5e7}};
+    if (repaired) phase["repaired"] = true;
     json j{{"schema_version", 1},  {"tool", "p3s-replay 0.1.0"},     {"inputs", {{"application", "app 10"}}},
            {"processes", n},       {"phases", json::array({phase})}, {"pet_ns", pet * 1e9},
            {"main_ns", pet * 1e9}, {"replay_wall_ns", 2e9},          {"notes", json::array()}};
@@ -66,6 +67,18 @@ TEST_F(Points, ResultsAreReadAndSortedByN) {
   EXPECT_DOUBLE_EQ(*p[1].measured_ns, 2.2e9);
   // A scale directory: its results/ (and runs/).
   EXPECT_EQ(read_points({dir_}).size(), 2U);
+}
+
+TEST_F(Points, APredictionReplayedRepairedSaysHowFarToTrustIt) {
+  const std::vector<Point> p =
+      read_points({result(16, 5, "a.json"), result(32, 3, "b.json", false, true)});  // a result of before: no key
+  ASSERT_EQ(p.size(), 2U);
+  EXPECT_FALSE(p[0].phases.at(0).repaired);
+  EXPECT_TRUE(p[1].phases.at(0).repaired);
+  const Curve c = make_curve(p, Options{});
+  ASSERT_EQ(c.notes.size(), 1U);
+  EXPECT_NE(c.notes[0].find("at n = 32 the prediction's phases 1 (100 % of its time) were repaired"), std::string::npos)
+      << c.notes[0];
 }
 
 TEST_F(Points, TwoPredictionsAtOneNAreRefused) {

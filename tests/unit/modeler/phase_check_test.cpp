@@ -144,7 +144,7 @@ void expect_flaws(const Phase& p, const std::map<Flaw, std::uint64_t>& flaws, st
   EXPECT_EQ(line.find('\n'), std::string::npos);
   EXPECT_NE(line.find("phase 7 predicted at n = "), std::string::npos) << line;
   EXPECT_NE(line.find(c.first.front().what), std::string::npos) << line;
-  EXPECT_NE(line.find("--repair"), std::string::npos) << line;
+  EXPECT_NE(line.find("--strict"), std::string::npos) << line;
   EXPECT_TRUE(c.repairable);
   const PhaseConsistency again = p.check_repaired(c);
   EXPECT_TRUE(again.consistent()) << again.summary() << ": "

@@ -25,6 +25,7 @@ struct PhasePoint {
   double spread = 0;               ///< (slowest rank's instance time - fastest's) / the mean's
   std::optional<double> messages;  ///< messages sent by all ranks over the run, where known
   std::optional<double> bytes;     ///< their bytes
+  bool repaired = false;           ///< predicted repaired: its calls as predicted did not match
 };
 
 /// What is known at one process count: a prediction (a replay's PET), a measured run, or both.

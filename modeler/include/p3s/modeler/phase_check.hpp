@@ -166,7 +166,8 @@ class PhaseChecker {
 [[nodiscard]] PhaseConsistency check_phase(const PhasePredictor& predictor, std::uint32_t phase, std::int64_t n);
 
 /// What to do with a prediction whose phases are inconsistent (below): a message without its other end, a
-/// collective without all its members, a request without its completion.
+/// collective without all its members, a request without its completion. The tools repair by default (DESIGN: a
+/// valid series is never refused; a repaired phase says so) and refuse only when asked to be strict.
 enum class OnInconsistency : std::uint8_t {
   Refuse,  ///< throw, naming the first inconsistent phase, ranks and call: nothing is written or replayed
   Repair,  ///< drop what does not match, enlarge what does not fit, complete what is left open; and say so

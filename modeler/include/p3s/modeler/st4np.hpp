@@ -21,6 +21,7 @@ struct St4npPhase {
   std::uint32_t id = 0;
   std::string calls;        ///< its MPI functions ("MPI_Irecv MPI_Isend ...")
   std::int64_t weight = 0;  ///< its instances over the order's stretches
+  bool repaired = false;    ///< written repaired (its calls as predicted did not match)
 };
 
 /// An ST4NP directory's header: what every rank shares.

@@ -36,6 +36,7 @@ struct TitTrace {
 struct TitPhaseStats {
   bool written = false;
   bool main_loop = true;      ///< holds neither MPI_Init nor MPI_Finalize (rank 0's calls)
+  bool repaired = false;      ///< written repaired (its calls as predicted did not match)
   double compute_ns = 0;      ///< predicted burst time per instance, mean over ranks
   double compute_max_ns = 0;  ///< the same of the rank that computes most
   double calls = 0;           ///< MPI calls per instance, mean over ranks

@@ -52,6 +52,7 @@ struct PhaseTime {
   std::string calls;
   std::int64_t weight = 0;  ///< instances at n
   bool main_loop = true;    ///< holds neither MPI_Init nor MPI_Finalize
+  bool repaired = false;    ///< replayed repaired: its calls as predicted did not match
   bool replayed = false;    ///< false for a phase that does not occur at n (weight 0)
   int instances = 0;        ///< instances measured
   double time_ns = 0;       ///< mean over ranks of each rank's mean instance time
@@ -92,6 +93,7 @@ struct PlannedPhase {
   bool main_loop = true;        ///< holds neither MPI_Init nor MPI_Finalize
   std::int64_t weight = 0;      ///< instances at n
   modeler::PredictedRank rank;  ///< this rank's calls in one instance
+  bool repaired = false;        ///< its calls as predicted did not match: what did not is dropped
 };
 
 /// What one rank replays: its calls in every phase at n, the phase order at n, the communicators, and what the
