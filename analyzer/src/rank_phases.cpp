@@ -319,19 +319,20 @@ LocationOccurrences occurrences_of(const CallSequence& calls, const PhaseStructu
   return out;
 }
 
-/// Every location's program iterations (main_loop.hpp), found on its calls with their sizes' classes and without
-/// their compute marks (CallSequence::sized): which calls follow computation varies from iteration to iteration on a
-/// loaded machine, the calls do not, and a multigrid's levels differ only by their sizes. The first
+/// Every location's program iterations (main_loop.hpp), found on its calls without their compute marks and, where
+/// `with_sizes`, with their sizes' classes (CallSequence::unmarked): which calls follow computation varies from
+/// iteration to iteration on a loaded machine, the calls do not, and a multigrid's levels differ only by their sizes.
+/// The first
 /// location's iterations begin after a collective of all processes where they can; every other location's where
 /// its start's logical time is nearest one of the first location's starts, so that an iteration is one program
 /// point on every rank however skewed the ranks are (a pipeline's far corner starts its sweep late).
 std::vector<LocationOccurrences> iterations_of(const std::vector<CallSequence>& calls,
-                                               const PhaseFinderOptions& options) {
+                                               const PhaseFinderOptions& options, bool with_sizes) {
   std::vector<LocationOccurrences> out(calls.size());
   std::vector<std::uint64_t> reference;  // the first location's iteration start ticks, sorted
   for (std::size_t l = 0; l < calls.size(); ++l) {
     if (calls[l].shapes().empty()) continue;
-    const CallSequence plain = calls[l].sized();
+    const CallSequence plain = calls[l].unmarked(with_sizes);
     const PhaseStructure folded = find_phases(plain.shapes(), options);
     const std::vector<std::uint64_t>& ticks = plain.ticks();
     const StartCost nearest = [&](std::uint64_t start, std::uint64_t) {
@@ -571,9 +572,13 @@ void CallSequence::add(const Op& op, std::uint64_t tick, bool everyone) {
   sized_.push_back(sized);
 }
 
-CallSequence CallSequence::sized() const {
+CallSequence CallSequence::unmarked(bool with_sizes) const {
   CallSequence out = *this;
-  out.shapes_ = sized_;
+  if (with_sizes) {
+    out.shapes_ = sized_;
+  } else {
+    for (std::size_t i = 0; i < out.shapes_.size(); ++i) out.shapes_[i] ^= anchors_[i] != 0 ? kAnchored : 0;
+  }
   std::fill(out.anchors_.begin(), out.anchors_.end(), std::uint8_t{0});
   return out;
 }
@@ -648,9 +653,9 @@ std::optional<RunPhases> phases_by_rank(std::vector<CallSequence> calls, const P
   out.method = PhaseMethod::ByRank;
   std::vector<LocationOccurrences> locs(calls.size());
   // Every location's occurrences at a level; whether they have as many (the reference: the fewest).
-  const auto build = [&](Level level) {
+  const auto build = [&](Level level, bool with_sizes = true) {
     if (level == Level::Outermost) {
-      locs = iterations_of(calls, options);
+      locs = iterations_of(calls, options, with_sizes);
     } else {
       for (std::size_t l = 0; l < calls.size(); ++l) {
         if (!calls[l].shapes().empty()) locs[l] = occurrences_of(calls[l], folded[l], level);
@@ -693,9 +698,19 @@ std::optional<RunPhases> phases_by_rank(std::vector<CallSequence> calls, const P
     }
     return false;
   };
+  // The iterations with their messages' sizes, else on the calls alone where that gives every location as many: sizes
+  // that follow each rank's data (the atoms that crossed a boundary) cross a class on some ranks and not on others.
+  bool sized = true;
+  const auto outermost = [&] {
+    if (build(Level::Outermost)) return true;
+    sized = false;
+    return build(Level::Outermost, false);
+  };
   const std::string why = asked ? "the series' level" : "the units are pipelined";
-  if (asked != Level::Collectives && build(Level::Outermost) && repeats()) {
-    out.method_note = "the outermost loops' iterations: " + why;
+  if (asked != Level::Collectives && outermost() && repeats()) {
+    out.method_note = std::string("the outermost loops' iterations") +
+                      (sized ? "" : ", found on the calls without their sizes (which follow each rank's data)") + ": " +
+                      why;
     out.level = Level::Outermost;
   } else if (build(Level::Collectives) && repeats()) {
     out.method_note = "the calls between collectives of all processes: " + why;

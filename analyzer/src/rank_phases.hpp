@@ -57,9 +57,10 @@ class CallSequence {
   void drop_stray_marks();
   /// Per operation: 1 where it is a blocking collective of all processes.
   [[nodiscard]] const std::vector<std::uint8_t>& syncs() const noexcept { return syncs_; }
-  /// The same calls for finding the program's iterations: shapes with the size class of every message (a
-  /// multigrid's levels differ only by their sizes), no compute marks (the machine's load moves them).
-  [[nodiscard]] CallSequence sized() const;
+  /// The same calls for finding the program's iterations: no compute marks (the machine's load moves them), and
+  /// where `with_sizes`, the size class of every message in each call's shape (a multigrid's levels differ only by
+  /// their sizes).
+  [[nodiscard]] CallSequence unmarked(bool with_sizes) const;
 
  private:
   std::int32_t rank_;

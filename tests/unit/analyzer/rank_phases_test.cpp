@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <utility>
 
 #include "burst_classes.hpp"
@@ -253,6 +254,56 @@ TEST(RankPhases, AMainLoopOfTwoIterationsStaysAPhase) {
   ASSERT_TRUE(rp.has_value()) << why;
   const std::vector<std::uint64_t> weight = phase_weights(*rp);
   EXPECT_EQ(std::count(weight.begin(), weight.end(), 2u), 1) << "the loop's phase";
+}
+
+/// A location of a code whose steps send what each rank's data holds: Init, `iters` x (a send of `bytes(it)` to its
+/// neighbour, a second send of 64 bytes, compute, a receive), Finalize.
+CallSequence data_sized_steps(std::int32_t rank, int iters, const std::function<std::uint64_t(int)>& bytes) {
+  CallSequence s(rank, 1000000);
+  const auto call = [&](std::uint32_t region, std::uint64_t size, std::uint64_t burst) {
+    Op op;
+    op.header.region = region;
+    op.header.burst_ns = burst;
+    op.header.burst_work = burst;
+    Action a;
+    a.peer = rank ^ 1;
+    a.bytes = size;
+    op.actions.push_back(a);
+    s.add(op, s.ticks().size() + 1);
+  };
+  call(0, 0, 0);
+  for (int it = 0; it < iters; ++it) {
+    call(1, bytes(it), 10);
+    call(1, 64, 10);
+    call(2, 64, 2000000);
+  }
+  call(9, 0, 10);
+  return s;
+}
+
+TEST(RankPhases, MessageSizesThatFollowEachRanksDataDoNotCutItsIterations) {
+  // Every rank's first send of a step carries about 1000 bytes (the atoms that crossed); on ranks 1 and 3 every
+  // fourth step carries 1040, another power of two: with their size classes, those ranks' steps are not one body.
+  std::vector<CallSequence> steps;
+  for (std::int32_t r = 0; r < 4; ++r) {
+    steps.push_back(data_sized_steps(r, 12, [r](int it) -> std::uint64_t {
+      return r % 2 == 1 && it % 4 == 1 ? 1040 : 1000 + static_cast<std::uint64_t>(it);
+    }));
+  }
+  std::string why;
+  const auto rp = phases_by_rank(steps, PhaseFinderOptions{}, why, PhaseLevel::Outermost);
+  ASSERT_TRUE(rp.has_value()) << why;
+  EXPECT_EQ(rp->level, PhaseLevel::Outermost) << rp->method_note;
+  EXPECT_NE(rp->method_note.find("without their sizes"), std::string::npos) << rp->method_note;
+  EXPECT_EQ(sorted_weights(*rp).back(), 12u);
+  // Sizes that differ alike on every rank (a multigrid's levels) still tell the iterations apart.
+  for (std::int32_t r = 0; r < 4; ++r) {
+    steps[static_cast<std::size_t>(r)] =
+        data_sized_steps(r, 12, [](int it) -> std::uint64_t { return it % 4 == 1 ? 1040 : 1000; });
+  }
+  const auto alike = phases_by_rank(steps, PhaseFinderOptions{}, why, PhaseLevel::Outermost);
+  ASSERT_TRUE(alike.has_value()) << why;
+  EXPECT_EQ(alike->method_note.find("without their sizes"), std::string::npos) << alike->method_note;
 }
 
 TEST(RankPhases, NoCallsAnywhereIsRefusedWithTheReason) {
