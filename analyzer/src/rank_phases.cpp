@@ -631,6 +631,33 @@ void agree_on_anchors(std::vector<CallSequence>& calls) {
   }
 }
 
+namespace {
+
+/// Whether every location with calls has as many occurrences; `reference` becomes the one with the fewest.
+bool equal_counts(const std::vector<LocationOccurrences>& locs, const std::vector<CallSequence>& calls,
+                  std::size_t& reference) {
+  bool same = true;
+  for (std::size_t l = 0; l < calls.size(); ++l) {
+    if (calls[l].shapes().empty()) continue;
+    same = same && locs[l].phase.size() == locs[reference].phase.size();
+    if (locs[l].phase.size() < locs[reference].phase.size()) reference = l;
+  }
+  return same;
+}
+
+/// Whether some two of a location's occurrences are alike (the same calls, whichever of them the machine's load
+/// made look like they follow computation).
+bool any_repeat(const LocationOccurrences& loc) {
+  for (std::size_t a = 0; a < loc.phase.size(); ++a) {
+    for (std::size_t b = a + 1; b < loc.phase.size(); ++b) {
+      if (loc.alike(loc.phase[a], loc.phase[b])) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 std::optional<RunPhases> phases_by_rank(std::vector<CallSequence> calls, const PhaseFinderOptions& options,
                                         std::string& why_not, std::optional<PhaseLevel> asked) {
   for (CallSequence& c : calls) c.drop_stray_marks();
@@ -661,13 +688,7 @@ std::optional<RunPhases> phases_by_rank(std::vector<CallSequence> calls, const P
         if (!calls[l].shapes().empty()) locs[l] = occurrences_of(calls[l], folded[l], level);
       }
     }
-    bool same = true;
-    for (std::size_t l = 0; l < calls.size(); ++l) {
-      if (calls[l].shapes().empty()) continue;
-      same = same && locs[l].phase.size() == locs[reference].phase.size();
-      if (locs[l].phase.size() < locs[reference].phase.size()) reference = l;
-    }
-    return same;
+    return equal_counts(locs, calls, reference);
   };
   // The units; where the locations' counts differ (steps whose calls depend on the data), joined by logical time.
   const bool equal = build(Level::Units);
@@ -687,17 +708,8 @@ std::optional<RunPhases> phases_by_rank(std::vector<CallSequence> calls, const P
   std::vector<LocationOccurrences> units = std::move(locs);
   const std::size_t units_reference = reference;
   locs.assign(calls.size(), {});
-  // A level is taken where every location has as many occurrences and some of them repeat (are alike: the same
-  // calls, whichever of them the machine's load made look like they follow computation).
-  const auto repeats = [&] {
-    const LocationOccurrences& ref = locs[reference];
-    for (std::size_t a = 0; a < ref.phase.size(); ++a) {
-      for (std::size_t b = a + 1; b < ref.phase.size(); ++b) {
-        if (ref.alike(ref.phase[a], ref.phase[b])) return true;
-      }
-    }
-    return false;
-  };
+  // A level is taken where every location has as many occurrences and some of them repeat.
+  const auto repeats = [&] { return any_repeat(locs[reference]); };
   // The iterations with their messages' sizes, else on the calls alone where that gives every location as many: sizes
   // that follow each rank's data (the atoms that crossed a boundary) cross a class on some ranks and not on others.
   bool sized = true;
