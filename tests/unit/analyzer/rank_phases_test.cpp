@@ -128,6 +128,19 @@ TEST(BurstClasses, NestedLoopsThatEachComputeAllCount) {
   EXPECT_LE(t, 15000u);
 }
 
+/// Appends a call of `region` after a burst of `burst`, with one action toward `peer` of `bytes`, at the next tick.
+void add_call(CallSequence& s, std::uint32_t region, std::int32_t peer, std::uint64_t burst, std::uint64_t bytes = 0) {
+  Op op;
+  op.header.region = region;
+  op.header.burst_ns = burst;
+  op.header.burst_work = burst;
+  Action a;
+  a.peer = peer;
+  a.bytes = bytes;
+  op.actions.push_back(a);
+  s.add(op, s.ticks().size() + 1);
+}
+
 /// A location whose program is: Init, `broadcasts` broadcasts each after computation, `iters` x (calls to
 /// `peers`, compute, allreduce), a reduction, Finalize. In iteration `odd` (if any) the first call goes to another
 /// peer; in iteration `extra` (if any) the location computes once more and sends to its first peer before its calls
@@ -136,14 +149,7 @@ CallSequence location(std::int32_t rank, int iters, const std::vector<std::int32
                       int odd = -1, int extra = -1, int broadcasts = 0, std::uint64_t threshold = 1000000) {
   CallSequence s(rank, threshold);
   const auto call = [&](std::uint32_t region, std::int32_t peer, std::uint64_t burst) {
-    Op op;
-    op.header.region = region;
-    op.header.burst_ns = burst;
-    op.header.burst_work = burst;
-    Action a;
-    a.peer = peer;
-    op.actions.push_back(a);
-    s.add(op, s.ticks().size() + 1);
+    add_call(s, region, peer, burst);
   };
   call(0, -1, 0);                                         // Init
   for (int i = 0; i < start_shift; ++i) call(5, -1, 10);  // set-up calls that some ranks make and others do not
@@ -261,15 +267,7 @@ TEST(RankPhases, AMainLoopOfTwoIterationsStaysAPhase) {
 CallSequence data_sized_steps(std::int32_t rank, int iters, const std::function<std::uint64_t(int)>& bytes) {
   CallSequence s(rank, 1000000);
   const auto call = [&](std::uint32_t region, std::uint64_t size, std::uint64_t burst) {
-    Op op;
-    op.header.region = region;
-    op.header.burst_ns = burst;
-    op.header.burst_work = burst;
-    Action a;
-    a.peer = rank ^ 1;
-    a.bytes = size;
-    op.actions.push_back(a);
-    s.add(op, s.ticks().size() + 1);
+    add_call(s, region, rank ^ 1, burst, size);
   };
   call(0, 0, 0);
   for (int it = 0; it < iters; ++it) {
