@@ -71,7 +71,7 @@ std::string rank_text(const St4np& t, std::int64_t r) {
   return out;
 }
 
-/// The note of a phase that `p3s predict --repair` repaired, from the trace's record of it.
+/// The note of a phase that `p3s predict` wrote repaired, from the trace's record of it.
 std::string repair_note(std::uint32_t id, const json& repair) {
   std::string flaws;
   for (const auto& [name, count] : repair.at("flaws").items()) {

@@ -4,8 +4,9 @@
 
     reanalyze.py --p3s BIN --work DIR ROOT... [--json FILE]
 
-A series is the recorded runs NAME.np<N> under one folder (an archive, traces.otf2, and the signature p3s
-analyze wrote beside it when the run was checked), as the test suite and bench-corpus leave them. Each series is
+A series is the recorded runs NAME.np<N> (the test suite's) or NAME/np<N> (bench-corpus's) under one folder, each
+with its archive (traces.otf2) and the signature p3s analyze wrote beside it when the run was checked; WORK itself is
+not searched. Each series is
 copied into WORK, analysed together by BIN (`p3s analyze DIR...`), and its phases (their weights, in order) compared
 with the stored signatures', one row per series: `same`, or `moved` with the phases before and after at each n
 that changed. The runs are copied, never analysed in place, so the stored signatures stay as they were. A phase rule
@@ -29,14 +30,20 @@ def phases_of(signature):
         return [p["weight"] for p in json.load(f)["phases"]]
 
 
-def series_under(roots):
-    """NAME -> [(n, run folder)] for every run folder NAME.np<N> that holds an archive and a signature."""
+def series_under(roots, work):
+    """NAME -> [(n, run folder)] for every run folder NAME.np<N> or NAME/np<N> that holds an archive and a signature
+    (each once, however the roots nest), outside `work`."""
     series = {}
+    seen = set()
+    work = os.path.realpath(work)
     for root in roots:
         for sig in glob.glob(os.path.join(root, "**", "signature.json"), recursive=True):
-            run = os.path.dirname(sig)
-            m = re.fullmatch(r"(.*)\.np(\d+)", run)
-            if m and os.path.exists(os.path.join(run, "traces.otf2")):
+            run = os.path.realpath(os.path.dirname(sig))
+            m = re.fullmatch(r"(.*)[./]np(\d+)", run)
+            if not m or run in seen or run.startswith(work + os.sep):
+                continue
+            if os.path.exists(os.path.join(run, "traces.otf2")):
+                seen.add(run)
                 series.setdefault(m.group(1), []).append((int(m.group(2)), run))
     return {name: sorted(runs) for name, runs in sorted(series.items())}
 
@@ -50,8 +57,12 @@ def reanalyze(p3s, work, name, runs):
         copy = os.path.join(scratch, f"run.np{n}")
         shutil.copytree(run, copy)
         copies.append(copy)
-    r = subprocess.run([p3s, "analyze", *copies, "--force", "-q"], capture_output=True, text=True, timeout=1800)
     try:
+        try:
+            r = subprocess.run([p3s, "analyze", *copies, "--force", "-q"], capture_output=True, text=True,
+                               timeout=1800)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError("p3s analyze ran past 30 minutes") from None
         if r.returncode != 0:
             raise RuntimeError(r.stderr.strip().splitlines()[-1] if r.stderr.strip() else f"exit {r.returncode}")
         return {n: (phases_of(os.path.join(run, "signature.json")),
@@ -69,10 +80,10 @@ def main():
     a = p.parse_args()
     os.makedirs(a.work, exist_ok=True)
     rows, failed = [], False
-    series = series_under(a.roots)
-    for name, runs in series.items():
-        label = os.path.relpath(name, os.path.commonpath(a.roots)) if len(a.roots) > 1 else os.path.relpath(
-            name, a.roots[0])
+    roots = [os.path.realpath(r) for r in a.roots]
+    common = os.path.commonpath(roots) if len(roots) > 1 else roots[0]
+    for name, runs in series_under(roots, a.work).items():
+        label = os.path.relpath(name, common)
         try:
             per_n = reanalyze(a.p3s, a.work, name, runs)
         except RuntimeError as e:

@@ -84,7 +84,7 @@ def main():
         fail("another phase lost its calls")
 
     lt = os.path.join(args.work, "lt64")
-    out = run([args.p3s, "predict", model, "--np", "64", "--logical", "-o", lt, "--force"]).stdout
+    out = run([args.p3s, "predict", model, "--np", "64", "--logical", "-o", lt, "--force", "--strict"]).stdout
     if "its calls are left out" not in out:
         fail(f"`p3s predict` did not say that phase {long_phase}'s calls are left out:\n{out}")
     with open(os.path.join(lt, "ranks.jsonl")) as f:

@@ -22,7 +22,8 @@ notes): it must still be evaluated with its weight exact and its communications 
 printed as SHORT; every other phase must be exact. What falls short is the extrapolation only: at every fitted count
 the model must reproduce a short phase exactly (`p3s predict --compare` of the model with that run: pattern,
 communications and weight). A phase named short that comes out exact is reported, so that the exemption is dropped.
-The prediction of a target with a short phase is written repaired where it must be.
+The prediction at a target is written with --strict (consistent as predicted), except where a phase is known to
+fall short (--short): that one is written repaired where it must be.
 """
 import argparse
 import json
@@ -232,7 +233,8 @@ def check_target(target):
     if problems and not ARGS.keep_going:
         fail(f"prediction at {target}", "\n".join(problems) + "\n" + out[-4000:])
     lt = os.path.join(ARGS.work, f"{ARGS.name}.lt4nc.np{target}")
-    run([ARGS.p3s, "predict", model, "--np", str(target), "--logical", "-o", lt, "--force"],
+    strict = [] if ARGS.short else ["--strict"]
+    run([ARGS.p3s, "predict", model, "--np", str(target), "--logical", "-o", lt, "--force", *strict],
         f"predict {target}")
     return not problems
 

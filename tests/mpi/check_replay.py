@@ -95,7 +95,7 @@ def replayed_instances(count, warmup=WARMUP, instances=INSTANCES):
 def expected_calls(a, model, n):
     """Per rank, the calls p3s-replay must make: each phase's LT4NC calls, instance after instance."""
     out = os.path.join(a.work, f"lt4nc.np{n}")
-    run([a.p3s, "predict", model, "--np", n, "--logical", "-o", out, "--force"], "predict --logical")
+    run([a.p3s, "predict", model, "--np", n, "--logical", "-o", out, "--force", "--strict"], "predict --logical")
     return calls_of_trace(out, n)
 
 
@@ -216,7 +216,7 @@ def check_calls(a):
         source = model
         if k > 0:
             source = os.path.join(a.work, f"st4np.np{n}")
-            run([a.p3s, "predict", model, "--np", n, "-o", source, "--force"], "predict -o")
+            run([a.p3s, "predict", model, "--np", n, "-o", source, "--force", "--strict"], "predict -o")
         trace = record(a, n, f"replay.np{n}", a.replay, source, "-o", os.path.join(a.work, f"replay.np{n}.json"),
                        "--force", "--warmup", WARMUP, "--instances", INSTANCES, "--min-time", 0)
         compare_calls(a, n, want, trace, "model" if k == 0 else "ST4NP")
@@ -586,7 +586,7 @@ def check_errors(a):
     if not marked:
         fail(f"the result of a repaired replay marks no phase repaired: {repaired}")
     st4np = os.path.join(a.work, "st4np.np4")
-    run([a.p3s, "predict", model, "--np", 4, "-o", st4np, "--force"], "predict -o")
+    run([a.p3s, "predict", model, "--np", 4, "-o", st4np, "--force", "--strict"], "predict -o")
     replay_fails(a, 2, st4np, out, expect="a trace of 4 ranks, and the job has 2")
     # A range replay on a job smaller than its schedule needs, or with ranges larger than the run, is refused.
     replay_fails(a, 2, st4np, out, "--np", 4, "--ranges", 1, expect="this range replay needs")
@@ -618,7 +618,7 @@ def check_errors(a):
     run(launch(a, 4, a.replay, long_burst, "-o", os.path.join(a.work, "long_burst.json"), "--force", "--watchdog",
                "1", "--instances", 1, "--warmup", 0, "--min-time", 0), "a burst longer than --watchdog")
     logical = os.path.join(a.work, "lt4nc.np4")
-    run([a.p3s, "predict", model, "--np", 4, "--logical", "-o", logical, "--force"], "predict --logical")
+    run([a.p3s, "predict", model, "--np", 4, "--logical", "-o", logical, "--force", "--strict"], "predict --logical")
     replay_fails(a, 4, logical, out, expect="logical trace without burst times")
     # Options and outputs refused before the replay, not after it: NaN, -o where no file can go or over an input,
     # --compare with a run at another n.

@@ -301,6 +301,7 @@ TEST(RankPhases, MessageSizesThatFollowEachRanksDataDoNotCutItsIterations) {
   }
   const auto alike = phases_by_rank(steps, PhaseFinderOptions{}, why, PhaseLevel::Outermost);
   ASSERT_TRUE(alike.has_value()) << why;
+  EXPECT_EQ(alike->level, PhaseLevel::Outermost) << alike->method_note;
   EXPECT_EQ(alike->method_note.find("without their sizes"), std::string::npos) << alike->method_note;
 }
 
