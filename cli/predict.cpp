@@ -37,10 +37,6 @@ struct PredictArgs {
   bool force = false;
   bool strict = false;
   std::string compare;
-  /// An inconsistent phase is written repaired (and said so) unless --strict asks for a refusal.
-  [[nodiscard]] modeler::OnInconsistency policy() const noexcept {
-    return strict ? modeler::OnInconsistency::Refuse : modeler::OnInconsistency::Repair;
-  }
 };
 
 /// The model, the count, what is written and what it is compared with.
@@ -128,7 +124,8 @@ void write_trace(const modeler::Model& m, const PredictArgs& a) {
               << " GB at n = " << a.np << " into " << dir.string() << " (" << std::setprecision(3)
               << bytes / static_cast<double>(a.np) / 1e3 << " kB per rank) ..." << std::endl;
   };
-  const modeler::PredictionCheck check = modeler::write_lt4nc(m, a.np, dir, !a.logical, a.policy(), announce);
+  const modeler::PredictionCheck check =
+      modeler::write_lt4nc(m, a.np, dir, !a.logical, modeler::on_inconsistency(a.strict), announce);
   made.keep();
   for (const std::string& note : check.notes()) std::cout << "repaired: " << note << '\n';
   std::cout << (a.logical ? "lt4nc        " : "st4np        ") << a.output << "/lt4nc.json (" << a.np << " ranks"
@@ -180,7 +177,8 @@ void write_otf2(const modeler::Model& m, const PredictArgs& a) {
   OutputDirectory made(dir);
   const OutputLock lock(dir);
   refuse_existing(dir / "traces.otf2", a.force, "an OTF2 archive's");
-  const modeler::TimedTrace t = modeler::write_timed_otf2(m, a.np, times, dir, a.policy(), a.model);
+  const modeler::TimedTrace t =
+      modeler::write_timed_otf2(m, a.np, times, dir, modeler::on_inconsistency(a.strict), a.model);
   made.keep();
   for (const std::string& note : t.check.notes()) std::cout << "repaired: " << note << '\n';
   for (const std::uint32_t id : t.untimed) {
@@ -261,7 +259,7 @@ void run_predict(PredictArgs a) {
     write_otf2(m, a);
   } else if (a.format == "tit") {
     write_tit(a, [&](const std::filesystem::path& dir, const modeler::TitOptions& options) {
-      return modeler::write_tit(m, a.np, dir, a.policy(), options);
+      return modeler::write_tit(m, a.np, dir, modeler::on_inconsistency(a.strict), options);
     });
   } else if (!a.output.empty()) {
     write_trace(m, a);

@@ -74,7 +74,7 @@ void run_simulate(SimulateArgs& a) {
   simulate::Options options;
   options.instances = a.instances;
   options.work = work;
-  options.policy = a.strict ? modeler::OnInconsistency::Refuse : modeler::OnInconsistency::Repair;
+  options.policy = modeler::on_inconsistency(a.strict);
   const simulate::Result r = std::holds_alternative<modeler::Model>(input)
                                  ? simulate::simulate(std::get<modeler::Model>(input), a.np, platform, options)
                                  : simulate::simulate(std::get<modeler::St4np>(input), platform, options);

@@ -213,8 +213,7 @@ p3s::replay::ReplayPlan load_plan(const Args& a, int size, int rank, p3s::modele
     return p3s::replay::plan_from_st4np(a.input, n, own);
   }
   model = p3s::modeler::read_model(a.input);
-  return p3s::replay::plan_from_model(
-      model, a.input, n, own, a.strict ? p3s::modeler::OnInconsistency::Refuse : p3s::modeler::OnInconsistency::Repair);
+  return p3s::replay::plan_from_model(model, a.input, n, own, p3s::modeler::on_inconsistency(a.strict));
 }
 
 /// The plan, or the message of why this rank has none (empty when it has one).
@@ -256,9 +255,7 @@ p3s::replay::ReplayResult run_ranges(const Args& a, int size, const p3s::modeler
   const p3s::replay::RangeTraffic traffic =
       st4np ? p3s::replay::traffic_of_st4np(a.input, n, a.ranges) : p3s::replay::traffic_of_model(model, n, a.ranges);
   const p3s::replay::RangeSchedule schedule = p3s::replay::schedule_ranges(traffic);
-  const p3s::replay::RangeSource source{
-      a.input, st4np ? nullptr : &model,
-      a.strict ? p3s::modeler::OnInconsistency::Refuse : p3s::modeler::OnInconsistency::Repair};
+  const p3s::replay::RangeSource source{a.input, st4np ? nullptr : &model, p3s::modeler::on_inconsistency(a.strict)};
   return p3s::replay::run_range_replay(plan, source, traffic, schedule, a.options);
 }
 

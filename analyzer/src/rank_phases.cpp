@@ -322,9 +322,8 @@ LocationOccurrences occurrences_of(const CallSequence& calls, const PhaseStructu
 /// Every location's program iterations (main_loop.hpp), found on its calls without their compute marks and, where
 /// `with_sizes`, with their sizes' classes (CallSequence::unmarked): which calls follow computation varies from
 /// iteration to iteration on a loaded machine, the calls do not, and a multigrid's levels differ only by their sizes.
-/// The first
-/// location's iterations begin after a collective of all processes where they can; every other location's where
-/// its start's logical time is nearest one of the first location's starts, so that an iteration is one program
+/// The first location's iterations begin after a collective of all processes where they can; every other location's
+/// where its start's logical time is nearest one of the first location's starts, so that an iteration is one program
 /// point on every rank however skewed the ranks are (a pipeline's far corner starts its sweep late).
 std::vector<LocationOccurrences> iterations_of(const std::vector<CallSequence>& calls,
                                                const PhaseFinderOptions& options, bool with_sizes) {

@@ -2,7 +2,6 @@
 // Speedup, efficiency, the recommended process count, and where each phase stops scaling.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <optional>
 #include <string>
@@ -169,9 +168,8 @@ std::optional<std::string> repaired_note(const Point& p) {
     repaired_ns += q.time_ns;
   }
   if (ids.empty()) return std::nullopt;
-  char share[32];
-  std::snprintf(share, sizeof share, "%.0f %%", total_ns > 0 ? 100 * repaired_ns / total_ns : 0.0);
-  return "at n = " + std::to_string(p.n) + " the prediction's phases " + ids + " (" + share +
+  return "at n = " + std::to_string(p.n) + " the prediction's phases " + ids + " (" +
+         percent(total_ns > 0 ? repaired_ns / total_ns : 0.0) +
          " of its time) were repaired: their calls as predicted did not match, and what did not was dropped from the "
          "replay; that time is less certain than the rest";
 }

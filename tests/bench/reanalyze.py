@@ -6,9 +6,8 @@
 
 A series is the recorded runs NAME.np<N> (the test suite's) or NAME/np<N> (bench-corpus's) under one folder, each
 with its archive (traces.otf2) and the signature p3s analyze wrote beside it when the run was checked; WORK itself is
-not searched. Each series is
-copied into WORK, analysed together by BIN (`p3s analyze DIR...`), and its phases (their weights, in order) compared
-with the stored signatures', one row per series: `same`, or `moved` with the phases before and after at each n
+not searched. Each series is copied into WORK, analysed together by BIN (`p3s analyze DIR...`), and its phases (their
+weights, in order) compared with the stored signatures', one row per series: `same`, or `moved` with the phases before and after at each n
 that changed. The runs are copied, never analysed in place, so the stored signatures stay as they were. A phase rule
 that moves one series and none of the others is suspect; one that moves none of the series it was not meant for is
 safe to test further. Series whose runs were analysed one by one rather than together may show as moved without a

@@ -173,6 +173,11 @@ enum class OnInconsistency : std::uint8_t {
   Repair,  ///< drop what does not match, enlarge what does not fit, complete what is left open; and say so
 };
 
+/// The tools' policy: repair, unless a user asked them to be strict (--strict).
+[[nodiscard]] constexpr OnInconsistency on_inconsistency(bool strict) noexcept {
+  return strict ? OnInconsistency::Refuse : OnInconsistency::Repair;
+}
+
 /// The check of a whole prediction at n: one PhaseConsistency per phase, in the model's order.
 struct PredictionCheck {
   std::int64_t n = 0;
