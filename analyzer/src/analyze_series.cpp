@@ -174,7 +174,7 @@ std::vector<bool> split_iterations(const Signature& sig, const Iterations& it) {
 
 /// An iteration that some run of the series does not split into work variants is one phase in each: its work
 /// drifts or a loaded machine slowed some instances, across the threshold at some counts and not at the others
-/// (LAMMPS's re-neighbouring step at 8 ranks: its first three instances 14 % dearer than the last seven; a sleep-mode
+/// (a step that rebuilds a neighbour list, at 8 ranks: its first 3 instances 14 % dearer than the last 7; a sleep-mode
 /// loop's first 3 of 20 iterations 3 % slower at 4 and 8 ranks, not at 2 and 16). A variant the runs do not all
 /// show has no counterpart in some run, so the model could only leave its time out. A run that split such an
 /// iteration is analysed again with it whole (its other variants, which every run shows, stay); the model then sees

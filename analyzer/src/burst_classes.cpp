@@ -56,7 +56,7 @@ std::uint64_t BurstHistogram::compute_threshold() const noexcept {
     const double mean_short = sum_short / count_short;
     const double mean_long = (sum_all - sum_short) / count_long;
     // Only splits that would pass as computation compete: where the short bursts spread into a middle class (16
-    // LAMMPS ranks on 2 cores), Otsu's best split of all falls between short and middle, too close to pass, and
+    // ranks of a real code on 2 cores), Otsu's best split of all falls between short and middle, too close to pass, and
     // hid the computation above them.
     if (mean_long - mean_short < kMinSeparation || count_long / n < kMinLongFraction) continue;
     const double between = count_short * count_long * (mean_long - mean_short) * (mean_long - mean_short);
