@@ -206,7 +206,8 @@ RunPhases find_run_phases(const std::vector<TickSymbol>& symbols, const std::vec
   const PhaseMethod asked = options.signature.phase_method;
   std::string why_not;
   if (asked == PhaseMethod::ByRank) {
-    std::optional<RunPhases> by_rank = phases_by_rank(read_calls(), pf, why_not, options.signature.phase_level);
+    std::optional<RunPhases> by_rank =
+        phases_by_rank(read_calls(), pf, why_not, options.signature.phase_level, options.signature.without_sizes);
     if (!by_rank) throw InputError("the phases cannot be found rank by rank: " + why_not);
     return std::move(*by_rank);
   }
@@ -332,6 +333,7 @@ Signature analyze(const AnalyzeOptions& options, AnalyzeStats* stats) {
   sig.phase_method = phases.method;
   sig.phase_method_note = phases.method_note;
   sig.phase_level = phases.level;
+  sig.without_sizes = phases.without_sizes;
   const OccurrenceLabels labels = build_signature(defs, ex, tick_files, phases, sig);
   add_warnings(ex, lr, sig);
   st.signature_s = seconds_since(t);

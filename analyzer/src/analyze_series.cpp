@@ -119,6 +119,37 @@ bool same_iterations_everywhere(const std::vector<Signature>& sigs) {
   });
 }
 
+/// Message sizes that follow each rank's data are the code's at every count, though at some counts they happen to
+/// cross no size class differently on any two ranks: where some runs found their outermost loops' iterations only on
+/// the calls without their sizes and the runs' iterations differ, the others are analysed again without them too
+/// (each kept where that still takes the outermost loops' iterations), so that every run cuts its steps alike.
+void same_sizes(const std::vector<AnalyzeOptions>& runs, std::vector<Signature>& sigs,
+                std::vector<AnalyzeStats>& local) {
+  std::size_t without = 0;
+  for (const Signature& s : sigs) {
+    if (s.phase_method != PhaseMethod::ByRank || s.phase_level != PhaseLevel::Outermost) return;
+    without += s.without_sizes ? 1 : 0;
+  }
+  if (without == 0 || without == sigs.size() || same_iterations_everywhere(sigs)) return;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (sigs[i].without_sizes) continue;
+    AnalyzeOptions forced = runs[i];
+    forced.signature.phase_method = PhaseMethod::ByRank;
+    forced.signature.phase_level = PhaseLevel::Outermost;
+    forced.signature.without_sizes = true;
+    AnalyzeStats again;
+    Signature sig = analyze(forced, &again);
+    if (sig.phase_level != PhaseLevel::Outermost) continue;
+    sig.options = runs[i].signature;
+    sig.phase_method_note =
+        "the series' iterations, found on the calls without their sizes: " + std::to_string(without) + " of " +
+        std::to_string(runs.size()) +
+        " runs need it (sizes follow each rank's data); before, this run's were found with them";
+    sigs[i] = std::move(sig);
+    local[i] = again;
+  }
+}
+
 /// Runs whose iterations differ, or run as often as the process count gives, take the program's iterations as
 /// their phases (the main loops' iterations: see main_loop.hpp), found by the series' method or else by the other,
 /// where these then correspond in every run: the innermost loops of a pipeline through q cells are its stages,
@@ -261,6 +292,7 @@ std::vector<Signature> analyze_series(const std::vector<AnalyzeOptions>& runs, s
     }
   }
   same_level(runs, sigs, local);
+  same_sizes(runs, sigs, local);
   same_iterations(runs, sigs, local);
   same_work_variants(runs, sigs, local);
   relevant_in_any(sigs);

@@ -658,7 +658,7 @@ bool any_repeat(const LocationOccurrences& loc) {
 }  // namespace
 
 std::optional<RunPhases> phases_by_rank(std::vector<CallSequence> calls, const PhaseFinderOptions& options,
-                                        std::string& why_not, std::optional<PhaseLevel> asked) {
+                                        std::string& why_not, std::optional<PhaseLevel> asked, bool without_sizes) {
   for (CallSequence& c : calls) c.drop_stray_marks();
   agree_on_anchors(calls);
   std::vector<PhaseStructure> folded(calls.size());
@@ -711,9 +711,9 @@ std::optional<RunPhases> phases_by_rank(std::vector<CallSequence> calls, const P
   const auto repeats = [&] { return any_repeat(locs[reference]); };
   // The iterations with their messages' sizes, else on the calls alone where that gives every location as many: sizes
   // that follow each rank's data (the atoms that crossed a boundary) cross a class on some ranks and not on others.
-  bool sized = true;
+  bool sized = !without_sizes;
   const auto outermost = [&] {
-    if (build(Level::Outermost)) return true;
+    if (sized && build(Level::Outermost)) return true;
     sized = false;
     return build(Level::Outermost, false);
   };
@@ -723,6 +723,7 @@ std::optional<RunPhases> phases_by_rank(std::vector<CallSequence> calls, const P
                       (sized ? "" : ", found on the calls without their sizes (which follow each rank's data)") + ": " +
                       why;
     out.level = Level::Outermost;
+    out.without_sizes = !sized;
   } else if (build(Level::Collectives) && repeats()) {
     out.method_note = "the calls between collectives of all processes: " + why;
     out.level = Level::Collectives;

@@ -86,9 +86,11 @@ void agree_on_anchors(std::vector<CallSequence>& calls);
 /// analysis decides as without it). Occurrence k of the run is the k-th occurrence of every location; its phase is the
 /// combination of the locations' own phases, and a combination that differs from a more frequent one on at most a fifth
 /// of the locations is that one (DESIGN: 80 % of the events alike make one phase; two instances on one location are
-/// alike with the same calls in the same order, 80 % of them with the same peers).
+/// alike with the same calls in the same order, 80 % of them with the same peers). `without_sizes`: the outermost
+/// loops' iterations are found on the calls without their sizes, as a series whose other runs needed it asks.
 [[nodiscard]] std::optional<RunPhases> phases_by_rank(std::vector<CallSequence> calls,
                                                       const PhaseFinderOptions& options, std::string& why_not,
-                                                      std::optional<PhaseLevel> level = std::nullopt);
+                                                      std::optional<PhaseLevel> level = std::nullopt,
+                                                      bool without_sizes = false);
 
 }  // namespace p3s::analyzer

@@ -17,6 +17,7 @@ struct RunPhases {
   PhaseMethod method = PhaseMethod::GlobalTicks;
   std::string method_note;  ///< the level the method used, and why `auto` chose it, where either needs saying
   PhaseLevel level = PhaseLevel::Units;  ///< ByRank: the level the occurrences are
+  bool without_sizes = false;            ///< ByRank, Outermost: the iterations were found on the calls alone
   std::uint32_t phase_count = 0;
   std::vector<std::uint32_t> occurrence_phase;  ///< phase of every occurrence, in run order
   /// GlobalTicks: every occurrence's ticks (empty ones included). ByRank: empty; an occurrence's logical length

@@ -338,6 +338,7 @@ void write_signature(const Signature& s, const std::filesystem::path& path) {
                {"phase_method", phase_method_name(s.phase_method)},
                {"phase_method_note", s.phase_method_note},
                {"phase_level", phase_level_name(s.phase_level)},
+               {"without_sizes", s.without_sizes},
                {"run_time_ns", s.run_time_ns},
                {"accounted_ns", s.accounted_ns},
                {"outside_ns", s.outside_ns},
@@ -450,6 +451,7 @@ Signature read_signature(const std::filesystem::path& path) {
         parse_stable_name(j.value("phase_method", std::string("global-ticks")), "phase method", phase_method_named);
     s.phase_method_note = j.value("phase_method_note", std::string());
     s.phase_level = parse_stable_name(j.value("phase_level", std::string("units")), "phase level", phase_level_named);
+    s.without_sizes = j.value("without_sizes", false);
     s.outside_ns = j.value("outside_ns", 0.0);
     s.coverage = j.at("coverage").get<double>();
     s.operations = j.at("operations").get<std::uint64_t>();

@@ -293,6 +293,7 @@ TEST(RankPhases, MessageSizesThatFollowEachRanksDataDoNotCutItsIterations) {
   ASSERT_TRUE(rp.has_value()) << why;
   EXPECT_EQ(rp->level, PhaseLevel::Outermost) << rp->method_note;
   EXPECT_NE(rp->method_note.find("without their sizes"), std::string::npos) << rp->method_note;
+  EXPECT_TRUE(rp->without_sizes);
   EXPECT_EQ(sorted_weights(*rp).back(), 12u);
   // Sizes that differ alike on every rank (a multigrid's levels) still tell the iterations apart.
   for (std::int32_t r = 0; r < 4; ++r) {
@@ -303,6 +304,15 @@ TEST(RankPhases, MessageSizesThatFollowEachRanksDataDoNotCutItsIterations) {
   ASSERT_TRUE(alike.has_value()) << why;
   EXPECT_EQ(alike->level, PhaseLevel::Outermost) << alike->method_note;
   EXPECT_EQ(alike->method_note.find("without their sizes"), std::string::npos) << alike->method_note;
+  EXPECT_FALSE(alike->without_sizes);
+  EXPECT_LT(sorted_weights(*alike).back(), 12u) << "with their sizes, the steps of 1040 bytes are steps of their own";
+  // A series where other runs needed it asks for the calls without their sizes: this run then cuts its steps as
+  // they do, whatever sizes its ranks happened to agree on.
+  const auto asked = phases_by_rank(steps, PhaseFinderOptions{}, why, PhaseLevel::Outermost, true);
+  ASSERT_TRUE(asked.has_value()) << why;
+  EXPECT_EQ(asked->level, PhaseLevel::Outermost) << asked->method_note;
+  EXPECT_TRUE(asked->without_sizes);
+  EXPECT_EQ(sorted_weights(*asked).back(), 12u);
 }
 
 TEST(RankPhases, NoCallsAnywhereIsRefusedWithTheReason) {

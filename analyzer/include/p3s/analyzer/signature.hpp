@@ -150,6 +150,9 @@ struct SignatureOptions {
   /// By rank: the level to take where it gives every location as many instances, whether or not the units are
   /// pipelined (a series takes the level most of its runs take); nullopt: the analysis decides.
   std::optional<PhaseLevel> phase_level;
+  /// By rank, at the outermost level: the iterations are found on the calls without their sizes (a series where
+  /// another run needed it: sizes that follow each rank's data are the code's, at every count; not written).
+  bool without_sizes = false;
   /// Structures (SigPhase::structure) whose instances stay one phase whatever their work: a series merges the
   /// work variants that only some of its runs show (not written).
   std::vector<std::uint32_t> unsplit;
@@ -172,10 +175,11 @@ struct Signature {
   PhaseMethod phase_method = PhaseMethod::GlobalTicks;  ///< the method that found the phases (never Auto)
   std::string phase_method_note;                        ///< levels or the method not used, and why, when one was not
   PhaseLevel phase_level = PhaseLevel::Units;           ///< by rank: the level the instances are
-  double run_time_ns = 0;   ///< wall time from the first MPI call's enter to the last one's leave
-  double accounted_ns = 0;  ///< sum over instances of their time (see SigPhase::time_ns)
-  double outside_ns = 0;    ///< the run's time outside phases: run_time_ns - accounted_ns when it partitions
-  double coverage = 0;      ///< relevant phases' share of accounted_ns
+  bool without_sizes = false;  ///< by rank, outermost: the iterations were found on the calls without their sizes
+  double run_time_ns = 0;      ///< wall time from the first MPI call's enter to the last one's leave
+  double accounted_ns = 0;     ///< sum over instances of their time (see SigPhase::time_ns)
+  double outside_ns = 0;       ///< the run's time outside phases: run_time_ns - accounted_ns when it partitions
+  double coverage = 0;         ///< relevant phases' share of accounted_ns
   std::uint64_t operations = 0;
   std::uint64_t events = 0;  ///< tick-carrying actions
   std::uint64_t ticks = 0;
