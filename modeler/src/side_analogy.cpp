@@ -13,80 +13,10 @@
 #include "p3s/error.hpp"
 #include "p3s/modeler/dims.hpp"
 #include "p3s/modeler/pattern.hpp"
+#include "side_moves.hpp"
 
 namespace p3s::modeler::detail {
 namespace {
-
-/// Consecutive groups stepping along one dimension of the phase's grid, with the completions of their requests:
-/// groups first..last.
-struct Block {
-  std::size_t first = 0;
-  std::size_t last = 0;
-  std::size_t axis = 0;
-};
-
-/// The dimension a point-to-point group steps along in the phase's grid (its one case there), or nullopt.
-std::optional<std::size_t> axis_in(const GroupModel& g, const GridSeen& seen) {
-  const std::optional<std::size_t> axis = step_axis(g);
-  if (!axis || !g.measured.empty()) return std::nullopt;
-  const Program& p = g.pattern.cases.front().program;
-  if (p.frame != seen.frame || p.layout != GridLayout{0, seen.box}) return std::nullopt;
-  return axis;
-}
-
-/// The dimension a single-case point-to-point group steps along in the phase's grid, on any layout of it (a coarse
-/// grid's ranks that hold data too), or nullopt.
-std::optional<std::size_t> axis_on_grid(const GroupModel& g, const GridSeen& seen) {
-  const std::optional<std::size_t> axis = step_axis(g);
-  if (!axis || !g.measured.empty()) return std::nullopt;
-  const Program& p = g.pattern.cases.front().program;
-  if (p.frame != seen.frame || p.layout.box != seen.box) return std::nullopt;
-  return axis;
-}
-
-/// The blocks of the groups stepping along one dimension of the phase's grid on its own layout (on any layout
-/// where `any_layout`: a coarse grid's too).
-std::vector<Block> blocks_of(const std::vector<GroupModel>& groups, const GridSeen& seen, bool any_layout = false) {
-  const auto axis_of = [&](const GroupModel& g) { return any_layout ? axis_on_grid(g, seen) : axis_in(g, seen); };
-  std::vector<Block> out;
-  std::size_t g = 0;
-  while (g < groups.size()) {
-    const std::optional<std::size_t> axis = axis_of(groups[g]);
-    if (!axis) {
-      ++g;
-      continue;
-    }
-    std::size_t h = g + 1;
-    for (; h < groups.size(); ++h) {
-      const GroupModel& x = groups[h];
-      if (x.role == Role::PointToPoint) {
-        if (axis_of(x) != axis) break;
-        continue;
-      }
-      // A completion belongs to the block where it completes requests of the block's groups alone.
-      bool inside = x.role == Role::Completion && x.measured.empty() && !x.completes.empty();
-      for (const std::vector<RequestRef>& call : x.completes) {
-        for (const RequestRef& ref : call) inside = inside && ref.group >= g && ref.group < h;
-      }
-      if (!inside) break;
-    }
-    out.push_back(Block{g, h - 1, *axis});
-    g = h;
-  }
-  return out;
-}
-
-constexpr int kConstant = -1;
-constexpr int kOther = -2;
-
-/// What a law follows: kConstant, the dimension d of the grid whose side (or whether it is longer than 2) it is a
-/// law of, or kOther.
-int follows(const ExactLaw& law, int dims) {
-  if (law.is_constant()) return kConstant;
-  const std::optional<std::pair<int, std::size_t>> side = side_of(law.basis);
-  if (!side || side->first != dims) return kOther;
-  return static_cast<int>(side->second);
-}
 
 /// The dimensions a program's laws follow (kOther among them where one follows something else).
 std::set<int> followed(const Program& p) {
@@ -100,28 +30,6 @@ std::set<int> followed(const Program& p) {
   }
   out.erase(kConstant);
   return out;
-}
-
-/// The law with dimensions d0 and d1 exchanged.
-ExactLaw swapped(ExactLaw law, std::size_t d0, std::size_t d1, int dims) {
-  const int d = follows(law, dims);
-  if (d == static_cast<int>(d0)) law.basis = on_side(law.basis, d1);
-  if (d == static_cast<int>(d1)) law.basis = on_side(law.basis, d0);
-  return law;
-}
-
-/// The program stepping along d1 as `p` steps along d0 (and the other way round).
-Program swapped(Program p, std::size_t d0, std::size_t d1) {
-  const int dims = frame_dims(p.frame);
-  for (Term& t : p.terms) {
-    t.count = swapped(t.count, d0, d1, dims);
-    for (std::vector<IndexedLaw>& slot : t.slots) {
-      if (slot.size() <= std::max(d0, d1)) continue;
-      std::swap(slot[d0], slot[d1]);
-      for (IndexedLaw& l : slot) l.base = swapped(l.base, d0, d1, dims);
-    }
-  }
-  return p;
 }
 
 /// Every rank's peers in the group at n.
@@ -145,21 +53,7 @@ bool same_at(const Pattern& a, const Pattern& b, const std::vector<std::int64_t>
   return true;
 }
 
-/// Whether the group makes no call at any n of `at` (true for an empty list).
-bool silent_at(const GroupModel& g, const std::vector<std::int64_t>& at) {
-  for (const std::int64_t n : at) {
-    for (std::int64_t r = 0; r < n; ++r) {
-      if (!g.pattern.generate(r, n).empty()) return false;
-    }
-  }
-  return true;
-}
-
-/// What makes two groups the same calls of an exchange, whatever dimension it steps along.
-using GroupKey = std::tuple<mpi::Function, std::string, Role, int>;
 using Signature = std::vector<GroupKey>;
-
-GroupKey key_of(const GroupModel& g) { return {g.function, g.call, g.role, g.slots}; }
 
 /// What a source block is: the groups also made where the side was 2 (`base`), those made only where it was
 /// longer (`extra`), and the signature of the base, which the same exchange along another dimension has.
@@ -275,12 +169,6 @@ std::vector<Block> sweep_of(const std::vector<GroupModel>& groups, const std::ve
   return out;
 }
 
-/// Whether a group shaped as `model` can take `donor`'s sizes and communicator: one case and as many terms.
-bool same_terms(const GroupModel& model, const GroupModel& donor) {
-  return model.pattern.cases.size() == 1 && donor.pattern.cases.size() == 1 && donor.traits.size() == 1 &&
-         model.pattern.cases.front().program.terms.size() == donor.pattern.cases.front().program.terms.size();
-}
-
 /// The base group of `src` before `extra` whose messages are of its function (and so its sizes), or nullopt.
 std::optional<std::size_t> donor_of(const std::vector<GroupModel>& groups, const Source& src, std::size_t extra) {
   for (std::size_t i = src.base.size(); i-- > 0;) {
@@ -292,9 +180,6 @@ std::optional<std::size_t> donor_of(const std::vector<GroupModel>& groups, const
   }
   return std::nullopt;
 }
-
-/// A source group of the block -> the target's (by old index).
-using Counterparts = std::map<std::size_t, std::size_t>;
 
 /// The target block's groups with the source's laws moved from dimension d0 to the target's; nullopt where the moved
 /// laws do not make what the target made at every fitted n.
@@ -348,12 +233,6 @@ std::optional<std::map<std::size_t, std::vector<std::size_t>>> extras_after(cons
   return after;
 }
 
-/// The phase's groups renumbered: where each old group went, and each inserted copy of a source extra.
-struct Renumbering {
-  std::vector<std::size_t> old_to_new;
-  std::map<std::size_t, std::size_t> made;  ///< a source extra -> its copy's new index
-};
-
 /// The groups with the target's changed, and a copy of each source extra after the target group it follows, made
 /// along the target's dimension with the sizes and communicator of the target's own messages of that function.
 std::vector<GroupModel> with_extras(const std::vector<GroupModel>& groups, const Source& src, const Block& target,
@@ -387,42 +266,6 @@ std::vector<GroupModel> with_extras(const std::vector<GroupModel>& groups, const
     }
   }
   return out;
-}
-
-/// The references to groups (completions, loops, work classes' cases and bursts) renumbered; a copy's completions
-/// refer to the copies of the source's requests, or to the target's counterparts of them.
-void renumber_references(PhaseModel& pm, std::vector<GroupModel>& out, const Renumbering& numbers,
-                         const Counterparts& counterpart) {
-  const auto renumber = [&](std::uint32_t g) { return static_cast<std::uint32_t>(numbers.old_to_new[g]); };
-  for (std::size_t k = 0; k < out.size(); ++k) {
-    const bool copy = std::find_if(numbers.made.begin(), numbers.made.end(),
-                                   [k](const auto& m) { return m.second == k; }) != numbers.made.end();
-    for (std::vector<RequestRef>& call : out[k].completes) {
-      for (RequestRef& ref : call) {
-        if (!copy) {
-          ref.group = renumber(ref.group);
-        } else if (numbers.made.contains(ref.group)) {
-          ref.group = static_cast<std::uint32_t>(numbers.made.at(ref.group));
-        } else {
-          ref.group = renumber(static_cast<std::uint32_t>(counterpart.at(ref.group)));
-        }
-      }
-    }
-  }
-  for (PhaseLoop& l : pm.loops) {
-    const std::uint32_t end = renumber(l.first + l.groups - 1) + 1;
-    l.first = renumber(l.first);
-    l.groups = end - l.first;
-  }
-  const std::size_t old_groups = numbers.old_to_new.size();
-  for (WorkClass& w : pm.work) {
-    std::vector<std::uint32_t> cases(out.size(), 0);
-    for (std::size_t g = 0; g < w.cases.size() && g < old_groups; ++g) cases[numbers.old_to_new[g]] = w.cases[g];
-    w.cases = std::move(cases);
-    for (BurstModel& b : w.bursts) {
-      if (b.group >= 0) b.group = static_cast<std::int32_t>(renumber(static_cast<std::uint32_t>(b.group)));
-    }
-  }
 }
 
 /// The phase with the target block given the source's calls; false, the phase untouched, where that cannot be done
@@ -466,25 +309,6 @@ std::vector<Block> longer_only_blocks(const std::vector<GroupModel>& groups, con
     if (only_longer && (longer_seen || seen.follows[b.axis] >= 0)) out.push_back(b);
   }
   return out;
-}
-
-/// The pattern stepping along d1 as `p` steps along d0, every case.
-Pattern swapped(Pattern p, std::size_t d0, std::size_t d1) {
-  for (Pattern::Case& c : p.cases) c.program = swapped(std::move(c.program), d0, d1);
-  return p;
-}
-
-/// Group g of block `from` in block `to`: the group of its kind (key_of) that comes as many times after the block's
-/// first of that kind; nullopt where `to` has fewer of them.
-std::optional<std::size_t> alike_in(const std::vector<GroupModel>& groups, const Block& from, std::size_t g,
-                                    const Block& to) {
-  const GroupKey key = key_of(groups[g]);
-  std::size_t kth = 0;
-  for (std::size_t h = from.first; h < g; ++h) kth += key_of(groups[h]) == key ? 1 : 0;
-  for (std::size_t h = to.first; h <= to.last; ++h) {
-    if (key_of(groups[h]) == key && kth-- == 0) return h;
-  }
-  return std::nullopt;
 }
 
 /// Whether block b is block a along another dimension: the same groups, in any order of their kinds (a rank that
@@ -776,6 +600,7 @@ std::vector<std::string> add_exchanges_along_shorter_sides(PhaseModel& pm, const
   if (!pm.grid_seen || pm.grid_seen->box[0] > 0) return notes;
   // A dimension once given an exchange follows another (seen.follows) and is given no second.
   while (std::optional<std::string> note = add_one_exchange(pm, fitted_n)) notes.push_back(std::move(*note));
+  for (std::string& note : remake_exchanges(pm, fitted_n)) notes.push_back(std::move(note));
   for (const Row& row : rows_of(pm, fitted_n)) {
     if (const std::size_t given = fit_row_faces(pm, row, fitted_n); given > 0) {
       notes.push_back("the sizes of " + std::to_string(given) + " messages of the exchanges of groups " +

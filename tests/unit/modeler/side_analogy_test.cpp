@@ -237,5 +237,107 @@ TEST(SideAnalogy, NoRowNoExchangeAdded) {
   EXPECT_EQ(pm.groups.size(), 6U);
 }
 
+/// A point-to-point group of one call to frame(r) + (dx, dy) on the 2-D grid.
+GroupModel step2(const char* call, mpi::Function function, std::int64_t dx, std::int64_t dy, Frame frame,
+                 double bytes = 100) {
+  GroupModel g = step(call, function, {dx, dy, 0}, kOnce, bytes);
+  Program& p = g.pattern.cases.front().program;
+  p.frame = frame;
+  for (std::vector<IndexedLaw>& slot : p.terms.front().slots) slot.resize(2);
+  return g;
+}
+
+/// One swap each way along dimension d of a non-periodic grid, as a code posts them where it receives something:
+/// a receive from +1, a send to -1 and the wait, then the same the other way.
+std::vector<GroupModel> swaps(std::size_t d, std::uint32_t first) {
+  const std::int64_t x = d == 0 ? 1 : 0;
+  const std::int64_t y = d == 1 ? 1 : 0;
+  return {step2("MPI_Irecv", mpi::Function::MPI_Irecv, x, y, Frame::Grid2),
+          step2("MPI_Send", mpi::Function::MPI_Send, -x, -y, Frame::Grid2),
+          wait_for(first),
+          step2("MPI_Irecv", mpi::Function::MPI_Irecv, -x, -y, Frame::Grid2),
+          step2("MPI_Send", mpi::Function::MPI_Send, x, y, Frame::Grid2),
+          wait_for(first + 3)};
+}
+
+/// A halo update forward along x then y, and back along y then x, on sides 2x1, 2x2, 4x2 (at 2, 4, 8): the fit of
+/// y's, on sides of 1 and 2 only, where a rank either way is the same rank and the edge rank posts only what it
+/// receives, is 7 groups that take steps on the torus and both edges' orders (as rank y = 1 makes them, then y = 0).
+PhaseModel edge_swaps() {
+  PhaseModel pm;
+  pm.groups = swaps(0, 0);
+  const std::vector<GroupModel> y{step2("MPI_Send", mpi::Function::MPI_Send, 0, -1, Frame::Grid2, 40),
+                                  step2("MPI_Irecv", mpi::Function::MPI_Irecv, 0, -1, Frame::Torus2, 40),
+                                  wait_for(7),
+                                  step2("MPI_Send", mpi::Function::MPI_Send, 0, -1, Frame::Torus2, 40),
+                                  step2("MPI_Irecv", mpi::Function::MPI_Irecv, 0, -1, Frame::Torus2, 40),
+                                  wait_for(10),
+                                  step2("MPI_Send", mpi::Function::MPI_Send, 0, 1, Frame::Grid2, 40)};
+  pm.groups.insert(pm.groups.end(), y.begin(), y.end());
+  for (GroupModel& g : swaps(0, 13)) pm.groups.push_back(std::move(g));
+  GridSeen seen;
+  seen.frame = Frame::Grid2;
+  seen.longest = {4, 2, 0};
+  seen.longer_adds_calls = {true, false, false};
+  pm.grid_seen = seen;
+  WorkClass w;
+  w.cases.assign(pm.groups.size(), 0);
+  BurstModel before_y;
+  before_y.group = 6;
+  w.bursts.push_back(before_y);
+  pm.work.push_back(w);
+  return pm;
+}
+
+/// Every rank's peers in groups[first..last] at n, in order.
+std::vector<std::int64_t> peers_in(const PhaseModel& pm, std::size_t first, std::size_t last, std::int64_t r,
+                                   std::int64_t n) {
+  std::vector<std::int64_t> out;
+  for (std::size_t g = first; g <= last; ++g) {
+    if (pm.groups[g].role == Role::PointToPoint) {
+      for (const std::int64_t p : peers(pm.groups[g], r, n)) out.push_back(p);
+    }
+  }
+  return out;
+}
+
+const std::vector<std::int64_t> kEdgeFitted = {2, 4, 8};
+
+TEST(SideAnalogy, AnExchangeSeenOnlyOnSidesOf2IsMadeAsTheExchangesNextToItAlongALongerSide) {
+  PhaseModel pm = edge_swaps();
+  const PhaseModel before = pm;
+  const std::vector<std::string> notes = add_exchanges_along_shorter_sides(pm, kEdgeFitted);
+  ASSERT_EQ(notes.size(), 1U);
+  EXPECT_NE(notes.front().find("made as the exchanges next to it along dimension 0"), std::string::npos)
+      << notes.front();
+  // y's 7 groups are x's forward and backward swaps moved to y: 12 groups, each wait after its own receive.
+  ASSERT_EQ(pm.groups.size(), 24U);
+  EXPECT_EQ(pm.grid_seen->follows, (std::array<int, 3>{-1, 0, -1}));
+  EXPECT_EQ(pm.groups[8].completes.front().front().group, 6U);
+  EXPECT_EQ(pm.groups[20].completes.front().front().group, 18U);
+  EXPECT_EQ(pm.work.front().cases.size(), 24U);
+  EXPECT_EQ(pm.work.front().bursts.front().group, 7) << "the burst before y's first send goes with it";
+  EXPECT_EQ(pm.groups[7].message_bytes(0, 0, 0, 8), 40) << "y's own sizes";
+  // Every fitted run is made as before.
+  for (const std::int64_t n : kEdgeFitted) {
+    for (std::int64_t r = 0; r < n; ++r) {
+      EXPECT_EQ(peers_in(pm, 6, 17, r, n), peers_in(before, 6, 12, r, n)) << "n = " << n << ", rank " << r;
+    }
+  }
+  // At 16 (4x4), rank 5 (1, 1) receives from (1, 2) and sends to (1, 0), then the other way, twice; the fit as it
+  // was had it send to (1, 0) first and receive from it.
+  EXPECT_EQ(peers_in(pm, 6, 17, 5, 16), (std::vector<std::int64_t>{6, 4, 4, 6, 6, 4, 4, 6}));
+  EXPECT_EQ(peers_in(before, 6, 12, 5, 16), (std::vector<std::int64_t>{4, 4, 4, 4, 6}));
+}
+
+TEST(SideAnalogy, AnExchangeTheLongerSideDoesNotMakeAsItWasSeenStays) {
+  // y's edge rank 0 also sends to its neighbour first: x's swaps moved to y do not make that, so y's stay.
+  PhaseModel pm = edge_swaps();
+  pm.groups[6].pattern.cases.front().program.frame = Frame::Torus2;
+  EXPECT_TRUE(add_exchanges_along_shorter_sides(pm, kEdgeFitted).empty());
+  EXPECT_EQ(pm.groups.size(), 19U);
+  EXPECT_EQ(pm.grid_seen->follows, (std::array<int, 3>{-1, -1, -1}));
+}
+
 }  // namespace
 }  // namespace p3s::modeler::detail

@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Exchanges along a side no fitted run had longer than 2, made anew as the exchanges next to them along a longer
+// side make them, where those make the same calls on every rank of every fitted run: on a side of 2 a step either
+// way reaches the same rank, so the fit could take either order and either direction.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <utility>
+
+#include "p3s/error.hpp"
+#include "p3s/modeler/dims.hpp"
+#include "p3s/modeler/pattern.hpp"
+#include "side_moves.hpp"
+
+namespace p3s::modeler::detail {
+namespace {
+
+/// A moved law of sizes is taken where it misses the sizes seen along the target by at most this, or half their spread
+/// over the ranks, if more.
+constexpr double kMovedSizeTolerance = 0.05;
+
+/// The blocks stepping along dimension d of the phase's grid, periodic or not (on a side of 2 a step either way reaches
+/// the same rank, so the fit may have taken either).
+std::vector<Block> spans_along(const std::vector<GroupModel>& groups, const GridSeen& seen, std::size_t d) {
+  std::vector<Block> out = blocks_of(groups, seen);
+  std::erase_if(out, [d](const Block& b) { return b.axis != d; });
+  return out;
+}
+
+/// One call as a rank makes it: the function and its peers (none for a completion).
+using MadeCall = std::pair<mpi::Function, std::array<std::int64_t, 2>>;
+
+/// The calls rank r makes at n in groups[first..last] (a completion: one per request of the groups it completes
+/// started at the rank, one for them all, or as many as its count); nullopt where a law cannot be evaluated there.
+std::optional<std::vector<MadeCall>> calls_made(std::span<const GroupModel> groups, std::size_t first, std::int64_t r,
+                                                std::int64_t n) {
+  std::vector<MadeCall> out;
+  std::map<std::size_t, std::size_t> started;  // group -> requests started at r
+  try {
+    for (std::size_t k = 0; k < groups.size(); ++k) {
+      const GroupModel& g = groups[k];
+      if (g.role == Role::PointToPoint) {
+        for (const Entry& e : g.pattern.generate(r, n)) {
+          out.emplace_back(g.function, e.peers);
+          started[first + k] += g.starts_requests ? 1 : 0;
+        }
+        continue;
+      }
+      std::set<std::size_t> of;
+      for (const std::vector<RequestRef>& call : g.completes) {
+        for (const RequestRef& ref : call) of.insert(ref.group);
+      }
+      std::size_t requests = 0;
+      for (const std::size_t h : of) requests += started.contains(h) ? started.at(h) : 0;
+      const std::optional<std::int64_t> count = g.count.integer_at(n);
+      if (!g.per_request && !g.per_batch && !count) return std::nullopt;
+      const std::size_t calls = g.per_request ? requests
+                                : g.per_batch ? (requests > 0 ? 1 : 0)
+                                              : static_cast<std::size_t>(std::max<std::int64_t>(*count, 0));
+      for (std::size_t c = 0; c < calls; ++c) out.emplace_back(g.function, std::array<std::int64_t, 2>{-1, -1});
+    }
+  } catch (const ModelError&) {
+    return std::nullopt;
+  }
+  return out;
+}
+
+/// Whether `copies` (numbered from `first`) make what groups[span] made on every rank at every fitted n.
+bool make_the_same(std::span<const GroupModel> copies, const std::vector<GroupModel>& groups, const Block& span,
+                   const std::vector<std::int64_t>& fitted_n) {
+  const std::span<const GroupModel> was(groups.data() + span.first, span.last + 1 - span.first);
+  for (const std::int64_t n : fitted_n) {
+    for (std::int64_t r = 0; r < n; ++r) {
+      const auto a = calls_made(copies, span.first, r, n);
+      const auto b = calls_made(was, span.first, r, n);
+      if (!a || !b || *a != *b) return false;
+    }
+  }
+  return true;
+}
+
+/// The sizes of a message of the source's exchange moved from dimension d0 to d1, where the source's law is c * g or
+/// c / g of a side of the grid (a face across d0 follows the sides along the others): the same law of the side moved
+/// likewise, its coefficient taken from the target's own messages (`own`, at the fitted n where it makes calls);
+/// nullopt where the law is of another form or the moved one misses the target's sizes by more than they spread.
+std::optional<RegressionLaw> moved_bytes(const RegressionLaw& source, const RegressionLaw& own, double spread,
+                                         std::size_t d0, std::size_t d1, const std::vector<std::int64_t>& at) {
+  const bool scaled = source.form == RegressionForm::Linear || source.form == RegressionForm::Inverse;
+  const std::optional<std::pair<int, std::size_t>> side = side_of(source.basis);
+  if (!scaled || source.offset != 0 || !side || at.empty()) return std::nullopt;
+  RegressionLaw unit = source;
+  if (side->second == d0 || side->second == d1) unit.basis = on_side(source.basis, side->second == d0 ? d1 : d0);
+  unit.coefficient = 1;
+  double sum = 0;
+  for (const std::int64_t n : at) sum += own.value_at(static_cast<double>(n)) / unit.value_at(static_cast<double>(n));
+  RegressionLaw out = unit;
+  out.coefficient = sum / static_cast<double>(at.size());
+  out.max_rel_error = 0;
+  out.mean_rel_error = 0;
+  out.loo_rel_error = std::nullopt;
+  for (const std::int64_t n : at) {
+    const double want = own.value_at(static_cast<double>(n));
+    const double err = std::abs(out.value_at(static_cast<double>(n)) - want) / std::abs(want);
+    if (!std::isfinite(err)) return std::nullopt;
+    out.max_rel_error = std::max(out.max_rel_error, err);
+    out.mean_rel_error += err / static_cast<double>(at.size());
+  }
+  if (out.max_rel_error > std::max(kMovedSizeTolerance, spread / 2)) return std::nullopt;
+  return out;
+}
+
+/// A copy moved from d0 to d1 given the sizes and communicator of `donor`, the target's own messages of its function:
+/// each slot's law is the source's moved (moved_bytes) where it fits them, else the donor's.
+void take_sizes(GroupModel& copy, const GroupModel& donor, std::size_t d0, std::size_t d1,
+                const std::vector<std::int64_t>& fitted_n) {
+  const std::vector<std::vector<TermTraits>> source = copy.traits;
+  copy.traits = donor.traits;
+  copy.comm = donor.comm;
+  std::vector<std::int64_t> at;
+  try {
+    for (const std::int64_t n : fitted_n) {
+      if (!silent_at(donor, {n})) at.push_back(n);
+    }
+  } catch (const ModelError&) {
+    return;
+  }
+  for (std::size_t t = 0; t < copy.traits.front().size() && t < source.front().size(); ++t) {
+    TermTraits& tt = copy.traits.front()[t];
+    for (std::size_t slot = 0; slot < tt.bytes.size(); ++slot) {
+      if (const std::optional<RegressionLaw> law =
+              moved_bytes(source.front()[t].bytes[slot], tt.bytes[slot], tt.rank_spread[slot], d0, d1, at)) {
+        tt.bytes[slot] = *law;
+      }
+    }
+  }
+}
+
+/// The groups of `sources` (blocks along one dimension, in order) copied and moved to the span's dimension, to stand
+/// at span.first on: their completions refer to the copies (false where one completes a request of another group).
+/// Each point-to-point copy takes the sizes and communicator of the span's own messages of its function (its k-th of
+/// them, cyclically) where they are shaped alike (take_sizes): what the exchange carries along that dimension was
+/// seen.
+bool moved_copies(const std::vector<GroupModel>& groups, const std::vector<Block>& sources, const Block& span, int dims,
+                  const std::vector<std::int64_t>& fitted_n, std::vector<GroupModel>& out) {
+  std::map<mpi::Function, std::vector<std::size_t>> own;
+  for (std::size_t g = span.first; g <= span.last; ++g) {
+    if (groups[g].role == Role::PointToPoint) own[groups[g].function].push_back(g);
+  }
+  std::map<mpi::Function, std::size_t> taken;
+  std::map<std::size_t, std::size_t> copy_of;  // a source group -> its copy's index in the phase
+  for (const Block& b : sources) {
+    for (std::size_t g = b.first; g <= b.last; ++g) {
+      GroupModel copy = groups[g];
+      if (copy.role == Role::PointToPoint) {
+        copy.pattern = swapped(std::move(copy.pattern), b.axis, span.axis);
+        const std::vector<std::size_t>& mine = own[copy.function];
+        if (!mine.empty()) {
+          const GroupModel& donor = groups[mine[taken[copy.function]++ % mine.size()]];
+          if (same_terms(copy, donor)) take_sizes(copy, donor, b.axis, span.axis, fitted_n);
+        }
+      } else if (!copy.per_request && !copy.per_batch) {
+        copy.count = swapped(copy.count, b.axis, span.axis, dims);
+      }
+      copy_of[g] = span.first + out.size();
+      out.push_back(std::move(copy));
+    }
+  }
+  for (GroupModel& copy : out) {
+    for (std::vector<RequestRef>& call : copy.completes) {
+      for (RequestRef& ref : call) {
+        if (!copy_of.contains(ref.group)) return false;
+        ref.group = static_cast<std::uint32_t>(copy_of.at(ref.group));
+      }
+    }
+  }
+  return true;
+}
+
+/// The phase with the span's groups replaced by `copies` (numbered from span.first); false, the phase untouched, where
+/// a loop or a group outside the span refers into it. A group's bursts go to the copy of its kind that takes its
+/// place (its k-th of a kind: the copies' k-th of that kind); those of a group with none are left out.
+bool replace_span(PhaseModel& pm, const Block& span, std::vector<GroupModel> copies) {
+  for (const PhaseLoop& l : pm.loops) {
+    if (l.first <= span.last && l.first + l.groups > span.first) return false;
+  }
+  const std::size_t old_size = pm.groups.size();
+  const std::size_t span_size = span.last + 1 - span.first;
+  // The span's groups, then the copies: a group of the span and the copy that takes its place, by their kinds.
+  std::vector<GroupModel> both(pm.groups.begin() + static_cast<std::ptrdiff_t>(span.first),
+                               pm.groups.begin() + static_cast<std::ptrdiff_t>(span.last) + 1);
+  both.insert(both.end(), copies.begin(), copies.end());
+  const Block was{0, span_size - 1, span.axis};
+  const Block made{span_size, both.size() - 1, span.axis};
+  Renumbering numbers;
+  numbers.old_to_new.assign(old_size, 0);
+  std::set<std::int32_t> unmatched;
+  for (std::size_t g = 0; g < old_size; ++g) {
+    if (g < span.first) {
+      numbers.old_to_new[g] = g;
+    } else if (g > span.last) {
+      numbers.old_to_new[g] = g - span_size + copies.size();
+      for (const std::vector<RequestRef>& call : pm.groups[g].completes) {
+        for (const RequestRef& ref : call) {
+          if (ref.group >= span.first && ref.group <= span.last) return false;
+        }
+      }
+    } else if (const std::optional<std::size_t> k = alike_in(both, was, g - span.first, made)) {
+      numbers.old_to_new[g] = span.first + *k - span_size;
+    } else {
+      unmatched.insert(static_cast<std::int32_t>(g));
+      numbers.old_to_new[g] = span.first;
+    }
+  }
+  // The bursts before calls the copies do not make: the class's compute-time law gives their time to its other
+  // positions (predict scales a rank's positions to the class's time).
+  for (WorkClass& w : pm.work) {
+    std::erase_if(w.bursts, [&](const BurstModel& b) { return unmatched.contains(b.group); });
+  }
+  std::vector<GroupModel> out(pm.groups.begin(), pm.groups.begin() + static_cast<std::ptrdiff_t>(span.first));
+  for (std::size_t k = 0; k < copies.size(); ++k) {
+    numbers.made[span.first + k] = span.first + k;  // a copy's completions already name the copies
+    out.push_back(std::move(copies[k]));
+  }
+  out.insert(out.end(), pm.groups.begin() + static_cast<std::ptrdiff_t>(span.last) + 1, pm.groups.end());
+  renumber_references(pm, out, numbers, {});
+  pm.groups = std::move(out);
+  return true;
+}
+
+/// The places a block can be cut without parting a completion from its requests: first, last + 1, and every group
+/// before which no completion completes a request of the other side.
+std::vector<std::size_t> closed_cuts(const std::vector<GroupModel>& groups, const Block& b) {
+  std::vector<std::size_t> out;
+  for (std::size_t c = b.first; c <= b.last + 1; ++c) {
+    bool closed = true;
+    for (std::size_t g = b.first; g <= b.last && closed; ++g) {
+      for (const std::vector<RequestRef>& call : groups[g].completes) {
+        for (const RequestRef& ref : call) closed = closed && (g < c) == (ref.group < c);
+      }
+    }
+    if (closed) out.push_back(c);
+  }
+  return out;
+}
+
+/// The candidates for a span along d1, the largest first: an end of the block just before it and a beginning of the
+/// one just after it (either may be empty, not both), each whole exchanges, along dimensions that were longer than 2
+/// and made more calls there (a loop over the dimensions, forward then back, puts exchanges along d1 between them).
+std::vector<std::vector<Block>> sources_for(const std::vector<GroupModel>& groups, const std::vector<Block>& blocks,
+                                            const Block& span, const GridSeen& seen) {
+  std::optional<Block> before;
+  std::optional<Block> after;
+  for (const Block& b : blocks) {
+    if (b.axis == span.axis || seen.longest[b.axis] <= 2 || !seen.longer_adds_calls[b.axis]) continue;
+    if (b.last + 1 == span.first) before = b;
+    if (b.first == span.last + 1) after = b;
+  }
+  const std::vector<std::size_t> starts = before ? closed_cuts(groups, *before) : std::vector<std::size_t>{};
+  const std::vector<std::size_t> ends = after ? closed_cuts(groups, *after) : std::vector<std::size_t>{};
+  std::vector<std::vector<Block>> out;
+  for (std::size_t i = 0; i <= starts.size(); ++i) {
+    for (std::size_t j = 0; j <= ends.size(); ++j) {
+      std::vector<Block> sources;
+      if (i < starts.size() && starts[i] <= before->last)
+        sources.push_back(Block{starts[i], before->last, before->axis});
+      if (j < ends.size() && ends[j] > after->first) sources.push_back(Block{after->first, ends[j] - 1, after->axis});
+      if (!sources.empty()) out.push_back(std::move(sources));
+    }
+  }
+  const auto size = [](const std::vector<Block>& v) {
+    std::size_t n = 0;
+    for (const Block& b : v) n += b.last + 1 - b.first;
+    return n;
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) { return size(a) > size(b); });
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const auto& a, const auto& b) {
+                          return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Block& x, const Block& y) {
+                            return x.first == y.first && x.last == y.last;
+                          });
+                        }),
+            out.end());
+  return out;
+}
+
+}  // namespace
+
+/// The exchanges along a dimension no fitted run had longer than 2 made anew as the exchanges next to them along a
+/// dimension that was longer, where those, moved to it, make what they made on every rank of every fitted run: a
+/// side of 2 shows neither the order of the calls either way nor which of them a longer side adds. One note per
+/// exchange made anew.
+std::vector<std::string> remake_exchanges(PhaseModel& pm, const std::vector<std::int64_t>& fitted_n) {
+  std::vector<std::string> notes;
+  GridSeen& seen = *pm.grid_seen;
+  const int dims = frame_dims(seen.frame);
+  for (std::size_t d1 = 0; d1 < static_cast<std::size_t>(dims); ++d1) {
+    if (seen.longest[d1] > 2) continue;
+    // Spans from group `from` on (those made anew are not looked at again).
+    for (std::size_t from = 0;;) {
+      const std::vector<Block> spans = spans_along(pm.groups, seen, d1);
+      const auto next = std::find_if(spans.begin(), spans.end(), [from](const Block& b) { return b.first >= from; });
+      if (next == spans.end()) break;
+      const Block span = *next;
+      from = span.last + 1;
+      // An exchange no fitted run made (one added along the dimension) was inferred whole already.
+      bool seen_made = false;
+      try {
+        for (std::size_t g = span.first; g <= span.last; ++g) {
+          if (pm.groups[g].role == Role::PointToPoint && !silent_at(pm.groups[g], fitted_n)) seen_made = true;
+        }
+      } catch (const ModelError&) {
+        continue;
+      }
+      if (!seen_made) continue;
+      for (const std::vector<Block>& sources : sources_for(pm.groups, blocks_of(pm.groups, seen), span, seen)) {
+        std::vector<GroupModel> copies;
+        if (!moved_copies(pm.groups, sources, span, dims, fitted_n, copies) ||
+            !make_the_same(copies, pm.groups, span, fitted_n)) {
+          continue;
+        }
+        const std::size_t made = copies.size();
+        if (!replace_span(pm, span, std::move(copies))) continue;
+        from = span.first + made;
+        seen.follows[d1] = static_cast<int>(sources.front().axis);
+        notes.push_back("the exchange of groups " + std::to_string(span.first) + "-" + std::to_string(span.last) +
+                        " along dimension " + std::to_string(d1) + " (a side of at most 2 in every fitted run) is " +
+                        "made as the exchange" + (sources.size() > 1 ? "s" : "") + " next to it along dimension " +
+                        std::to_string(sources.front().axis) + " (groups " + std::to_string(sources.front().first) +
+                        "-" + std::to_string(sources.back().last) + "), which make the same calls on every rank " +
+                        "of every fitted run: their order and the calls a longer side adds are inferred, not seen");
+        break;
+      }
+    }
+  }
+  return notes;
+}
+
+}  // namespace p3s::modeler::detail
