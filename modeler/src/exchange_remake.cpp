@@ -181,8 +181,9 @@ bool moved_copies(const std::vector<GroupModel>& groups, const std::vector<Block
 
 /// The phase with the span's groups replaced by `copies` (numbered from span.first); false, the phase untouched, where
 /// a loop or a group outside the span refers into it. A group's bursts go to the copy of its kind that takes its
-/// place (its k-th of a kind: the copies' k-th of that kind); those of a group with none are left out.
-bool replace_span(PhaseModel& pm, const Block& span, std::vector<GroupModel> copies) {
+/// place (its k-th of a kind: the copies' k-th of that kind); those of a group with none are left out,
+/// counted in `left_out`.
+bool replace_span(PhaseModel& pm, const Block& span, std::vector<GroupModel> copies, std::size_t& left_out) {
   for (const PhaseLoop& l : pm.loops) {
     if (l.first <= span.last && l.first + l.groups > span.first) return false;
   }
@@ -217,7 +218,7 @@ bool replace_span(PhaseModel& pm, const Block& span, std::vector<GroupModel> cop
   // The bursts before calls the copies do not make: the class's compute-time law gives their time to its other
   // positions (predict scales a rank's positions to the class's time).
   for (WorkClass& w : pm.work) {
-    std::erase_if(w.bursts, [&](const BurstModel& b) { return unmatched.contains(b.group); });
+    left_out += std::erase_if(w.bursts, [&](const BurstModel& b) { return unmatched.contains(b.group); });
   }
   std::vector<GroupModel> out(pm.groups.begin(), pm.groups.begin() + static_cast<std::ptrdiff_t>(span.first));
   for (std::size_t k = 0; k < copies.size(); ++k) {
@@ -322,7 +323,8 @@ std::vector<std::string> remake_exchanges(PhaseModel& pm, const std::vector<std:
           continue;
         }
         const std::size_t made = copies.size();
-        if (!replace_span(pm, span, std::move(copies))) continue;
+        std::size_t left_out = 0;
+        if (!replace_span(pm, span, std::move(copies), left_out)) continue;
         from = span.first + made;
         seen.follows[d1] = static_cast<int>(sources.front().axis);
         notes.push_back("the exchange of groups " + std::to_string(span.first) + "-" + std::to_string(span.last) +
@@ -330,7 +332,12 @@ std::vector<std::string> remake_exchanges(PhaseModel& pm, const std::vector<std:
                         "made as the exchange" + (sources.size() > 1 ? "s" : "") + " next to it along dimension " +
                         std::to_string(sources.front().axis) + " (groups " + std::to_string(sources.front().first) +
                         "-" + std::to_string(sources.back().last) + "), which make the same calls on every rank " +
-                        "of every fitted run: their order and the calls a longer side adds are inferred, not seen");
+                        "of every fitted run: their order and the calls a longer side adds are inferred, not seen" +
+                        (left_out == 0 ? std::string()
+                                       : "; " + std::to_string(left_out) +
+                                             (left_out == 1 ? " burst before a call it no longer makes is"
+                                                            : " bursts before calls it no longer makes are") +
+                                             " left to the other positions of its class"));
         break;
       }
     }
