@@ -82,6 +82,13 @@ bool make_the_same(std::span<const GroupModel> copies, const std::vector<GroupMo
   return true;
 }
 
+/// A law of sizes with the sides of dimensions d0 and d1 exchanged (unchanged where it follows neither).
+RegressionLaw swapped_sides(RegressionLaw law, std::size_t d0, std::size_t d1) {
+  const std::optional<std::pair<int, std::size_t>> side = side_of(law.basis);
+  if (side && (side->second == d0 || side->second == d1)) law.basis = on_side(law.basis, side->second == d0 ? d1 : d0);
+  return law;
+}
+
 /// The sizes of a message of the source's exchange moved from dimension d0 to d1, where the source's law is c * g or
 /// c / g of a side of the grid (a face across d0 follows the sides along the others): the same law of the side moved
 /// likewise, its coefficient taken from the target's own messages (`own`, at the fitted n where it makes calls);
@@ -91,8 +98,7 @@ std::optional<RegressionLaw> moved_bytes(const RegressionLaw& source, const Regr
   const bool scaled = source.form == RegressionForm::Linear || source.form == RegressionForm::Inverse;
   const std::optional<std::pair<int, std::size_t>> side = side_of(source.basis);
   if (!scaled || source.offset != 0 || !side || at.empty()) return std::nullopt;
-  RegressionLaw unit = source;
-  if (side->second == d0 || side->second == d1) unit.basis = on_side(source.basis, side->second == d0 ? d1 : d0);
+  RegressionLaw unit = swapped_sides(source, d0, d1);
   unit.coefficient = 1;
   double sum = 0;
   for (const std::int64_t n : at) sum += own.value_at(static_cast<double>(n)) / unit.value_at(static_cast<double>(n));
@@ -112,42 +118,54 @@ std::optional<RegressionLaw> moved_bytes(const RegressionLaw& source, const Regr
   return out;
 }
 
-/// A copy moved from d0 to d1 given the sizes and communicator of `donor`, the target's own messages of its function:
-/// each slot's law is the source's moved (moved_bytes) where it fits them, else the donor's.
-void take_sizes(GroupModel& copy, const GroupModel& donor, std::size_t d0, std::size_t d1,
-                const std::vector<std::int64_t>& fitted_n) {
-  const std::vector<std::vector<TermTraits>> source = copy.traits;
-  copy.traits = donor.traits;
-  copy.comm = donor.comm;
+/// The fitted n where a group makes calls (none where a law cannot be evaluated).
+std::vector<std::int64_t> making_calls(const GroupModel& g, const std::vector<std::int64_t>& fitted_n) {
   std::vector<std::int64_t> at;
   try {
     for (const std::int64_t n : fitted_n) {
-      if (!silent_at(donor, {n})) at.push_back(n);
+      if (!silent_at(g, {n})) at.push_back(n);
     }
   } catch (const ModelError&) {
-    return;
+    return {};
   }
+  return at;
+}
+
+/// A copy moved from d0 to d1 given the sizes and communicator of `donor`, one of `own`, the target's messages of its
+/// function: each slot's law is the source's moved (moved_bytes) where it fits the sizes of one of them (the one it
+/// fits best: a group the fit merged from both edges' calls may hold sizes of another kind), else the donor's.
+void take_sizes(GroupModel& copy, const GroupModel& donor, const std::vector<const GroupModel*>& own, std::size_t d0,
+                std::size_t d1, const std::vector<std::int64_t>& fitted_n) {
+  const std::vector<std::vector<TermTraits>> source = copy.traits;
+  copy.traits = donor.traits;
+  copy.comm = donor.comm;
   for (std::size_t t = 0; t < copy.traits.front().size() && t < source.front().size(); ++t) {
     TermTraits& tt = copy.traits.front()[t];
     for (std::size_t slot = 0; slot < tt.bytes.size(); ++slot) {
-      if (const std::optional<RegressionLaw> law =
-              moved_bytes(source.front()[t].bytes[slot], tt.bytes[slot], tt.rank_spread[slot], d0, d1, at)) {
-        tt.bytes[slot] = *law;
+      std::optional<RegressionLaw> best;
+      for (const GroupModel* g : own) {
+        if (!same_terms(copy, *g)) continue;
+        const TermTraits& theirs = g->traits.front()[t];
+        const std::optional<RegressionLaw> law =
+            moved_bytes(source.front()[t].bytes[slot], theirs.bytes[slot], theirs.rank_spread[slot], d0, d1,
+                        making_calls(*g, fitted_n));
+        if (law && (!best || law->max_rel_error < best->max_rel_error)) best = law;
       }
+      if (best) tt.bytes[slot] = *best;
     }
   }
 }
 
 /// The groups of `sources` (blocks along one dimension, in order) copied and moved to the span's dimension, to stand
 /// at span.first on: their completions refer to the copies (false where one completes a request of another group).
-/// Each point-to-point copy takes the sizes and communicator of the span's own messages of its function (its k-th of
-/// them, cyclically) where they are shaped alike (take_sizes): what the exchange carries along that dimension was
-/// seen.
+/// Each point-to-point copy takes the sizes and communicator of the span's own messages of its function shaped alike
+/// (its k-th of them, cyclically; take_sizes): what the exchange carries along that dimension was seen; without
+/// any, its own laws of sizes with the sides moved.
 bool moved_copies(const std::vector<GroupModel>& groups, const std::vector<Block>& sources, const Block& span, int dims,
                   const std::vector<std::int64_t>& fitted_n, std::vector<GroupModel>& out) {
-  std::map<mpi::Function, std::vector<std::size_t>> own;
+  std::map<mpi::Function, std::vector<const GroupModel*>> own;
   for (std::size_t g = span.first; g <= span.last; ++g) {
-    if (groups[g].role == Role::PointToPoint) own[groups[g].function].push_back(g);
+    if (groups[g].role == Role::PointToPoint) own[groups[g].function].push_back(&groups[g]);
   }
   std::map<mpi::Function, std::size_t> taken;
   std::map<std::size_t, std::size_t> copy_of;  // a source group -> its copy's index in the phase
@@ -156,10 +174,14 @@ bool moved_copies(const std::vector<GroupModel>& groups, const std::vector<Block
       GroupModel copy = groups[g];
       if (copy.role == Role::PointToPoint) {
         copy.pattern = swapped(std::move(copy.pattern), b.axis, span.axis);
-        const std::vector<std::size_t>& mine = own[copy.function];
+        std::vector<const GroupModel*> mine = own[copy.function];
+        std::erase_if(mine, [&](const GroupModel* g) { return !same_terms(copy, *g); });
         if (!mine.empty()) {
-          const GroupModel& donor = groups[mine[taken[copy.function]++ % mine.size()]];
-          if (same_terms(copy, donor)) take_sizes(copy, donor, b.axis, span.axis, fitted_n);
+          take_sizes(copy, *mine[taken[copy.function]++ % mine.size()], mine, b.axis, span.axis, fitted_n);
+        } else {
+          for (TermTraits& tt : copy.traits.front()) {
+            for (RegressionLaw& law : tt.bytes) law = swapped_sides(law, b.axis, span.axis);
+          }
         }
       } else if (!copy.per_request && !copy.per_batch) {
         copy.count = swapped(copy.count, b.axis, span.axis, dims);

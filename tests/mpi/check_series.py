@@ -5,7 +5,7 @@
     check_series.py APP --p3s BIN --app PATH --work DIR [--np 4 8 16] [--iters T] [launcher options]
 
 Records APP (one of the scaling apps in tests/apps: stencil2d, hypercube, wavefront, master_static, collectives,
-growing; or ring, whose messages keep their size) with `p3s record` at every process count, keeping each run under WORK/<app>.np<n> (traces.otf2 and
+growing, swaps2d; or ring, whose messages keep their size) with `p3s record` at every process count, keeping each run under WORK/<app>.np<n> (traces.otf2 and
 signature.json, so later pipeline tests can reuse them), analyzes the runs together with `p3s analyze DIR...` (one
 phase method for the series, as a user analyzes one), and checks, per run:
   - the run completed and the app printed its summary line;
@@ -141,6 +141,28 @@ def grid2d_rank0(n, t, a):
 
 def sendrecv(peer_out, bytes_out, peer_in, bytes_in):
     return ("MPI_Sendrecv", [("send", peer_out, bytes_out), ("recv", peer_in, bytes_in)])
+
+
+def swaps2d_rank0(n, t, a):
+    big_n = a[1]
+    rows, cols = dims_create(n)
+    # Rank 0 is the (0, 0) corner: toward -1 along either dimension nothing arrives and nothing leaves.
+    down = cols if rows > 1 else None
+    right = 1 if cols > 1 else None
+    across = {0: (down, block(big_n, cols, 0) * D), 1: (right, block(big_n, rows, 0) * D)}
+
+    def swap(d, direction):
+        peer, size = across[d]
+        if peer is None:
+            return []
+        if direction < 0:  # from +1: a receive and its wait
+            return [("MPI_Irecv", [("irecv", peer, size)]), ("MPI_Wait", [("recv", peer, size)])]
+        return [("MPI_Send", [("send", peer, size)])]
+
+    calls = []
+    for d, direction in ((0, -1), (0, 1), (1, -1), (1, 1), (1, 1), (1, -1), (0, 1), (0, -1)):
+        calls += swap(d, direction)
+    return calls + [("MPI_Allreduce", [coll("ALLREDUCE", D, n)])]
 
 
 def hypercube_rank0(n, t, a):
@@ -342,6 +364,13 @@ APPS = {
         args=[20, 1920, 0, 0, 0], accepts=lambda n: min(dims_create(n)) >= 2,
         phases=[("init and barrier", lambda n, t: 1, None),
                 ("halo exchange on the app's own grid + Allreduce", lambda n, t: t, grid2d_rank0),
+                ("finalize", lambda n, t: 1, None)],
+        order=lambda n, t: [0, 1, 2]),
+    # Arguments: T, N.
+    "swaps2d": dict(
+        args=[20, 1920], accepts=lambda n: n >= 2,
+        phases=[("init and barrier", lambda n, t: 1, None),
+                ("ghost swaps forward and back on a non-periodic grid + Allreduce", lambda n, t: t, swaps2d_rank0),
                 ("finalize", lambda n, t: 1, None)],
         order=lambda n, t: [0, 1, 2]),
     # Arguments: T, NX, NZ, the residual interval, sleep mode (bursts sleep: an oversubscribed machine does not
