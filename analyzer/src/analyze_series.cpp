@@ -122,7 +122,8 @@ bool same_iterations_everywhere(const std::vector<Signature>& sigs) {
 /// Message sizes that follow each rank's data are the code's at every count, though at some counts they happen to
 /// cross no size class differently on any two ranks: where some runs found their outermost loops' iterations only on
 /// the calls without their sizes and the runs' iterations differ, the others are analysed again without them too
-/// (each kept where that still takes the outermost loops' iterations), so that every run cuts its steps alike.
+/// (each where that still takes the outermost loops' iterations), so that every run cuts its steps alike: kept where
+/// every run then has as many kinds of iteration as those that needed it.
 void same_sizes(const std::vector<AnalyzeOptions>& runs, std::vector<Signature>& sigs,
                 std::vector<AnalyzeStats>& local) {
   std::size_t without = 0;
@@ -131,6 +132,8 @@ void same_sizes(const std::vector<AnalyzeOptions>& runs, std::vector<Signature>&
     without += s.without_sizes ? 1 : 0;
   }
   if (without == 0 || without == sigs.size() || same_iterations_everywhere(sigs)) return;
+  std::vector<Signature> tried = sigs;
+  std::vector<AnalyzeStats> tried_stats = local;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     if (sigs[i].without_sizes) continue;
     AnalyzeOptions forced = runs[i];
@@ -145,9 +148,18 @@ void same_sizes(const std::vector<AnalyzeOptions>& runs, std::vector<Signature>&
         "the series' iterations, found on the calls without their sizes: " + std::to_string(without) + " of " +
         std::to_string(runs.size()) +
         " runs need it (sizes follow each rank's data); before, this run's were found with them";
-    sigs[i] = std::move(sig);
-    local[i] = again;
+    tried[i] = std::move(sig);
+    tried_stats[i] = again;
   }
+  // Kept where every run then has as many kinds of iteration as those that needed it (how often each runs, and so
+  // their order, may still differ with the data: one re-neighbouring more).
+  const auto needed = std::find_if(sigs.begin(), sigs.end(), [](const Signature& s) { return s.without_sizes; });
+  const std::size_t kinds = iterations_of(*needed).phases.size();
+  for (const Signature& s : tried) {
+    if (iterations_of(s).phases.size() != kinds) return;
+  }
+  sigs = std::move(tried);
+  local = std::move(tried_stats);
 }
 
 /// Runs whose iterations differ, or run as often as the process count gives, take the program's iterations as
@@ -233,6 +245,7 @@ void same_work_variants(const std::vector<AnalyzeOptions>& runs, std::vector<Sig
     AnalyzeOptions forced = runs[i];
     forced.signature.phase_method = sigs[i].phase_method;
     forced.signature.phase_level = sigs[i].phase_level;
+    forced.signature.without_sizes = sigs[i].without_sizes;
     forced.signature.unsplit = whole;
     AnalyzeStats again;
     Signature sig = analyze(forced, &again);

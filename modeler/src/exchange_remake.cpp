@@ -25,7 +25,7 @@ constexpr double kMovedSizeTolerance = 0.05;
 /// The blocks stepping along dimension d of the phase's grid, periodic or not (on a side of 2 a step either way reaches
 /// the same rank, so the fit may have taken either).
 std::vector<Block> spans_along(const std::vector<GroupModel>& groups, const GridSeen& seen, std::size_t d) {
-  std::vector<Block> out = blocks_of(groups, seen);
+  std::vector<Block> out = blocks_of(groups, seen, false, true);
   std::erase_if(out, [d](const Block& b) { return b.axis != d; });
   return out;
 }
@@ -33,18 +33,20 @@ std::vector<Block> spans_along(const std::vector<GroupModel>& groups, const Grid
 /// One call as a rank makes it: the function and its peers (none for a completion).
 using MadeCall = std::pair<mpi::Function, std::array<std::int64_t, 2>>;
 
-/// The calls rank r makes at n in groups[first..last] (a completion: one per request of the groups it completes
-/// started at the rank, one for them all, or as many as its count); nullopt where a law cannot be evaluated there.
-std::optional<std::vector<MadeCall>> calls_made(std::span<const GroupModel> groups, std::size_t first, std::int64_t r,
-                                                std::int64_t n) {
-  std::vector<MadeCall> out;
+/// The calls rank r makes at n in groups[first..] (a completion: one per request of the groups it completes started
+/// at the rank, one for them all, or as many as its count), with the group (its index from `first`) of each;
+/// nullopt where a law cannot be evaluated there.
+std::optional<std::vector<std::pair<MadeCall, std::size_t>>> calls_made(std::span<const GroupModel> groups,
+                                                                        std::size_t first, std::int64_t r,
+                                                                        std::int64_t n) {
+  std::vector<std::pair<MadeCall, std::size_t>> out;
   std::map<std::size_t, std::size_t> started;  // group -> requests started at r
   try {
     for (std::size_t k = 0; k < groups.size(); ++k) {
       const GroupModel& g = groups[k];
       if (g.role == Role::PointToPoint) {
         for (const Entry& e : g.pattern.generate(r, n)) {
-          out.emplace_back(g.function, e.peers);
+          out.push_back({{g.function, e.peers}, k});
           started[first + k] += g.starts_requests ? 1 : 0;
         }
         continue;
@@ -60,7 +62,7 @@ std::optional<std::vector<MadeCall>> calls_made(std::span<const GroupModel> grou
       const std::size_t calls = g.per_request ? requests
                                 : g.per_batch ? (requests > 0 ? 1 : 0)
                                               : static_cast<std::size_t>(std::max<std::int64_t>(*count, 0));
-      for (std::size_t c = 0; c < calls; ++c) out.emplace_back(g.function, std::array<std::int64_t, 2>{-1, -1});
+      for (std::size_t c = 0; c < calls; ++c) out.push_back({{g.function, {-1, -1}}, k});
     }
   } catch (const ModelError&) {
     return std::nullopt;
@@ -68,24 +70,41 @@ std::optional<std::vector<MadeCall>> calls_made(std::span<const GroupModel> grou
   return out;
 }
 
-/// Whether `copies` (numbered from `first`) make what groups[span] made on every rank at every fitted n.
-bool make_the_same(std::span<const GroupModel> copies, const std::vector<GroupModel>& groups, const Block& span,
-                   const std::vector<std::int64_t>& fitted_n) {
+/// Where `copies` (numbered from span.first) make what groups[span] made on every rank at every fitted n: each group of
+/// the span (its index from span.first) -> the copy that made its calls on most ranks (a rank's burst before a call
+/// goes with the call); nullopt where they do not make the same calls.
+std::optional<std::map<std::size_t, std::size_t>> make_the_same(std::span<const GroupModel> copies,
+                                                                const std::vector<GroupModel>& groups,
+                                                                const Block& span,
+                                                                const std::vector<std::int64_t>& fitted_n) {
   const std::span<const GroupModel> was(groups.data() + span.first, span.last + 1 - span.first);
+  std::map<std::size_t, std::map<std::size_t, std::size_t>> votes;  // span group -> copy -> calls
   for (const std::int64_t n : fitted_n) {
     for (std::int64_t r = 0; r < n; ++r) {
-      const auto a = calls_made(copies, span.first, r, n);
-      const auto b = calls_made(was, span.first, r, n);
-      if (!a || !b || *a != *b) return false;
+      const auto made = calls_made(copies, span.first, r, n);
+      const auto seen = calls_made(was, span.first, r, n);
+      if (!made || !seen || made->size() != seen->size()) return std::nullopt;
+      for (std::size_t i = 0; i < made->size(); ++i) {
+        if ((*made)[i].first != (*seen)[i].first) return std::nullopt;
+        ++votes[(*seen)[i].second][(*made)[i].second];
+      }
     }
   }
-  return true;
+  std::map<std::size_t, std::size_t> out;
+  for (const auto& [g, to] : votes) {
+    out[g] =
+        std::max_element(to.begin(), to.end(), [](const auto& x, const auto& y) { return x.second < y.second; })->first;
+  }
+  return out;
 }
 
-/// A law of sizes with the sides of dimensions d0 and d1 exchanged (unchanged where it follows neither).
-RegressionLaw swapped_sides(RegressionLaw law, std::size_t d0, std::size_t d1) {
+/// A law of sizes with the sides of dimensions d0 and d1 of a grid of `dims` dimensions exchanged (unchanged where it
+/// follows neither, or a side of another grid).
+RegressionLaw swapped_sides(RegressionLaw law, std::size_t d0, std::size_t d1, int dims) {
   const std::optional<std::pair<int, std::size_t>> side = side_of(law.basis);
-  if (side && (side->second == d0 || side->second == d1)) law.basis = on_side(law.basis, side->second == d0 ? d1 : d0);
+  if (side && side->first == dims && (side->second == d0 || side->second == d1)) {
+    law.basis = on_side(law.basis, side->second == d0 ? d1 : d0);
+  }
   return law;
 }
 
@@ -94,11 +113,12 @@ RegressionLaw swapped_sides(RegressionLaw law, std::size_t d0, std::size_t d1) {
 /// likewise, its coefficient taken from the target's own messages (`own`, at the fitted n where it makes calls);
 /// nullopt where the law is of another form or the moved one misses the target's sizes by more than they spread.
 std::optional<RegressionLaw> moved_bytes(const RegressionLaw& source, const RegressionLaw& own, double spread,
-                                         std::size_t d0, std::size_t d1, const std::vector<std::int64_t>& at) {
+                                         std::size_t d0, std::size_t d1, int dims,
+                                         const std::vector<std::int64_t>& at) {
   const bool scaled = source.form == RegressionForm::Linear || source.form == RegressionForm::Inverse;
   const std::optional<std::pair<int, std::size_t>> side = side_of(source.basis);
-  if (!scaled || source.offset != 0 || !side || at.empty()) return std::nullopt;
-  RegressionLaw unit = swapped_sides(source, d0, d1);
+  if (!scaled || source.offset != 0 || !side || side->first != dims || at.empty()) return std::nullopt;
+  RegressionLaw unit = swapped_sides(source, d0, d1, dims);
   unit.coefficient = 1;
   double sum = 0;
   for (const std::int64_t n : at) sum += own.value_at(static_cast<double>(n)) / unit.value_at(static_cast<double>(n));
@@ -135,25 +155,37 @@ std::vector<std::int64_t> making_calls(const GroupModel& g, const std::vector<st
 /// function: each slot's law is the source's moved (moved_bytes) where it fits the sizes of one of them (the one it
 /// fits best: a group the fit merged from both edges' calls may hold sizes of another kind), else the donor's.
 void take_sizes(GroupModel& copy, const GroupModel& donor, const std::vector<const GroupModel*>& own, std::size_t d0,
-                std::size_t d1, const std::vector<std::int64_t>& fitted_n) {
+                std::size_t d1, int dims, const std::vector<std::int64_t>& fitted_n) {
   const std::vector<std::vector<TermTraits>> source = copy.traits;
   copy.traits = donor.traits;
   copy.comm = donor.comm;
   for (std::size_t t = 0; t < copy.traits.front().size() && t < source.front().size(); ++t) {
     TermTraits& tt = copy.traits.front()[t];
     for (std::size_t slot = 0; slot < tt.bytes.size(); ++slot) {
+      if (tt.block[slot]) continue;  // sizes that follow each rank's block: the donor's own law of them stands
       std::optional<RegressionLaw> best;
       for (const GroupModel* g : own) {
         if (!same_terms(copy, *g)) continue;
         const TermTraits& theirs = g->traits.front()[t];
         const std::optional<RegressionLaw> law =
-            moved_bytes(source.front()[t].bytes[slot], theirs.bytes[slot], theirs.rank_spread[slot], d0, d1,
+            moved_bytes(source.front()[t].bytes[slot], theirs.bytes[slot], theirs.rank_spread[slot], d0, d1, dims,
                         making_calls(*g, fitted_n));
         if (law && (!best || law->max_rel_error < best->max_rel_error)) best = law;
       }
       if (best) tt.bytes[slot] = *best;
     }
   }
+}
+
+/// A copy's own laws of sizes moved from d0 to d1, as the exchange it copies would carry them along d1: the sides they
+/// follow and the dimension a face crosses exchanged.
+void moved_sizes(GroupModel& copy, std::size_t d0, std::size_t d1, int dims) {
+  for (std::vector<TermTraits>& terms : copy.traits) {
+    for (TermTraits& tt : terms) {
+      for (RegressionLaw& law : tt.bytes) law = swapped_sides(law, d0, d1, dims);
+    }
+  }
+  swap_faces(copy, d0, d1);
 }
 
 /// The groups of `sources` (blocks along one dimension, in order) copied and moved to the span's dimension, to stand
@@ -175,13 +207,11 @@ bool moved_copies(const std::vector<GroupModel>& groups, const std::vector<Block
       if (copy.role == Role::PointToPoint) {
         copy.pattern = swapped(std::move(copy.pattern), b.axis, span.axis);
         std::vector<const GroupModel*> mine = own[copy.function];
-        std::erase_if(mine, [&](const GroupModel* g) { return !same_terms(copy, *g); });
+        std::erase_if(mine, [&](const GroupModel* o) { return !same_terms(copy, *o); });
         if (!mine.empty()) {
-          take_sizes(copy, *mine[taken[copy.function]++ % mine.size()], mine, b.axis, span.axis, fitted_n);
+          take_sizes(copy, *mine[taken[copy.function]++ % mine.size()], mine, b.axis, span.axis, dims, fitted_n);
         } else {
-          for (TermTraits& tt : copy.traits.front()) {
-            for (RegressionLaw& law : tt.bytes) law = swapped_sides(law, b.axis, span.axis);
-          }
+          moved_sizes(copy, b.axis, span.axis, dims);
         }
       } else if (!copy.per_request && !copy.per_batch) {
         copy.count = swapped(copy.count, b.axis, span.axis, dims);
@@ -201,22 +231,41 @@ bool moved_copies(const std::vector<GroupModel>& groups, const std::vector<Block
   return true;
 }
 
+/// Where two bursts of the span's groups go to one copy's place (two groups whose calls one copy makes), the one of
+/// most work at the largest fitted n stays (the computation between exchanges, not a packing burst); returns how
+/// many were left out.
+std::size_t one_burst_a_place(WorkClass& w, const Renumbering& numbers, const Block& span, std::int64_t largest_n) {
+  using Place = std::tuple<std::size_t, std::uint32_t, std::uint32_t>;
+  std::map<Place, std::size_t> kept;  // place -> the burst kept there
+  std::set<std::size_t> dropped;
+  for (std::size_t k = 0; k < w.bursts.size(); ++k) {
+    const BurstModel& b = w.bursts[k];
+    if (b.group < static_cast<std::int32_t>(span.first) || b.group > static_cast<std::int32_t>(span.last)) continue;
+    const Place place{numbers.old_to_new[static_cast<std::size_t>(b.group)], b.pattern_case, b.term};
+    const auto [it, fresh] = kept.emplace(place, k);
+    if (fresh) continue;
+    const auto work = [&](std::size_t i) { return w.bursts[i].work.at(largest_n, w.largest_run_ranks, 1); };
+    std::size_t loser = k;
+    if (work(k) > work(it->second)) std::swap(it->second, loser);
+    dropped.insert(loser);
+  }
+  std::size_t k = 0;
+  std::erase_if(w.bursts, [&](const BurstModel&) { return dropped.contains(k++); });
+  return dropped.size();
+}
+
 /// The phase with the span's groups replaced by `copies` (numbered from span.first); false, the phase untouched, where
-/// a loop or a group outside the span refers into it. A group's bursts go to the copy of its kind that takes its
-/// place (its k-th of a kind: the copies' k-th of that kind); those of a group with none are left out,
-/// counted in `left_out`.
-bool replace_span(PhaseModel& pm, const Block& span, std::vector<GroupModel> copies, std::size_t& left_out) {
+/// a loop or a group outside the span refers into it. A group's bursts go to the copy that made its calls (`took`,
+/// from make_the_same), before its first term where the copy has not the burst's; those of a group with none, or
+/// that meet a burst of more work at one place, are left out, counted in `left_out` (their work with them; the
+/// class's compute-time law still gives its time to the positions that stay).
+bool replace_span(PhaseModel& pm, const Block& span, std::vector<GroupModel> copies,
+                  const std::map<std::size_t, std::size_t>& took, std::int64_t largest_n, std::size_t& left_out) {
   for (const PhaseLoop& l : pm.loops) {
     if (l.first <= span.last && l.first + l.groups > span.first) return false;
   }
   const std::size_t old_size = pm.groups.size();
   const std::size_t span_size = span.last + 1 - span.first;
-  // The span's groups, then the copies: a group of the span and the copy that takes its place, by their kinds.
-  std::vector<GroupModel> both(pm.groups.begin() + static_cast<std::ptrdiff_t>(span.first),
-                               pm.groups.begin() + static_cast<std::ptrdiff_t>(span.last) + 1);
-  both.insert(both.end(), copies.begin(), copies.end());
-  const Block was{0, span_size - 1, span.axis};
-  const Block made{span_size, both.size() - 1, span.axis};
   Renumbering numbers;
   numbers.old_to_new.assign(old_size, 0);
   std::set<std::int32_t> unmatched;
@@ -230,17 +279,26 @@ bool replace_span(PhaseModel& pm, const Block& span, std::vector<GroupModel> cop
           if (ref.group >= span.first && ref.group <= span.last) return false;
         }
       }
-    } else if (const std::optional<std::size_t> k = alike_in(both, was, g - span.first, made)) {
-      numbers.old_to_new[g] = span.first + *k - span_size;
+    } else if (const auto to = took.find(g - span.first); to != took.end()) {
+      numbers.old_to_new[g] = span.first + to->second;
     } else {
       unmatched.insert(static_cast<std::int32_t>(g));
       numbers.old_to_new[g] = span.first;
     }
   }
-  // The bursts before calls the copies do not make: the class's compute-time law gives their time to its other
-  // positions (predict scales a rank's positions to the class's time).
   for (WorkClass& w : pm.work) {
     left_out += std::erase_if(w.bursts, [&](const BurstModel& b) { return unmatched.contains(b.group); });
+    for (BurstModel& b : w.bursts) {
+      if (b.group < static_cast<std::int32_t>(span.first) || b.group > static_cast<std::int32_t>(span.last)) continue;
+      // A copy has one case and its own terms: a burst before another term of the group goes before its first.
+      const GroupModel& to = copies[numbers.old_to_new[static_cast<std::size_t>(b.group)] - span.first];
+      if (to.role == Role::PointToPoint && (b.pattern_case >= to.pattern.cases.size() ||
+                                            b.term >= to.pattern.cases[b.pattern_case].program.terms.size())) {
+        b.pattern_case = 0;
+        b.term = 0;
+      }
+    }
+    left_out += one_burst_a_place(w, numbers, span, largest_n);
   }
   std::vector<GroupModel> out(pm.groups.begin(), pm.groups.begin() + static_cast<std::ptrdiff_t>(span.first));
   for (std::size_t k = 0; k < copies.size(); ++k) {
@@ -272,12 +330,22 @@ std::vector<std::size_t> closed_cuts(const std::vector<GroupModel>& groups, cons
 /// The candidates for a span along d1, the largest first: an end of the block just before it and a beginning of the
 /// one just after it (either may be empty, not both), each whole exchanges, along dimensions that were longer than 2
 /// and made more calls there (a loop over the dimensions, forward then back, puts exchanges along d1 between them).
-std::vector<std::vector<Block>> sources_for(const std::vector<GroupModel>& groups, const std::vector<Block>& blocks,
-                                            const Block& span, const GridSeen& seen) {
+std::vector<std::vector<Block>> sources_for(const PhaseModel& pm, const std::vector<Block>& blocks, const Block& span) {
+  const std::vector<GroupModel>& groups = pm.groups;
+  const GridSeen& seen = *pm.grid_seen;
+  // A block inside a loop, or of a loop's repeated calls, is made as often as the loop runs: no copy of it stands
+  // outside it.
+  const auto in_loop = [&](const Block& b) {
+    for (std::size_t g = b.first; g <= b.last; ++g) {
+      if (groups[g].iterations) return true;
+    }
+    return std::any_of(pm.loops.begin(), pm.loops.end(),
+                       [&](const PhaseLoop& l) { return l.first <= b.last && l.first + l.groups > b.first; });
+  };
   std::optional<Block> before;
   std::optional<Block> after;
   for (const Block& b : blocks) {
-    if (b.axis == span.axis || seen.longest[b.axis] <= 2 || !seen.longer_adds_calls[b.axis]) continue;
+    if (b.axis == span.axis || seen.longest[b.axis] <= 2 || !seen.longer_adds_calls[b.axis] || in_loop(b)) continue;
     if (b.last + 1 == span.first) before = b;
     if (b.first == span.last + 1) after = b;
   }
@@ -338,15 +406,14 @@ std::vector<std::string> remake_exchanges(PhaseModel& pm, const std::vector<std:
         continue;
       }
       if (!seen_made) continue;
-      for (const std::vector<Block>& sources : sources_for(pm.groups, blocks_of(pm.groups, seen), span, seen)) {
+      for (const std::vector<Block>& sources : sources_for(pm, blocks_of(pm.groups, seen, false, true), span)) {
         std::vector<GroupModel> copies;
-        if (!moved_copies(pm.groups, sources, span, dims, fitted_n, copies) ||
-            !make_the_same(copies, pm.groups, span, fitted_n)) {
-          continue;
-        }
+        if (!moved_copies(pm.groups, sources, span, dims, fitted_n, copies)) continue;
+        const std::optional<std::map<std::size_t, std::size_t>> took = make_the_same(copies, pm.groups, span, fitted_n);
+        if (!took) continue;
         const std::size_t made = copies.size();
         std::size_t left_out = 0;
-        if (!replace_span(pm, span, std::move(copies), left_out)) continue;
+        if (!replace_span(pm, span, std::move(copies), *took, fitted_n.back(), left_out)) continue;
         from = span.first + made;
         seen.follows[d1] = static_cast<int>(sources.front().axis);
         notes.push_back("the exchange of groups " + std::to_string(span.first) + "-" + std::to_string(span.last) +
@@ -359,7 +426,8 @@ std::vector<std::string> remake_exchanges(PhaseModel& pm, const std::vector<std:
                                        : "; " + std::to_string(left_out) +
                                              (left_out == 1 ? " burst before a call it no longer makes is"
                                                             : " bursts before calls it no longer makes are") +
-                                             " left to the other positions of its class"));
+                                             " left out, with its work (its class's compute-time law still " +
+                                             "gives the positions that stay their time)"));
         break;
       }
     }

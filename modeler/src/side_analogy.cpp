@@ -339,15 +339,7 @@ bool insert_moved(PhaseModel& pm, const Block& source, std::size_t d, std::size_
     if (copy.role == Role::PointToPoint) {
       copy.pattern = swapped(std::move(copy.pattern), source.axis, d);
       if (!silent_at(copy, fitted_n)) return false;
-      for (std::vector<TermTraits>& terms : copy.traits) {
-        for (TermTraits& tt : terms) {
-          for (int& face : tt.face_axis) {
-            if (face == static_cast<int>(source.axis) || face == static_cast<int>(d)) {
-              face = face == static_cast<int>(d) ? static_cast<int>(source.axis) : static_cast<int>(d);
-            }
-          }
-        }
-      }
+      swap_faces(copy, source.axis, d);
     } else if (!copy.per_request && !copy.per_batch) {
       copy.count = swapped(copy.count, source.axis, d, dims);
     }

@@ -11,13 +11,14 @@
 namespace p3s::modeler::detail {
 namespace {
 
-/// The dimension a point-to-point group steps along in the phase's grid, periodic or not (its one case there), or
-/// nullopt.
-std::optional<std::size_t> axis_in(const GroupModel& g, const GridSeen& seen) {
+/// The dimension a point-to-point group steps along in the phase's grid (its one case there; on its frame, or
+/// `either_periodicity`, on the same grid periodic or not), or nullopt.
+std::optional<std::size_t> axis_in(const GroupModel& g, const GridSeen& seen, bool either_periodicity) {
   const std::optional<std::size_t> axis = step_axis(g);
   if (!axis || !g.measured.empty()) return std::nullopt;
   const Program& p = g.pattern.cases.front().program;
-  if (!same_numbering(p.frame, seen.frame) || p.layout != GridLayout{0, seen.box}) return std::nullopt;
+  const bool grid = either_periodicity ? same_numbering(p.frame, seen.frame) : p.frame == seen.frame;
+  if (!grid || p.layout != GridLayout{0, seen.box}) return std::nullopt;
   return axis;
 }
 
@@ -52,8 +53,11 @@ bool same_numbering(Frame a, Frame b) {
   return grid(a) == grid(b);
 }
 
-std::vector<Block> blocks_of(const std::vector<GroupModel>& groups, const GridSeen& seen, bool any_layout) {
-  const auto axis_of = [&](const GroupModel& g) { return any_layout ? axis_on_grid(g, seen) : axis_in(g, seen); };
+std::vector<Block> blocks_of(const std::vector<GroupModel>& groups, const GridSeen& seen, bool any_layout,
+                             bool either_periodicity) {
+  const auto axis_of = [&](const GroupModel& g) {
+    return any_layout ? axis_on_grid(g, seen) : axis_in(g, seen, either_periodicity);
+  };
   std::vector<Block> out;
   std::size_t g = 0;
   while (g < groups.size()) {
@@ -184,6 +188,18 @@ std::optional<std::size_t> alike_in(const std::vector<GroupModel>& groups, const
     if (key_of(groups[h]) == key && kth-- == 0) return h;
   }
   return std::nullopt;
+}
+
+void swap_faces(GroupModel& g, std::size_t d0, std::size_t d1) {
+  for (std::vector<TermTraits>& terms : g.traits) {
+    for (TermTraits& tt : terms) {
+      for (int& face : tt.face_axis) {
+        if (face == static_cast<int>(d0) || face == static_cast<int>(d1)) {
+          face = face == static_cast<int>(d0) ? static_cast<int>(d1) : static_cast<int>(d0);
+        }
+      }
+    }
+  }
 }
 
 }  // namespace p3s::modeler::detail

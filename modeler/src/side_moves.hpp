@@ -37,16 +37,19 @@ using Counterparts = std::map<std::size_t, std::size_t>;
 /// The phase's groups renumbered: where each old group went, and each inserted copy of a source extra.
 struct Renumbering {
   std::vector<std::size_t> old_to_new;
-  std::map<std::size_t, std::size_t> made;  ///< a source extra -> its copy's new index
+  /// A copy made of a group -> its new index (a copy's completions refer to copies through it; a span made anew maps
+  /// each copy's new index to itself, its completions naming the copies already).
+  std::map<std::size_t, std::size_t> made;
 };
 
 /// Whether two frames number one grid alike (the same grid, periodic or not).
 [[nodiscard]] bool same_numbering(Frame a, Frame b);
 
-/// The blocks of the groups stepping along one dimension of the phase's grid, periodic or not, on its own layout (on
-/// any layout where `any_layout`: a coarse grid's too).
+/// The blocks of the groups stepping along one dimension of the phase's grid on its own layout (on any layout where
+/// `any_layout`: a coarse grid's too), on its frame or, `either_periodicity`, on the same grid periodic or not (on a
+/// side of 2 a step either way reaches the same rank, so the fit may have taken either).
 [[nodiscard]] std::vector<Block> blocks_of(const std::vector<GroupModel>& groups, const GridSeen& seen,
-                                           bool any_layout = false);
+                                           bool any_layout = false, bool either_periodicity = false);
 
 /// What a law follows: kConstant, the dimension d of the grid whose side (or whether it is longer than 2) it is a
 /// law of, or kOther.
@@ -60,6 +63,10 @@ struct Renumbering {
 
 /// The pattern stepping along d1 as `p` steps along d0, every case.
 [[nodiscard]] Pattern swapped(Pattern p, std::size_t d0, std::size_t d1);
+
+/// A point-to-point group's messages moved from d0 to d1: the dimension each face crosses (TermTraits::face_axis)
+/// exchanged.
+void swap_faces(GroupModel& g, std::size_t d0, std::size_t d1);
 
 /// Whether the group makes no call at any n of `at` (true for an empty list).
 [[nodiscard]] bool silent_at(const GroupModel& g, const std::vector<std::int64_t>& at);

@@ -11,7 +11,7 @@
 3. `p3s model` on the fitted runs with --validate-with the predicted run: the model evaluated at a process count
    beyond every fitted one, against the real run there.
 4. `p3s predict --logical` at the predicted count: one line per rank and phase, the calls of each.
-For both validations, every phase must be evaluated, with no group approximated, its communication pattern and
+For both validations (the held-out one only printed with --first-longer-last), every phase must be evaluated, with no group approximated, its communication pattern and
 number of communications exact, its weight exact, and message sizes within 1 % on average and 3 % at most (with
 --uneven, at the predicted count sizes may differ where the phase's caveats name an uneven division of the data);
 the work error (CPU time here, noisy) is printed, one table row per phase, for the record.
@@ -160,7 +160,8 @@ def main():
     if predicted != real_calls:
         bad = next(r for r in sorted(real_calls) if predicted.get(r) != real_calls[r])
         fail("lt4nc", f"rank {bad}: the LT4NC calls {predicted.get(bad)} differ from the real {real_calls[bad]}")
-    print(f"{a.name}: model validated at n={a.fit[-1]} (held out) and n={a.predict} (beyond the fitted runs); "
+    held_out = "" if a.first_longer_last else f"n={a.fit[-1]} (held out) and "
+    print(f"{a.name}: model validated at {held_out}n={a.predict} (beyond the fitted runs); "
           f"LT4NC at {a.predict} ranks matches the real run's calls")
 
 
