@@ -22,6 +22,17 @@ namespace {
 /// over the ranks, if more.
 constexpr double kMovedSizeTolerance = 0.05;
 
+/// Whether group g is one of the block's.
+bool inside(const Block& b, std::int64_t g) {
+  return g >= static_cast<std::int64_t>(b.first) && g <= static_cast<std::int64_t>(b.last);
+}
+
+/// Whether a loop of the phase holds a group of the block.
+bool overlaps_loop(const PhaseModel& pm, const Block& b) {
+  return std::any_of(pm.loops.begin(), pm.loops.end(),
+                     [&](const PhaseLoop& l) { return l.first <= b.last && l.first + l.groups > b.first; });
+}
+
 /// The blocks stepping along dimension d of the phase's grid, periodic or not (on a side of 2 a step either way reaches
 /// the same rank, so the fit may have taken either).
 std::vector<Block> spans_along(const std::vector<GroupModel>& groups, const GridSeen& seen, std::size_t d) {
@@ -152,8 +163,9 @@ std::vector<std::int64_t> making_calls(const GroupModel& g, const std::vector<st
 }
 
 /// A copy moved from d0 to d1 given the sizes and communicator of `donor`, one of `own`, the target's messages of its
-/// function: each slot's law is the source's moved (moved_bytes) where it fits the sizes of one of them (the one it
-/// fits best: a group the fit merged from both edges' calls may hold sizes of another kind), else the donor's.
+/// function shaped as the copy (same_terms): each slot's law is the source's moved (moved_bytes) where it fits the
+/// sizes of one of them (the one it fits best: a group the fit merged from both edges' calls may hold sizes of another
+/// kind), else the donor's.
 void take_sizes(GroupModel& copy, const GroupModel& donor, const std::vector<const GroupModel*>& own, std::size_t d0,
                 std::size_t d1, int dims, const std::vector<std::int64_t>& fitted_n) {
   const std::vector<std::vector<TermTraits>> source = copy.traits;
@@ -165,7 +177,6 @@ void take_sizes(GroupModel& copy, const GroupModel& donor, const std::vector<con
       if (tt.block[slot]) continue;  // sizes that follow each rank's block: the donor's own law of them stands
       std::optional<RegressionLaw> best;
       for (const GroupModel* g : own) {
-        if (!same_terms(copy, *g)) continue;
         const TermTraits& theirs = g->traits.front()[t];
         const std::optional<RegressionLaw> law =
             moved_bytes(source.front()[t].bytes[slot], theirs.bytes[slot], theirs.rank_spread[slot], d0, d1, dims,
@@ -240,7 +251,7 @@ std::size_t one_burst_a_place(WorkClass& w, const Renumbering& numbers, const Bl
   std::set<std::size_t> dropped;
   for (std::size_t k = 0; k < w.bursts.size(); ++k) {
     const BurstModel& b = w.bursts[k];
-    if (b.group < static_cast<std::int32_t>(span.first) || b.group > static_cast<std::int32_t>(span.last)) continue;
+    if (!inside(span, b.group)) continue;
     const Place place{numbers.old_to_new[static_cast<std::size_t>(b.group)], b.pattern_case, b.term};
     const auto [it, fresh] = kept.emplace(place, k);
     if (fresh) continue;
@@ -261,9 +272,7 @@ std::size_t one_burst_a_place(WorkClass& w, const Renumbering& numbers, const Bl
 /// class's compute-time law still gives its time to the positions that stay).
 bool replace_span(PhaseModel& pm, const Block& span, std::vector<GroupModel> copies,
                   const std::map<std::size_t, std::size_t>& took, std::int64_t largest_n, std::size_t& left_out) {
-  for (const PhaseLoop& l : pm.loops) {
-    if (l.first <= span.last && l.first + l.groups > span.first) return false;
-  }
+  if (overlaps_loop(pm, span)) return false;
   const std::size_t old_size = pm.groups.size();
   const std::size_t span_size = span.last + 1 - span.first;
   Renumbering numbers;
@@ -276,7 +285,7 @@ bool replace_span(PhaseModel& pm, const Block& span, std::vector<GroupModel> cop
       numbers.old_to_new[g] = g - span_size + copies.size();
       for (const std::vector<RequestRef>& call : pm.groups[g].completes) {
         for (const RequestRef& ref : call) {
-          if (ref.group >= span.first && ref.group <= span.last) return false;
+          if (inside(span, ref.group)) return false;
         }
       }
     } else if (const auto to = took.find(g - span.first); to != took.end()) {
@@ -289,7 +298,7 @@ bool replace_span(PhaseModel& pm, const Block& span, std::vector<GroupModel> cop
   for (WorkClass& w : pm.work) {
     left_out += std::erase_if(w.bursts, [&](const BurstModel& b) { return unmatched.contains(b.group); });
     for (BurstModel& b : w.bursts) {
-      if (b.group < static_cast<std::int32_t>(span.first) || b.group > static_cast<std::int32_t>(span.last)) continue;
+      if (!inside(span, b.group)) continue;
       // A copy has one case and its own terms: a burst before another term of the group goes before its first.
       const GroupModel& to = copies[numbers.old_to_new[static_cast<std::size_t>(b.group)] - span.first];
       if (to.role == Role::PointToPoint && (b.pattern_case >= to.pattern.cases.size() ||
@@ -339,8 +348,7 @@ std::vector<std::vector<Block>> sources_for(const PhaseModel& pm, const std::vec
     for (std::size_t g = b.first; g <= b.last; ++g) {
       if (groups[g].iterations) return true;
     }
-    return std::any_of(pm.loops.begin(), pm.loops.end(),
-                       [&](const PhaseLoop& l) { return l.first <= b.last && l.first + l.groups > b.first; });
+    return overlaps_loop(pm, b);
   };
   std::optional<Block> before;
   std::optional<Block> after;
@@ -398,12 +406,9 @@ std::vector<std::string> remake_exchanges(PhaseModel& pm, const std::vector<std:
       from = span.last + 1;
       // An exchange no fitted run made (one added along the dimension) was inferred whole already.
       bool seen_made = false;
-      try {
-        for (std::size_t g = span.first; g <= span.last; ++g) {
-          if (pm.groups[g].role == Role::PointToPoint && !silent_at(pm.groups[g], fitted_n)) seen_made = true;
-        }
-      } catch (const ModelError&) {
-        continue;
+      for (std::size_t g = span.first; g <= span.last; ++g) {
+        seen_made =
+            seen_made || (pm.groups[g].role == Role::PointToPoint && !making_calls(pm.groups[g], fitted_n).empty());
       }
       if (!seen_made) continue;
       for (const std::vector<Block>& sources : sources_for(pm, blocks_of(pm.groups, seen, false, true), span)) {

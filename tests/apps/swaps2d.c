@@ -28,10 +28,8 @@ static void swap(double* in, double* out, int len, int from, int to) {
 }
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
   int size = 1, rank = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  expect_start(&argc, &argv, &rank, &size);
   const int iters = expect_arg_int(argc, argv, 1, 20);
   const int n_global = expect_arg_int(argc, argv, 2, 1920);
   int dims[2] = {0, 0};
