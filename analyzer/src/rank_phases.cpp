@@ -292,19 +292,22 @@ using Level = PhaseLevel;
 /// A location's units, or its calls up to each collective of all processes.
 LocationOccurrences occurrences_of(const CallSequence& calls, const PhaseStructure& ps, Level level) {
   LocationOccurrences out;
-  // Calls [begin, end) as occurrences, a new one beginning at every call i > begin where `starts(i)`.
-  const auto add_split = [&](std::uint64_t begin, std::uint64_t end, const auto& starts) {
+  // Calls [begin, end) of `seq` as occurrences, a new one beginning at every call i > begin where `starts(i)`.
+  const auto add_split = [&](const CallSequence& seq, std::uint64_t begin, std::uint64_t end, const auto& starts) {
     std::uint64_t b = begin;
     for (std::uint64_t i = begin + 1; i < end; ++i) {
       if (starts(i)) {
-        out.add(calls, b, i);
+        out.add(seq, b, i);
         b = i;
       }
     }
-    out.add(calls, b, end);
+    out.add(seq, b, end);
   };
   if (level == Level::Collectives) {
-    add_split(0, calls.syncs().size(), [&](std::uint64_t i) { return calls.syncs()[i - 1] != 0; });
+    // Cut where all processes meet, and told apart by the calls alone: which of them follow computation varies
+    // with the machine's load and a step's data, and no cut depends on it here.
+    const CallSequence plain = calls.unmarked(false);
+    add_split(plain, 0, plain.syncs().size(), [&](std::uint64_t i) { return plain.syncs()[i - 1] != 0; });
     return out;
   }
   for (const Stretch& st : cut_loops(loop_stretches(ps), calls)) {
@@ -313,7 +316,7 @@ LocationOccurrences occurrences_of(const CallSequence& calls, const PhaseStructu
     } else {
       // Between loops, a step begins after each compute burst (an MD step that re-neighbours, one that writes
       // output): the same boundaries as the units' around it.
-      add_split(st.begin, st.end, [&](std::uint64_t i) { return calls.anchors()[i] != 0; });
+      add_split(calls, st.begin, st.end, [&](std::uint64_t i) { return calls.anchors()[i] != 0; });
     }
   }
   return out;

@@ -315,6 +315,42 @@ TEST(RankPhases, MessageSizesThatFollowEachRanksDataDoNotCutItsIterations) {
   EXPECT_EQ(sorted_weights(*asked).back(), 12u);
 }
 
+/// A location of a code whose steps end where all processes meet: Init, `iters` x (two sends to its neighbour, compute,
+/// an allreduce of everyone), Finalize. In every third step the data make it compute before its first send too.
+CallSequence steps_to_a_reduction(std::int32_t rank, int iters) {
+  CallSequence s(rank, 1000000);
+  const auto call = [&](std::uint32_t region, std::int32_t peer, std::uint64_t burst, bool everyone = false) {
+    Op op;
+    op.header.region = region;
+    op.header.burst_ns = burst;
+    op.header.burst_work = burst;
+    Action a;
+    a.peer = peer;
+    op.actions.push_back(a);
+    s.add(op, s.ticks().size() + 1, everyone);
+  };
+  call(0, -1, 0);
+  for (int it = 0; it < iters; ++it) {
+    call(1, rank ^ 1, it % 3 == 1 ? 5000000 : 10);
+    call(1, rank ^ 1, 10);
+    call(2, -1, 2000000, true);
+  }
+  call(9, -1, 10);
+  return s;
+}
+
+TEST(RankPhases, BetweenCollectivesOfEveryoneTheCallsAloneTellAStepsKind) {
+  // Which calls follow computation is the data's (and the machine's) doing; the steps between the reductions make
+  // the same calls, so they are one phase however their computation falls.
+  std::vector<CallSequence> steps;
+  for (std::int32_t r = 0; r < 2; ++r) steps.push_back(steps_to_a_reduction(r, 12));
+  std::string why;
+  const auto rp = phases_by_rank(steps, PhaseFinderOptions{}, why, PhaseLevel::Collectives);
+  ASSERT_TRUE(rp.has_value()) << why;
+  EXPECT_EQ(rp->level, PhaseLevel::Collectives) << rp->method_note;
+  EXPECT_EQ(sorted_weights(*rp).back(), 11u) << "every step after the first, which holds the set-up";
+}
+
 TEST(RankPhases, NoCallsAnywhereIsRefusedWithTheReason) {
   std::vector<CallSequence> steps;
   steps.emplace_back(0, 1000);
