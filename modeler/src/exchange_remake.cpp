@@ -34,9 +34,10 @@ bool overlaps_loop(const PhaseModel& pm, const Block& b) {
 }
 
 /// The blocks stepping along dimension d of the phase's grid, periodic or not (on a side of 2 a step either way reaches
-/// the same rank, so the fit may have taken either).
+/// the same rank, so the fit may have taken either), on any layout (a call only the ranks at one end of the side make
+/// is a step of it too).
 std::vector<Block> spans_along(const std::vector<GroupModel>& groups, const GridSeen& seen, std::size_t d) {
-  std::vector<Block> out = blocks_of(groups, seen, false, true);
+  std::vector<Block> out = blocks_of(groups, seen, true, true);
   std::erase_if(out, [d](const Block& b) { return b.axis != d; });
   return out;
 }
@@ -320,6 +321,21 @@ bool replace_span(PhaseModel& pm, const Block& span, std::vector<GroupModel> cop
   return true;
 }
 
+/// The copies' point-to-point patterns with dimension d taken open (GridLayout::open); false where some pattern has no
+/// grid to open.
+bool open_along(std::vector<GroupModel>& copies, std::size_t d) {
+  bool any = false;
+  for (GroupModel& g : copies) {
+    if (g.role != Role::PointToPoint) continue;
+    for (Pattern::Case& c : g.pattern.cases) {
+      if (!frame_periodic(c.program.frame) || d >= static_cast<std::size_t>(frame_dims(c.program.frame))) return false;
+      c.program.layout.open = static_cast<std::uint8_t>(c.program.layout.open | (1U << d));
+      any = true;
+    }
+  }
+  return any;
+}
+
 /// The places a block can be cut without parting a completion from its requests: first, last + 1, and every group
 /// before which no completion completes a request of the other side.
 std::vector<std::size_t> closed_cuts(const std::vector<GroupModel>& groups, const Block& b) {
@@ -338,7 +354,7 @@ std::vector<std::size_t> closed_cuts(const std::vector<GroupModel>& groups, cons
 
 /// The candidates for a span along d1, the largest first: an end of the block just before it and a beginning of the
 /// one just after it (either may be empty, not both), each whole exchanges, along dimensions that were longer than 2
-/// and made more calls there (a loop over the dimensions, forward then back, puts exchanges along d1 between them).
+/// (a loop over the dimensions, forward then back, puts exchanges along d1 between them).
 std::vector<std::vector<Block>> sources_for(const PhaseModel& pm, const std::vector<Block>& blocks, const Block& span) {
   const std::vector<GroupModel>& groups = pm.groups;
   const GridSeen& seen = *pm.grid_seen;
@@ -353,7 +369,7 @@ std::vector<std::vector<Block>> sources_for(const PhaseModel& pm, const std::vec
   std::optional<Block> before;
   std::optional<Block> after;
   for (const Block& b : blocks) {
-    if (b.axis == span.axis || seen.longest[b.axis] <= 2 || !seen.longer_adds_calls[b.axis] || in_loop(b)) continue;
+    if (b.axis == span.axis || seen.longest[b.axis] <= 2 || in_loop(b)) continue;
     if (b.last + 1 == span.first) before = b;
     if (b.first == span.last + 1) after = b;
   }
@@ -414,7 +430,16 @@ std::vector<std::string> remake_exchanges(PhaseModel& pm, const std::vector<std:
       for (const std::vector<Block>& sources : sources_for(pm, blocks_of(pm.groups, seen, false, true), span)) {
         std::vector<GroupModel> copies;
         if (!moved_copies(pm.groups, sources, span, dims, fitted_n, copies)) continue;
-        const std::optional<std::map<std::size_t, std::size_t>> took = make_the_same(copies, pm.groups, span, fitted_n);
+        std::optional<std::map<std::size_t, std::size_t>> took = make_the_same(copies, pm.groups, span, fitted_n);
+        // A dimension that does not wrap (MPI_Cart_create's periods): its end ranks made only the calls toward the
+        // neighbour they have, which a side of 2 shows as one call where a periodic side makes two.
+        const bool open = !took && frame_periodic(seen.frame) && open_along(copies, span.axis);
+        if (open) took = make_the_same(copies, pm.groups, span, fitted_n);
+        // Where a longer side made no more calls than a side of 2, the span's own fit holds what a longer side makes,
+        // unless its dimension is open, which the sides of 2 along the others could not show.
+        const bool adds =
+            std::all_of(sources.begin(), sources.end(), [&](const Block& b) { return seen.longer_adds_calls[b.axis]; });
+        if (!adds && !open) continue;
         if (!took) continue;
         const std::size_t made = copies.size();
         std::size_t left_out = 0;
@@ -426,7 +451,12 @@ std::vector<std::string> remake_exchanges(PhaseModel& pm, const std::vector<std:
                         "made as the exchange" + (sources.size() > 1 ? "s" : "") + " next to it along dimension " +
                         std::to_string(sources.front().axis) + " (groups " + std::to_string(sources.front().first) +
                         "-" + std::to_string(sources.back().last) + "), which make the same calls on every rank " +
-                        "of every fitted run: their order and the calls a longer side adds are inferred, not seen" +
+                        "of every fitted run" +
+                        (open ? std::string(" with dimension ") + std::to_string(d1) +
+                                    " open (a rank at either end has no neighbour beyond it, as the fitted runs' end " +
+                                    "ranks show)"
+                              : std::string()) +
+                        ": their order and the calls a longer side adds are inferred, not seen" +
                         (left_out == 0 ? std::string()
                                        : "; " + std::to_string(left_out) +
                                              (left_out == 1 ? " burst before a call it no longer makes is"

@@ -303,7 +303,7 @@ std::optional<Label> label_of(Frame frame, std::int64_t r, std::int64_t peer, st
   for (std::size_t d = 0; d < dims.size(); ++d) {
     const Holders h = holders(dims[d], layout);
     const std::int64_t step = (b[d] - a[d]) / h.stride;
-    l[d] = frame_periodic(frame) ? modulo(step, h.count) : step;
+    l[d] = layout.wraps(frame, d) ? modulo(step, h.count) : step;
   }
   return l;
 }
@@ -429,7 +429,7 @@ std::optional<std::int64_t> peer_of(Frame frame, std::int64_t r, const Label& la
     const std::size_t d = fastest(frame, k, dims.size());
     const Holders h = holders(dims[d], layout);
     std::int64_t x = *holder_index(c[d], h) + label[d];
-    if (frame_periodic(frame)) {
+    if (layout.wraps(frame, d)) {
       // A side of 1: no neighbour along it, or the rank itself where the code exchanges along it all the same.
       if (h.count == 1 && label[d] != 0 && !layout.self_on_unit_side) return std::nullopt;
       x = modulo(x, h.count);
@@ -444,6 +444,7 @@ std::optional<std::int64_t> peer_of(Frame frame, std::int64_t r, const Label& la
 Label stable_label(Frame frame, std::int64_t n, Label label, int repeat, bool back_first, const GridLayout& layout) {
   if (!frame_periodic(frame)) return label;
   for (std::size_t d = 0; d < static_cast<std::size_t>(frame_dims(frame)); ++d) {
+    if (!layout.wraps(frame, d)) continue;
     const std::int64_t m = label_period(frame, n, d, layout);
     std::int64_t& v = label[d];
     if (2 * v == m) {
@@ -514,7 +515,7 @@ int description_length(const Program& program) {
   int total = program.layout.grain > 0 ? 2 + bits(Rational::make(program.layout.grain)) : 0;
   // Which rank of a block holds the data, and a step to the rank itself along a side of 1: a bit each.
   total += (program.layout.last_holder ? 1 : 0) + (program.layout.self_on_unit_side ? 1 : 0) +
-           (program.layout.along_step ? 1 : 0);
+           (program.layout.along_step ? 1 : 0) + std::popcount(program.layout.open);
   if (program.layout.boxed()) {
     for (const std::int64_t side : program.layout.box) total += side > 0 ? 2 + bits(Rational::make(side)) : 0;
   }
@@ -650,6 +651,9 @@ std::string Program::to_string() const {
     }
   }
   if (layout.self_on_unit_side) out += " (a side of 1: to itself)";
+  for (std::size_t d = 0; d < static_cast<std::size_t>(frame_dims(frame)); ++d) {
+    if (frame_periodic(frame) && !layout.wraps(frame, d)) out += " (dimension " + std::to_string(d) + " open)";
+  }
   return out;
 }
 
@@ -777,6 +781,7 @@ void to_json(json& j, const Pattern& p) {
     if (c.program.layout.last_holder) jc["last_holder"] = true;
     if (c.program.layout.self_on_unit_side) jc["self_on_unit_side"] = true;
     if (c.program.layout.along_step) jc["along_step"] = true;
+    if (c.program.layout.open != 0) jc["open"] = c.program.layout.open;
     cases.push_back(std::move(jc));
   }
   j = json{{"cases", std::move(cases)}, {"equation", p.to_string()}};
@@ -800,6 +805,12 @@ Pattern pattern_from_json(const json& j) {
       c.program.layout.last_holder = jc.value("last_holder", false);
       c.program.layout.self_on_unit_side = jc.value("self_on_unit_side", false);
       c.program.layout.along_step = jc.value("along_step", false);
+      const int open = jc.value("open", 0);
+      if (open < 0 || open >= (1 << frame_dims(c.program.frame)) || (open != 0 && !frame_periodic(c.program.frame))) {
+        throw InputError("open dimensions " + std::to_string(open) + " that the model pattern's " +
+                         std::string(frame_name(c.program.frame)) + " frame does not have");
+      }
+      c.program.layout.open = static_cast<std::uint8_t>(open);
       if (c.program.layout.along_step && c.program.layout.grain == 0) {
         throw InputError("a model pattern steps along one dimension of a grain without a grain");
       }

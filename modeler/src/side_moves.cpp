@@ -23,12 +23,14 @@ std::optional<std::size_t> axis_in(const GroupModel& g, const GridSeen& seen, bo
 }
 
 /// The dimension a single-case point-to-point group steps along in the phase's grid, on any layout of it (a coarse
-/// grid's ranks that hold data too), or nullopt.
-std::optional<std::size_t> axis_on_grid(const GroupModel& g, const GridSeen& seen) {
+/// grid's ranks that hold data too, the ranks at one end of a side), on its frame or, `either_periodicity`, on the
+/// same grid periodic or not; or nullopt.
+std::optional<std::size_t> axis_on_grid(const GroupModel& g, const GridSeen& seen, bool either_periodicity) {
   const std::optional<std::size_t> axis = step_axis(g);
   if (!axis || !g.measured.empty()) return std::nullopt;
   const Program& p = g.pattern.cases.front().program;
-  if (p.frame != seen.frame || p.layout.box != seen.box) return std::nullopt;
+  const bool grid = either_periodicity ? same_numbering(p.frame, seen.frame) : p.frame == seen.frame;
+  if (!grid || p.layout.box != seen.box) return std::nullopt;
   return axis;
 }
 
@@ -56,7 +58,7 @@ bool same_numbering(Frame a, Frame b) {
 std::vector<Block> blocks_of(const std::vector<GroupModel>& groups, const GridSeen& seen, bool any_layout,
                              bool either_periodicity) {
   const auto axis_of = [&](const GroupModel& g) {
-    return any_layout ? axis_on_grid(g, seen) : axis_in(g, seen, either_periodicity);
+    return any_layout ? axis_on_grid(g, seen, either_periodicity) : axis_in(g, seen, either_periodicity);
   };
   std::vector<Block> out;
   std::size_t g = 0;

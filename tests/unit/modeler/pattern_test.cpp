@@ -405,6 +405,39 @@ TEST(Pattern, AnExchangeAlongEverySideOfAPeriodicGridReachesTheRankItselfAlongAS
   EXPECT_EQ(peer_of(Frame::Torus3, 0, Label{0, 0, 1}, 4, GridLayout{0, {0, 0, 0}, false, true}), 0);
 }
 
+TEST(Pattern, AnOpenDimensionOfAPeriodicGridHasNoNeighbourBeyondItsEnds) {
+  // A 4 x 4 grid periodic along its first dimension and open along its second (MPI_Cart_create with periods
+  // {1, 0}): rank 4 (1, 0) steps to (1, 1) and to the wrapped (0, 0) and (2, 0), but not down to (1, 3).
+  GridLayout open;
+  open.open = 2;
+  EXPECT_EQ(peer_of(Frame::Torus2, 4, Label{0, 1, 0}, 16, open), 5);
+  EXPECT_EQ(peer_of(Frame::Torus2, 4, Label{0, -1, 0}, 16, open), std::nullopt);
+  EXPECT_EQ(peer_of(Frame::Torus2, 4, Label{0, -1, 0}, 16), 7) << "the same grid wraps without it";
+  EXPECT_EQ(peer_of(Frame::Torus2, 0, Label{-1, 0, 0}, 16, open), 12);
+  EXPECT_EQ(label_of(Frame::Torus2, 7, 4, 16, open), (Label{0, -3, 0}));
+  EXPECT_EQ(label_of(Frame::Torus2, 7, 4, 16), (Label{0, 1, 0}));
+  // On a side of 2 a step either way reaches one rank where the dimension wraps, not where it is open.
+  EXPECT_EQ(stable_label(Frame::Torus2, 8, Label{0, 1, 0}, 0, true, open), (Label{0, 1, 0}));
+  EXPECT_EQ(stable_label(Frame::Torus2, 8, Label{0, 1, 0}, 0, true), (Label{0, -1, 0}));
+  // It is kept in the model file, and a dimension the frame has not is refused.
+  Pattern p;
+  Program prog;
+  prog.frame = Frame::Torus2;
+  prog.layout = open;
+  Term t;
+  t.count = ExactLaw::constant(Rational::make(1));
+  t.slots.push_back({IndexedLaw::constant(0), IndexedLaw::constant(1)});
+  prog.terms.push_back(t);
+  p.cases.push_back({RankPredicate{}, prog});
+  nlohmann::json j;
+  to_json(j, p);
+  EXPECT_EQ(j["cases"][0]["open"], 2);
+  EXPECT_EQ(pattern_from_json(j), p) << j.dump();
+  EXPECT_NE(p.to_string().find("dimension 1 open"), std::string::npos) << p.to_string();
+  j["cases"][0]["open"] = 4;
+  EXPECT_THROW((void)pattern_from_json(j), InputError);
+}
+
 TEST(Pattern, TheLastRankOfEachBlockMayHoldACoarseGrid) {
   // A coarse grid of 2 points per side split over p processes as most codes split data, rank c holding the points
   // floor(c 2 / p) .. floor((c + 1) 2 / p) - 1: of 4 processes, coordinates 1 and 3 hold them. The holders exchange

@@ -247,16 +247,16 @@ GroupModel step2(const char* call, mpi::Function function, std::int64_t dx, std:
   return g;
 }
 
-/// One swap each way along dimension d of a non-periodic grid, as a code posts them where it receives something:
-/// a receive from +1, a send to -1 and the wait, then the same the other way.
-std::vector<GroupModel> swaps(std::size_t d, std::uint32_t first) {
+/// One swap each way along dimension d of a grid (non-periodic unless `frame` says), as a code posts them where it
+/// receives something: a receive from +1, a send to -1 and the wait, then the same the other way.
+std::vector<GroupModel> swaps(std::size_t d, std::uint32_t first, Frame frame = Frame::Grid2) {
   const std::int64_t x = d == 0 ? 1 : 0;
   const std::int64_t y = d == 1 ? 1 : 0;
-  return {step2("MPI_Irecv", mpi::Function::MPI_Irecv, x, y, Frame::Grid2),
-          step2("MPI_Send", mpi::Function::MPI_Send, -x, -y, Frame::Grid2),
+  return {step2("MPI_Irecv", mpi::Function::MPI_Irecv, x, y, frame),
+          step2("MPI_Send", mpi::Function::MPI_Send, -x, -y, frame),
           wait_for(first),
-          step2("MPI_Irecv", mpi::Function::MPI_Irecv, -x, -y, Frame::Grid2),
-          step2("MPI_Send", mpi::Function::MPI_Send, x, y, Frame::Grid2),
+          step2("MPI_Irecv", mpi::Function::MPI_Irecv, -x, -y, frame),
+          step2("MPI_Send", mpi::Function::MPI_Send, x, y, frame),
           wait_for(first + 3)};
 }
 
@@ -286,6 +286,19 @@ PhaseModel edge_swaps() {
   before_y.group = 6;
   w.bursts.push_back(before_y);
   pm.work.push_back(w);
+  return pm;
+}
+
+/// The same update on a grid periodic along x and open along y (a channel between two walls): x's swaps on the torus,
+/// whose side of 2 already made both of them, so a longer side added none; y's fit as edge_swaps().
+PhaseModel channel_swaps() {
+  PhaseModel pm = edge_swaps();
+  const std::vector<GroupModel> x = swaps(0, 0, Frame::Torus2);
+  std::copy(x.begin(), x.end(), pm.groups.begin());
+  const std::vector<GroupModel> back = swaps(0, 13, Frame::Torus2);
+  std::copy(back.begin(), back.end(), pm.groups.begin() + 13);
+  pm.grid_seen->frame = Frame::Torus2;
+  pm.grid_seen->longer_adds_calls = {false, false, false};
   return pm;
 }
 
@@ -336,6 +349,47 @@ TEST(SideAnalogy, AnExchangeTheLongerSideDoesNotMakeAsItWasSeenStays) {
   pm.groups[6].pattern.cases.front().program.frame = Frame::Torus2;
   EXPECT_TRUE(add_exchanges_along_shorter_sides(pm, kEdgeFitted).empty());
   EXPECT_EQ(pm.groups.size(), 19U);
+  EXPECT_EQ(pm.grid_seen->follows, (std::array<int, 3>{-1, -1, -1}));
+}
+
+TEST(SideAnalogy, AnExchangeWhoseEndRanksMakeHalfItsCallsIsMadeOnAnOpenDimension) {
+  PhaseModel pm = channel_swaps();
+  const PhaseModel before = pm;
+  const std::vector<std::string> notes = add_exchanges_along_shorter_sides(pm, kEdgeFitted);
+  ASSERT_EQ(notes.size(), 1U);
+  EXPECT_NE(notes.front().find("with dimension 1 open"), std::string::npos) << notes.front();
+  ASSERT_EQ(pm.groups.size(), 24U);
+  EXPECT_EQ(pm.groups[6].pattern.cases.front().program.layout.open, 2U);
+  EXPECT_EQ(pm.groups[0].pattern.cases.front().program.layout.open, 0U) << "x still wraps";
+  for (const std::int64_t n : kEdgeFitted) {
+    for (std::int64_t r = 0; r < n; ++r) {
+      EXPECT_EQ(peers_in(pm, 6, 17, r, n), peers_in(before, 6, 12, r, n)) << "n = " << n << ", rank " << r;
+    }
+  }
+  // At 16 (4x4) the inner rank 5 (1, 1) makes both swaps each way; rank 4 (1, 0) at the lower wall only receives from
+  // and sends to (1, 1), and rank 7 (1, 3) at the upper one only to and from (1, 2): no step wraps along y.
+  EXPECT_EQ(peers_in(pm, 6, 17, 5, 16), (std::vector<std::int64_t>{6, 4, 4, 6, 6, 4, 4, 6}));
+  EXPECT_EQ(peers_in(pm, 6, 17, 4, 16), (std::vector<std::int64_t>{5, 5, 5, 5}));
+  EXPECT_EQ(peers_in(pm, 6, 17, 7, 16), (std::vector<std::int64_t>{6, 6, 6, 6}));
+  // x wraps as it did: rank 0 (0, 0) receives from (1, 0) and sends to (3, 0).
+  EXPECT_EQ(peers_in(pm, 0, 5, 0, 16), (std::vector<std::int64_t>{4, 12, 12, 4}));
+}
+
+TEST(SideAnalogy, APeriodicSideOf2ThatMadeEveryCallKeepsItsOwnFitWhereALongerSideAddedNone) {
+  // y's side of 2 made both swaps each way on every rank, as x's: nothing says what a longer side does otherwise.
+  PhaseModel pm = channel_swaps();
+  pm.groups.erase(pm.groups.begin() + 6, pm.groups.begin() + 13);
+  const std::vector<GroupModel> y = swaps(1, 6, Frame::Torus2);
+  pm.groups.insert(pm.groups.begin() + 6, y.begin(), y.end());
+  for (std::size_t g = 12; g < pm.groups.size(); ++g) {
+    for (std::vector<RequestRef>& call : pm.groups[g].completes) {
+      for (RequestRef& ref : call) ref.group -= 1;
+    }
+  }
+  pm.work.front().cases.assign(pm.groups.size(), 0);
+  const std::size_t groups = pm.groups.size();
+  EXPECT_TRUE(add_exchanges_along_shorter_sides(pm, kEdgeFitted).empty());
+  EXPECT_EQ(pm.groups.size(), groups);
   EXPECT_EQ(pm.grid_seen->follows, (std::array<int, 3>{-1, -1, -1}));
 }
 

@@ -72,13 +72,21 @@ using Label = std::array<std::int64_t, 3>;
 ///   more processes than the grain: what spreads a coarse grid's data back over the finer level's ranks (a
 ///   multigrid code's prolongation, from the holders to their neighbours that hold none, who receive it: the first
 ///   rank of each block where the last one holds, with a stride of 2).
+/// - `open`: in a periodic frame, the dimensions (bit d for dimension d) along which the grid does not wrap, as
+///   MPI_Cart_create makes a dimension whose `periods` entry is false (a wall, a free surface): a rank at either end
+///   has no neighbour beyond it, and a step there is a null communication.
 struct GridLayout {
   std::int64_t grain = 0;
   std::array<std::int64_t, 3> box{0, 0, 0};
   bool last_holder = false;
   bool self_on_unit_side = false;
   bool along_step = false;
+  std::uint8_t open = 0;
   [[nodiscard]] bool boxed() const noexcept { return box[0] > 0; }
+  /// Whether labels along dimension d of `frame` wrap around.
+  [[nodiscard]] bool wraps(Frame frame, std::size_t d) const noexcept {
+    return frame_periodic(frame) && ((open >> d) & 1U) == 0;
+  }
   friend auto operator<=>(const GridLayout&, const GridLayout&) = default;
 };
 
