@@ -21,6 +21,7 @@
 #include "p3s/trace/schema.hpp"
 #include "p3s/utc_date.hpp"
 #include "p3s/version.hpp"
+#include "phase_choice.hpp"
 #include "program_cuts.hpp"
 #include "rank_phases.hpp"
 #include "run_phases.hpp"
@@ -159,87 +160,6 @@ LamportResult clock_operations(const TraceDefinitions& defs, const Extracted& ex
       run_lamport(std::move(locs), comm_size, tick_feature(clusters), sink, LamportOptions{options.signature.partial});
   sink.finish();
   return lr;
-}
-
-/// How briefly phases describe the run: the repeated phases, each once, the stretches of phases that occur once
-/// (the set-up's pieces, the run's end, which the two methods cut into different numbers of pieces), and the
-/// order folded into loops as the ticks are (a stretch's items each, a loop one item, each loop body's items
-/// once), so that an iteration of two alternating phases costs as much as one phase per iteration.
-std::size_t description_length(const RunPhases& rp) {
-  const std::vector<std::uint64_t> weight = phase_weights(rp);
-  std::size_t repeated = 0;
-  for (const std::uint64_t w : weight) repeated += w > 1 ? 1 : 0;
-  // Phases that do not repeat describe nothing of the run's structure.
-  if (repeated == 0) return SIZE_MAX;
-  std::vector<TickSymbol> order;  // a repeated phase p as p + 1; a stretch of one-off phases as a symbol of its own
-  std::size_t one_off_stretches = 0;
-  for (std::size_t k = 0; k < rp.occurrence_phase.size(); ++k) {
-    const bool one_off = weight[rp.occurrence_phase[k]] == 1;
-    if (one_off && k > 0 && weight[rp.occurrence_phase[k - 1]] == 1) continue;
-    one_off_stretches += one_off ? 1 : 0;
-    order.push_back(one_off ? (TickSymbol{1} << 63 | k) : TickSymbol{rp.occurrence_phase[k]} + 1);
-  }
-  const PhaseStructure folded = find_phases(order);
-  std::size_t items = 0;
-  for (const TopItem& t : folded.top) items += t.count == 0 ? t.ticks : 1;
-  for (const LoopInfo& l : folded.loops) items += l.body_length;
-  return repeated + one_off_stretches + items;
-}
-
-/// How many times briefer the by-rank phases must describe a run for `auto` to keep them.
-constexpr std::size_t kClearlyBriefer = 2;
-
-/// The shortest description of a run by by-rank phases: every location's calls begin with MPI_Init, which no later
-/// call repeats, so they begin with a one-off stretch (2 items: itself and its place in the order), then at least
-/// one repeated phase (1) in a loop (its count and its body: 2).
-constexpr std::size_t kBriefestByRank = 5;
-
-/// The run's phases by the method asked for. `auto` finds them both ways and keeps the by-rank phases where they
-/// describe the run clearly more briefly: a pipeline, or steps whose ranks drift apart, cut the run's ticks into
-/// many phases of fill and drain that the ranks' own loops do not have. Otherwise the run's ticks decide: their
-/// phases do not depend on which bursts the machine's load made look like computation. Where the ticks already
-/// describe the run so briefly that nothing could be twice as brief, the calls are never read again by rank.
-RunPhases find_run_phases(const std::vector<TickSymbol>& symbols, const std::vector<std::uint8_t>& syncs,
-                          const std::function<std::vector<CallSequence>()>& read_calls, const AnalyzeOptions& options) {
-  PhaseFinderOptions pf;
-  pf.max_period = options.max_period;
-  const PhaseMethod asked = options.signature.phase_method;
-  std::string why_not;
-  if (asked == PhaseMethod::ByRank) {
-    std::optional<RunPhases> by_rank =
-        phases_by_rank(read_calls(), pf, why_not, options.signature.phase_level, options.signature.without_sizes);
-    if (!by_rank) throw InputError("the phases cannot be found rank by rank: " + why_not);
-    return std::move(*by_rank);
-  }
-  const PhaseStructure structure = find_phases(symbols, pf);
-  if (asked == PhaseMethod::GlobalTicks && options.signature.phase_level == PhaseLevel::Outermost) {
-    return run_phases_at_top(structure, symbols, syncs);
-  }
-  RunPhases global = run_phases_from_ticks(structure);
-  if (asked == PhaseMethod::GlobalTicks) return global;
-  const std::size_t global_length = description_length(global);
-  if (global_length <= kClearlyBriefer * kBriefestByRank) {
-    global.method_note = "the run's ticks take " + std::to_string(global_length) +
-                         " items: no by-rank phases could describe it twice as briefly";
-    return global;
-  }
-  std::optional<RunPhases> by_rank = phases_by_rank(read_calls(), pf, why_not);
-  if (!by_rank) {
-    global.method_note = "not found by rank: " + why_not;
-    return global;
-  }
-  const std::size_t rank_length = description_length(*by_rank);
-  const auto length_name = [](std::size_t length) {
-    return length == SIZE_MAX ? std::string("no repeated phase") : std::to_string(length) + " items";
-  };
-  const std::string lengths =
-      " (" + length_name(rank_length) + " by rank, " + length_name(global_length) + " by the run's ticks)";
-  if (rank_length < SIZE_MAX && kClearlyBriefer * rank_length < global_length) {
-    by_rank->method_note += (by_rank->method_note.empty() ? "" : "; ") + std::string("clearly briefer") + lengths;
-    return std::move(*by_rank);
-  }
-  global.method_note = "by rank not clearly briefer" + lengths;
-  return global;
 }
 
 /// The signature's provenance and counts, before its phases.
