@@ -19,6 +19,26 @@ constexpr std::size_t kClearlyBriefer = 2;
 /// one repeated phase (1) in a loop (its count and its body: 2).
 constexpr std::size_t kBriefestByRank = 5;
 
+/// The least share of a location's calls that the phases of a level that repeat must hold.
+constexpr double kRepeatedShare = 0.5;
+
+/// The share of the first location's calls (of `sizes` calls per location) in occurrences of phases that repeat, by
+/// the by-rank phases' first operations.
+double repeated_share(const RunPhases& rp, const std::vector<std::uint64_t>& sizes) {
+  const std::vector<std::uint64_t> weight = phase_weights(rp);
+  for (std::size_t l = 0; l < rp.first_op.size() && l < sizes.size(); ++l) {
+    const std::vector<std::uint64_t>& first = rp.first_op[l];
+    if (first.empty() || sizes[l] == 0) continue;
+    std::uint64_t repeated = 0;
+    for (std::size_t k = 0; k < first.size(); ++k) {
+      const std::uint64_t end = k + 1 < first.size() ? first[k + 1] : sizes[l];
+      if (weight[rp.occurrence_phase[k]] > 1) repeated += end - first[k];
+    }
+    return static_cast<double>(repeated) / static_cast<double>(sizes[l]);
+  }
+  return 0;
+}
+
 }  // namespace
 
 std::size_t description_length(const RunPhases& rp) {
@@ -84,11 +104,16 @@ RunPhases find_run_phases(const std::vector<TickSymbol>& symbols, const std::vec
   // Steps whose computation is too brief to tell from the machine's delays (a small system on many ranks) have no
   // units of their own, and their kinds follow the data in an order no loop folds; the points where all processes
   // meet still end each step alike on every rank.
+  // They describe the steps only where most calls are in phases that repeat: a code whose collectives of everyone
+  // are all in its set-up would be one instance of its whole time loop, as brief as it is useless.
   if (by_rank->level != PhaseLevel::Collectives) {
-    std::optional<RunPhases> coarse = phases_by_rank(read_calls(), pf, why_not, PhaseLevel::Collectives);
+    std::vector<CallSequence> calls = read_calls();
+    std::vector<std::uint64_t> sizes;
+    for (const CallSequence& c : calls) sizes.push_back(c.shapes().size());
+    std::optional<RunPhases> coarse = phases_by_rank(std::move(calls), pf, why_not, PhaseLevel::Collectives);
     const std::size_t coarse_length = coarse ? description_length(*coarse) : SIZE_MAX;
     if (coarse && coarse->level == PhaseLevel::Collectives && coarse_length < rank_length &&
-        kClearlyBriefer * coarse_length < global_length) {
+        kClearlyBriefer * coarse_length < global_length && repeated_share(*coarse, sizes) > kRepeatedShare) {
       coarse->method_note = "the calls between collectives of all processes: clearly briefer (" +
                             length_name(coarse_length) + " so, " + length_name(rank_length) + " by rank's units, " +
                             length_name(global_length) + " by the run's ticks)";

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "call_sequences.hpp"
+
 namespace p3s::analyzer {
 namespace {
 
@@ -21,14 +23,7 @@ bool coin(std::uint64_t step, std::uint64_t salt) { return ((step * 0x9E3779B97F
 CallSequence brief_steps(std::int32_t rank, std::uint64_t steps) {
   CallSequence s(rank, 4000);
   const auto call = [&](std::uint32_t region, std::int32_t peer, std::uint64_t burst, bool everyone = false) {
-    Op op;
-    op.header.region = region;
-    op.header.burst_ns = burst;
-    op.header.burst_work = burst;
-    Action a;
-    a.peer = peer;
-    op.actions.push_back(a);
-    s.add(op, s.ticks().size() + 1, everyone);
+    add_call(s, region, peer, burst, 0, everyone);
   };
   call(0, -1, 0);
   for (std::uint64_t k = 0; k < steps; ++k) {
@@ -37,6 +32,20 @@ CallSequence brief_steps(std::int32_t rank, std::uint64_t steps) {
     call(2, -1, coin(k, 3) ? 9000 : 1000, true);
   }
   call(9, -1, 10);
+  return s;
+}
+
+/// The same steps with no collective of everyone among them: `reductions` of them in the set-up, one at the end.
+CallSequence steps_after_reductions(std::int32_t rank, std::uint64_t steps, int reductions) {
+  CallSequence s(rank, 4000);
+  add_call(s, 0, -1, 0);
+  for (int k = 0; k < reductions; ++k) add_call(s, 2, -1, 10, 0, true);
+  for (std::uint64_t k = 0; k < steps; ++k) {
+    add_call(s, 1, rank ^ 1, coin(k, 1) ? 9000 : 1000);
+    add_call(s, 1, rank ^ 1, coin(k, 2) ? 9000 : 1000);
+  }
+  add_call(s, 2, -1, 10, 0, true);
+  add_call(s, 9, -1, 10);
   return s;
 }
 
@@ -66,6 +75,18 @@ TEST(PhaseChoice, StepsTooBriefForUnitsAreTheCallsBetweenCollectivesOfEveryone) 
   std::vector<std::uint64_t> weight = phase_weights(rp);
   std::sort(weight.begin(), weight.end());
   EXPECT_EQ(weight.back(), kSteps - 1) << "every step but the first, which holds Init";
+}
+
+TEST(PhaseChoice, CollectivesOfEveryoneOnlyInTheSetUpDescribeNoStep) {
+  // Between the set-up's reductions and the last one, the whole time loop would be one instance: brief, and useless.
+  constexpr std::uint64_t kSteps = 120;
+  std::vector<std::uint8_t> syncs;
+  const std::vector<TickSymbol> ticks = brief_ticks(kSteps, syncs);
+  const auto calls = [] {
+    return std::vector<CallSequence>{steps_after_reductions(0, kSteps, 6), steps_after_reductions(1, kSteps, 6)};
+  };
+  const RunPhases rp = find_run_phases(ticks, syncs, calls, AnalyzeOptions{});
+  EXPECT_NE(rp.level, PhaseLevel::Collectives) << rp.method_note;
 }
 
 TEST(PhaseChoice, TicksThatFoldBrieflyStay) {

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "burst_classes.hpp"
+#include "call_sequences.hpp"
 #include "rank_phases.hpp"
 
 namespace p3s::analyzer {
@@ -126,19 +127,6 @@ TEST(BurstClasses, NestedLoopsThatEachComputeAllCount) {
   const std::uint64_t t = h.compute_threshold();
   EXPECT_GT(t, 1000u);
   EXPECT_LE(t, 15000u);
-}
-
-/// Appends a call of `region` after a burst of `burst`, with one action toward `peer` of `bytes`, at the next tick.
-void add_call(CallSequence& s, std::uint32_t region, std::int32_t peer, std::uint64_t burst, std::uint64_t bytes = 0) {
-  Op op;
-  op.header.region = region;
-  op.header.burst_ns = burst;
-  op.header.burst_work = burst;
-  Action a;
-  a.peer = peer;
-  a.bytes = bytes;
-  op.actions.push_back(a);
-  s.add(op, s.ticks().size() + 1);
 }
 
 /// A location whose program is: Init, `broadcasts` broadcasts each after computation, `iters` x (calls to
@@ -320,14 +308,7 @@ TEST(RankPhases, MessageSizesThatFollowEachRanksDataDoNotCutItsIterations) {
 CallSequence steps_to_a_reduction(std::int32_t rank, int iters) {
   CallSequence s(rank, 1000000);
   const auto call = [&](std::uint32_t region, std::int32_t peer, std::uint64_t burst, bool everyone = false) {
-    Op op;
-    op.header.region = region;
-    op.header.burst_ns = burst;
-    op.header.burst_work = burst;
-    Action a;
-    a.peer = peer;
-    op.actions.push_back(a);
-    s.add(op, s.ticks().size() + 1, everyone);
+    add_call(s, region, peer, burst, 0, everyone);
   };
   call(0, -1, 0);
   for (int it = 0; it < iters; ++it) {
