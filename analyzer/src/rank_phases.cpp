@@ -73,7 +73,9 @@ struct LocationOccurrences {
   };
   std::unordered_map<std::uint64_t, Calls> calls;
 
-  void add(const CallSequence& seq, std::uint64_t begin, std::uint64_t end);
+  /// Calls [begin, end) of `seq` as an occurrence, told apart by their shapes, or where `plain`, by their shapes
+  /// without compute marks.
+  void add(const CallSequence& seq, std::uint64_t begin, std::uint64_t end, bool plain = false);
   /// Whether two of the location's phases are alike (DESIGN): the same calls' types in the same order, and at
   /// least kAlikeShare of the calls the same (peers included).
   [[nodiscard]] bool alike(std::uint64_t a, std::uint64_t b) const;
@@ -96,16 +98,16 @@ std::uint64_t hash_calls(const std::vector<T>& values, std::uint64_t begin, std:
   return h;
 }
 
-void LocationOccurrences::add(const CallSequence& seq, std::uint64_t begin, std::uint64_t end) {
-  const std::vector<std::uint64_t>& shapes = seq.shapes();
-  const std::uint64_t h = hash_calls(shapes, begin, end);
+void LocationOccurrences::add(const CallSequence& seq, std::uint64_t begin, std::uint64_t end, bool plain) {
+  const auto shape = [&](std::uint64_t i) { return plain ? seq.plain_shape(i) : seq.shapes()[i]; };
+  std::uint64_t h = kCallsSeed;
+  for (std::uint64_t i = begin; i < end; ++i) h = with_call(h, shape(i));
   phase.push_back(h);
   first_op.push_back(begin);
   if (calls.contains(h)) return;
   Calls c;
   c.kinds = hash_calls(seq.regions(), begin, end);
-  c.shapes.assign(shapes.begin() + static_cast<std::ptrdiff_t>(begin),
-                  shapes.begin() + static_cast<std::ptrdiff_t>(end));
+  for (std::uint64_t i = begin; i < end; ++i) c.shapes.push_back(shape(i));
   std::sort(c.shapes.begin(), c.shapes.end());
   calls.emplace(h, std::move(c));
 }
@@ -292,22 +294,23 @@ using Level = PhaseLevel;
 /// A location's units, or its calls up to each collective of all processes.
 LocationOccurrences occurrences_of(const CallSequence& calls, const PhaseStructure& ps, Level level) {
   LocationOccurrences out;
-  // Calls [begin, end) of `seq` as occurrences, a new one beginning at every call i > begin where `starts(i)`.
-  const auto add_split = [&](const CallSequence& seq, std::uint64_t begin, std::uint64_t end, const auto& starts) {
+  // Calls [begin, end) as occurrences, a new one beginning at every call i > begin where `starts(i)`; `plain`: told
+  // apart without their compute marks.
+  const auto add_split = [&](std::uint64_t begin, std::uint64_t end, const auto& starts, bool plain = false) {
     std::uint64_t b = begin;
     for (std::uint64_t i = begin + 1; i < end; ++i) {
       if (starts(i)) {
-        out.add(seq, b, i);
+        out.add(calls, b, i, plain);
         b = i;
       }
     }
-    out.add(seq, b, end);
+    out.add(calls, b, end, plain);
   };
   if (level == Level::Collectives) {
     // Cut where all processes meet, and told apart by the calls alone: which of them follow computation varies
     // with the machine's load and a step's data, and no cut depends on it here.
-    const CallSequence plain = calls.unmarked(false);
-    add_split(plain, 0, plain.syncs().size(), [&](std::uint64_t i) { return plain.syncs()[i - 1] != 0; });
+    add_split(
+        0, calls.syncs().size(), [&](std::uint64_t i) { return calls.syncs()[i - 1] != 0; }, true);
     return out;
   }
   for (const Stretch& st : cut_loops(loop_stretches(ps), calls)) {
@@ -316,7 +319,7 @@ LocationOccurrences occurrences_of(const CallSequence& calls, const PhaseStructu
     } else {
       // Between loops, a step begins after each compute burst (an MD step that re-neighbours, one that writes
       // output): the same boundaries as the units' around it.
-      add_split(calls, st.begin, st.end, [&](std::uint64_t i) { return calls.anchors()[i] != 0; });
+      add_split(st.begin, st.end, [&](std::uint64_t i) { return calls.anchors()[i] != 0; });
     }
   }
   return out;
@@ -579,10 +582,14 @@ CallSequence CallSequence::unmarked(bool with_sizes) const {
   if (with_sizes) {
     out.shapes_ = sized_;
   } else {
-    for (std::size_t i = 0; i < out.shapes_.size(); ++i) out.shapes_[i] ^= anchors_[i] != 0 ? kAnchored : 0;
+    for (std::size_t i = 0; i < out.shapes_.size(); ++i) out.shapes_[i] = plain_shape(i);
   }
   std::fill(out.anchors_.begin(), out.anchors_.end(), std::uint8_t{0});
   return out;
+}
+
+std::uint64_t CallSequence::plain_shape(std::uint64_t i) const noexcept {
+  return shapes_[i] ^ (anchors_[i] != 0 ? kAnchored : 0);
 }
 
 void CallSequence::set_anchor(std::uint64_t i, bool anchor) {

@@ -57,6 +57,8 @@ class CallSequence {
   void drop_stray_marks();
   /// Per operation: 1 where it is a blocking collective of all processes.
   [[nodiscard]] const std::vector<std::uint8_t>& syncs() const noexcept { return syncs_; }
+  /// Operation i's shape without its compute mark.
+  [[nodiscard]] std::uint64_t plain_shape(std::uint64_t i) const noexcept;
   /// The same calls for finding the program's iterations: no compute marks (the machine's load moves them), and
   /// where `with_sizes`, the size class of every message in each call's shape (a multigrid's levels differ only by
   /// their sizes).
