@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -59,6 +60,15 @@ std::vector<std::string> calls_per_phase(const analyzer::Signature& s) {
   std::vector<std::string> out;
   for (const analyzer::SigPhase& p : s.phases) out.push_back(analyzer::phase_calls(p));
   return out;
+}
+
+/// Whether two phases, given by the MPI functions they call (words), call one function in common.
+bool share_a_call(const std::string& a, const std::string& b) {
+  std::istringstream in(b);
+  std::set<std::string> theirs{std::istream_iterator<std::string>(in), std::istream_iterator<std::string>()};
+  std::istringstream ours(a);
+  return std::any_of(std::istream_iterator<std::string>(ours), std::istream_iterator<std::string>(),
+                     [&](const std::string& call) { return theirs.count(call) != 0; });
 }
 
 }  // namespace
@@ -177,12 +187,28 @@ std::vector<Run> load_runs(std::span<const std::filesystem::path> inputs, std::s
 std::vector<std::optional<std::uint32_t>> relate_phase_lists(std::span<const std::string> ref,
                                                              std::span<const std::string> other) {
   std::vector<std::optional<std::uint32_t>> out(ref.size());
+  // Between two related phases (or an end of the lists), the phases left on each side.
+  std::vector<std::size_t> gap_ref;
+  std::vector<std::size_t> gap_other;
+  const auto close_gap = [&] {
+    if (gap_ref.size() == 1 && gap_other.size() == 1 && share_a_call(ref[gap_ref[0]], other[gap_other[0]])) {
+      out[gap_ref[0]] = static_cast<std::uint32_t>(gap_other[0]);
+    }
+    gap_ref.clear();
+    gap_other.clear();
+  };
   for (const detail::AlignStep& step :
        detail::align(ref.size(), other.size(), [&](std::size_t i, std::size_t j) { return ref[i] == other[j]; })) {
     if (step.a != detail::AlignStep::kNone && step.b != detail::AlignStep::kNone) {
+      close_gap();
       out[step.a] = static_cast<std::uint32_t>(step.b);
+    } else if (step.a != detail::AlignStep::kNone) {
+      gap_ref.push_back(step.a);
+    } else {
+      gap_other.push_back(step.b);
     }
   }
+  close_gap();
   return out;
 }
 

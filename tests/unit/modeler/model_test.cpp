@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +19,7 @@
 #include "p3s/modeler/dims.hpp"
 #include "p3s/modeler/fit.hpp"
 #include "p3s/modeler/predict.hpp"
+#include "p3s/modeler/series.hpp"
 #include "ring_signatures.hpp"
 
 namespace p3s::modeler {
@@ -442,6 +444,23 @@ TEST(Model, ARelevantPhaseMissingInSomeRunStopsTheFit) {
   const Fit fit = build_model(paths, fit_all);
   EXPECT_EQ(fit.model.phases.size(), 2u);
   ASSERT_EQ(fit.report.unrelated.size(), 1u);
+}
+
+TEST(Model, APhaseWhoseCallsChangeWithNIsRelatedByItsPlaceInTheOrder) {
+  using Related = std::vector<std::optional<std::uint32_t>>;
+  // Between the same related phases, one phase on each side that shares a call: the same place in the program
+  // (a finalisation that polls with MPI_Irecv/MPI_Wait only beyond 2 processes).
+  const std::vector<std::string> two = {"MPI_Init", "MPI_Allreduce MPI_Send", "MPI_Barrier", "MPI_Finalize MPI_Recv"};
+  const std::vector<std::string> four = {"MPI_Init", "MPI_Allreduce MPI_Irecv MPI_Send MPI_Wait", "MPI_Barrier",
+                                         "MPI_Finalize MPI_Irecv MPI_Recv MPI_Wait"};
+  EXPECT_EQ(relate_phase_lists(two, four), (Related{0u, 1u, 2u, 3u}));
+  // A phase that shares no call with the one left opposite it is another part of the program.
+  const std::vector<std::string> other = {"MPI_Init", "MPI_Alltoall", "MPI_Barrier", "MPI_Finalize"};
+  EXPECT_EQ(relate_phase_lists(two, other), (Related{0u, std::nullopt, 2u, 3u}));
+  // Two phases left opposite one: which of them it is, the order does not say.
+  const std::vector<std::string> split = {"MPI_Init", "MPI_Allreduce", "MPI_Send", "MPI_Barrier",
+                                          "MPI_Finalize MPI_Recv"};
+  EXPECT_EQ(relate_phase_lists(two, split), (Related{0u, std::nullopt, 3u, 4u}));
 }
 
 TEST(Model, LogicalTraceIsWrittenRankByRank) {
