@@ -264,7 +264,7 @@ def signature_summaries(traces):
 
 def relate(ours, theirs):
     """For each of `ours`, the index of the equal element of `theirs` on a longest common subsequence, or None:
-    modeler/src/align.hpp's alignment, its ties broken the same way."""
+    modeler/src/align.hpp's alignment, its ties broken the same way, then relate_phase_lists()'s gaps of one."""
     a, b = len(ours), len(theirs)
     best = [[0] * (b + 1) for _ in range(a + 1)]
     for i in range(a - 1, -1, -1):
@@ -281,6 +281,12 @@ def relate(ours, theirs):
             i += 1
         else:
             j += 1
+    # Between two related phases (or an end), one left on each side that shares a call: related (as
+    # relate_phase_lists() does: the same place in the program, whose calls change with n).
+    anchors = [(-1, -1)] + [(i, j) for i, j in enumerate(out) if j is not None] + [(a, b)]
+    for (i0, j0), (i1, j1) in zip(anchors, anchors[1:]):
+        if i1 - i0 == 2 and j1 - j0 == 2 and set(ours[i0 + 1].split()) & set(theirs[j0 + 1].split()):
+            out[i0 + 1] = j0 + 1
     return out
 
 
