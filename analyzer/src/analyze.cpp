@@ -88,7 +88,7 @@ class TickSink final : public LamportSink {
   std::vector<std::unique_ptr<TickWriter>> writers_;
 };
 
-/// Every location's calls for the by-rank method (30 bytes per call in memory), read again from the operation
+/// Every location's calls for the by-rank method (38 bytes per call in memory), read again from the operation
 /// and tick files, only when that method is asked for or may describe the run more briefly.
 std::vector<CallSequence> location_calls(const TraceDefinitions& defs, const Extracted& ex,
                                          const std::vector<std::filesystem::path>& tick_files) {

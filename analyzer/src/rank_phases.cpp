@@ -35,6 +35,7 @@
 #include <span>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "p3s/hash.hpp"
 
@@ -62,6 +63,13 @@ constexpr double kDifferingShare = 0.2;
 /// The least share of calls two instances on one location have in common to be alike (DESIGN: at least 80 % of
 /// the events similar make one phase).
 constexpr double kAlikeShare = 0.8;
+
+/// Steps whose peers are drawn anew: more sets of peers than a step of a grid code has directions (one way along
+/// one of three dimensions), or at least kDrawnPeerSets that reach every other rank, in a run of at least
+/// kDrawnPeersLeast processes (at 2 and 3 any set of peers reaches every other rank).
+constexpr std::size_t kGridDirections = 6;
+constexpr std::size_t kDrawnPeerSets = 3;
+constexpr std::int32_t kDrawnPeersLeast = 4;
 
 struct LocationOccurrences {
   std::vector<std::uint64_t> phase;     ///< the location's own phases: the hash of the occurrence's operations
@@ -291,8 +299,44 @@ std::vector<Stretch> cut_loops(const std::vector<Stretch>& in, const CallSequenc
 /// processes.
 using Level = PhaseLevel;
 
-/// A location's units, or its calls up to each collective of all processes.
-LocationOccurrences occurrences_of(const CallSequence& calls, const PhaseStructure& ps, Level level) {
+/// Between collectives of all processes, the steps of one location that make the same calls but whose peers are
+/// drawn anew (a ring of a random permutation per step, as a benchmark of a network's rings draws, or a balancer's
+/// partners): where its steps with the same calls but for their peers take more sets of peers than a grid has
+/// directions, or at least kDrawnPeerSets that together reach every other rank of the run, they are one phase, the
+/// peers its data. A grid code's step of each direction (one kind per face) stays a phase of its own.
+void merge_drawn_peers(LocationOccurrences& loc, const CallSequence& calls, std::int32_t ranks) {
+  if (ranks < kDrawnPeersLeast) return;
+  struct Kind {
+    std::vector<std::uint64_t> phases;  // the location's own phases with these calls, in order of first occurrence
+    std::unordered_set<std::int32_t> peers;
+  };
+  std::unordered_map<std::uint64_t, Kind> kinds;  // the hash of the calls without their peers -> its phases
+  std::vector<std::uint64_t> kind_of(loc.phase.size());
+  for (std::size_t k = 0; k < loc.phase.size(); ++k) {
+    const std::uint64_t begin = loc.first_op[k];
+    const std::uint64_t end = k + 1 < loc.phase.size() ? loc.first_op[k + 1] : calls.peerless().size();
+    kind_of[k] = hash_calls(calls.peerless(), begin, end);
+    Kind& kind = kinds[kind_of[k]];
+    if (std::find(kind.phases.begin(), kind.phases.end(), loc.phase[k]) == kind.phases.end()) {
+      kind.phases.push_back(loc.phase[k]);
+    }
+    for (std::uint64_t i = begin; i < end; ++i) {
+      if (calls.peers()[i] >= 0 && calls.peers()[i] != calls.rank()) kind.peers.insert(calls.peers()[i]);
+    }
+  }
+  for (std::size_t k = 0; k < loc.phase.size(); ++k) {
+    const Kind& kind = kinds.at(kind_of[k]);
+    const bool drawn = kind.phases.size() > kGridDirections ||
+                       (kind.phases.size() >= kDrawnPeerSets && std::cmp_greater_equal(kind.peers.size(), ranks - 1));
+    if (drawn) {
+      loc.phase[k] = kind.phases.front();
+    }
+  }
+}
+
+/// A location's units, or its calls up to each collective of all processes (of a run of `ranks` processes).
+LocationOccurrences occurrences_of(const CallSequence& calls, const PhaseStructure& ps, Level level,
+                                   std::int32_t ranks) {
   LocationOccurrences out;
   // Calls [begin, end) as occurrences, a new one beginning at every call i > begin where `starts(i)`; `plain`: told
   // apart without their compute marks.
@@ -311,6 +355,7 @@ LocationOccurrences occurrences_of(const CallSequence& calls, const PhaseStructu
     // with the machine's load and a step's data, and no cut depends on it here.
     add_split(
         0, calls.syncs().size(), [&](std::uint64_t i) { return calls.syncs()[i - 1] != 0; }, true);
+    merge_drawn_peers(out, calls, ranks);
     return out;
   }
   for (const Stretch& st : cut_loops(loop_stretches(ps), calls)) {
@@ -552,6 +597,8 @@ std::uint64_t operation_shape(std::int32_t rank, const Op& op) noexcept {
 }
 
 void CallSequence::reserve(std::uint64_t calls) {
+  peerless_.reserve(calls);
+  peers_.reserve(calls);
   ticks_.reserve(calls);
   sized_.reserve(calls);
   syncs_.reserve(calls);
@@ -575,6 +622,16 @@ void CallSequence::add(const Op& op, std::uint64_t tick, bool everyone) {
   std::uint64_t sized = shape;
   for (const Action& a : op.actions) sized = mix64(sized ^ static_cast<std::uint64_t>(std::bit_width(a.bytes)));
   sized_.push_back(sized);
+  std::uint64_t peerless = mix64(static_cast<std::uint64_t>(op.header.region) + 1);
+  std::int32_t peer = -1;
+  for (const Action& a : op.actions) {
+    Action without = a;
+    without.peer = -1;
+    peerless = mix64(peerless ^ action_shape(rank_, op, without));
+    if (peer < 0) peer = a.peer;
+  }
+  peerless_.push_back(static_cast<std::uint32_t>(peerless ^ (peerless >> 32)));
+  peers_.push_back(peer);
 }
 
 CallSequence CallSequence::unmarked(bool with_sizes) const {
@@ -687,6 +744,8 @@ std::optional<RunPhases> phases_by_rank(std::vector<CallSequence> calls, const P
   // logical time (steps whose calls depend on the data).
   RunPhases out;
   out.method = PhaseMethod::ByRank;
+  std::int32_t ranks = 0;
+  for (const CallSequence& c : calls) ranks = std::max(ranks, c.rank() + 1);
   std::vector<LocationOccurrences> locs(calls.size());
   // Every location's occurrences at a level; whether they have as many (the reference: the fewest).
   const auto build = [&](Level level, bool with_sizes = true) {
@@ -694,7 +753,7 @@ std::optional<RunPhases> phases_by_rank(std::vector<CallSequence> calls, const P
       locs = iterations_of(calls, options, with_sizes);
     } else {
       for (std::size_t l = 0; l < calls.size(); ++l) {
-        if (!calls[l].shapes().empty()) locs[l] = occurrences_of(calls[l], folded[l], level);
+        if (!calls[l].shapes().empty()) locs[l] = occurrences_of(calls[l], folded[l], level, ranks);
       }
     }
     return equal_counts(locs, calls, reference);

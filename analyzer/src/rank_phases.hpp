@@ -26,8 +26,8 @@ namespace p3s::analyzer {
 [[nodiscard]] std::uint64_t operation_shape(std::int32_t rank, const Op& op) noexcept;
 
 /// One location's calls as the by-rank search reads them: every operation's shape, marked where computation
-/// precedes it, its shape with its messages' sizes, and where all processes meet (30 bytes per call, and 8 per call a
-/// burst in the threshold's margin marked).
+/// precedes it, its shape with its messages' sizes and without its peers, its first peer, and where all processes meet
+/// (38 bytes per call, and 8 per call a burst in the threshold's margin marked).
 class CallSequence {
  public:
   /// `compute_burst_work`: the least work (the burst metric) of a burst that is computation on this location (see
@@ -59,6 +59,10 @@ class CallSequence {
   [[nodiscard]] const std::vector<std::uint8_t>& syncs() const noexcept { return syncs_; }
   /// Operation i's shape without its compute mark.
   [[nodiscard]] std::uint64_t plain_shape(std::uint64_t i) const noexcept;
+  /// Per operation: its shape without peers (the call and, per action, its kind, communicator, operation and root).
+  [[nodiscard]] const std::vector<std::uint32_t>& peerless() const noexcept { return peerless_; }
+  /// Per operation: the world rank of its first message's other side, or -1 where it has none.
+  [[nodiscard]] const std::vector<std::int32_t>& peers() const noexcept { return peers_; }
   /// The same calls for finding the program's iterations: no compute marks (the machine's load moves them), and
   /// where `with_sizes`, the size class of every message in each call's shape (a multigrid's levels differ only by
   /// their sizes).
@@ -73,6 +77,8 @@ class CallSequence {
   std::vector<std::uint8_t> syncs_;
   std::vector<std::uint64_t> ticks_;
   std::vector<std::uint64_t> sized_;
+  std::vector<std::uint32_t> peerless_;
+  std::vector<std::int32_t> peers_;
   std::vector<std::uint64_t> margin_;  // the calls a burst in the threshold's margin marked, in order
 };
 

@@ -332,6 +332,83 @@ TEST(RankPhases, BetweenCollectivesOfEveryoneTheCallsAloneTellAStepsKind) {
   EXPECT_EQ(sorted_weights(*rp).back(), 11u) << "every step after the first, which holds the set-up";
 }
 
+/// Every location of a run of n ranks for `steps` steps, each a permutation of the ranks: a message to the rank
+/// `next[r]` and, where `back`, one to the rank before it (whose next it is), `next` = `moves[s % moves.size()]`,
+/// then a reduction of everyone.
+std::vector<CallSequence> steps_moving(std::int32_t n, int steps, const std::vector<std::vector<std::int32_t>>& moves,
+                                       bool back = true) {
+  std::vector<CallSequence> out;
+  for (std::int32_t r = 0; r < n; ++r) {
+    CallSequence s(r, 1000000);
+    add_call(s, 0, -1, 0);
+    for (int it = 0; it < steps; ++it) {
+      const std::vector<std::int32_t>& next = moves[static_cast<std::size_t>(it) % moves.size()];
+      const auto before = static_cast<std::int32_t>(std::find(next.begin(), next.end(), r) - next.begin());
+      add_call(s, 1, next[static_cast<std::size_t>(r)], 2000000);
+      if (back) add_call(s, 1, before, 10);
+      add_call(s, 2, -1, 10, 0, true);
+    }
+    add_call(s, 9, -1, 10);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+/// The move around a ring: each rank's next in `order`.
+std::vector<std::int32_t> ring_move(const std::vector<std::int32_t>& order) {
+  std::vector<std::int32_t> next(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+    next[static_cast<std::size_t>(order[i])] = order[(i + 1) % order.size()];
+  return next;
+}
+
+/// `count` rings of the ranks 0..n-1, each order drawn from the one before by a fixed generator.
+std::vector<std::vector<std::int32_t>> drawn_rings(std::int32_t n, int count) {
+  std::vector<std::vector<std::int32_t>> out;
+  std::uint64_t state = 12345;
+  std::vector<std::int32_t> order(static_cast<std::size_t>(n));
+  for (std::int32_t i = 0; i < n; ++i) order[static_cast<std::size_t>(i)] = i;
+  for (int k = 0; k < count; ++k) {
+    for (std::size_t i = order.size() - 1; i > 0; --i) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      std::swap(order[i], order[(state >> 33) % (i + 1)]);
+    }
+    out.push_back(ring_move(order));
+  }
+  return out;
+}
+
+TEST(RankPhases, BetweenCollectivesOfEveryoneStepsOnRingsDrawnAnewAreOnePhase) {
+  // A network benchmark's rings: each step a ring of another random order of the ranks. Its peers are the step's
+  // data; at 8 ranks, 10 rings, 3 steps on each: one phase of 30 steps (29 after the step holding the set-up).
+  std::string why;
+  const auto eight =
+      phases_by_rank(steps_moving(8, 30, drawn_rings(8, 10)), PhaseFinderOptions{}, why, PhaseLevel::Collectives);
+  ASSERT_TRUE(eight.has_value()) << why;
+  EXPECT_EQ(sorted_weights(*eight).back(), 29u);
+  // At 4 ranks there are 3 rings, and together their peers are every other rank.
+  const std::vector<std::vector<std::int32_t>> four = {ring_move({0, 1, 2, 3}), ring_move({0, 2, 1, 3}),
+                                                       ring_move({0, 1, 3, 2})};
+  const auto small = phases_by_rank(steps_moving(4, 12, four), PhaseFinderOptions{}, why, PhaseLevel::Collectives);
+  ASSERT_TRUE(small.has_value()) << why;
+  EXPECT_EQ(sorted_weights(*small).back(), 11u);
+}
+
+TEST(RankPhases, BetweenCollectivesOfEveryoneAGridsStepPerDirectionStaysAPhaseEach) {
+  // On a periodic 4 x 4 grid, a message along +x, +y, -x or -y in turn: four kinds of step, each a phase of its own
+  // (the peers are the grid's, four neighbours of fifteen ranks).
+  const auto shift = [](int dx, int dy) {
+    std::vector<std::int32_t> next(16);
+    for (int r = 0; r < 16; ++r) next[static_cast<std::size_t>(r)] = (r / 4 + dy + 4) % 4 * 4 + (r % 4 + dx + 4) % 4;
+    return next;
+  };
+  std::string why;
+  const auto rp = phases_by_rank(steps_moving(16, 24, {shift(1, 0), shift(0, 1), shift(-1, 0), shift(0, -1)}, false),
+                                 PhaseFinderOptions{}, why, PhaseLevel::Collectives);
+  ASSERT_TRUE(rp.has_value()) << why;
+  EXPECT_EQ(sorted_weights(*rp).back(), 6u);
+}
+
 TEST(RankPhases, NoCallsAnywhereIsRefusedWithTheReason) {
   std::vector<CallSequence> steps;
   steps.emplace_back(0, 1000);
