@@ -62,13 +62,16 @@ std::vector<std::string> calls_per_phase(const analyzer::Signature& s) {
   return out;
 }
 
-/// Whether two phases, given by the MPI functions they call (words), call one function in common.
-bool share_a_call(const std::string& a, const std::string& b) {
-  std::istringstream in(b);
-  std::set<std::string> theirs{std::istream_iterator<std::string>(in), std::istream_iterator<std::string>()};
-  std::istringstream ours(a);
-  return std::any_of(std::istream_iterator<std::string>(ours), std::istream_iterator<std::string>(),
-                     [&](const std::string& call) { return theirs.count(call) != 0; });
+/// Whether the MPI functions one phase calls (words) include all those the other calls: where an algorithm takes
+/// another path at another n it adds calls (polling beyond 2 processes, an exchange a side of 1 skips).
+bool one_includes_the_other(const std::string& a, const std::string& b) {
+  const auto words = [](const std::string& s) {
+    std::istringstream in(s);
+    return std::set<std::string>{std::istream_iterator<std::string>(in), std::istream_iterator<std::string>()};
+  };
+  const std::set<std::string> x = words(a);
+  const std::set<std::string> y = words(b);
+  return std::includes(x.begin(), x.end(), y.begin(), y.end()) || std::includes(y.begin(), y.end(), x.begin(), x.end());
 }
 
 }  // namespace
@@ -191,7 +194,7 @@ std::vector<std::optional<std::uint32_t>> relate_phase_lists(std::span<const std
   std::vector<std::size_t> gap_ref;
   std::vector<std::size_t> gap_other;
   const auto close_gap = [&] {
-    if (gap_ref.size() == 1 && gap_other.size() == 1 && share_a_call(ref[gap_ref[0]], other[gap_other[0]])) {
+    if (gap_ref.size() == 1 && gap_other.size() == 1 && one_includes_the_other(ref[gap_ref[0]], other[gap_other[0]])) {
       out[gap_ref[0]] = static_cast<std::uint32_t>(gap_other[0]);
     }
     gap_ref.clear();

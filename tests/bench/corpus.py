@@ -281,11 +281,12 @@ def relate(ours, theirs):
             i += 1
         else:
             j += 1
-    # Between two related phases (or an end), one left on each side that shares a call: related (as
+    # Between two related phases (or an end), one left on each side, the calls of one including the other's: related (as
     # relate_phase_lists() does: the same place in the program, whose calls change with n).
     anchors = [(-1, -1)] + [(i, j) for i, j in enumerate(out) if j is not None] + [(a, b)]
     for (i0, j0), (i1, j1) in zip(anchors, anchors[1:]):
-        if i1 - i0 == 2 and j1 - j0 == 2 and set(ours[i0 + 1].split()) & set(theirs[j0 + 1].split()):
+        x, y = (set(ours[i0 + 1].split()), set(theirs[j0 + 1].split())) if i1 - i0 == 2 and j1 - j0 == 2 else ({0}, {1})
+        if x <= y or y <= x:
             out[i0 + 1] = j0 + 1
     return out
 

@@ -448,14 +448,15 @@ TEST(Model, ARelevantPhaseMissingInSomeRunStopsTheFit) {
 
 TEST(Model, APhaseWhoseCallsChangeWithNIsRelatedByItsPlaceInTheOrder) {
   using Related = std::vector<std::optional<std::uint32_t>>;
-  // Between the same related phases, one phase on each side that shares a call: the same place in the program
-  // (a finalisation that polls with MPI_Irecv/MPI_Wait only beyond 2 processes).
+  // Between the same related phases, one phase on each side, the calls of one including the other's: the same place
+  // in the program (a finalisation that polls with MPI_Irecv/MPI_Wait only beyond 2 processes).
   const std::vector<std::string> two = {"MPI_Init", "MPI_Allreduce MPI_Send", "MPI_Barrier", "MPI_Finalize MPI_Recv"};
   const std::vector<std::string> four = {"MPI_Init", "MPI_Allreduce MPI_Irecv MPI_Send MPI_Wait", "MPI_Barrier",
                                          "MPI_Finalize MPI_Irecv MPI_Recv MPI_Wait"};
   EXPECT_EQ(relate_phase_lists(two, four), (Related{0u, 1u, 2u, 3u}));
-  // A phase that shares no call with the one left opposite it is another part of the program.
-  const std::vector<std::string> other = {"MPI_Init", "MPI_Alltoall", "MPI_Barrier", "MPI_Finalize"};
+  // A phase whose calls neither include nor are included in those of the one left opposite it is another part of
+  // the program (one collective for another); a finalisation that calls less is the same.
+  const std::vector<std::string> other = {"MPI_Init", "MPI_Alltoall MPI_Send", "MPI_Barrier", "MPI_Finalize"};
   EXPECT_EQ(relate_phase_lists(two, other), (Related{0u, std::nullopt, 2u, 3u}));
   // Two phases left opposite one: which of them it is, the order does not say.
   const std::vector<std::string> split = {"MPI_Init", "MPI_Allreduce", "MPI_Send", "MPI_Barrier",

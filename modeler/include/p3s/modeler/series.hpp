@@ -43,8 +43,9 @@ struct Run {
 /// For each phase of `ref`, given by the MPI functions it calls (analyzer::phase_calls), the phase of `other` it
 /// relates to: the same calls at the same place in the order of first occurrence (a longest common subsequence of the
 /// two lists), or nullopt. Where, between two related phases (or an end of the lists), one phase of each list is
-/// left and the two call a function in common, they are related too: the same place in the program, whose calls
-/// change with n (an algorithm that takes another path at 2 processes, a finalisation that polls only beyond).
+/// left and the functions one calls include all those the other calls, they are related too: the same place in the
+/// program, whose calls change with n (an algorithm that takes another path at 2 processes, a finalisation that
+/// polls only beyond).
 /// Used across the runs of a series and between a model and a run.
 [[nodiscard]] std::vector<std::optional<std::uint32_t>> relate_phase_lists(std::span<const std::string> ref,
                                                                            std::span<const std::string> other);
