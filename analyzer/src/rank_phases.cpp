@@ -412,9 +412,28 @@ std::size_t differing(const std::vector<const LocationOccurrences*>& locs, const
   return d;
 }
 
+/// Whether two combinations are one step whose part passes from rank to rank (a ping-pong of rank 0 with each other
+/// rank in turn, the others waiting): they differ on two locations only, which swap their kinds of calls.
+bool passed_on(const std::vector<const LocationOccurrences*>& locs, const std::vector<std::uint64_t>& a,
+               const std::vector<std::uint64_t>& b) {
+  std::vector<std::size_t> at;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (locs[i]->alike(a[i], b[i])) continue;
+    if (at.size() == 2) return false;
+    at.push_back(i);
+  }
+  if (at.size() != 2) return false;
+  const auto kind = [&](std::size_t l, std::uint64_t phase) { return locs[l]->calls.at(phase).kinds; };
+  const std::size_t i = at[0];
+  const std::size_t j = at[1];
+  return kind(i, a[i]) != kind(j, a[j]) && kind(i, a[i]) == kind(j, b[j]) && kind(j, a[j]) == kind(i, b[i]);
+}
+
 /// Combinations of the locations' phases -> the run's phases, numbered in order of first occurrence. Locations
-/// without calls (no occurrences) take no part.
-std::vector<std::uint32_t> join_combinations(const std::vector<LocationOccurrences>& all, std::uint32_t& phase_count) {
+/// without calls (no occurrences) take no part. `passed`: combinations whose part passes from rank to rank are one
+/// (passed_on()).
+std::vector<std::uint32_t> join_combinations(const std::vector<LocationOccurrences>& all, std::uint32_t& phase_count,
+                                             bool passed) {
   std::vector<const LocationOccurrences*> locs;
   for (const LocationOccurrences& l : all) {
     if (!l.phase.empty()) locs.push_back(&l);
@@ -448,7 +467,8 @@ std::vector<std::uint32_t> join_combinations(const std::vector<LocationOccurrenc
     joined[c] = c;
     for (std::size_t j = 0; j < i; ++j) {
       const std::uint32_t u = order[j];
-      if (is_root[u] && differing(locs, combos[c], combos[u]) <= allowed) {
+      if (is_root[u] &&
+          (differing(locs, combos[c], combos[u]) <= allowed || (passed && passed_on(locs, combos[c], combos[u])))) {
         joined[c] = u;
         break;
       }
@@ -573,7 +593,9 @@ void join_one_offs(RunPhases& rp) {
 
 /// The run's phases from every location's occurrences at the level chosen.
 RunPhases finish(RunPhases& out, std::vector<LocationOccurrences>& locs) {
-  out.occurrence_phase = join_combinations(locs, out.phase_count);
+  // Between collectives of all processes, a step's part may pass from rank to rank (the ranks of a loop's
+  // instance are the step's data there; the units and the loops keep each rank's part as theirs).
+  out.occurrence_phase = join_combinations(locs, out.phase_count, out.level == Level::Collectives);
   for (LocationOccurrences& l : locs) out.first_op.push_back(std::move(l.first_op));
   join_one_offs(out);
   return std::move(out);

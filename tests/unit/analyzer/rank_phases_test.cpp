@@ -409,6 +409,37 @@ TEST(RankPhases, BetweenCollectivesOfEveryoneAGridsStepPerDirectionStaysAPhaseEa
   EXPECT_EQ(sorted_weights(*rp).back(), 6u);
 }
 
+/// A run of n ranks where rank 0 plays ping-pong with each other rank in turn, `rounds` rounds with each, every
+/// round ended by a broadcast of everyone (a network benchmark's latency test): the others only broadcast.
+std::vector<CallSequence> ping_pong_in_turn(std::int32_t n, int rounds) {
+  std::vector<CallSequence> out;
+  for (std::int32_t r = 0; r < n; ++r) out.emplace_back(r, 1000000);
+  for (CallSequence& s : out) add_call(s, 0, -1, 0);
+  for (std::int32_t partner = 1; partner < n; ++partner) {
+    for (int round = 0; round < rounds; ++round) {
+      add_call(out[0], 3, partner, 2000000);  // region 3: a send, 4: a receive
+      add_call(out[0], 4, partner, 10);
+      add_call(out[static_cast<std::size_t>(partner)], 4, 0, 2000000);
+      add_call(out[static_cast<std::size_t>(partner)], 3, 0, 10);
+      for (CallSequence& s : out) add_call(s, 2, -1, 10, 0, true);
+    }
+  }
+  for (CallSequence& s : out) add_call(s, 9, -1, 10);
+  return out;
+}
+
+TEST(RankPhases, BetweenCollectivesOfEveryoneAPartThatPassesFromRankToRankIsOnePhase) {
+  // At 8 ranks, 7 partners of 3 rounds: one phase of 21 rounds (20 after the one holding the set-up), not one per
+  // partner; at 4 ranks likewise, 9 rounds.
+  std::string why;
+  const auto eight = phases_by_rank(ping_pong_in_turn(8, 3), PhaseFinderOptions{}, why, PhaseLevel::Collectives);
+  ASSERT_TRUE(eight.has_value()) << why;
+  EXPECT_EQ(sorted_weights(*eight).back(), 20u);
+  const auto four = phases_by_rank(ping_pong_in_turn(4, 3), PhaseFinderOptions{}, why, PhaseLevel::Collectives);
+  ASSERT_TRUE(four.has_value()) << why;
+  EXPECT_EQ(sorted_weights(*four).back(), 8u);
+}
+
 TEST(RankPhases, NoCallsAnywhereIsRefusedWithTheReason) {
   std::vector<CallSequence> steps;
   steps.emplace_back(0, 1000);
