@@ -5,7 +5,6 @@
 #include <cmath>
 #include <map>
 #include <set>
-#include <tuple>
 
 #include "p3s/hash.hpp"
 
@@ -44,10 +43,6 @@ bool sizes_fit_box(Frame frame, const std::array<std::int64_t, 3>& box,
 }
 
 /// Each point-to-point group's observations (one per rank and run: its peers in one iteration) and slots.
-/// One rank's observation in one run, as a value that orders (a key for the patterns already learnt).
-using ObservedPeers =
-    std::tuple<std::int64_t, std::int64_t, std::vector<std::array<std::int64_t, 2>>, std::vector<std::uint64_t>>;
-
 struct Observed {
   std::vector<std::vector<ListObservation>> lists;
   std::vector<int> slots;
@@ -234,13 +229,10 @@ std::vector<LearntPeers> learn_phase_peers(const std::vector<RankData>& ranks, c
   std::vector<LearntPeers> out(shape.groups.size());
   // A pattern is a function of its observations: groups whose ranks made the same peers in every run (a send and
   // its receive on a ring, one exchange repeated for each message size) are learnt once.
-  std::map<std::pair<int, std::vector<ObservedPeers>>, std::size_t> learnt;
+  std::map<std::pair<int, std::vector<ListObservation>>, std::size_t> learnt;
   for (std::size_t g = 0; g < shape.groups.size(); ++g) {
     if (shape.groups[g].second != Role::PointToPoint) continue;
-    std::vector<ObservedPeers> key;
-    key.reserve(observed.lists[g].size());
-    for (const ListObservation& o : observed.lists[g]) key.emplace_back(o.n, o.r, o.entries, o.keys);
-    const auto [at, first] = learnt.try_emplace({observed.slots[g], std::move(key)}, g);
+    const auto [at, first] = learnt.try_emplace({observed.slots[g], observed.lists[g]}, g);
     if (!first) {
       out[g] = out[at->second];
       continue;

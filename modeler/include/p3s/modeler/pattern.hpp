@@ -273,6 +273,7 @@ struct ListObservation {
   /// Optional, one per entry: what makes calls the same exchange at every n (their function and tag), so that a
   /// grid must step them along the same dimension at every n (suggested_boxes()).
   std::vector<std::uint64_t> keys = {};
+  friend auto operator<=>(const ListObservation&, const ListObservation&) = default;
 };
 
 /// Learns the simplest pattern that reproduces every observation exactly: each frame in order, position-
