@@ -213,7 +213,18 @@ std::vector<std::optional<std::uint32_t>> relate_model_phases(const Model& m, co
   return relate_phase_lists(ours, theirs);
 }
 
-Validation compare_with(const Model& model, const Run& run) {
+Run merged_for(const Model& model, Run run) {
+  for (;;) {
+    std::vector<bool> related(run.signature.phases.size(), false);
+    for (const std::optional<std::uint32_t>& j : relate_model_phases(model, run.signature)) {
+      if (j) related[*j] = true;
+    }
+    if (!merge_phase_kinds(run.signature, related)) return run;
+  }
+}
+
+Validation compare_with(const Model& model, const Run& given) {
+  const Run run = merged_for(model, given);
   const ScopedDimsRule rule(model.dims_rule);
   if (!run.signature.mpi_library.empty() &&
       dims_rule_of_library(run.signature.mpi_library).value_or(DimsRule::OpenMpi) != model.dims_rule) {

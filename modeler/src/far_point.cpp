@@ -121,7 +121,8 @@ void calibrate_with_far_point(Fit& fit, const Run& far) {
                      " processes, within the fitted counts (up to " + std::to_string(largest) +
                      "); give a run at more processes than the fitted ones, with a reduced input");
   }
-  const std::vector<std::optional<std::uint32_t>> related = relate_model_phases(m, far.signature);
+  const Run merged = merged_for(m, far);
+  const std::vector<std::optional<std::uint32_t>> related = relate_model_phases(m, merged.signature);
   std::size_t calibrated = 0;
   std::vector<std::string> reasons;
   for (std::size_t i = 0; i < m.phases.size(); ++i) {
@@ -140,7 +141,7 @@ void calibrate_with_far_point(Fit& fit, const Run& far) {
       continue;
     }
     const analyzer::SigPhase* far_phase = nullptr;
-    for (const analyzer::SigPhase& p : far.signature.phases) {
+    for (const analyzer::SigPhase& p : merged.signature.phases) {
       if (p.id == *related[i]) far_phase = &p;
     }
     if (far_phase == nullptr) continue;

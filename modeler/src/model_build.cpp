@@ -264,7 +264,8 @@ void check_nothing_relevant_left_out(std::span<const Run> runs, const ModelOptio
 }
 
 Fit fitted_and_validated(std::span<const std::filesystem::path> signatures, const ModelOptions& options) {
-  const std::vector<Run> runs = load_runs(signatures, 3);
+  std::vector<Run> runs = load_runs(signatures, 3);
+  (void)relate_phases_merging_kinds(runs);
   check_nothing_relevant_left_out(runs, options);
   // The model compared with a run is evaluated at that run's n: its laws should be whole numbers there.
   const auto validating = [&options](std::int64_t n) {

@@ -271,6 +271,22 @@ PhaseRelation relate_phases(std::span<const Run> runs) {
   return rel;
 }
 
+PhaseRelation relate_phases_merging_kinds(std::vector<Run>& runs) {
+  // Each round merges only phases without a counterpart, so the phases only get fewer; a few rounds settle it.
+  constexpr int kRounds = 4;
+  for (int round = 0; round < kRounds; ++round) {
+    bool merged = false;
+    const PhaseRelation rel = relate_phases(runs);
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      std::vector<bool> related(runs[k].signature.phases.size(), false);
+      for (const RelatedPhase& p : rel.phases) related[p.ids[k]] = true;
+      merged = merge_phase_kinds(runs[k].signature, related) || merged;
+    }
+    if (!merged) return rel;
+  }
+  return relate_phases(runs);
+}
+
 std::vector<UnrelatedPhase> relevant_left_out(const PhaseRelation& rel, double relevance) {
   std::vector<UnrelatedPhase> out;
   for (const UnrelatedPhase& u : rel.left_out) {

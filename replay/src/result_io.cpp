@@ -27,7 +27,7 @@ inline constexpr int kResultSchemaVersion = 1;
 
 Comparison compare_with_run(const ReplayPlan& plan, const ReplayResult& result,
                             const std::filesystem::path& signature) {
-  const analyzer::Signature s = analyzer::read_signature(signature);
+  analyzer::Signature s = analyzer::read_signature(signature);
   if (s.processes != result.processes) {
     throw InputError("signature '" + signature.string() + "' is a run at " + std::to_string(s.processes) +
                      " processes, the replay at " + std::to_string(result.processes) + "; compare runs at the same n");
@@ -37,9 +37,18 @@ Comparison compare_with_run(const ReplayPlan& plan, const ReplayResult& result,
   c.processes = s.processes;
   std::vector<std::string> ours;
   for (const PlannedPhase& p : plan.phases) ours.push_back(p.calls);
-  std::vector<std::string> theirs;
-  for (const analyzer::SigPhase& p : s.phases) theirs.push_back(analyzer::phase_calls(p));
-  const std::vector<std::optional<std::uint32_t>> related = modeler::relate_phase_lists(ours, theirs);
+  // The run's phases related to the plan's, the kinds of each merged into it (modeler::merge_phase_kinds).
+  std::vector<std::optional<std::uint32_t>> related;
+  for (bool merged = true; merged;) {
+    std::vector<std::string> theirs;
+    for (const analyzer::SigPhase& p : s.phases) theirs.push_back(analyzer::phase_calls(p));
+    related = modeler::relate_phase_lists(ours, theirs);
+    std::vector<bool> is_related(s.phases.size(), false);
+    for (const std::optional<std::uint32_t>& j : related) {
+      if (j) is_related[*j] = true;
+    }
+    merged = modeler::merge_phase_kinds(s, is_related);
+  }
   std::vector<bool> used(s.phases.size(), false);
   for (std::size_t i = 0; i < result.phases.size(); ++i) {
     const PhaseTime& t = result.phases[i];

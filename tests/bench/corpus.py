@@ -3,7 +3,7 @@
 """Corpus benchmark: the whole pipeline on the real codes of ../shared/corpus (README.md there), one row each.
 
     corpus.py --p3s BIN --corpus DIR --work DIR [--only NAME[,NAME]] [--reuse] [--timeout 1200] [--json FILE]
-              [launcher options]
+              [--floors FILE] [launcher options]
 
 Per workload, in a scratch folder WORK/NAME holding its inputs (copied from the system or the corpus folder):
 1. `p3s record` at the fitted counts and the target (2, 4, 8 -> 16; LAMMPS's melt 2, 4, 8, 16 -> 32);
@@ -22,10 +22,15 @@ phases evaluated; `p3s analyze`'s peak memory per MPI call recorded in the serie
 model`'s time and peak memory; and predict's answer. A step that fails or runs past --timeout ends the workload's row
 with its one-line reason, and the other workloads go on (--no-keep-going stops there); predict's refusal is its
 answer.
---json writes the table for comparison with a later run.
+--json writes the table for comparison with a later run. --floors FILE (JSON: per workload, and under "every" for
+all, a list of [figure, "<=" or ">=" or "==", value], a figure being a column of --json or one of `answers` (the model
+and predict answered without a flag), `main_per_step` (main_weight / steps) and `relevant_missed` (relevant phases
+not exact)) makes the run fail, naming each figure that fell short, where a workload run misses one.
 
 The model's phases are related to the target run's as `p3s model` relates them (compare.cpp): a longest common
-subsequence of the two lists of phases, a phase being the set of MPI functions it calls.
+subsequence of the two lists of phases, a phase being the set of MPI functions it calls, and the target's phases
+without a counterpart merged into the related phase of the same functions (phase_kinds.cpp); the main phase's weight
+is the merged one.
 """
 import argparse
 import json
@@ -253,7 +258,8 @@ def signature_summary(trace):
     with open(os.path.join(trace, "signature.json")) as f:
         s = json.load(f)
     return {"run_time_ns": s["run_time_ns"], "operations": s["operations"],
-            "phases": [{"weight": p["weight"], "time_ns": p["weight"] * p["time_ns"]["mean"],
+            "relevance": s["inputs"]["options"].get("relevance", 0.01),
+            "phases": [{"weight": p["weight"], "time_ns": p["weight"] * p["time_ns"]["mean"], "share": p["share"],
                         "relevant": p["relevant"], "calls": phase_calls(p), "comms": communications(p)}
                        for p in s["phases"]]}
 
@@ -296,6 +302,36 @@ def exact(check):
             and check["weight_predicted"] == check["weight_actual"])
 
 
+def merge_kinds(phases, related, relevance):
+    """The phases with their kinds merged as modeler/src/phase_kinds.cpp merges them: a phase that is not related
+    and calls the same functions as a related one joins the nearest such before it, else after it (weights, times
+    and shares add up, relevance anew); None where none joins."""
+    is_related = [False] * len(phases)
+    for j in related:
+        if j is not None:
+            is_related[j] = True
+    into = list(range(len(phases)))
+    for j, p in enumerate(phases):
+        same = [t for t in range(len(phases)) if is_related[t] and phases[t]["calls"] == p["calls"]]
+        if not is_related[j] and same:
+            before = [t for t in same if t < j]
+            into[j] = before[-1] if before else same[0]
+    if into == list(range(len(phases))):
+        return None
+    kept = {t: dict(phases[t]) for t in range(len(phases)) if into[t] == t}
+    for j, t in enumerate(into):
+        if t != j:
+            for key in ("weight", "time_ns", "share"):
+                kept[t][key] += phases[j][key]
+            kept[t]["relevant"] = kept[t]["share"] >= relevance
+    return [kept[t] for t in sorted(kept)]
+
+
+def main_phase(phases):
+    """The time step: the repeated phase (3 instances or more, as the analysis counts iterations) of the most time."""
+    return max((p for p in phases if p["weight"] >= 3), key=lambda p: p["time_ns"], default=None)
+
+
 def accuracy(report_path, target):
     """The accuracy columns, from the model's validation against the target run, phase by phase."""
     with open(report_path) as f:
@@ -303,8 +339,13 @@ def accuracy(report_path, target):
     v = report.get("validation")
     if v is None:
         raise StepFailed("model", "its report has no validation")
+    # The target's phases as the validation sees them: the kinds of the phases related to the model's merged.
     phases = target["phases"]
-    related = relate([p["calls"] for p in report["phases"]], [p["calls"] for p in phases])
+    ours = [p["calls"] for p in report["phases"]]
+    related = relate(ours, [p["calls"] for p in phases])
+    while (merged := merge_kinds(phases, related, target["relevance"])) is not None:
+        phases = merged
+        related = relate(ours, [p["calls"] for p in phases])
     checks = {c["phase"]: c for c in v["phases"]}
     exact_phases, evaluated = set(), []
     for model_phase, j in zip(report["phases"], related):
@@ -323,7 +364,8 @@ def accuracy(report_path, target):
     columns = {"exact_time_share": sum(phases[j]["time_ns"] for j in exact_phases) / target["run_time_ns"],
                "relevant": len(relevant), "relevant_exact": len([j for j in relevant if j in exact_phases]),
                "comms_predicted": sum(c["comms_predicted"] for c in v["phases"]),
-               "comms_actual": sum(p["comms"] for p in phases)}  # the phases the model lacks or cannot evaluate too
+               "comms_actual": sum(p["comms"] for p in phases),  # the phases the model lacks or cannot evaluate too
+               "main_weight": main["weight"] if (main := main_phase(phases)) else None}
     if evaluated:
         columns["volume_error_mean"] = sum(c["volume_error_mean"] for c in evaluated) / len(evaluated)
         columns["volume_error_max"] = max(c["volume_error_max"] for c in evaluated)
@@ -353,9 +395,8 @@ def analyze(a, row, traces):
     row.calls = sum(recorded_calls(a, t) for t in traces.values())
     row.analyze_bytes_per_call = m.peak_mb * 2**20 / row.calls if row.calls else None
     target = sigs[row.target]
-    # The time step: the repeated phase (3 instances or more, as the analysis counts iterations) of the most time.
-    repeated = [p for p in target["phases"] if p["weight"] >= 3]
-    main = max(repeated, key=lambda p: p["time_ns"], default=None)
+    # Until the model relates them (accuracy()), the target's phases as analysed.
+    main = main_phase(target["phases"])
     row.main_weight = main["weight"] if main else None
     return target
 
@@ -462,8 +503,20 @@ def main():
                    help="go on with the next workload after a failed step (default); --no-keep-going stops")
     p.add_argument("--timeout", type=float, default=1200, help="seconds a step may take")
     p.add_argument("--json", help="write the table as JSON to this file")
+    p.add_argument("--floors", help="JSON: the figures each workload must reach (see above); exit 1 where one misses")
     a = p.parse_args()
     names = [w.name for w in WORKLOADS]
+    floors = {}
+    if a.floors:
+        with open(a.floors) as f:
+            floors = json.load(f)
+        floors.pop("why", None)  # what the floors are for, in words
+        known = [*Row.__dataclass_fields__, "answers", "main_per_step", "relevant_missed"]
+        bad = [k for k in floors if k != "every" and k not in names] + \
+              [c for k in floors for c in floors[k] if not isinstance(c, list) or len(c) != 3 or
+               c[0] not in known or c[1] not in ("<=", ">=", "==")]
+        if bad:
+            p.error(f"--floors {a.floors}: not a workload or not [figure, op, value] of a known figure: {bad}")
     only = a.only.split(",") if a.only else names
     unknown = [x for x in only if x not in names]
     if unknown:
@@ -480,6 +533,36 @@ def main():
         if rows[-1].failed and not a.keep_going:
             break
     print(LEGEND)
+    missed = short_of_floors(floors, rows)
+    if missed:
+        print("FAIL: below the floors of " + a.floors + ":\n  " + "\n  ".join(missed), file=sys.stderr)
+        sys.exit(1)
+    if a.floors:
+        print(f"every floor of {a.floors} held")
+
+
+def figure(row, name):
+    """A figure of a row by name: a column of --json, or one derived from them."""
+    if name == "answers":
+        return row.predict == "ok" and not row.model_refused and not row.failed
+    if name == "main_per_step":
+        return None if row.main_weight is None or not row.steps else row.main_weight / row.steps
+    if name == "relevant_missed":
+        return None if row.relevant is None or row.relevant_exact is None else row.relevant - row.relevant_exact
+    return getattr(row, name)
+
+
+def short_of_floors(floors, rows):
+    """Each floor a run workload misses, in words."""
+    missed = []
+    for row in rows:
+        for name, op, value in floors.get("every", []) + floors.get(row.name, []):
+            got = figure(row, name)
+            held = got is not None and {"<=": lambda: got <= value, ">=": lambda: got >= value,
+                                        "==": lambda: got == value}[op]()
+            if not held:
+                missed.append(f"{row.name}: {name} is {got}, not {op} {value}")
+    return missed
 
 
 def write_json(a, rows):

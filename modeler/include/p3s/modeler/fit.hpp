@@ -126,6 +126,9 @@ struct ModelOptions {
 /// For each model phase, the run's phase doing the same calls in the same order of first occurrence.
 [[nodiscard]] std::vector<std::optional<std::uint32_t>> relate_model_phases(const Model& model,
                                                                             const analyzer::Signature& run);
+/// The run with the kinds of the phases related to the model's merged into them (merge_phase_kinds): what the
+/// model's phases are compared with.
+[[nodiscard]] Run merged_for(const Model& model, Run run);
 
 /// Calibrates every work class's compute time with a far point (the method's CRMc): the far run's work per rank
 /// and instance is placed at the n where the class's predicted work per rank is the same, and its compute time

@@ -81,4 +81,18 @@ struct PhaseRelation {
 /// occurrence (the usual case), else by aligning the runs' phase lists on their MPI calls.
 [[nodiscard]] PhaseRelation relate_phases(std::span<const Run> runs);
 
+/// Merges the kinds of a phase into it: each phase of `s` that is not related (related[j] false, or past its
+/// end) and calls the same MPI functions as a related phase of `s` is the same program point, whose calls followed
+/// the data (a neighbour with nothing to send skips its message, so a step of a run that fills with particles
+/// calls in other orders as it fills): it is merged into the nearest such related phase before it, else after it.
+/// The merged phase's instances are all of theirs (weight, time and work added up, share and relevance anew), its
+/// representative stays the related phase's, each rank's bursts scaled to the rank's mean over every instance; the
+/// phases are numbered anew in their order, and the run's order names the merged ones by the phase they joined.
+/// Returns whether any phase was merged.
+bool merge_phase_kinds(analyzer::Signature& s, const std::vector<bool>& related);
+
+/// Relates the phases of the runs after merging in every run the kinds of its related phases (merge_phase_kinds),
+/// again until no more merge: the same program point at every n, however its calls followed the data.
+PhaseRelation relate_phases_merging_kinds(std::vector<Run>& runs);
+
 }  // namespace p3s::modeler

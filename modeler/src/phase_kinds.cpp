@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The kinds of one phase: phases of a run that are one program point whose calls followed the data, merged into
+// the phase the other runs relate to.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "p3s/analyzer/run_time.hpp"
+#include "p3s/modeler/series.hpp"
+
+namespace p3s::modeler {
+namespace {
+
+/// The statistics of the samples of both (Chan et al.'s pooled mean and variance).
+analyzer::Stat pooled(const analyzer::Stat& a, const analyzer::Stat& b) {
+  if (a.n == 0) return b;
+  if (b.n == 0) return a;
+  const double na = static_cast<double>(a.n);
+  const double nb = static_cast<double>(b.n);
+  const auto m2 = [](const analyzer::Stat& s) {
+    return s.m2 > 0 ? s.m2 : s.stddev * s.stddev * static_cast<double>(s.n - 1);
+  };
+  analyzer::Stat out;
+  out.n = a.n + b.n;
+  const double delta = b.mean - a.mean;
+  out.mean = a.mean + delta * nb / (na + nb);
+  out.m2 = m2(a) + m2(b) + delta * delta * na * nb / (na + nb);
+  out.min = std::min(a.min, b.min);
+  out.max = std::max(a.max, b.max);
+  out.finish();
+  return out;
+}
+
+void scale(analyzer::Stat& s, double factor) {
+  s.mean *= factor;
+  s.stddev *= factor;
+  s.min *= factor;
+  s.max *= factor;
+  s.m2 *= factor * factor;
+}
+
+/// A rank's burst work and wall time in one instance of a phase (bursts before its calls and after the last).
+struct RankBursts {
+  double work = 0;
+  double ns = 0;
+};
+
+RankBursts bursts_of(const analyzer::SigRank& r) {
+  RankBursts b{r.tail_work.mean, r.tail_ns.mean};
+  for (const analyzer::SigEvent& e : r.events) {
+    b.work += e.burst_work.mean;
+    b.ns += e.burst_ns.mean;
+  }
+  return b;
+}
+
+/// Merges the phases `kinds` into `into`: their instances add up, and the representative, `into`'s, stands for
+/// their mean: each rank's bursts are scaled to the rank's mean over all the instances of every kind.
+void merge_into(analyzer::SigPhase& into, const std::vector<const analyzer::SigPhase*>& kinds, double relevance) {
+  // Per (rank, thread): the instances' bursts summed over the kinds, weighted by each kind's weight.
+  std::map<std::pair<std::int32_t, std::uint32_t>, RankBursts> total;
+  const auto add = [&total](const analyzer::SigPhase& p) {
+    for (const analyzer::SigRank& r : p.ranks) {
+      const RankBursts b = bursts_of(r);
+      RankBursts& t = total[{r.rank, r.thread}];
+      t.work += static_cast<double>(p.weight) * b.work;
+      t.ns += static_cast<double>(p.weight) * b.ns;
+    }
+  };
+  add(into);
+  std::uint64_t weight = into.weight;
+  for (const analyzer::SigPhase* k : kinds) {
+    add(*k);
+    weight += k->weight;
+    into.time_ns = pooled(into.time_ns, k->time_ns);
+    into.work = pooled(into.work, k->work);
+    into.share += k->share;
+  }
+  into.weight = weight;
+  into.relevant = into.share >= relevance;
+  for (analyzer::SigRank& r : into.ranks) {
+    const RankBursts own = bursts_of(r);
+    const RankBursts& t = total[{r.rank, r.thread}];
+    const double work = own.work > 0 ? t.work / static_cast<double>(weight) / own.work : 1;
+    const double ns = own.ns > 0 ? t.ns / static_cast<double>(weight) / own.ns : 1;
+    for (analyzer::SigEvent& e : r.events) {
+      scale(e.burst_work, work);
+      scale(e.burst_ns, ns);
+    }
+    scale(r.tail_work, work);
+    scale(r.tail_ns, ns);
+  }
+}
+
+}  // namespace
+
+bool merge_phase_kinds(analyzer::Signature& s, const std::vector<bool>& related) {
+  const std::size_t count = s.phases.size();
+  std::vector<std::string> calls;
+  for (const analyzer::SigPhase& p : s.phases) calls.push_back(analyzer::phase_calls(p));
+  const auto is_related = [&related](std::size_t j) { return j < related.size() && related[j]; };
+  // Each phase without a counterpart -> the related phase of the same calls nearest before it, else after it.
+  std::vector<std::size_t> into(count);
+  bool any = false;
+  for (std::size_t j = 0; j < count; ++j) {
+    into[j] = j;
+    if (is_related(j)) continue;
+    const auto same = [&](std::size_t t) { return is_related(t) && calls[t] == calls[j]; };
+    for (std::size_t t = j; t-- > 0;) {
+      if (same(t)) {
+        into[j] = t;
+        break;
+      }
+    }
+    for (std::size_t t = j + 1; into[j] == j && t < count; ++t) {
+      if (same(t)) into[j] = t;
+    }
+    any = any || into[j] != j;
+  }
+  if (!any) return false;
+  std::vector<std::vector<const analyzer::SigPhase*>> kinds(count);
+  for (std::size_t j = 0; j < count; ++j) {
+    if (into[j] != j) kinds[into[j]].push_back(&s.phases[j]);
+  }
+  for (std::size_t t = 0; t < count; ++t) {
+    if (!kinds[t].empty()) merge_into(s.phases[t], kinds[t], s.options.relevance);
+  }
+  // The phases left, numbered anew in their order; the order of the run names the merged phases by their target.
+  std::vector<std::uint32_t> renumbered(count);
+  std::vector<analyzer::SigPhase> kept;
+  for (std::size_t j = 0; j < count; ++j) {
+    if (into[j] != j) continue;
+    renumbered[j] = static_cast<std::uint32_t>(kept.size());
+    kept.push_back(std::move(s.phases[j]));
+    kept.back().id = renumbered[j];
+  }
+  for (std::size_t j = 0; j < count; ++j) renumbered[j] = renumbered[into[j]];
+  for (analyzer::SigPhase& p : kept) {
+    if (p.split_from < count) p.split_from = renumbered[p.split_from];
+  }
+  s.phases = std::move(kept);
+  std::vector<analyzer::PhaseRunEntry> order;
+  for (analyzer::PhaseRunEntry e : s.order) {
+    e.phase = e.phase < count ? renumbered[e.phase] : e.phase;
+    if (!order.empty() && order.back().phase == e.phase) {
+      order.back().count += e.count;
+    } else {
+      order.push_back(e);
+    }
+  }
+  s.order = std::move(order);
+  return true;
+}
+
+}  // namespace p3s::modeler

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The kinds of a phase (merge_phase_kinds): phases of one run that are one program point whose calls followed the
+// data are one phase across the series.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "p3s/modeler/fit.hpp"
+#include "p3s/modeler/predict.hpp"
+#include "p3s/modeler/series.hpp"
+#include "ring_signatures.hpp"
+
+namespace p3s::modeler {
+namespace {
+
+/// The ring's iteration where rank 0 has nothing to send (no MPI_Isend, and no completion of one), every burst
+/// twice as long: the same MPI functions as the iteration, other calls.
+analyzer::SigPhase nothing_to_send(const analyzer::SigPhase& loop, std::uint32_t id, std::uint64_t weight) {
+  analyzer::SigPhase kind = loop;
+  kind.id = id;
+  kind.weight = weight;
+  for (analyzer::SigRank& r : kind.ranks) {
+    for (SigEvent& e : r.events) {
+      e.burst_work = stat(2 * e.burst_work.mean);
+      e.burst_ns = stat(2 * e.burst_ns.mean);
+    }
+  }
+  std::vector<SigEvent>& rank0 = kind.ranks[0].events;
+  rank0.erase(rank0.begin() + 1);  // the Isend
+  std::vector<SigAction>& done = rank0[1].actions;
+  done.erase(done.begin());  // its completion in the Waitall
+  done.front().started = 0;
+  return kind;
+}
+
+TEST(PhaseKinds, APhaseWithoutCounterpartCallingTheSameFunctionsJoinsTheRelatedOne) {
+  Signature s = ring(4, 60);
+  s.phases.push_back(nothing_to_send(s.phases[1], 2, 40));
+  analyzer::SigPhase barrier = s.phases[0];  // another program point: other functions
+  barrier.id = 3;
+  barrier.ranks[0].events[0].function = mpi::Function::MPI_Barrier;
+  barrier.ranks[0].events[0].call = "MPI_Barrier";
+  s.phases.push_back(barrier);
+  s.phases[1].share = 0.3;
+  s.phases[2].share = 0.4;
+  s.order = {{0, 1}, {1, 30}, {2, 40}, {1, 30}, {3, 1}};
+  const double isend_burst = s.phases[1].ranks[1].events[1].burst_work.mean;
+
+  ASSERT_TRUE(merge_phase_kinds(s, {true, true, false, false}));
+  ASSERT_EQ(s.phases.size(), 3u);  // the barrier phase stays: it calls other functions
+  const analyzer::SigPhase& loop = s.phases[1];
+  EXPECT_EQ(loop.weight, 100u);
+  EXPECT_NEAR(loop.share, 0.7, 1e-12);
+  EXPECT_EQ(loop.ranks[0].events.size(), 4u);  // the representative is the related phase's
+  // Each rank's bursts stand for its mean over all 100 instances: 60 of the iteration, 40 twice as long.
+  EXPECT_NEAR(loop.ranks[1].events[1].burst_work.mean, 1.4 * isend_burst, 1e-6 * isend_burst);
+  EXPECT_EQ(s.phases[2].id, 2u);
+  EXPECT_EQ(s.phases[2].ranks[0].events[0].call, "MPI_Barrier");
+  EXPECT_EQ(s.order, (std::vector<analyzer::PhaseRunEntry>{{0, 1}, {1, 100}, {2, 1}}));
+  // Nothing left to merge.
+  EXPECT_FALSE(merge_phase_kinds(s, {true, true, false}));
+}
+
+TEST(PhaseKinds, ARunWhoseStepFollowsTheDataIsModelledWithoutAFlag) {
+  // At 16, 40 of the 100 iterations find nothing to send on rank 0: a phase of its own there, of 40 % of the
+  // run's time, that the runs at 4 and 8 do not have. Without its kinds merged, the model would refuse it.
+  std::vector<std::filesystem::path> paths = ring_series({4, 8});
+  Signature at16 = ring(16, 60);
+  at16.phases.push_back(nothing_to_send(at16.phases[1], 2, 40));
+  at16.phases[2].share = 0.4;
+  at16.order = {{0, 1}, {1, 30}, {2, 40}, {1, 30}};
+  paths.push_back(save(at16, "ring16-kinds"));
+  ModelOptions fit_all;
+  fit_all.hold_out_largest = false;
+  const Fit fit = build_model(paths, fit_all);
+  EXPECT_TRUE(fit.report.unrelated.empty());
+  ASSERT_EQ(fit.model.phases.size(), 2u);
+  EXPECT_EQ(PhasePredictor(fit.model.phases[1], 32).weight(), 100);
+  // Compared with that run, the model's iteration is its iteration with both kinds: 100 instances.
+  const Validation v = compare_with(fit.model, load_runs(std::span(&paths.back(), 1), 1).front());
+  ASSERT_EQ(v.phases.size(), 2u);
+  EXPECT_EQ(v.phases[1].weight_actual, 100);
+}
+
+}  // namespace
+}  // namespace p3s::modeler
