@@ -271,7 +271,7 @@ Validation compare_with(const Model& model, const Run& given) {
   }
   for (std::size_t j = 0; j < used.size(); ++j) {
     if (!used[j]) {
-      v.unrelated.push_back("phase " + std::to_string(j) + " of the run (" +
+      v.unrelated.push_back("phase " + std::to_string(run.signature.phases[j].listed_id()) + " of the run (" +
                             analyzer::phase_calls(run.signature.phases[j]) + ") is not in the model");
     }
   }

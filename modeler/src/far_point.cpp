@@ -80,7 +80,7 @@ std::string calibrate_class(const Model& m, const PhaseModel& pm, WorkClass& cls
     return "no process count up to " + std::to_string(kLargestN) + " has the far run's work per rank (" +
            std::to_string(work) + "; closest " + std::to_string(predicted) + " at n = " + std::to_string(n) + ")";
   }
-  FarPoint f{path, far_n, far.id, work, n, predicted, time};
+  FarPoint f{path, far_n, far.listed_id(), work, n, predicted, time};
   f.from_n = top;
   cls.far_point.reset();
   const auto ranks_at_n = std::max<std::int64_t>(1, std::llround(share * static_cast<double>(n)));

@@ -263,9 +263,17 @@ void check_nothing_relevant_left_out(std::span<const Run> runs, const ModelOptio
                    "that their phases correspond, or pass --allow-missing to model the series without it");
 }
 
-Fit fitted_and_validated(std::span<const std::filesystem::path> signatures, const ModelOptions& options) {
-  std::vector<Run> runs = load_runs(signatures, 3);
+/// The runs with the kinds of their phases merged (relate_phases_merging_kinds) as these runs alone relate them.
+std::vector<Run> with_kinds_merged(std::vector<Run> runs) {
   (void)relate_phases_merging_kinds(runs);
+  return runs;
+}
+
+Fit fitted_and_validated(std::span<const std::filesystem::path> signatures, const ModelOptions& options) {
+  std::vector<Run> loaded = load_runs(signatures, 3);
+  // The runs as loaded are kept only for a fit without the largest (a signature can take hundreds of MB).
+  const bool holding_out = options.hold_out_largest && !options.validate_with;
+  const std::vector<Run> runs = with_kinds_merged(holding_out ? loaded : std::move(loaded));
   check_nothing_relevant_left_out(runs, options);
   // The model compared with a run is evaluated at that run's n: its laws should be whole numbers there.
   const auto validating = [&options](std::int64_t n) {
@@ -280,10 +288,11 @@ Fit fitted_and_validated(std::span<const std::filesystem::path> signatures, cons
     return fit;
   }
   if (!options.hold_out_largest) return fit_model(runs, options.fit);
-  const std::vector<Run> fitted(runs.begin(), runs.end() - 1);
-  const Fit first = fit_model(fitted, validating(runs.back().n()));
+  // The held-out run is the validation's alone: the fitted runs' kinds are merged as they relate without it.
+  const std::vector<Run> fitted = with_kinds_merged({loaded.begin(), loaded.end() - 1});
+  const Fit first = fit_model(fitted, validating(loaded.back().n()));
   Fit fit = fit_model(runs, options.fit);  // the held-out run folded in
-  fit.report.validation = compare_with(first.model, runs.back());
+  fit.report.validation = compare_with(first.model, loaded.back());
   return fit;
 }
 

@@ -79,12 +79,20 @@ void merge_into(analyzer::SigPhase& into, const std::vector<const analyzer::SigP
     into.share += k->share;
   }
   into.weight = weight;
-  into.relevant = into.share >= relevance;
+  into.relevant = into.relevant || into.share >= relevance;  // relevant in another run of the series stays so
   for (analyzer::SigRank& r : into.ranks) {
     const RankBursts own = bursts_of(r);
     const RankBursts& t = total[{r.rank, r.thread}];
-    const double work = own.work > 0 ? t.work / static_cast<double>(weight) / own.work : 1;
-    const double ns = own.ns > 0 ? t.ns / static_cast<double>(weight) / own.ns : 1;
+    const RankBursts mean{t.work / static_cast<double>(weight), t.ns / static_cast<double>(weight)};
+    // A rank whose representative instance has no burst at all takes its mean as the burst after its last call.
+    const auto scaled = [](double own_total, double mean_total, analyzer::Stat& tail) {
+      if (own_total > 0) return mean_total / own_total;
+      tail.mean += mean_total;
+      tail.max = std::max(tail.max, tail.mean);
+      return 1.0;
+    };
+    const double work = scaled(own.work, mean.work, r.tail_work);
+    const double ns = scaled(own.ns, mean.ns, r.tail_ns);
     for (analyzer::SigEvent& e : r.events) {
       scale(e.burst_work, work);
       scale(e.burst_ns, ns);
@@ -108,6 +116,13 @@ bool merge_phase_kinds(analyzer::Signature& s, const std::vector<bool>& related)
     into[j] = j;
     if (is_related(j)) continue;
     const auto same = [&](std::size_t t) { return is_related(t) && calls[t] == calls[j]; };
+    // A work variant of a related phase is a kind of that phase first.
+    const std::uint32_t base = s.phases[j].split_from;
+    if (base < count && same(base)) {
+      into[j] = base;
+      any = true;
+      continue;
+    }
     for (std::size_t t = j; t-- > 0;) {
       if (same(t)) {
         into[j] = t;
@@ -134,11 +149,14 @@ bool merge_phase_kinds(analyzer::Signature& s, const std::vector<bool>& related)
     if (into[j] != j) continue;
     renumbered[j] = static_cast<std::uint32_t>(kept.size());
     kept.push_back(std::move(s.phases[j]));
+    kept.back().listed = kept.back().listed_id();
     kept.back().id = renumbered[j];
   }
   for (std::size_t j = 0; j < count; ++j) renumbered[j] = renumbered[into[j]];
   for (analyzer::SigPhase& p : kept) {
-    if (p.split_from < count) p.split_from = renumbered[p.split_from];
+    if (p.split_from >= count) continue;
+    p.split_from = renumbered[p.split_from];
+    if (p.split_from == p.id) p.split_from = analyzer::SigPhase{}.split_from;  // its base merged into it: none
   }
   s.phases = std::move(kept);
   std::vector<analyzer::PhaseRunEntry> order;

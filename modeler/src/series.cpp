@@ -240,11 +240,11 @@ PhaseRelation relate_phases(std::span<const Run> runs) {
     for (std::size_t j = 0; j < other.size(); ++j) {
       if (!used[j]) {
         const analyzer::SigPhase& p = runs[k].signature.phases[j];
-        rel.unrelated.push_back("phase " + std::to_string(j) + " of the run at " + std::to_string(runs[k].n()) +
-                                " processes (" + other[j] + ", " + percent(p.share) +
+        rel.unrelated.push_back("phase " + std::to_string(p.listed_id()) + " of the run at " +
+                                std::to_string(runs[k].n()) + " processes (" + other[j] + ", " + percent(p.share) +
                                 " of its time) has no counterpart in the run at " + std::to_string(runs.front().n()) +
                                 " processes");
-        rel.left_out.push_back({runs[k].n(), static_cast<std::uint32_t>(j), p.share, rel.unrelated.back()});
+        rel.left_out.push_back({runs[k].n(), p.listed_id(), p.share, rel.unrelated.back()});
       }
     }
   }
@@ -256,11 +256,11 @@ PhaseRelation relate_phases(std::span<const Run> runs) {
       if (!match[k][i]) {
         complete = false;
         const analyzer::SigPhase& missing = runs.front().signature.phases[i];
-        rel.unrelated.push_back("phase " + std::to_string(i) + " of the run at " + std::to_string(runs.front().n()) +
-                                " processes (" + ref[i] + ", " + percent(missing.share) +
-                                " of its time) has no counterpart in the run at " + std::to_string(runs[k].n()) +
-                                " processes");
-        rel.left_out.push_back({runs.front().n(), static_cast<std::uint32_t>(i), missing.share, rel.unrelated.back()});
+        rel.unrelated.push_back("phase " + std::to_string(missing.listed_id()) + " of the run at " +
+                                std::to_string(runs.front().n()) + " processes (" + ref[i] + ", " +
+                                percent(missing.share) + " of its time) has no counterpart in the run at " +
+                                std::to_string(runs[k].n()) + " processes");
+        rel.left_out.push_back({runs.front().n(), missing.listed_id(), missing.share, rel.unrelated.back()});
         break;
       }
       p.ids.push_back(*match[k][i]);

@@ -62,7 +62,7 @@ Comparison compare_with_run(const ReplayPlan& plan, const ReplayResult& result,
       for (std::size_t j = 0; j < s.phases.size(); ++j) {
         if (s.phases[j].id != *related[i]) continue;
         used[j] = true;
-        pc.run_phase = s.phases[j].id;
+        pc.run_phase = s.phases[j].listed_id();
         const auto [real, apart, init_or_finalize] = analyzer::phase_run_time(s.phases[j], s.processes);
         pc.real_ns = real;
         c.real_excluded_ns += apart;

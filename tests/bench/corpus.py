@@ -260,6 +260,7 @@ def signature_summary(trace):
     return {"run_time_ns": s["run_time_ns"], "operations": s["operations"],
             "relevance": s["inputs"]["options"].get("relevance", 0.01),
             "phases": [{"weight": p["weight"], "time_ns": p["weight"] * p["time_ns"]["mean"], "share": p["share"],
+                        "split_from": p.get("split_from"),
                         "relevant": p["relevant"], "calls": phase_calls(p), "comms": communications(p)}
                        for p in s["phases"]]}
 
@@ -304,8 +305,8 @@ def exact(check):
 
 def merge_kinds(phases, related, relevance):
     """The phases with their kinds merged as modeler/src/phase_kinds.cpp merges them: a phase that is not related
-    and calls the same functions as a related one joins the nearest such before it, else after it (weights, times
-    and shares add up, relevance anew); None where none joins."""
+    and calls the same functions as a related one joins the work variant's base, else the nearest such before it,
+    else after it (weights, times and shares add up, relevance anew); None where none joins."""
     is_related = [False] * len(phases)
     for j in related:
         if j is not None:
@@ -315,7 +316,7 @@ def merge_kinds(phases, related, relevance):
         same = [t for t in range(len(phases)) if is_related[t] and phases[t]["calls"] == p["calls"]]
         if not is_related[j] and same:
             before = [t for t in same if t < j]
-            into[j] = before[-1] if before else same[0]
+            into[j] = p["split_from"] if p["split_from"] in same else before[-1] if before else same[0]
     if into == list(range(len(phases))):
         return None
     kept = {t: dict(phases[t]) for t in range(len(phases)) if into[t] == t}
@@ -323,8 +324,14 @@ def merge_kinds(phases, related, relevance):
         if t != j:
             for key in ("weight", "time_ns", "share"):
                 kept[t][key] += phases[j][key]
-            kept[t]["relevant"] = kept[t]["share"] >= relevance
-    return [kept[t] for t in sorted(kept)]
+            kept[t]["relevant"] = kept[t]["relevant"] or kept[t]["share"] >= relevance
+    order = sorted(kept)
+    renumbered = {t: i for i, t in enumerate(order)}
+    for t in order:
+        base = kept[t]["split_from"]
+        if base is not None and base < len(phases):
+            kept[t]["split_from"] = None if into[base] == t else renumbered[into[base]]
+    return [kept[t] for t in order]
 
 
 def main_phase(phases):

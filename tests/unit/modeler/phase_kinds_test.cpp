@@ -55,10 +55,45 @@ TEST(PhaseKinds, APhaseWithoutCounterpartCallingTheSameFunctionsJoinsTheRelatedO
   // Each rank's bursts stand for its mean over all 100 instances: 60 of the iteration, 40 twice as long.
   EXPECT_NEAR(loop.ranks[1].events[1].burst_work.mean, 1.4 * isend_burst, 1e-6 * isend_burst);
   EXPECT_EQ(s.phases[2].id, 2u);
+  EXPECT_EQ(s.phases[2].listed_id(), 3u);  // the id the signature file gives it, for messages
   EXPECT_EQ(s.phases[2].ranks[0].events[0].call, "MPI_Barrier");
   EXPECT_EQ(s.order, (std::vector<analyzer::PhaseRunEntry>{{0, 1}, {1, 100}, {2, 1}}));
   // Nothing left to merge.
   EXPECT_FALSE(merge_phase_kinds(s, {true, true, false}));
+}
+
+TEST(PhaseKinds, AWorkVariantJoinsItsOwnPhaseAndARelevantPhaseStaysRelevant) {
+  // Two iterations of the same calls (two loops of one program), and a work variant of the first one found after
+  // the second: it joins the first, its base, not the nearer second.
+  Signature s = ring(4, 50);
+  analyzer::SigPhase second = s.phases[1];
+  second.id = 2;
+  analyzer::SigPhase variant = s.phases[1];
+  variant.id = 3;
+  variant.weight = 10;
+  variant.split_from = 1;
+  s.phases.push_back(second);
+  s.phases.push_back(variant);
+  s.phases[1].relevant = true;  // relevant in another run of its series, under the threshold in this one
+  s.phases[1].share = 0.001;
+  s.order = {{0, 1}, {1, 50}, {2, 50}, {3, 10}};
+  ASSERT_TRUE(merge_phase_kinds(s, {true, true, true, false}));
+  ASSERT_EQ(s.phases.size(), 3u);
+  EXPECT_EQ(s.phases[1].weight, 60u);
+  EXPECT_EQ(s.phases[2].weight, 50u);
+  EXPECT_TRUE(s.phases[1].relevant);
+  EXPECT_EQ(s.order, (std::vector<analyzer::PhaseRunEntry>{{0, 1}, {1, 50}, {2, 50}, {1, 10}}));
+}
+
+TEST(PhaseKinds, ASeriesWhosePhasesAllRelateIsLeftAsItIs) {
+  std::vector<modeler::Run> runs = load_runs(ring_series({4, 8, 16}), 3);
+  const PhaseRelation rel = relate_phases_merging_kinds(runs);
+  EXPECT_EQ(rel.phases.size(), 2u);
+  for (const modeler::Run& r : runs) {
+    ASSERT_EQ(r.signature.phases.size(), 2u);
+    EXPECT_EQ(r.signature.phases[1].weight, 100u);
+    EXPECT_EQ(r.signature.phases[1].listed, analyzer::kNoRef);  // never renumbered
+  }
 }
 
 TEST(PhaseKinds, ARunWhoseStepFollowsTheDataIsModelledWithoutAFlag) {

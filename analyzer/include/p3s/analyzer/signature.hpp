@@ -101,7 +101,12 @@ struct SigPhase {
   /// The phase finder's number of its structure (this analysis only, not written): what SignatureOptions::unsplit
   /// names when the same archive is analysed again by the same method.
   std::uint32_t structure = 0;
+  /// Its id in the signature file where a reader renumbered the phases (a model merging a phase's kinds,
+  /// modeler::merge_phase_kinds; not written), kNoRef where `id` is it.
+  std::uint32_t listed = kNoRef;
   std::vector<SigRank> ranks;
+  /// The id by which the signature file knows the phase.
+  [[nodiscard]] std::uint32_t listed_id() const noexcept { return listed != kNoRef ? listed : id; }
 };
 
 /// A communicator that the phases use, with its members as MPI_COMM_WORLD ranks (rank i of the communicator is
