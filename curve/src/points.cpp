@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <system_error>
 
@@ -12,6 +13,7 @@
 #include "p3s/analyzer/signature.hpp"
 #include "p3s/curve/curve.hpp"
 #include "p3s/error.hpp"
+#include "p3s/modeler/series.hpp"
 #include "p3s/mpi/vocabulary.hpp"
 
 namespace p3s::curve {
@@ -23,7 +25,8 @@ using nlohmann::json;
 /// One input as read: a prediction or a measured run (or a prediction that carries its comparison's run).
 struct Read {
   Point point;
-  bool explicit_run = false;  ///< a signature given as such, not a result's comparison
+  bool explicit_run = false;                     ///< a signature given as such, not a result's comparison
+  std::optional<analyzer::Signature> signature;  ///< the measured run's, where one was read
 };
 
 Read from_result(const json& j, const fs::path& path) {
@@ -68,8 +71,8 @@ Read from_result(const json& j, const fs::path& path) {
   return out;
 }
 
-Read from_signature(const fs::path& path) {
-  const analyzer::Signature s = analyzer::read_signature(path);
+/// The point of a measured run: its time, and its phases as `s` has them.
+Read from_signature(const analyzer::Signature& s, const fs::path& path) {
   Read out;
   out.explicit_run = true;
   out.point.n = s.processes;
@@ -101,6 +104,13 @@ Read from_signature(const fs::path& path) {
     q.bytes = static_cast<double>(ph.weight) * bytes;
     out.point.phases.push_back(std::move(q));
   }
+  return out;
+}
+
+Read from_signature(const fs::path& path) {
+  analyzer::Signature s = analyzer::read_signature(path);
+  Read out = from_signature(s, path);
+  out.signature = std::move(s);
   return out;
 }
 
@@ -188,13 +198,24 @@ void merge(Point& into, bool& explicit_run, const Read& r) {
 
 std::vector<Point> read_points(const std::vector<fs::path>& inputs) {
   std::map<std::int64_t, std::pair<Point, bool>> at;  // n -> point, whether its run was given as such
+  std::vector<modeler::Run> measured;
   for (const fs::path& in : inputs) {
     if (!fs::exists(in)) throw InputError("'" + in.string() + "' does not exist");
     for (const fs::path& file : fs::is_directory(in) ? files_of(in) : std::vector<fs::path>{in}) {
-      const Read r = read_file(file);
+      Read r = read_file(file);
       auto [it, added] = at.try_emplace(r.point.n, Point{}, false);
       if (added) it->second.first.n = r.point.n;
       merge(it->second.first, it->second.second, r);
+      if (r.signature) measured.push_back({file, std::move(*r.signature)});
+    }
+  }
+  // A point without a prediction shows its run's phases as the model relates them: the kinds of one phase merged,
+  // as across the series of runs given.
+  if (measured.size() > 1) {
+    (void)modeler::relate_phases_merging_kinds(measured);
+    for (const modeler::Run& run : measured) {
+      Point& p = at.at(run.n()).first;
+      if (!p.predicted_ns) p.phases = from_signature(run.signature, run.path).point.phases;
     }
   }
   std::vector<Point> out;
