@@ -203,24 +203,24 @@ void compare_phase(const PhaseModel& pm, const analyzer::SigPhase& actual, std::
   c.pattern_exact = false;
 }
 
+/// The MPI functions each of the model's phases calls, as phases are related by.
+std::vector<std::string> calls_of(const Model& m) {
+  std::vector<std::string> out;
+  for (const PhaseModel& p : m.phases) out.push_back(p.calls);
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::optional<std::uint32_t>> relate_model_phases(const Model& m, const analyzer::Signature& s) {
-  std::vector<std::string> ours;
-  for (const PhaseModel& p : m.phases) ours.push_back(p.calls);
   std::vector<std::string> theirs;
   for (const analyzer::SigPhase& p : s.phases) theirs.push_back(analyzer::phase_calls(p));
-  return relate_phase_lists(ours, theirs);
+  return relate_phase_lists(calls_of(m), theirs);
 }
 
 Run merged_for(const Model& model, Run run) {
-  for (;;) {
-    std::vector<bool> related(run.signature.phases.size(), false);
-    for (const std::optional<std::uint32_t>& j : relate_model_phases(model, run.signature)) {
-      if (j) related[*j] = true;
-    }
-    if (!merge_phase_kinds(run.signature, related)) return run;
-  }
+  (void)relate_merging_kinds(calls_of(model), run.signature);
+  return run;
 }
 
 Validation compare_with(const Model& model, const Run& given) {

@@ -271,6 +271,18 @@ PhaseRelation relate_phases(std::span<const Run> runs) {
   return rel;
 }
 
+std::vector<std::optional<std::uint32_t>> relate_merging_kinds(std::span<const std::string> ref,
+                                                               analyzer::Signature& s) {
+  for (;;) {
+    const std::vector<std::optional<std::uint32_t>> related = relate_phase_lists(ref, calls_per_phase(s));
+    std::vector<bool> is_related(s.phases.size(), false);
+    for (const std::optional<std::uint32_t>& j : related) {
+      if (j) is_related[*j] = true;
+    }
+    if (!merge_phase_kinds(s, is_related)) return related;
+  }
+}
+
 PhaseRelation relate_phases_merging_kinds(std::vector<Run>& runs) {
   // Each round merges only phases without a counterpart, so the phases only get fewer; a few rounds settle it.
   constexpr int kRounds = 4;

@@ -37,18 +37,8 @@ Comparison compare_with_run(const ReplayPlan& plan, const ReplayResult& result,
   c.processes = s.processes;
   std::vector<std::string> ours;
   for (const PlannedPhase& p : plan.phases) ours.push_back(p.calls);
-  // The run's phases related to the plan's, the kinds of each merged into it (modeler::merge_phase_kinds).
-  std::vector<std::optional<std::uint32_t>> related;
-  for (bool merged = true; merged;) {
-    std::vector<std::string> theirs;
-    for (const analyzer::SigPhase& p : s.phases) theirs.push_back(analyzer::phase_calls(p));
-    related = modeler::relate_phase_lists(ours, theirs);
-    std::vector<bool> is_related(s.phases.size(), false);
-    for (const std::optional<std::uint32_t>& j : related) {
-      if (j) is_related[*j] = true;
-    }
-    merged = modeler::merge_phase_kinds(s, is_related);
-  }
+  // The run's phases related to the plan's, the kinds of each merged into it.
+  const std::vector<std::optional<std::uint32_t>> related = modeler::relate_merging_kinds(ours, s);
   std::vector<bool> used(s.phases.size(), false);
   for (std::size_t i = 0; i < result.phases.size(); ++i) {
     const PhaseTime& t = result.phases[i];

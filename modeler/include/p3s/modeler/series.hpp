@@ -91,6 +91,11 @@ struct PhaseRelation {
 /// Returns whether any phase was merged.
 bool merge_phase_kinds(analyzer::Signature& s, const std::vector<bool>& related);
 
+/// relate_phase_lists(ref, the phases of `s`) after merging in `s` the kinds of its phases related to `ref`
+/// (merge_phase_kinds), again until no more merge: a run as a model's (or a plan's) phases see it.
+std::vector<std::optional<std::uint32_t>> relate_merging_kinds(std::span<const std::string> ref,
+                                                               analyzer::Signature& s);
+
 /// Relates the phases of the runs after merging in every run the kinds of its related phases (merge_phase_kinds),
 /// again until no more merge: the same program point at every n, however its calls followed the data.
 PhaseRelation relate_phases_merging_kinds(std::vector<Run>& runs);
