@@ -515,8 +515,13 @@ def main():
     names = [w.name for w in WORKLOADS]
     floors = {}
     if a.floors:
-        with open(a.floors) as f:
-            floors = json.load(f)
+        try:
+            with open(a.floors) as f:
+                floors = json.load(f)
+        except (OSError, ValueError) as e:
+            p.error(f"--floors {a.floors}: {e}")
+        if not isinstance(floors, dict) or not all(isinstance(v, (list, str)) for v in floors.values()):
+            p.error(f"--floors {a.floors}: not an object of lists")
         floors.pop("why", None)  # what the floors are for, in words
         known = [*Row.__dataclass_fields__, "answers", "main_per_step", "relevant_missed"]
         bad = [k for k in floors if k != "every" and k not in names] + \
