@@ -100,13 +100,22 @@ class PhaseComparison {
 
   void rank(const analyzer::SigRank& r, const PredictedRank& pr) {
     work(r, pr);
-    for (const analyzer::SigEvent& e : r.events) c_.comms_actual += communications(actual_steps(e));
-    for (const PredictedCall& pc : pr.calls) c_.comms_predicted += communications(predicted_steps(pc));
+    for (const analyzer::SigEvent& e : r.events) {
+      c_.comms_actual += communications(actual_steps(e));
+      for (const analyzer::SigAction& a : e.actions) volume_actual_ += sized(a.kind) ? a.bytes : 0;
+    }
+    for (const PredictedCall& pc : pr.calls) {
+      c_.comms_predicted += communications(predicted_steps(pc));
+      for (const PredictedAction& a : pc.actions) volume_predicted_ += sized(a.kind) ? a.bytes : 0;
+    }
     calls(r, pr);
   }
 
   void finish() {
     c_.volume_error_mean = volume_n_ != 0 ? volume_sum_ / static_cast<double>(volume_n_) : 0;
+    c_.volume_error_total = volume_actual_ > 0      ? std::abs(volume_predicted_ - volume_actual_) / volume_actual_
+                            : volume_predicted_ > 0 ? 1
+                                                    : 0;
     c_.work_error_mean = work_n_ != 0 ? work_sum_ / static_cast<double>(work_n_) : 0;
     c_.work_error_total =
         work_total_actual_ > 0 ? std::abs(work_total_predicted_ - work_total_actual_) / work_total_actual_ : 0;
@@ -170,6 +179,8 @@ class PhaseComparison {
   PhaseCheck& c_;
   double volume_sum_ = 0;
   std::int64_t volume_n_ = 0;
+  double volume_actual_ = 0;
+  double volume_predicted_ = 0;
   double work_sum_ = 0;
   std::int64_t work_n_ = 0;
   double work_total_predicted_ = 0;
@@ -283,8 +294,8 @@ std::string validation_report(const Validation& v) {
   out << "validation of the model fitted on n =";
   for (const std::int64_t n : v.fitted_on) out << ' ' << n;
   out << " against the run at n = " << v.n << " (" << v.signature << ")\n";
-  out << " phase  pattern  comms (pred/real)  weight (pred/real)  volume err mean/max  work err phase  per rank "
-         "mean/max\n";
+  out << " phase  pattern  comms (pred/real)  weight (pred/real)  volume err phase  per message mean/max  "
+         "work err phase  per rank mean/max\n";
   char buf[256];
   for (const PhaseCheck& c : v.phases) {
     if (!c.error.empty()) {
@@ -292,11 +303,11 @@ std::string validation_report(const Validation& v) {
       continue;
     }
     std::snprintf(buf, sizeof buf,
-                  " %5u  %-7s  %8lld/%-8lld  %9lld/%-8lld  %8.2f%% /%6.2f%%  %13.1f%%  %8.1f%% /%6.1f%%\n", c.phase,
-                  c.pattern_exact ? "exact" : "differs", static_cast<long long>(c.comms_predicted),
+                  " %5u  %-7s  %8lld/%-8lld  %9lld/%-8lld  %15.2f%%  %11.2f%% /%6.2f%%  %13.1f%%  %8.1f%% /%6.1f%%\n",
+                  c.phase, c.pattern_exact ? "exact" : "differs", static_cast<long long>(c.comms_predicted),
                   static_cast<long long>(c.comms_actual), static_cast<long long>(c.weight_predicted),
-                  static_cast<long long>(c.weight_actual), 100 * c.volume_error_mean, 100 * c.volume_error_max,
-                  100 * c.work_error_total, 100 * c.work_error_mean, 100 * c.work_error_max);
+                  static_cast<long long>(c.weight_actual), 100 * c.volume_error_total, 100 * c.volume_error_mean,
+                  100 * c.volume_error_max, 100 * c.work_error_total, 100 * c.work_error_mean, 100 * c.work_error_max);
     out << buf;
     if (!c.pattern_exact) out << "        first difference: " << c.first_mismatch << '\n';
     if (!c.approximate_groups.empty()) {

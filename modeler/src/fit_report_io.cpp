@@ -28,6 +28,7 @@ json validation_json(const Validation& v) {
                           {"weight_actual", c.weight_actual},
                           {"volume_error_mean", c.volume_error_mean},
                           {"volume_error_max", c.volume_error_max},
+                          {"volume_error_total", c.volume_error_total},
                           {"work_error_mean", c.work_error_mean},
                           {"work_error_max", c.work_error_max},
                           {"work_error_total", c.work_error_total},
@@ -59,6 +60,7 @@ Validation validation_from(const json& j) {
     p.weight_actual = c.at("weight_actual").get<std::int64_t>();
     p.volume_error_mean = c.at("volume_error_mean").get<double>();
     p.volume_error_max = c.at("volume_error_max").get<double>();
+    p.volume_error_total = c.value("volume_error_total", 0.0);
     p.work_error_mean = c.at("work_error_mean").get<double>();
     p.work_error_max = c.at("work_error_max").get<double>();
     p.work_error_total = c.at("work_error_total").get<double>();

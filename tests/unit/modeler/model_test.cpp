@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -112,6 +113,47 @@ std::vector<CollectiveEntry> collectives_of(const Model& m) {
   std::vector<CollectiveEntry> all;
   for (const GroupModel& g : m.phases.at(1).groups) all.insert(all.end(), g.collectives.begin(), g.collectives.end());
   return all;
+}
+
+/// The ring at 4-32 ranks whose messages follow each sender's data: sender s sends the mean (1 MiB / n) times 1 +
+/// 0.3 (d_s - mean d), d_s = sin(2.4 s + n): no law in n or r gives a rank its size, but the mean over the ranks is
+/// exactly 1 MiB / n.
+std::vector<std::filesystem::path> ring_of_data_sizes() {
+  std::vector<std::filesystem::path> paths;
+  for (const std::int32_t n : {4, 8, 16, 32}) {
+    Signature s = ring(n, 100);
+    std::vector<double> factor(static_cast<std::size_t>(n));
+    double mean = 0;
+    for (std::int32_t r = 0; r < n; ++r) mean += std::sin(2.4 * r + n) / n;
+    for (std::int32_t r = 0; r < n; ++r) factor[static_cast<std::size_t>(r)] = 1 + 0.3 * (std::sin(2.4 * r + n) - mean);
+    for (analyzer::SigRank& rank : s.phases[1].ranks) {
+      for (SigEvent& e : rank.events) {
+        for (SigAction& a : e.actions) {
+          const bool sent = a.kind == mpi::ActionKind::Send;
+          if (!sent && a.kind != mpi::ActionKind::IrecvPost && a.kind != mpi::ActionKind::Recv) continue;
+          a.bytes *= factor[static_cast<std::size_t>(sent ? rank.rank : a.peer)];
+          a.bytes_min = a.bytes_max = a.bytes;
+        }
+      }
+    }
+    paths.push_back(save(s, "ring-data-sizes" + std::to_string(n)));
+  }
+  return paths;
+}
+
+// Sizes that follow each rank's data miss message by message, but the phase's volume (what the network carries) is
+// the mean's law times the messages: the validation tells the two apart.
+TEST(Model, TheVolumeOfAPhaseIsCheckedBesideItsMessagesSizes) {
+  const Fit fit = build_model(ring_of_data_sizes(), {});
+  ASSERT_TRUE(fit.report.validation.has_value());
+  const PhaseCheck& step = fit.report.validation->phases.at(1);
+  EXPECT_TRUE(step.pattern_exact) << step.first_mismatch;
+  EXPECT_GT(step.volume_error_mean, 0.05);
+  EXPECT_GT(step.volume_error_max, step.volume_error_mean);
+  EXPECT_LT(step.volume_error_total, 1e-6);
+  EXPECT_LT(fit.report.validation->phases.at(0).volume_error_total, 1e-9);
+  const std::string text = validation_report(*fit.report.validation);
+  EXPECT_NE(text.find("volume err phase"), std::string::npos) << text;
 }
 
 TEST(Model, OnlyAScanWhoseLastMemberReceivesButSendsNothingIsInPlace) {

@@ -63,8 +63,11 @@ struct PhaseCheck {
   std::int64_t comms_actual = 0;
   std::int64_t weight_predicted = 0;
   std::int64_t weight_actual = 0;
-  double volume_error_mean = 0;
+  double volume_error_mean = 0;  ///< over the messages and collectives that match one to one
   double volume_error_max = 0;
+  /// Of the phase's volume per instance (the bytes of every message and collective, all ranks): sizes that follow
+  /// each rank's data miss one by one, but their sum is what the network carries.
+  double volume_error_total = 0;
   double work_error_mean = 0;  ///< over the ranks: each rank's work per instance
   double work_error_max = 0;
   double work_error_total = 0;  ///< of the phase's work per instance summed over all ranks
