@@ -13,12 +13,16 @@ Per workload, in a scratch folder WORK/NAME holding its inputs (copied from the 
 4. `p3s predict MODEL --np TARGET`: whether it answers or refuses.
 The row holds the phases at each n; the weight of the main phase (the target run's repeated phase, of 3 instances or
 more, of the largest weight x mean instance time) against the code's own step count (the sum of a LAMMPS input's
-`run` commands, meep's time steps, none for HPCC); the share of the target run's time (`run_time_ns`) spent in phases
-predicted exact in pattern, communications and weight (a phase's time: weight x mean instance time, from the target's
-signature); the target's relevant phases (>= 1 % of the time) predicted exact, out of all; the communications of an
-instance (sends and collectives of all ranks) predicted, summed over the model's phases, and real, summed over the
-target's phases (those the model lacks or cannot evaluate included); the volume error mean and max over the relevant
-phases evaluated; `p3s analyze`'s peak memory per MPI call recorded in the series (`p3s summary`'s counts); `p3s
+`run` commands, meep's time steps, none for HPCC); the share of the target run's time in phases (`accounted_ns`)
+spent in phases predicted exact in pattern, communications and weight (a phase's time: weight x mean instance time,
+from the target's signature), and the share of the run's time (`run_time_ns`) outside every phase (`outside_ns`: on
+each rank, before its first MPI call and after its last; the launcher starting the ranks one after the other, which
+no model of the code holds); the target's relevant phases (>= 1 % of the time) predicted exact, out of all; the
+communications of an instance (sends and collectives of all ranks) predicted, summed over the model's phases, and
+real, summed over the target's phases (those the model lacks or cannot evaluate included); the volume error of each
+relevant phase evaluated (its bytes per instance, all ranks, predicted against real: `volume_error_total`), mean and
+max over them (the errors message by message, which sizes that follow each rank's data make large, in the JSON);
+`p3s analyze`'s peak memory per MPI call recorded in the series (`p3s summary`'s counts); `p3s
 model`'s time and peak memory; and predict's answer. A step that fails or runs past --timeout ends the workload's row
 with its one-line reason, and the other workloads go on (--no-keep-going stops there); predict's refusal is its
 answer.
@@ -101,13 +105,16 @@ class Row:
     steps: int | None
     phases: dict = field(default_factory=dict)  # n -> phases in the signature
     main_weight: int | None = None
-    exact_time_share: float | None = None
+    exact_time_share: float | None = None  # of the time in phases
+    outside_share: float | None = None  # of the run's time: outside every phase
     relevant_exact: int | None = None
     relevant: int | None = None
     comms_predicted: int | None = None
     comms_actual: int | None = None
     volume_error_mean: float | None = None
     volume_error_max: float | None = None
+    message_volume_error_mean: float | None = None  # message by message
+    message_volume_error_max: float | None = None
     calls: int | None = None  # MPI calls recorded in the series (p3s summary)
     operations: int | None = None  # the series' operations as its signatures count them (polling runs folded)
     record_s: float = 0.0  # recording, all counts (0 for runs kept by --reuse)
@@ -257,7 +264,8 @@ def signature_summary(trace):
     """What the row needs of a run's signature (read once: a large run's signature takes hundreds of MB)."""
     with open(os.path.join(trace, "signature.json")) as f:
         s = json.load(f)
-    return {"run_time_ns": s["run_time_ns"], "operations": s["operations"],
+    return {"run_time_ns": s["run_time_ns"], "accounted_ns": s["accounted_ns"], "outside_ns": s["outside_ns"],
+            "operations": s["operations"],
             "relevance": s["inputs"]["options"].get("relevance", 0.01),
             "phases": [{"weight": p["weight"], "time_ns": p["weight"] * p["time_ns"]["mean"], "share": p["share"],
                         "split_from": p.get("split_from"),
@@ -368,14 +376,17 @@ def accuracy(report_path, target):
         if not c.get("error") and phases[j]["relevant"]:
             evaluated.append(c)
     relevant = [j for j, p in enumerate(phases) if p["relevant"]]
-    columns = {"exact_time_share": sum(phases[j]["time_ns"] for j in exact_phases) / target["run_time_ns"],
+    columns = {"exact_time_share": sum(phases[j]["time_ns"] for j in exact_phases) / target["accounted_ns"],
+               "outside_share": target["outside_ns"] / target["run_time_ns"],
                "relevant": len(relevant), "relevant_exact": len([j for j in relevant if j in exact_phases]),
                "comms_predicted": sum(c["comms_predicted"] for c in v["phases"]),
                "comms_actual": sum(p["comms"] for p in phases),  # the phases the model lacks or cannot evaluate too
                "main_weight": main["weight"] if (main := main_phase(phases)) else None}
     if evaluated:
-        columns["volume_error_mean"] = sum(c["volume_error_mean"] for c in evaluated) / len(evaluated)
-        columns["volume_error_max"] = max(c["volume_error_max"] for c in evaluated)
+        columns["volume_error_mean"] = sum(c["volume_error_total"] for c in evaluated) / len(evaluated)
+        columns["volume_error_max"] = max(c["volume_error_total"] for c in evaluated)
+        columns["message_volume_error_mean"] = sum(c["volume_error_mean"] for c in evaluated) / len(evaluated)
+        columns["message_volume_error_max"] = max(c["volume_error_max"] for c in evaluated)
     return columns
 
 
@@ -455,15 +466,17 @@ def bench(a, w):
 
 # --- the table -------------------------------------------------------------------------------------------------
 
-HEADER = (f"{'workload':<15} {'n':<11} {'phases at n':<19} {'main/steps':>11} {'exact t':>7} {'rel ex':>6} "
-          f"{'comms pred/real':>17} {'vol err mn/mx':>14} {'analyze':>8} {'peak':>7} {'B/call':>6} {'model':>7} "
-          f"{'peak':>6} {'wall':>6}  predict")
+HEADER = (f"{'workload':<15} {'n':<11} {'phases at n':<19} {'main/steps':>11} {'exact t':>7} {'outside':>7} "
+          f"{'rel ex':>6} {'comms pred/real':>17} {'vol err mn/mx':>14} {'analyze':>8} {'peak':>7} {'B/call':>6} "
+          f"{'model':>7} {'peak':>6} {'wall':>6}  predict")
 LEGEND = """\
 main/steps: the weight of the target run's main phase / the code's steps; exact t: the share of the target run's time
-in phases exact in pattern, communications and weight; rel ex: its relevant phases exact / all; comms: per instance,
-summed over the phases; vol err: over the relevant phases; analyze, peak, B/call: p3s analyze of the series, its peak
-memory, per MPI call recorded; model, peak: p3s model; wall: the workload end to end (recording included); [model with
---allow-missing: ...]: p3s model refused the series for that reason, and was run again with --allow-missing"""
+in phases spent in phases exact in pattern, communications and weight; outside: the share of its run time outside
+every phase (ranks started one after the other); rel ex: its relevant phases exact / all; comms: per instance, summed
+over the phases; vol err: each relevant phase's volume, mean/max over them; analyze, peak, B/call: p3s analyze of the
+series, its peak memory, per MPI call recorded; model, peak: p3s model; wall: the workload end to end (recording
+included); [model with --allow-missing: ...]: p3s model refused the series for that reason, and was run again with
+--allow-missing"""
 
 
 def cell(value, fmt, width, unit=""):
@@ -484,6 +497,7 @@ def row_line(r):
     phases = "/".join(str(r.phases[n]) for n in (*r.fit, r.target) if n in r.phases) or "-"
     main = "-" if r.main_weight is None else f"{r.main_weight}/{'-' if r.steps is None else r.steps}"
     share = None if r.exact_time_share is None else 100 * r.exact_time_share
+    outside = None if r.outside_share is None else 100 * r.outside_share
     volume = "-" if r.volume_error_mean is None else \
         f"{100 * r.volume_error_mean:.1f}/{100 * r.volume_error_max:.1f}%"
     answer = "-" if r.predict is None else clipped(r.predict)
@@ -492,6 +506,7 @@ def row_line(r):
     if r.failed:
         answer = f"FAILED {clipped(r.failed)}" if r.predict is None else f"{answer}; FAILED {clipped(r.failed)}"
     return (f"{r.name:<15} {counts:<11} {phases:<19} {main:>11} {cell(share, '.1f', 7, '%')} "
+            f"{cell(outside, '.1f', 7, '%')} "
             f"{ratio(r.relevant_exact, r.relevant):>6} {ratio(r.comms_predicted, r.comms_actual):>17} {volume:>14} "
             f"{cell(r.analyze_s, '.1f', 8, 's')} {cell(r.analyze_mb, '.0f', 7, 'MB')} "
             f"{cell(r.analyze_bytes_per_call, '.0f', 6)} {cell(r.model_s, '.1f', 7, 's')} "
