@@ -7,6 +7,7 @@
 
 #include "p3s/analyzer/analyze.hpp"
 #include "p3s/error.hpp"
+#include "series_level.hpp"
 
 namespace p3s::analyzer {
 
@@ -69,40 +70,6 @@ void relevant_in_any(std::vector<Signature>& sigs) {
   for (Signature& s : sigs) {
     s.coverage = 0;
     for (const SigPhase& ph : s.phases) s.coverage += ph.relevant ? ph.share : 0;
-  }
-}
-
-/// Runs analysed by rank take their instances at one level: the one most of them take (a tie: the coarser), so
-/// that a pipeline whose overlap the loaded machine hid at one count (its units then taken one by one, 65 phases)
-/// has its iterations as at the other counts.
-void same_level(const std::vector<AnalyzeOptions>& runs, std::vector<Signature>& sigs,
-                std::vector<AnalyzeStats>& local) {
-  std::array<std::size_t, 3> votes{0, 0, 0};
-  for (const Signature& s : sigs) {
-    if (s.phase_method != PhaseMethod::ByRank) return;
-    ++votes[static_cast<std::size_t>(s.phase_level)];
-  }
-  std::size_t best = 0;
-  for (std::size_t l = 1; l < votes.size(); ++l) {
-    if (votes[l] >= votes[best]) best = l;
-  }
-  const auto level = static_cast<PhaseLevel>(best);
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    if (sigs[i].phase_level == level) continue;
-    AnalyzeOptions forced = runs[i];
-    forced.signature.phase_method = PhaseMethod::ByRank;
-    forced.signature.phase_level = level;
-    AnalyzeStats again;
-    Signature sig = analyze(forced, &again);
-    if (sig.phase_level != level) continue;  // not every location has as many instances there: left alone
-    sig.options = runs[i].signature;
-    sig.phase_method_note = "the series' level, " + std::string(phase_level_name(level)) + ": " +
-                            std::to_string(votes[best]) + " of " + std::to_string(runs.size()) +
-                            " runs take it; before, this run's was " +
-                            std::string(phase_level_name(sigs[i].phase_level)) +
-                            (sigs[i].phase_method_note.empty() ? "" : " (" + sigs[i].phase_method_note + ")");
-    sigs[i] = std::move(sig);
-    local[i] = again;
   }
 }
 
@@ -304,7 +271,14 @@ std::vector<Signature> analyze_series(const std::vector<AnalyzeOptions>& runs, s
       }
     }
   }
-  same_level(runs, sigs, local);
+  detail::same_level(sigs, local, [&](std::size_t i, PhaseLevel level, AnalyzeStats& stats) {
+    AnalyzeOptions forced = runs[i];
+    forced.signature.phase_method = PhaseMethod::ByRank;
+    forced.signature.phase_level = level;
+    Signature sig = analyze(forced, &stats);
+    sig.options = runs[i].signature;
+    return sig;
+  });
   same_sizes(runs, sigs, local);
   same_iterations(runs, sigs, local);
   same_work_variants(runs, sigs, local);
