@@ -76,6 +76,11 @@ void print_fit(const ModelArgs& a, const modeler::Fit& fit, const std::filesyste
   if (a.report) std::cout << modeler::model_report(fit.model, fit.report) << '\n';
   if (fit.report.validation) std::cout << modeler::validation_report(*fit.report.validation);
   for (const std::string& u : fit.report.unrelated) std::cout << "note: " << u << '\n';
+  if (!fit.report.kinds_merged.empty()) {
+    std::cout << "note: " << fit.report.kinds_merged.size()
+              << " phases of the runs call the same MPI functions as a phase of their run but have no counterpart "
+                 "in the others: each is merged into that phase as a kind of it (the fit report lists them)\n";
+  }
   if (const std::optional<std::string> threads = modeler::threads_note(fit.model.limits)) {
     std::cout << "note: " << *threads << '\n';
   }

@@ -142,7 +142,8 @@ void write_fit_report(const FitReport& r, const std::filesystem::path& path) {
          {"model", r.model},
          {"fitted_on", r.fitted_on},
          {"phases", std::move(phases)},
-         {"unrelated", r.unrelated}};
+         {"unrelated", r.unrelated},
+         {"kinds_merged", r.kinds_merged}};
   if (r.validation) j["validation"] = validation_json(*r.validation);
   write_whole_file(path, json_text(j, 1) + '\n');
 }
@@ -162,6 +163,7 @@ FitReport read_fit_report(const std::filesystem::path& path) {
     r.fitted_on = j.at("fitted_on").get<std::vector<std::int64_t>>();
     for (const json& p : j.at("phases")) r.phases.push_back(phase_from(p));
     r.unrelated = j.at("unrelated").get<std::vector<std::string>>();
+    r.kinds_merged = j.value("kinds_merged", std::vector<std::string>{});
     if (j.contains("validation")) r.validation = validation_from(j.at("validation"));
   } catch (const nlohmann::json::exception& e) {
     throw InputError("fit report '" + path.string() + "' is not a p3s fit report (" + e.what() +

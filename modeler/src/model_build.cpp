@@ -263,9 +263,11 @@ void check_nothing_relevant_left_out(std::span<const Run> runs, const ModelOptio
                    "that their phases correspond, or pass --allow-missing to model the series without it");
 }
 
-/// The runs with the kinds of their phases merged (relate_phases_merging_kinds) as these runs alone relate them.
-std::vector<Run> with_kinds_merged(std::vector<Run> runs) {
-  (void)relate_phases_merging_kinds(runs);
+/// The runs with the kinds of their phases merged (relate_phases_merging_kinds) as these runs alone relate them;
+/// what was merged, one line each, into `lines` where given.
+std::vector<Run> with_kinds_merged(std::vector<Run> runs, std::vector<std::string>* lines = nullptr) {
+  PhaseRelation rel = relate_phases_merging_kinds(runs);
+  if (lines != nullptr) *lines = std::move(rel.kinds);
   return runs;
 }
 
@@ -273,8 +275,13 @@ Fit fitted_and_validated(std::span<const std::filesystem::path> signatures, cons
   std::vector<Run> loaded = load_runs(signatures, 3);
   // The runs as loaded are kept only for a fit without the largest (a signature can take hundreds of MB).
   const bool holding_out = options.hold_out_largest && !options.validate_with;
-  const std::vector<Run> runs = with_kinds_merged(holding_out ? loaded : std::move(loaded));
+  std::vector<std::string> kinds;
+  const std::vector<Run> runs = with_kinds_merged(holding_out ? loaded : std::move(loaded), &kinds);
   check_nothing_relevant_left_out(runs, options);
+  const auto with_kinds = [&kinds](Fit fit) {
+    fit.report.kinds_merged = kinds;
+    return fit;
+  };
   // The model compared with a run is evaluated at that run's n: its laws should be whole numbers there.
   const auto validating = [&options](std::int64_t n) {
     FitOptions o = options.fit;
@@ -285,15 +292,15 @@ Fit fitted_and_validated(std::span<const std::filesystem::path> signatures, cons
     const std::vector<Run> held = load_runs(std::span(&*options.validate_with, 1), 1);
     Fit fit = fit_model(runs, validating(held.front().n()));
     fit.report.validation = compare_with(fit.model, held.front());
-    return fit;
+    return with_kinds(std::move(fit));
   }
-  if (!options.hold_out_largest) return fit_model(runs, options.fit);
+  if (!options.hold_out_largest) return with_kinds(fit_model(runs, options.fit));
   // The held-out run is the validation's alone: the fitted runs' kinds are merged as they relate without it.
   const std::vector<Run> fitted = with_kinds_merged({loaded.begin(), loaded.end() - 1});
   const Fit first = fit_model(fitted, validating(loaded.back().n()));
   Fit fit = fit_model(runs, options.fit);  // the held-out run folded in
   fit.report.validation = compare_with(first.model, loaded.back());
-  return fit;
+  return with_kinds(std::move(fit));
 }
 
 }  // namespace

@@ -293,6 +293,7 @@ std::string model_report(const Model& m, const FitReport& report) {
     for (const std::string& note : r.notes) out << "  note: " << note << '\n';
   }
   for (const std::string& u : report.unrelated) out << "\nnote: " << u << '\n';
+  for (const std::string& k : report.kinds_merged) out << "\nnote: " << k << '\n';
   return out.str();
 }
 

@@ -3,6 +3,7 @@
 // the phase the other runs relate to.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
@@ -104,7 +105,7 @@ void merge_into(analyzer::SigPhase& into, const std::vector<const analyzer::SigP
 
 }  // namespace
 
-bool merge_phase_kinds(analyzer::Signature& s, const std::vector<bool>& related) {
+std::vector<std::string> merge_phase_kinds(analyzer::Signature& s, const std::vector<bool>& related) {
   const std::size_t count = s.phases.size();
   std::vector<std::string> calls;
   for (const analyzer::SigPhase& p : s.phases) calls.push_back(analyzer::phase_calls(p));
@@ -134,7 +135,19 @@ bool merge_phase_kinds(analyzer::Signature& s, const std::vector<bool>& related)
     }
     any = any || into[j] != j;
   }
-  if (!any) return false;
+  if (!any) return {};
+  std::vector<std::string> lines;
+  for (std::size_t j = 0; j < count; ++j) {
+    if (into[j] == j) continue;
+    const analyzer::SigPhase& p = s.phases[j];
+    char share[32];
+    std::snprintf(share, sizeof share, "%.2f", 100 * p.share);
+    lines.push_back("phase " + std::to_string(p.listed_id()) + " of the run at " + std::to_string(s.processes) + " (" +
+                    calls[j] + ", weight " + std::to_string(p.weight) + ", " + share +
+                    " % of its time) is a kind of its phase " + std::to_string(s.phases[into[j]].listed_id()) +
+                    (into[j] == p.split_from ? ", a work variant of it" : "") +
+                    ": the same MPI functions, no counterpart in the other runs; merged into it");
+  }
   std::vector<std::vector<const analyzer::SigPhase*>> kinds(count);
   for (std::size_t j = 0; j < count; ++j) {
     if (into[j] != j) kinds[into[j]].push_back(&s.phases[j]);
@@ -169,7 +182,7 @@ bool merge_phase_kinds(analyzer::Signature& s, const std::vector<bool>& related)
     }
   }
   s.order = std::move(order);
-  return true;
+  return lines;
 }
 
 }  // namespace p3s::modeler

@@ -279,24 +279,32 @@ std::vector<std::optional<std::uint32_t>> relate_merging_kinds(std::span<const s
     for (const std::optional<std::uint32_t>& j : related) {
       if (j) is_related[*j] = true;
     }
-    if (!merge_phase_kinds(s, is_related)) return related;
+    if (merge_phase_kinds(s, is_related).empty()) return related;
   }
 }
 
 PhaseRelation relate_phases_merging_kinds(std::vector<Run>& runs) {
   // Each round merges only phases without a counterpart, so the phases only get fewer; a few rounds settle it.
   constexpr int kRounds = 4;
+  std::vector<std::string> kinds;
   for (int round = 0; round < kRounds; ++round) {
     bool merged = false;
-    const PhaseRelation rel = relate_phases(runs);
+    PhaseRelation rel = relate_phases(runs);
     for (std::size_t k = 0; k < runs.size(); ++k) {
       std::vector<bool> related(runs[k].signature.phases.size(), false);
       for (const RelatedPhase& p : rel.phases) related[p.ids[k]] = true;
-      merged = merge_phase_kinds(runs[k].signature, related) || merged;
+      const std::vector<std::string> lines = merge_phase_kinds(runs[k].signature, related);
+      kinds.insert(kinds.end(), lines.begin(), lines.end());
+      merged = merged || !lines.empty();
     }
-    if (!merged) return rel;
+    if (!merged) {
+      rel.kinds = std::move(kinds);
+      return rel;
+    }
   }
-  return relate_phases(runs);
+  PhaseRelation rel = relate_phases(runs);
+  rel.kinds = std::move(kinds);
+  return rel;
 }
 
 std::vector<UnrelatedPhase> relevant_left_out(const PhaseRelation& rel, double relevance) {

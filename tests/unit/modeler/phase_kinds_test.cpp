@@ -3,6 +3,7 @@
 // data are one phase across the series.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "p3s/modeler/fit.hpp"
@@ -46,7 +47,11 @@ TEST(PhaseKinds, APhaseWithoutCounterpartCallingTheSameFunctionsJoinsTheRelatedO
   s.order = {{0, 1}, {1, 30}, {2, 40}, {1, 30}, {3, 1}};
   const double isend_burst = s.phases[1].ranks[1].events[1].burst_work.mean;
 
-  ASSERT_TRUE(merge_phase_kinds(s, {true, true, false, false}));
+  const std::vector<std::string> lines = merge_phase_kinds(s, {true, true, false, false});
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].rfind("phase 2 of the run at 4 (", 0), 0u) << lines[0];
+  EXPECT_NE(lines[0].find(", weight 40, 40.00 % of its time) is a kind of its phase 1: "), std::string::npos)
+      << lines[0];
   ASSERT_EQ(s.phases.size(), 3u);  // the barrier phase stays: it calls other functions
   const analyzer::SigPhase& loop = s.phases[1];
   EXPECT_EQ(loop.weight, 100u);
@@ -59,7 +64,7 @@ TEST(PhaseKinds, APhaseWithoutCounterpartCallingTheSameFunctionsJoinsTheRelatedO
   EXPECT_EQ(s.phases[2].ranks[0].events[0].call, "MPI_Barrier");
   EXPECT_EQ(s.order, (std::vector<analyzer::PhaseRunEntry>{{0, 1}, {1, 100}, {2, 1}}));
   // Nothing left to merge.
-  EXPECT_FALSE(merge_phase_kinds(s, {true, true, false}));
+  EXPECT_TRUE(merge_phase_kinds(s, {true, true, false}).empty());
 }
 
 TEST(PhaseKinds, AWorkVariantJoinsItsOwnPhaseAndARelevantPhaseStaysRelevant) {
@@ -77,7 +82,9 @@ TEST(PhaseKinds, AWorkVariantJoinsItsOwnPhaseAndARelevantPhaseStaysRelevant) {
   s.phases[1].relevant = true;  // relevant in another run of its series, under the threshold in this one
   s.phases[1].share = 0.001;
   s.order = {{0, 1}, {1, 50}, {2, 50}, {3, 10}};
-  ASSERT_TRUE(merge_phase_kinds(s, {true, true, true, false}));
+  const std::vector<std::string> lines = merge_phase_kinds(s, {true, true, true, false});
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("is a kind of its phase 1, a work variant of it: "), std::string::npos) << lines[0];
   ASSERT_EQ(s.phases.size(), 3u);
   EXPECT_EQ(s.phases[1].weight, 60u);
   EXPECT_EQ(s.phases[2].weight, 50u);
@@ -89,6 +96,7 @@ TEST(PhaseKinds, ASeriesWhosePhasesAllRelateIsLeftAsItIs) {
   std::vector<modeler::Run> runs = load_runs(ring_series({4, 8, 16}), 3);
   const PhaseRelation rel = relate_phases_merging_kinds(runs);
   EXPECT_EQ(rel.phases.size(), 2u);
+  EXPECT_TRUE(rel.kinds.empty());
   for (const modeler::Run& r : runs) {
     ASSERT_EQ(r.signature.phases.size(), 2u);
     EXPECT_EQ(r.signature.phases[1].weight, 100u);
@@ -109,6 +117,10 @@ TEST(PhaseKinds, ARunWhoseStepFollowsTheDataIsModelledWithoutAFlag) {
   fit_all.hold_out_largest = false;
   const Fit fit = build_model(paths, fit_all);
   EXPECT_TRUE(fit.report.unrelated.empty());
+  // Nothing merged is silent: the report names the phase of the run at 16 and the phase it joined.
+  ASSERT_EQ(fit.report.kinds_merged.size(), 1u);
+  EXPECT_EQ(fit.report.kinds_merged[0].rfind("phase 2 of the run at 16 (", 0), 0u) << fit.report.kinds_merged[0];
+  EXPECT_NE(model_report(fit.model, fit.report).find("note: " + fit.report.kinds_merged[0]), std::string::npos);
   ASSERT_EQ(fit.model.phases.size(), 2u);
   EXPECT_EQ(PhasePredictor(fit.model.phases[1], 32).weight(), 100);
   // Compared with that run, the model's iteration is its iteration with both kinds: 100 instances.

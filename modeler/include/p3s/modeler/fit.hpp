@@ -97,6 +97,8 @@ struct FitReport {
   std::vector<std::int64_t> fitted_on;  ///< the runs of that model
   std::vector<PhaseReport> phases;      ///< in the model's phase order
   std::vector<std::string> unrelated;   ///< phases of some run that could not be related to the others
+  /// Phases of some run merged into another of that run as a kind of it (merge_phase_kinds), one line each.
+  std::vector<std::string> kinds_merged;
   /// The largest run held out and predicted by a model fitted on the others (before it was folded into the model
   /// written), or a run given to validate against.
   std::optional<Validation> validation;

@@ -72,6 +72,7 @@ struct PhaseRelation {
   std::vector<RelatedPhase> phases;      ///< in the order of the first run's phase ids
   std::vector<std::string> unrelated;    ///< one line per phase that has no partner in some run
   std::vector<UnrelatedPhase> left_out;  ///< the same phases, with their shares of their runs' time
+  std::vector<std::string> kinds;        ///< one line per phase merged as a kind of another (merge_phase_kinds)
 };
 
 /// The phases left out whose share of their run's time is at least `relevance` (the series' relevance threshold).
@@ -88,8 +89,9 @@ struct PhaseRelation {
 /// The merged phase's instances are all of theirs (weight, time and work added up, share and relevance anew), its
 /// representative stays the related phase's, each rank's bursts scaled to the rank's mean over every instance; the
 /// phases are numbered anew in their order, and the run's order names the merged ones by the phase they joined.
-/// Returns whether any phase was merged.
-bool merge_phase_kinds(analyzer::Signature& s, const std::vector<bool>& related);
+/// Returns one line per phase merged, naming it by its id in the signature file, its run, its share of the
+/// run's time and the phase it joined (empty: none was).
+std::vector<std::string> merge_phase_kinds(analyzer::Signature& s, const std::vector<bool>& related);
 
 /// relate_phase_lists(ref, the phases of `s`) after merging in `s` the kinds of its phases related to `ref`
 /// (merge_phase_kinds), again until no more merge: a run as a model's (or a plan's) phases see it.
