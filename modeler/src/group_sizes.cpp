@@ -170,6 +170,7 @@ RegressionOptions volume_fit(Frame frame, std::optional<std::size_t> axis) {
     o.halo = face;
   }
   o.bases = first;
+  o.grid_bases = first.size();
   for (const Basis b : all_bases()) {
     if (!counts_only(b) && !sizes_only(b) && std::find(first.begin(), first.end(), b) == first.end()) {
       o.bases.push_back(b);

@@ -472,6 +472,22 @@ TEST(RegressionFit, AHaloFaceOfA3DBlockIsTheGlobalFaceOverTheProcessesOfTheFace)
   EXPECT_FALSE(sizes_only(Basis::Dims3First));
 }
 
+// A 2-D grid's exchange along its minor side exists only where the major side is 2 or more: seen at 4 and 8 only,
+// its sizes (a face of the block and its ghost corners, 240 + 1720 / dims2(n)[0]) are fitted exactly by c n^p too.
+// The grid's sides come first: from 8 to 16 the major side stays 4, and so does the face.
+TEST(RegressionFit, TwoRunsOfAGridsExchangeFollowTheGridNotAPowerOfN) {
+  std::vector<Sample> face;
+  for (const double n : {4.0, 8.0}) face.push_back({n, 240 + 1720 / basis_value(Basis::Dims2Major, n)});
+  const RegressionOptions grid{.bases = {Basis::Dims2Minor, Basis::Dims2Major, Basis::N, Basis::Sqrt}, .grid_bases = 2};
+  const RegressionLaw law = fit_regression(face, grid);
+  EXPECT_NE(law.form, RegressionForm::Power) << law.to_string();
+  EXPECT_NEAR(law.value_at(16), 670, 1e-6) << law.to_string();
+  // Without the grid's sides first, the power law takes them, and shrinks the face where the grid does not.
+  RegressionOptions plain = grid;
+  plain.grid_bases = 0;
+  EXPECT_EQ(fit_regression(face, plain).form, RegressionForm::Power);
+}
+
 TEST(RegressionFit, AHaloWithAMarginIsTheFaceItsSidesAndTheMarginAround) {
   // Ghost atoms across x of a block of an L^3 box on p = MPI_Dims_create(n, 3): (L/p_y + m)(L/p_z + m) per unit,
   // L = 20, m = 3: L^2/(p_y p_z) + L m (1/p_y + 1/p_z) + m^2. At 2, 4, 8 and 16 ranks, then 32 and 64 unseen.

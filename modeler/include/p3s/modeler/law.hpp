@@ -264,6 +264,10 @@ struct RegressionOptions {
   /// A face of a 3-D grid (Dims3Face0..2) whose halo with a margin is tried too (RegressionForm::Halo): the sizes
   /// of a step across that face. The halo's three parameters are claimed only from four or more distinct faces.
   std::optional<Basis> halo = std::nullopt;
+  /// The first this many of `bases` are the sides of the process grid the sizes step along: their forms with an
+  /// offset (a block's face and its ghost corners) are tried before the power law, which fits any two runs and
+  /// says nothing of the grid (a side that stays 4 from 8 to 16 processes keeps the face, where n^p shrinks it).
+  std::size_t grid_bases = 0;
 };
 
 /// The tolerance within which a size law reproduces its runs (RegressionOptions' default): a law that misses some
