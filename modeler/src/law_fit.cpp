@@ -350,9 +350,11 @@ std::vector<Candidate> candidates(std::size_t distinct_n, const RegressionOption
     }
     out.push_back({RegressionForm::Inverse, b, true});
   };
-  // The grid's sides with an offset, before the power law (RegressionOptions::grid_bases).
+  // The grid's sides with an offset, before the power law (RegressionOptions::grid_bases): a block's face shrinks
+  // as a side grows, so c/side first, then c*side (two runs fit both; the second falls below zero further out).
   const std::size_t grid = chosen ? std::min(options.grid_bases, bases.size()) : 0;
-  for (std::size_t i = 0; i < grid; ++i) with_offset(bases[i]);
+  for (std::size_t i = 0; i < grid; ++i) out.push_back({RegressionForm::Inverse, bases[i], true});
+  for (std::size_t i = 0; i < grid; ++i) out.push_back({RegressionForm::Linear, bases[i], true});
   if (allow_power) {
     out.push_back({RegressionForm::Power, Basis::One, false});
   }

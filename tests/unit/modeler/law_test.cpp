@@ -474,7 +474,7 @@ TEST(RegressionFit, AHaloFaceOfA3DBlockIsTheGlobalFaceOverTheProcessesOfTheFace)
 
 // A 2-D grid's exchange along its minor side exists only where the major side is 2 or more: seen at 4 and 8 only,
 // its sizes (a face of the block and its ghost corners, 240 + 1720 / dims2(n)[0]) are fitted exactly by c n^p too.
-// The grid's sides come first: from 8 to 16 the major side stays 4, and so does the face.
+// The grid's sides come first: from 8 to 16 the major side stays 4, and so does the face; at 32 it is 8.
 TEST(RegressionFit, TwoRunsOfAGridsExchangeFollowTheGridNotAPowerOfN) {
   std::vector<Sample> face;
   for (const double n : {4.0, 8.0}) face.push_back({n, 240 + 1720 / basis_value(Basis::Dims2Major, n)});
@@ -482,6 +482,8 @@ TEST(RegressionFit, TwoRunsOfAGridsExchangeFollowTheGridNotAPowerOfN) {
   const RegressionLaw law = fit_regression(face, grid);
   EXPECT_NE(law.form, RegressionForm::Power) << law.to_string();
   EXPECT_NEAR(law.value_at(16), 670, 1e-6) << law.to_string();
+  // The face shrinks as the side grows (c/side, not c*side, which two runs fit as well): at 32 the side is 8.
+  EXPECT_NEAR(law.value_at(32), 240 + 1720.0 / 8, 1e-6) << law.to_string();
   // Without the grid's sides first, the power law takes them, and shrinks the face where the grid does not.
   RegressionOptions plain = grid;
   plain.grid_bases = 0;
