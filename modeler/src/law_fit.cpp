@@ -344,12 +344,6 @@ std::vector<Candidate> candidates(std::size_t distinct_n, const RegressionOption
     out.push_back({RegressionForm::Linear, b, false});
     out.push_back({RegressionForm::Inverse, b, false});
   }
-  const auto with_offset = [&out](Basis b) {
-    if (b != Basis::NMinus1) {  // offset + c*(n-1) is offset' + c*n
-      out.push_back({RegressionForm::Linear, b, true});
-    }
-    out.push_back({RegressionForm::Inverse, b, true});
-  };
   // The grid's sides with an offset, before the power law (RegressionOptions::grid_bases): a block's face shrinks
   // as a side grows, so c/side first, then c*side (two runs fit both; the second falls below zero further out).
   const std::size_t grid = chosen ? std::min(options.grid_bases, bases.size()) : 0;
@@ -358,7 +352,12 @@ std::vector<Candidate> candidates(std::size_t distinct_n, const RegressionOption
   if (allow_power) {
     out.push_back({RegressionForm::Power, Basis::One, false});
   }
-  for (std::size_t i = grid; i < bases.size(); ++i) with_offset(bases[i]);
+  for (std::size_t i = grid; i < bases.size(); ++i) {
+    if (bases[i] != Basis::NMinus1) {  // offset + c*(n-1) is offset' + c*n
+      out.push_back({RegressionForm::Linear, bases[i], true});
+    }
+    out.push_back({RegressionForm::Inverse, bases[i], true});
+  }
   // A halo with a margin, only where the caller asks for it (sizes of a step across one face of a 3-D grid), even
   // without the linear and inverse forms.
   if (options.halo && sizes_only(*options.halo)) out.push_back({RegressionForm::Halo, *options.halo, true});

@@ -3,13 +3,13 @@
 // the phase the other runs relate to.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "p3s/analyzer/run_time.hpp"
 #include "p3s/modeler/series.hpp"
+#include "p3s/table_text.hpp"
 
 namespace p3s::modeler {
 namespace {
@@ -140,10 +140,8 @@ std::vector<std::string> merge_phase_kinds(analyzer::Signature& s, const std::ve
   for (std::size_t j = 0; j < count; ++j) {
     if (into[j] == j) continue;
     const analyzer::SigPhase& p = s.phases[j];
-    char share[32];
-    std::snprintf(share, sizeof share, "%.2f", 100 * p.share);
     lines.push_back("phase " + std::to_string(p.listed_id()) + " of the run at " + std::to_string(s.processes) + " (" +
-                    calls[j] + ", weight " + std::to_string(p.weight) + ", " + share +
+                    calls[j] + ", weight " + std::to_string(p.weight) + ", " + fmt("%.2f", 100 * p.share) +
                     " % of its time) is a kind of its phase " + std::to_string(s.phases[into[j]].listed_id()) +
                     (into[j] == p.split_from ? ", a work variant of it" : "") +
                     ": the same MPI functions, no counterpart in the other runs; merged into it");

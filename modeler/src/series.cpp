@@ -287,22 +287,18 @@ PhaseRelation relate_phases_merging_kinds(std::vector<Run>& runs) {
   // Each round merges only phases without a counterpart, so the phases only get fewer; a few rounds settle it.
   constexpr int kRounds = 4;
   std::vector<std::string> kinds;
+  PhaseRelation rel = relate_phases(runs);
   for (int round = 0; round < kRounds; ++round) {
-    bool merged = false;
-    PhaseRelation rel = relate_phases(runs);
+    const std::size_t before = kinds.size();
     for (std::size_t k = 0; k < runs.size(); ++k) {
       std::vector<bool> related(runs[k].signature.phases.size(), false);
       for (const RelatedPhase& p : rel.phases) related[p.ids[k]] = true;
       const std::vector<std::string> lines = merge_phase_kinds(runs[k].signature, related);
       kinds.insert(kinds.end(), lines.begin(), lines.end());
-      merged = merged || !lines.empty();
     }
-    if (!merged) {
-      rel.kinds = std::move(kinds);
-      return rel;
-    }
+    if (kinds.size() == before) break;
+    rel = relate_phases(runs);
   }
-  PhaseRelation rel = relate_phases(runs);
   rel.kinds = std::move(kinds);
   return rel;
 }

@@ -13,7 +13,7 @@ Per workload, in a scratch folder WORK/NAME holding its inputs (copied from the 
 4. `p3s predict MODEL --np TARGET`: whether it answers or refuses.
 The row holds the phases at each n; the weight of the main phase (the target run's repeated phase, of 3 instances or
 more, of the largest weight x mean instance time) against the code's own step count (the sum of a LAMMPS input's
-`run` commands, meep's time steps, none for HPCC); the share of the target run's time in phases (`accounted_ns`)
+`run` commands, meep's time steps, none for HPCC); of the target run's time in phases (`accounted_ns`), the share
 spent in phases predicted exact in pattern, communications and weight (a phase's time: weight x mean instance time,
 from the target's signature), and the share of the run's time (`run_time_ns`) outside every phase (`outside_ns`: on
 each rank, before its first MPI call and after its last; the launcher starting the ranks one after the other, which
@@ -470,8 +470,8 @@ HEADER = (f"{'workload':<15} {'n':<11} {'phases at n':<19} {'main/steps':>11} {'
           f"{'rel ex':>6} {'comms pred/real':>17} {'vol err mn/mx':>14} {'analyze':>8} {'peak':>7} {'B/call':>6} "
           f"{'model':>7} {'peak':>6} {'wall':>6}  predict")
 LEGEND = """\
-main/steps: the weight of the target run's main phase / the code's steps; exact t: the share of the target run's time
-in phases spent in phases exact in pattern, communications and weight; outside: the share of its run time outside
+main/steps: the weight of the target run's main phase / the code's steps; exact t: of the target run's time in
+phases, the share in phases exact in pattern, communications and weight; outside: the share of its run time outside
 every phase (ranks started one after the other); rel ex: its relevant phases exact / all; comms: per instance, summed
 over the phases; vol err: each relevant phase's volume, mean/max over them; analyze, peak, B/call: p3s analyze of the
 series, its peak memory, per MPI call recorded; model, peak: p3s model; wall: the workload end to end (recording
