@@ -3,11 +3,13 @@
 // side make them, where those make the same calls on every rank of every fitted run: on a side of 2 a step either
 // way reaches the same rank, so the fit could take either order and either direction.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <map>
 #include <optional>
 #include <set>
 #include <span>
+#include <string>
 #include <utility>
 
 #include "p3s/error.hpp"
@@ -321,12 +323,12 @@ bool replace_span(PhaseModel& pm, const Block& span, std::vector<GroupModel> cop
   return true;
 }
 
-/// The copies' point-to-point patterns with dimension d taken open (GridLayout::open); false where some pattern has no
-/// grid to open.
-bool open_along(std::vector<GroupModel>& copies, std::size_t d) {
+/// The copies' point-to-point patterns of the functions in `functions` with dimension d taken open
+/// (GridLayout::open); false where some such pattern has no grid to open, or there is none.
+bool open_along(std::vector<GroupModel>& copies, std::size_t d, const std::set<mpi::Function>& functions) {
   bool any = false;
   for (GroupModel& g : copies) {
-    if (g.role != Role::PointToPoint) continue;
+    if (g.role != Role::PointToPoint || !functions.contains(g.function)) continue;
     for (Pattern::Case& c : g.pattern.cases) {
       if (!frame_periodic(c.program.frame) || d >= static_cast<std::size_t>(frame_dims(c.program.frame))) return false;
       c.program.layout.open = static_cast<std::uint8_t>(c.program.layout.open | (1U << d));
@@ -334,6 +336,53 @@ bool open_along(std::vector<GroupModel>& copies, std::size_t d) {
     }
   }
   return any;
+}
+
+/// The most MPI functions of one exchange whose choices of open or wrapping are tried together (2^k tries).
+constexpr std::size_t kMostOpenChoices = 6;
+
+/// Where the span's dimension does not wrap (MPI_Cart_create's periods): its end ranks made only the calls toward the
+/// neighbour they have, which a side of 2 shows as one call where a periodic side makes two. A code may still make
+/// some calls of the exchange toward the rank across the end (the counts of what follows, to every neighbour the
+/// grid would have if it wrapped), so each MPI function's calls are taken open or wrapping, all of them alike, as
+/// the fitted runs' end ranks show: the most functions open first. Opens `copies` as the first choice that makes what
+/// the span made on every rank of every fitted run and returns what make_the_same does, with the functions left
+/// wrapping in `wrapping`; nullopt (copies as they were) where none does.
+std::optional<std::map<std::size_t, std::size_t>> made_open(std::vector<GroupModel>& copies,
+                                                            const std::vector<GroupModel>& groups, const Block& span,
+                                                            const std::vector<std::int64_t>& fitted_n,
+                                                            std::set<mpi::Function>& wrapping) {
+  std::vector<mpi::Function> functions;
+  for (const GroupModel& g : copies) {
+    if (g.role == Role::PointToPoint && std::find(functions.begin(), functions.end(), g.function) == functions.end()) {
+      functions.push_back(g.function);
+    }
+  }
+  if (functions.empty() || functions.size() > kMostOpenChoices) return std::nullopt;
+  std::vector<std::uint32_t> choices;
+  for (std::uint32_t mask = (1U << functions.size()) - 1; mask > 0; --mask) choices.push_back(mask);
+  std::stable_sort(choices.begin(), choices.end(),
+                   [](std::uint32_t a, std::uint32_t b) { return std::popcount(a) > std::popcount(b); });
+  for (const std::uint32_t mask : choices) {
+    std::set<mpi::Function> open;
+    std::set<mpi::Function> wrap;
+    for (std::size_t f = 0; f < functions.size(); ++f) ((mask >> f) & 1U ? open : wrap).insert(functions[f]);
+    std::vector<GroupModel> tried = copies;
+    if (!open_along(tried, span.axis, open)) continue;
+    if (auto took = make_the_same(tried, groups, span, fitted_n)) {
+      copies = std::move(tried);
+      wrapping = std::move(wrap);
+      return took;
+    }
+  }
+  return std::nullopt;
+}
+
+/// ", its <functions> calls still reaching the rank across the end" for the functions left wrapping, or nothing.
+std::string wrapping_note(const std::set<mpi::Function>& wrapping) {
+  std::string out;
+  for (const mpi::Function f : wrapping) out += (out.empty() ? "" : " ") + std::string(mpi::name(f));
+  return out.empty() ? out : ", its " + out + " calls still reaching the rank across the end";
 }
 
 /// The places a block can be cut without parting a completion from its requests: first, last + 1, and every group
@@ -431,10 +480,9 @@ std::vector<std::string> remake_exchanges(PhaseModel& pm, const std::vector<std:
         std::vector<GroupModel> copies;
         if (!moved_copies(pm.groups, sources, span, dims, fitted_n, copies)) continue;
         std::optional<std::map<std::size_t, std::size_t>> took = make_the_same(copies, pm.groups, span, fitted_n);
-        // A dimension that does not wrap (MPI_Cart_create's periods): its end ranks made only the calls toward the
-        // neighbour they have, which a side of 2 shows as one call where a periodic side makes two.
-        const bool open = !took && frame_periodic(seen.frame) && open_along(copies, span.axis);
-        if (open) took = make_the_same(copies, pm.groups, span, fitted_n);
+        std::set<mpi::Function> wrapping;
+        const bool open = !took && frame_periodic(seen.frame) &&
+                          (took = made_open(copies, pm.groups, span, fitted_n, wrapping)).has_value();
         // Where a longer side made no more calls than a side of 2, the span's own fit holds what a longer side makes,
         // unless its dimension is open, which the sides of 2 along the others could not show.
         const bool adds =
@@ -454,7 +502,7 @@ std::vector<std::string> remake_exchanges(PhaseModel& pm, const std::vector<std:
                         "of every fitted run" +
                         (open ? std::string(" with dimension ") + std::to_string(d1) +
                                     " open (a rank at either end has no neighbour beyond it, as the fitted runs' end " +
-                                    "ranks show)"
+                                    "ranks show" + wrapping_note(wrapping) + ")"
                               : std::string()) +
                         ": their order and the calls a longer side adds are inferred, not seen" +
                         (left_out == 0 ? std::string()

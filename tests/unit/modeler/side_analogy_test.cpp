@@ -302,6 +302,46 @@ PhaseModel channel_swaps() {
   return pm;
 }
 
+/// A Sendrecv of the counts of what follows, to frame(r) + (dx, dy) and from frame(r) - (dx, dy) (from the same
+/// rank on the grid, `same_peer`: a call only one end rank of a side of 2 makes, which the fit takes either way).
+GroupModel counts2(std::int64_t dx, std::int64_t dy, Frame frame, bool same_peer = false) {
+  GroupModel g = step2("MPI_Sendrecv", mpi::Function::MPI_Sendrecv, dx, dy, frame, 4);
+  g.slot_kinds = {mpi::ActionKind::Send, mpi::ActionKind::Recv};
+  const std::int64_t back = same_peer ? 1 : -1;
+  Term& t = g.pattern.cases.front().program.terms.front();
+  t.slots.push_back({IndexedLaw::constant(back * dx), IndexedLaw::constant(back * dy)});
+  g.traits.front().front().bytes[1] = g.traits.front().front().bytes[0];
+  return g;
+}
+
+/// A channel (periodic along x, walls along y) whose swaps each send the count of what follows first, to the
+/// neighbour the grid would have if it wrapped, walls or not (as a code that keeps a wrapping grid of neighbours and
+/// sends nothing but the count across a wall): x's two swaps on the torus, then y's, as fitted on sides of 1 and 2,
+/// where the end ranks show which calls wrap (every rank sends the count, rank y = 1 sends first and rank y = 0
+/// receives first).
+PhaseModel counted_channel() {
+  PhaseModel pm;
+  pm.groups = {counts2(-1, 0, Frame::Torus2), step2("MPI_Irecv", mpi::Function::MPI_Irecv, 1, 0, Frame::Torus2),
+               step2("MPI_Send", mpi::Function::MPI_Send, -1, 0, Frame::Torus2), wait_for(1),
+               counts2(1, 0, Frame::Torus2), step2("MPI_Irecv", mpi::Function::MPI_Irecv, -1, 0, Frame::Torus2),
+               step2("MPI_Send", mpi::Function::MPI_Send, 1, 0, Frame::Torus2), wait_for(5),
+               // y, fitted in the other direction first: every rank's count, y = 1's send and count, y = 0's receive
+               // and wait, y = 0's count and send.
+               counts2(0, 1, Frame::Torus2), step2("MPI_Send", mpi::Function::MPI_Send, 0, -1, Frame::Grid2, 40),
+               counts2(0, -1, Frame::Grid2, true),
+               step2("MPI_Irecv", mpi::Function::MPI_Irecv, 0, 1, Frame::Torus2, 40), wait_for(11),
+               counts2(0, 1, Frame::Grid2, true), step2("MPI_Send", mpi::Function::MPI_Send, 0, 1, Frame::Grid2, 40)};
+  GridSeen seen;
+  seen.frame = Frame::Torus2;
+  seen.longest = {4, 2, 0};
+  seen.longer_adds_calls = {false, false, false};
+  pm.grid_seen = seen;
+  WorkClass w;
+  w.cases.assign(pm.groups.size(), 0);
+  pm.work.push_back(w);
+  return pm;
+}
+
 /// Every rank's peers in groups[first..last] at n, in order.
 std::vector<std::int64_t> peers_in(const PhaseModel& pm, std::size_t first, std::size_t last, std::int64_t r,
                                    std::int64_t n) {
@@ -373,6 +413,28 @@ TEST(SideAnalogy, AnExchangeWhoseEndRanksMakeHalfItsCallsIsMadeOnAnOpenDimension
   EXPECT_EQ(peers_in(pm, 6, 17, 7, 16), (std::vector<std::int64_t>{6, 6, 6, 6}));
   // x wraps as it did: rank 0 (0, 0) receives from (1, 0) and sends to (3, 0).
   EXPECT_EQ(peers_in(pm, 0, 5, 0, 16), (std::vector<std::int64_t>{4, 12, 12, 4}));
+}
+
+TEST(SideAnalogy, OnAnOpenDimensionTheCallsTheEndRanksStillMakeAcrossTheEndKeepWrapping) {
+  PhaseModel pm = counted_channel();
+  const PhaseModel before = pm;
+  const std::vector<std::string> notes = add_exchanges_along_shorter_sides(pm, kEdgeFitted);
+  ASSERT_EQ(notes.size(), 1U);
+  EXPECT_NE(notes.front().find("with dimension 1 open"), std::string::npos) << notes.front();
+  EXPECT_NE(notes.front().find("its MPI_Sendrecv calls still reaching the rank across the end"), std::string::npos)
+      << notes.front();
+  ASSERT_EQ(pm.groups.size(), 16U);
+  for (const std::int64_t n : kEdgeFitted) {
+    for (std::int64_t r = 0; r < n; ++r) {
+      EXPECT_EQ(peers_in(pm, 8, 15, r, n), peers_in(before, 8, 14, r, n)) << "n = " << n << ", rank " << r;
+    }
+  }
+  // At 16 (4x4) rank 4 (1, 0) at the lower wall sends its count down across the wall to (1, 3) and receives from
+  // (1, 1), receives (1, 1)'s atoms, then sends its count up and its atoms; the inner rank 5 makes every call.
+  EXPECT_EQ(peers_in(pm, 8, 15, 4, 16), (std::vector<std::int64_t>{7, 5, 5, 5}));
+  EXPECT_EQ(peers_in(pm, 8, 15, 5, 16), (std::vector<std::int64_t>{4, 6, 4, 6, 4, 6}));
+  EXPECT_EQ(pm.groups[9].pattern.cases.front().program.layout.open, 2U);
+  EXPECT_EQ(pm.groups[8].pattern.cases.front().program.layout.open, 0U) << "the count wraps";
 }
 
 TEST(SideAnalogy, APeriodicSideOf2ThatMadeEveryCallKeepsItsOwnFitWhereALongerSideAddedNone) {
