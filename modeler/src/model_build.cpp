@@ -15,6 +15,7 @@
 #include "p3s/hash.hpp"
 #include "p3s/modeler/fit.hpp"
 #include "p3s/modeler/model.hpp"
+#include "p3s/table_text.hpp"
 #include "p3s/utc_date.hpp"
 #include "p3s/version.hpp"
 #include "phase_shape.hpp"
@@ -38,6 +39,20 @@ struct PhaseFit {
 /// The most calls of one rank in one instance whose ranks the modeler aligns: an alignment costs the product of two
 /// ranks' calls in time and memory (4096 x 4096 cells, 128 MiB), and is made for every rank of every run.
 constexpr std::uint64_t kMostAlignedCalls = 4096;
+
+/// The most a weight that follows no exact law may differ across the fitted runs (of the largest) to be taken as a
+/// count the run's data decides rather than a trend in n: how often a step takes a data-dependent branch (a
+/// re-neighbouring, an output, one more sweep) moves by a few percent from one count to the next, as rounding
+/// moves the trajectory; a trend fitted to that runs away from the fitted counts (below zero, or many times
+/// them) a few doublings out, where the nearest fitted run's count misses by as much as the runs differ.
+constexpr double kDataWeightSpread = 0.10;
+
+/// "2 4 8": the process counts of a map's keys.
+std::string fitted_list(const std::map<std::int64_t, std::int64_t>& by_n) {
+  std::string s;
+  for (const auto& [n, v] : by_n) s += (s.empty() ? "" : " ") + std::to_string(n);
+  return s;
+}
 
 /// The most calls a rank makes in one instance of the phase, over the runs.
 std::uint64_t longest_instance(std::span<const Run> runs, const RelatedPhase& rel) {
@@ -98,7 +113,20 @@ std::map<std::int64_t, std::int64_t> fit_weight(std::span<const Run> runs, const
   } else {
     pm.weight_exact = false;
     pm.weight_fit = fit_regression(samples_of(weights));
-    pr.notes.push_back("the weight follows no exact law in n; fitted " + pm.weight_fit.to_string() + " (rounded)");
+    const auto [least, most] = std::minmax_element(weight_by_n.begin(), weight_by_n.end(),
+                                                   [](const auto& a, const auto& b) { return a.second < b.second; });
+    const double spread =
+        most->second > 0 ? static_cast<double>(most->second - least->second) / static_cast<double>(most->second) : 0;
+    if (spread <= kDataWeightSpread) {
+      pm.weight_measured = weight_by_n;
+      pr.notes.push_back("the weight follows no exact law in n and differs across the fitted runs by " +
+                         fmt("%.1f", 100 * spread) + " % (a count the run's data decides, as how often a step " +
+                         "takes a branch, not n): kept as measured at n = " + fitted_list(weight_by_n) +
+                         " (at any other n the nearest fitted run's, not extrapolated: approximate; a trend " +
+                         "would give " + pm.weight_fit.to_string() + ")");
+    } else {
+      pr.notes.push_back("the weight follows no exact law in n; fitted " + pm.weight_fit.to_string() + " (rounded)");
+    }
   }
   return weight_by_n;
 }
@@ -194,6 +222,13 @@ bool PhaseModel::in_loop(std::size_t g) const {
 
 std::int64_t PhaseModel::weight_at(std::int64_t n) const {
   if (weight_exact) return count_value(weight, n);
+  if (!weight_measured.empty()) {
+    auto best = weight_measured.begin();
+    for (auto it = weight_measured.begin(); it != weight_measured.end(); ++it) {
+      if (std::abs(it->first - n) <= std::abs(best->first - n)) best = it;  // by increasing n: the larger on a tie
+    }
+    return best->second;
+  }
   return std::max<std::int64_t>(0, std::llround(weight_fit.value_at(static_cast<double>(n))));
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The model file (share/doc/model-format.md): what prediction reads, as JSON written whole under a temporary name
 // and renamed.
+#include <charconv>
 #include <cstdio>
 #include <fstream>
 
@@ -16,6 +17,15 @@
 
 namespace p3s::modeler {
 namespace {
+
+/// The whole number `text` spells, all of it; nullopt otherwise.
+std::optional<std::int64_t> whole_number(const std::string& text) {
+  std::int64_t v = 0;
+  const char* end = text.data() + text.size();
+  const auto [at, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || at != end || text.empty()) return std::nullopt;
+  return v;
+}
 
 using nlohmann::json;
 
@@ -292,6 +302,11 @@ json phase_json(const PhaseModel& p) {
          {"groups", std::move(groups)},
          {"work", std::move(work)}};
   j["weight"] = p.weight_exact ? to_json(p.weight) : to_json(p.weight_fit);
+  if (!p.weight_measured.empty()) {
+    json measured = json::object();
+    for (const auto& [n, w] : p.weight_measured) measured[std::to_string(n)] = w;
+    j["weight_measured"] = std::move(measured);
+  }
   if (p.grid_seen) {
     const GridSeen& s = *p.grid_seen;
     j["grid_seen"] = {
@@ -318,6 +333,17 @@ PhaseModel phase_from(const json& j) {
     p.weight = exact_law_from_json(j.at("weight"));
   } else {
     p.weight_fit = regression_law_from_json(j.at("weight"));
+  }
+  if (j.contains("weight_measured")) {
+    if (p.weight_exact) throw InputError("phase " + std::to_string(p.id) + ": measured weights beside an exact law");
+    for (const auto& [key, w] : j.at("weight_measured").items()) {
+      const std::optional<std::int64_t> n = whole_number(key);
+      if (!n || *n < 1 || !w.is_number_integer() || w.get<std::int64_t>() < 0) {
+        throw InputError("phase " + std::to_string(p.id) + ": a measured weight that is not a count at a process " +
+                         "count (\"" + key + "\": " + w.dump() + ")");
+      }
+      p.weight_measured[*n] = w.get<std::int64_t>();
+    }
   }
   for (const json& g : j.at("groups")) p.groups.push_back(group_from(g));
   for (const json& w : j.at("work")) p.work.push_back(work_from(w));

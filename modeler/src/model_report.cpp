@@ -14,6 +14,17 @@
 namespace p3s::modeler {
 namespace {
 
+/// A phase's weight law as printed: exact, "as measured at n = 2: 2693, ..." or a rounded regression.
+std::string weight_text(const PhaseModel& p) {
+  if (p.weight_exact) return p.weight.to_string();
+  if (p.weight_measured.empty()) return "round(" + p.weight_fit.to_string() + ")";
+  std::string s = "as measured at n = ";
+  for (const auto& [n, w] : p.weight_measured) {
+    s += (s.back() == ' ' ? "" : ", ") + std::to_string(n) + ": " + std::to_string(w);
+  }
+  return s + " (the nearest fitted n's elsewhere)";
+}
+
 std::string short_call(const GroupModel& g) { return std::string(mpi::short_name(g.function, g.call)); }
 
 /// How many calls a group makes per rank: its count law, or as measured.
@@ -275,8 +286,8 @@ std::string model_report(const Model& m, const FitReport& report) {
     const PhaseReport& r = i < report.phases.size() ? report.phases[i] : none;
     out << "\nphase " << p.id << (p.relevant ? " (relevant" : " (not relevant") << ", " << fmt("%.1f", 100 * r.share)
         << " % of the largest run): " << p.calls << '\n';
-    out << "  weight = " << (p.weight_exact ? p.weight.to_string() : "round(" + p.weight_fit.to_string() + ")")
-        << "    total work varies by " << fmt("%.1f", 100 * r.total_work_spread) << " % across the runs\n";
+    out << "  weight = " << weight_text(p) << "    total work varies by " << fmt("%.1f", 100 * r.total_work_spread)
+        << " % across the runs\n";
     for (std::size_t g = 0; g < p.groups.size(); ++g) {
       for (const PhaseLoop& l : p.loops) {
         if (l.first != g) continue;

@@ -232,6 +232,39 @@ TEST(Model, ReportsReadableEquations) {
   EXPECT_NE(report.find("scaling"), std::string::npos) << report;
 }
 
+/// The ring at 4-32 ranks making `weights[k]` iterations at the k-th count (its order saying the same).
+std::vector<std::filesystem::path> ring_iterating(const std::string& name, const std::vector<std::uint64_t>& weights) {
+  std::vector<std::filesystem::path> paths;
+  const std::vector<std::int32_t> ns = {4, 8, 16, 32};
+  for (std::size_t k = 0; k < ns.size(); ++k)
+    paths.push_back(save(ring(ns[k], weights[k]), name + std::to_string(ns[k])));
+  return paths;
+}
+
+TEST(Model, AWeightTheDataDecidesIsTheNearestFittedRunsNotATrend) {
+  // How often a step takes a data-dependent branch: a few percent apart from one count to the next, no law of n.
+  const Fit fit = build_model(ring_iterating("dataweight", {1000, 1012, 985, 1021}), {});
+  ASSERT_TRUE(fit.report.validation.has_value());
+  EXPECT_EQ(fit.report.validation->phases.at(1).weight_predicted, 985) << "fitted on 4-16: 16's, at 32";
+  const PhaseModel& loop = fit.model.phases.at(1);
+  EXPECT_FALSE(loop.weight_exact);
+  EXPECT_EQ(loop.weight_measured.size(), 4U);
+  EXPECT_EQ(loop.weight_at(8), 1012);
+  EXPECT_EQ(loop.weight_at(12), 985) << "the larger of two fitted counts as near";
+  EXPECT_EQ(loop.weight_at(1024), 1021) << "not a trend run away a few doublings out";
+  const std::vector<std::string>& notes = fit.report.phases.at(1).notes;
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const std::string& s) {
+    return s.find("kept as measured at n = 4 8 16 32") != std::string::npos;
+  }));
+  const std::filesystem::path path = dir() / "dataweight.model";
+  write_model(fit.model, path);
+  EXPECT_EQ(read_model(path).phases.at(1).weight_measured, loop.weight_measured);
+  // A weight that grows with n by more than the data moves it is a trend, fitted and extrapolated.
+  const Fit trend = build_model(ring_iterating("trendweight", {1000, 1300, 1700, 2300}), {});
+  EXPECT_TRUE(trend.model.phases.at(1).weight_measured.empty());
+  EXPECT_GT(trend.model.phases.at(1).weight_at(64), 2300);
+}
+
 TEST(Model, FileRoundTrip) {
   const Fit fit = build_model(ring_series({4, 8, 16, 32}), {});
   const std::filesystem::path path = dir() / "ring.model";

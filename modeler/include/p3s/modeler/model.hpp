@@ -319,6 +319,10 @@ struct PhaseModel {
   ExactLaw weight;           ///< instances per run
   bool weight_exact = true;  ///< false: no exact law fitted; `weight_fit` rounds a regression
   RegressionLaw weight_fit;
+  /// Not empty where no exact law fitted and the fitted runs' weights differ by little (a count the run's data
+  /// decides, not n): the weight of each fitted run, by n, which stands in at every n (the nearest fitted n's, the
+  /// larger on a tie) in place of `weight_fit`.
+  std::map<std::int64_t, std::int64_t> weight_measured;
   std::vector<GroupModel> groups;
   std::vector<PhaseLoop> loops;  ///< in group order, disjoint
   std::vector<WorkClass> work;
