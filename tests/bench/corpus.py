@@ -15,7 +15,8 @@ The row holds the phases at each n; the weight of the main phase (the target run
 more, of the largest weight x mean instance time) against the code's own step count (the sum of a LAMMPS input's
 `run` commands, meep's time steps, none for HPCC); of the target run's time in phases (`accounted_ns`), the share
 spent in phases predicted exact in pattern, communications and weight (a phase's time: weight x mean instance time,
-from the target's signature), and the share of the run's time (`run_time_ns`) outside every phase (`outside_ns`: on
+from the target's signature) and the share in phases exact in pattern and communications whatever their weight
+(`pattern_time_share`: a weight the run's data decides is exact only by chance), and the share of the run's time (`run_time_ns`) outside every phase (`outside_ns`: on
 each rank, before its first MPI call and after its last; the launcher starting the ranks one after the other, which
 no model of the code holds); the target's relevant phases (>= 1 % of the time) predicted exact, out of all; the
 communications of an instance (sends and collectives of all ranks) predicted, summed over the model's phases, and
@@ -106,6 +107,7 @@ class Row:
     phases: dict = field(default_factory=dict)  # n -> phases in the signature
     main_weight: int | None = None
     exact_time_share: float | None = None  # of the time in phases
+    pattern_time_share: float | None = None  # of the time in phases: exact but for the weight
     outside_share: float | None = None  # of the run's time: outside every phase
     relevant_exact: int | None = None
     relevant: int | None = None
@@ -306,9 +308,12 @@ def relate(ours, theirs):
     return out
 
 
+def pattern_exact(check):
+    return not check.get("error") and check["pattern_exact"] and check["comms_predicted"] == check["comms_actual"]
+
+
 def exact(check):
-    return (not check.get("error") and check["pattern_exact"] and check["comms_predicted"] == check["comms_actual"]
-            and check["weight_predicted"] == check["weight_actual"])
+    return pattern_exact(check) and check["weight_predicted"] == check["weight_actual"]
 
 
 def merge_kinds(phases, related, relevance):
@@ -362,7 +367,7 @@ def accuracy(report_path, target):
         phases = merged
         related = relate(ours, [p["calls"] for p in phases])
     checks = {c["phase"]: c for c in v["phases"]}
-    exact_phases, evaluated = set(), []
+    exact_phases, pattern_phases, evaluated = set(), set(), []
     for model_phase, j in zip(report["phases"], related):
         c = checks.get(model_phase["id"])
         if j is None or c is None:
@@ -373,10 +378,13 @@ def accuracy(report_path, target):
                              f"{phases[j]['weight']}, {phases[j]['comms']}")
         if exact(c):
             exact_phases.add(j)
+        if pattern_exact(c):
+            pattern_phases.add(j)
         if not c.get("error") and phases[j]["relevant"]:
             evaluated.append(c)
     relevant = [j for j, p in enumerate(phases) if p["relevant"]]
     columns = {"exact_time_share": sum(phases[j]["time_ns"] for j in exact_phases) / target["accounted_ns"],
+               "pattern_time_share": sum(phases[j]["time_ns"] for j in pattern_phases) / target["accounted_ns"],
                "outside_share": target["outside_ns"] / target["run_time_ns"],
                "relevant": len(relevant), "relevant_exact": len([j for j in relevant if j in exact_phases]),
                "comms_predicted": sum(c["comms_predicted"] for c in v["phases"]),
@@ -466,13 +474,15 @@ def bench(a, w):
 
 # --- the table -------------------------------------------------------------------------------------------------
 
-HEADER = (f"{'workload':<15} {'n':<11} {'phases at n':<19} {'main/steps':>11} {'exact t':>7} {'outside':>7} "
+HEADER = (f"{'workload':<15} {'n':<11} {'phases at n':<19} {'main/steps':>11} {'exact t':>7} {'patt t':>7} "
+          f"{'outside':>7} "
           f"{'rel ex':>6} {'comms pred/real':>17} {'vol err mn/mx':>14} {'analyze':>8} {'peak':>7} {'B/call':>6} "
           f"{'model':>7} {'peak':>6} {'wall':>6}  predict")
 LEGEND = """\
 main/steps: the weight of the target run's main phase / the code's steps; exact t: of the target run's time in
-phases, the share in phases exact in pattern, communications and weight; outside: the share of its run time outside
-every phase (ranks started one after the other); rel ex: its relevant phases exact / all; comms: per instance, summed
+phases, the share in phases exact in pattern, communications and weight; patt t: exact but maybe for the weight
+(a weight the run's data decides, as how often a step re-neighbours, is exact only by chance); outside: the share of
+its run time outside every phase (ranks started one after the other); rel ex: its relevant phases exact / all; comms: per instance, summed
 over the phases; vol err: each relevant phase's volume, mean/max over them; analyze, peak, B/call: p3s analyze of the
 series, its peak memory, per MPI call recorded; model, peak: p3s model; wall: the workload end to end (recording
 included); [model with --allow-missing: ...]: p3s model refused the series for that reason, and was run again with
@@ -497,6 +507,7 @@ def row_line(r):
     phases = "/".join(str(r.phases[n]) for n in (*r.fit, r.target) if n in r.phases) or "-"
     main = "-" if r.main_weight is None else f"{r.main_weight}/{'-' if r.steps is None else r.steps}"
     share = None if r.exact_time_share is None else 100 * r.exact_time_share
+    pattern = None if r.pattern_time_share is None else 100 * r.pattern_time_share
     outside = None if r.outside_share is None else 100 * r.outside_share
     volume = "-" if r.volume_error_mean is None else \
         f"{100 * r.volume_error_mean:.1f}/{100 * r.volume_error_max:.1f}%"
@@ -506,6 +517,7 @@ def row_line(r):
     if r.failed:
         answer = f"FAILED {clipped(r.failed)}" if r.predict is None else f"{answer}; FAILED {clipped(r.failed)}"
     return (f"{r.name:<15} {counts:<11} {phases:<19} {main:>11} {cell(share, '.1f', 7, '%')} "
+            f"{cell(pattern, '.1f', 7, '%')} "
             f"{cell(outside, '.1f', 7, '%')} "
             f"{ratio(r.relevant_exact, r.relevant):>6} {ratio(r.comms_predicted, r.comms_actual):>17} {volume:>14} "
             f"{cell(r.analyze_s, '.1f', 8, 's')} {cell(r.analyze_mb, '.0f', 7, 'MB')} "
