@@ -165,6 +165,15 @@ std::vector<std::string> PhaseModel::caveats(std::int64_t n, const std::vector<s
     out.push_back("its calls are left out: an instance holds up to " + std::to_string(calls_left_out) +
                   " calls on one rank, more than the model aligns across ranks; only its work and time are predicted");
   }
+  if (!weight_exact && std::find(fitted_n.begin(), fitted_n.end(), n) == fitted_n.end()) {
+    out.push_back(weight_measured.empty()
+                      ? "its weight follows no exact law in n: at n = " + std::to_string(n) + " it is " +
+                            std::to_string(weight_at(n)) + ", a regression rounded (" + weight_fit.to_string() + ")"
+                      : "its weight follows no exact law in n and differs by little across the fitted runs (a count "
+                        "the run's data decides): at n = " +
+                            std::to_string(n) + " it is the nearest fitted run's, " + std::to_string(weight_at(n)) +
+                            ", not extrapolated");
+  }
   if (std::optional<std::string> uneven = detail::uneven_sizes(*this, n, fitted_n)) out.push_back(std::move(*uneven));
   if (std::optional<std::string> negative = detail::negative_laws(*this, n)) out.push_back(std::move(*negative));
   if (std::optional<std::string> sizes = approximate_sizes_caveat(*this)) out.push_back(std::move(*sizes));

@@ -252,6 +252,11 @@ TEST(Model, AWeightTheDataDecidesIsTheNearestFittedRunsNotATrend) {
   EXPECT_EQ(loop.weight_at(8), 1012);
   EXPECT_EQ(loop.weight_at(12), 985) << "the larger of two fitted counts as near";
   EXPECT_EQ(loop.weight_at(1024), 1021) << "not a trend run away a few doublings out";
+  const std::vector<std::string> caveats = loop.caveats(64, {4, 8, 16, 32});
+  EXPECT_TRUE(std::any_of(caveats.begin(), caveats.end(), [](const std::string& s) {
+    return s.find("at n = 64 it is the nearest fitted run's, 1021") != std::string::npos;
+  }));
+  EXPECT_TRUE(loop.caveats(16, {4, 8, 16, 32}).empty()) << "a fitted count's own weight";
   const std::vector<std::string>& notes = fit.report.phases.at(1).notes;
   EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const std::string& s) {
     return s.find("kept as measured at n = 4 8 16 32") != std::string::npos;

@@ -341,7 +341,8 @@ struct PhaseModel {
   /// The point-to-point groups whose message sizes follow their law only approximately: it misses some fitted run
   /// by more than 0.5 % (sizes that vary from rank to rank or step to step, or depend on more than n).
   [[nodiscard]] std::vector<std::uint32_t> approximate_sizes() const;
-  /// What the prediction at n cannot know, one sentence each: sizes no law reproduces; sizes whole at every n in
+  /// What the prediction at n cannot know, one sentence each: a weight no exact law gives, at an n no fitted run
+  /// had; sizes no law reproduces; sizes whole at every n in
   /// `fitted_n` but not at n (data divided unevenly); a dimension longer at n than in every fitted run, where
   /// along another dimension a side longer than 2 added calls (naming the groups stepping along it).
   [[nodiscard]] std::vector<std::string> caveats(std::int64_t n, const std::vector<std::int64_t>& fitted_n) const;
