@@ -358,15 +358,21 @@ std::optional<std::map<std::size_t, std::size_t>> made_open(std::vector<GroupMod
       functions.push_back(g.function);
     }
   }
-  if (functions.empty() || functions.size() > kMostOpenChoices) return std::nullopt;
+  if (functions.empty()) return std::nullopt;
+  // Bit f of a choice opens the f-th function in the exchange's order. Among choices of as many open functions,
+  // those that keep the earlier functions wrapping come first; beyond kMostOpenChoices functions, all open only.
   std::vector<std::uint32_t> choices;
-  for (std::uint32_t mask = (1U << functions.size()) - 1; mask > 0; --mask) choices.push_back(mask);
+  const std::uint32_t all = functions.size() > kMostOpenChoices ? ~0U : (1U << functions.size()) - 1;
+  for (std::uint32_t mask = all; mask > 0 && functions.size() <= kMostOpenChoices; --mask) choices.push_back(mask);
+  if (choices.empty()) choices.push_back(all);
   std::stable_sort(choices.begin(), choices.end(),
                    [](std::uint32_t a, std::uint32_t b) { return std::popcount(a) > std::popcount(b); });
   for (const std::uint32_t mask : choices) {
     std::set<mpi::Function> open;
     std::set<mpi::Function> wrap;
-    for (std::size_t f = 0; f < functions.size(); ++f) ((mask >> f) & 1U ? open : wrap).insert(functions[f]);
+    for (std::size_t f = 0; f < functions.size(); ++f) {
+      (mask == ~0U || ((mask >> f) & 1U) != 0 ? open : wrap).insert(functions[f]);
+    }
     std::vector<GroupModel> tried = copies;
     if (!open_along(tried, span.axis, open)) continue;
     if (auto took = make_the_same(tried, groups, span, fitted_n)) {

@@ -335,10 +335,14 @@ PhaseModel phase_from(const json& j) {
     p.weight_fit = regression_law_from_json(j.at("weight"));
   }
   if (j.contains("weight_measured")) {
-    if (p.weight_exact) throw InputError("phase " + std::to_string(p.id) + ": measured weights beside an exact law");
-    for (const auto& [key, w] : j.at("weight_measured").items()) {
+    const json& measured = j.at("weight_measured");
+    if (p.weight_exact || !measured.is_object() || measured.empty()) {
+      throw InputError("phase " + std::to_string(p.id) + ": weight_measured is not an object of weights by n beside " +
+                       "a regression");
+    }
+    for (const auto& [key, w] : measured.items()) {
       const std::optional<std::int64_t> n = whole_number(key);
-      if (!n || *n < 1 || !w.is_number_integer() || w.get<std::int64_t>() < 0) {
+      if (!n || *n < 1 || std::to_string(*n) != key || !w.is_number_integer() || w.get<std::int64_t>() < 0) {
         throw InputError("phase " + std::to_string(p.id) + ": a measured weight that is not a count at a process " +
                          "count (\"" + key + "\": " + w.dump() + ")");
       }

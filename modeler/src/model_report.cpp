@@ -12,7 +12,6 @@
 #include "p3s/table_text.hpp"
 
 namespace p3s::modeler {
-namespace {
 
 /// A phase's weight law as printed: exact, "as measured at n = 2: 2693, ..." or a rounded regression.
 std::string weight_text(const PhaseModel& p) {
@@ -24,6 +23,8 @@ std::string weight_text(const PhaseModel& p) {
   }
   return s + " (the nearest fitted n's elsewhere)";
 }
+
+namespace {
 
 std::string short_call(const GroupModel& g) { return std::string(mpi::short_name(g.function, g.call)); }
 

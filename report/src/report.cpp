@@ -154,7 +154,7 @@ std::string laws(const fs::path& model_path) {
       }
     }
     out += "<tr>" + cell(std::to_string(p.id), true) + cell(p.calls) +
-           cell(r != nullptr ? percent(r->share) : "", true) + "<td><code>" + escaped(p.weight.to_string()) +
+           cell(r != nullptr ? percent(r->share) : "", true) + "<td><code>" + escaped(modeler::weight_text(p)) +
            "</code></td><td><details><summary>" + std::to_string(r != nullptr ? r->laws.size() : 0) +
            " laws</summary><ul>" + law_list + "</ul></details></td></tr>\n";
   }

@@ -250,11 +250,11 @@ TEST(Model, AWeightTheDataDecidesIsTheNearestFittedRunsNotATrend) {
   EXPECT_FALSE(loop.weight_exact);
   EXPECT_EQ(loop.weight_measured.size(), 4U);
   EXPECT_EQ(loop.weight_at(8), 1012);
-  EXPECT_EQ(loop.weight_at(12), 985) << "the larger of two fitted counts as near";
+  EXPECT_EQ(loop.weight_at(12), 985) << "the larger of two fitted n as near";
   EXPECT_EQ(loop.weight_at(1024), 1021) << "not a trend run away a few doublings out";
   const std::vector<std::string> caveats = loop.caveats(64, {4, 8, 16, 32});
   EXPECT_TRUE(std::any_of(caveats.begin(), caveats.end(), [](const std::string& s) {
-    return s.find("at n = 64 it is the nearest fitted run's, 1021") != std::string::npos;
+    return s.find("at n = 64 it is the nearest fitted run's (n = 32), 1021") != std::string::npos;
   }));
   EXPECT_TRUE(loop.caveats(16, {4, 8, 16, 32}).empty()) << "a fitted count's own weight";
   const std::vector<std::string>& notes = fit.report.phases.at(1).notes;
@@ -264,6 +264,20 @@ TEST(Model, AWeightTheDataDecidesIsTheNearestFittedRunsNotATrend) {
   const std::filesystem::path path = dir() / "dataweight.model";
   write_model(fit.model, path);
   EXPECT_EQ(read_model(path).phases.at(1).weight_measured, loop.weight_measured);
+  // A file that says otherwise is refused: measured weights beside an exact law, none, or not by a process count.
+  nlohmann::json written;
+  std::ifstream(path) >> written;
+  const auto refused = [&](const std::function<void(nlohmann::json&)>& mutate) {
+    nlohmann::json j = written;
+    mutate(j.at("phases").at(1));
+    std::ofstream(path) << j.dump();
+    EXPECT_THROW(static_cast<void>(read_model(path)), InputError) << j.at("phases").at(1).at("weight_measured");
+  };
+  refused([](nlohmann::json& p) { p["weight_exact"] = true; });
+  refused([](nlohmann::json& p) { p["weight_measured"] = nlohmann::json::object(); });
+  refused([](nlohmann::json& p) { p["weight_measured"] = nullptr; });
+  refused([](nlohmann::json& p) { p["weight_measured"]["04"] = 3; });
+  refused([](nlohmann::json& p) { p["weight_measured"]["64"] = -1; });
   // A weight that grows with n by more than the data moves it is a trend, fitted and extrapolated.
   const Fit trend = build_model(ring_iterating("trendweight", {1000, 1300, 1700, 2300}), {});
   EXPECT_TRUE(trend.model.phases.at(1).weight_measured.empty());
@@ -307,7 +321,7 @@ TEST(Model, ModelFileHoldsWhatPredictionReadsAndNotTheFit) {
   for (const char* fit_only : {"\"validation\"", "\"measured\"", "\"notes\"", "\"share\""}) {
     EXPECT_EQ(text.find(fit_only), std::string::npos) << fit_only << " is in the model file";
   }
-  EXPECT_NE(text.find("\"schema_version\": 4"), std::string::npos);
+  EXPECT_NE(text.find("\"schema_version\": 5"), std::string::npos);
   EXPECT_NE(text.find("\"time_fit\""), std::string::npos);  // the compute-time laws are what predict reads
   EXPECT_NE(text.find("\"limits\""), std::string::npos);
 }

@@ -22,9 +22,10 @@ namespace p3s::modeler {
 
 /// Version 3 adds each burst's compute-time law and each work class's time fit and far point (a version 2 model
 /// predicts no time); version 4 laws may count calls made where a grid's side is longer than 2 ("[dims3(n)[0] > 2]",
-/// which earlier readers do not know), and a phase's grid_seen says which dimension's calls another's follow.
-/// Readers take 2 to 4.
-inline constexpr int kModelSchemaVersion = 4;
+/// which earlier readers do not know), and a phase's grid_seen says which dimension's calls another's follow;
+/// version 5 phases may keep their weight as measured at each fitted n (weight_measured, in place of the regression
+/// that earlier readers would extrapolate). Readers take 2 to 5.
+inline constexpr int kModelSchemaVersion = 5;
 inline constexpr int kOldestModelSchemaVersion = 2;
 /// The first version with compute-time laws.
 inline constexpr int kFirstTimedModelSchemaVersion = 3;
@@ -311,6 +312,9 @@ struct GridSeen {
 /// other than 0 in every term and slot; nullopt for other groups.
 [[nodiscard]] std::optional<std::size_t> step_axis(const GroupModel& g);
 
+/// The key of `by_n` nearest n (the larger on a tie); n where there is none.
+[[nodiscard]] std::int64_t nearest_fitted(const std::map<std::int64_t, std::int64_t>& by_n, std::int64_t n);
+
 /// One phase's laws: its weight, its groups of calls and the work of its bursts, as functions of n.
 struct PhaseModel {
   std::uint32_t id = 0;
@@ -321,7 +325,7 @@ struct PhaseModel {
   RegressionLaw weight_fit;
   /// Not empty where no exact law fitted and the fitted runs' weights differ by little (a count the run's data
   /// decides, not n): the weight of each fitted run, by n, which stands in at every n (the nearest fitted n's, the
-  /// larger on a tie) in place of `weight_fit`.
+  /// larger n on a tie) in place of `weight_fit`.
   std::map<std::int64_t, std::int64_t> weight_measured;
   std::vector<GroupModel> groups;
   std::vector<PhaseLoop> loops;  ///< in group order, disjoint
@@ -347,6 +351,9 @@ struct PhaseModel {
   /// along another dimension a side longer than 2 added calls (naming the groups stepping along it).
   [[nodiscard]] std::vector<std::string> caveats(std::int64_t n, const std::vector<std::int64_t>& fitted_n) const;
 };
+
+/// A phase's weight law as printed: its exact law, "as measured at n = 2: 2693, ..." or a rounded regression.
+[[nodiscard]] std::string weight_text(const PhaseModel& p);
 
 /// What shaped a fit besides its inputs; recorded in the model so that the fit can be reproduced.
 struct FitOptions {
