@@ -361,17 +361,17 @@ std::optional<std::map<std::size_t, std::size_t>> made_open(std::vector<GroupMod
   if (functions.empty()) return std::nullopt;
   // Bit f of a choice opens the f-th function in the exchange's order. Among choices of as many open functions,
   // those that keep the earlier functions wrapping come first; beyond kMostOpenChoices functions, all open only.
+  const std::uint32_t all = (1U << std::min(functions.size(), kMostOpenChoices)) - 1;
   std::vector<std::uint32_t> choices;
-  const std::uint32_t all = functions.size() > kMostOpenChoices ? ~0U : (1U << functions.size()) - 1;
-  for (std::uint32_t mask = all; mask > 0 && functions.size() <= kMostOpenChoices; --mask) choices.push_back(mask);
-  if (choices.empty()) choices.push_back(all);
+  for (std::uint32_t mask = all; mask > 0; --mask) choices.push_back(mask);
+  if (functions.size() > kMostOpenChoices) choices = {all};
   std::stable_sort(choices.begin(), choices.end(),
                    [](std::uint32_t a, std::uint32_t b) { return std::popcount(a) > std::popcount(b); });
   for (const std::uint32_t mask : choices) {
     std::set<mpi::Function> open;
     std::set<mpi::Function> wrap;
     for (std::size_t f = 0; f < functions.size(); ++f) {
-      (mask == ~0U || ((mask >> f) & 1U) != 0 ? open : wrap).insert(functions[f]);
+      (mask == all || ((mask >> f) & 1U) != 0 ? open : wrap).insert(functions[f]);
     }
     std::vector<GroupModel> tried = copies;
     if (!open_along(tried, span.axis, open)) continue;

@@ -172,7 +172,7 @@ std::vector<std::string> PhaseModel::caveats(std::int64_t n, const std::vector<s
                       : "its weight follows no exact law in n and differs by little across the fitted runs (a count "
                         "the run's data decides): at n = " +
                             std::to_string(n) + " it is the nearest fitted run's (n = " +
-                            std::to_string(nearest_fitted(weight_measured, n)) + "), " + std::to_string(weight_at(n)) +
+                            std::to_string(nearest_measured_weight(n)->first) + "), " + std::to_string(weight_at(n)) +
                             ", not extrapolated");
   }
   if (std::optional<std::string> uneven = detail::uneven_sizes(*this, n, fitted_n)) out.push_back(std::move(*uneven));

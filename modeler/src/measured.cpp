@@ -12,11 +12,7 @@ namespace p3s::modeler {
 
 const MeasuredCalls::Run& MeasuredCalls::source(std::int64_t n) const {
   if (runs.empty()) throw std::logic_error("a measured group without runs");
-  const Run* best = &runs.front();
-  for (const Run& run : runs) {
-    if (std::abs(run.n - n) <= std::abs(best->n - n)) best = &run;  // runs by increasing n: the larger on a tie
-  }
-  return *best;
+  return *nearest_by_n(runs.begin(), runs.end(), n, [](const Run& run) { return run.n; });
 }
 
 std::string MeasuredCalls::fitted_n() const {

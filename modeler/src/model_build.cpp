@@ -220,17 +220,9 @@ bool PhaseModel::in_loop(std::size_t g) const {
                      [g](const PhaseLoop& l) { return g >= l.first && g - l.first < l.groups; });
 }
 
-std::int64_t nearest_fitted(const std::map<std::int64_t, std::int64_t>& by_n, std::int64_t n) {
-  std::int64_t best = by_n.empty() ? n : by_n.begin()->first;
-  for (const auto& [m, value] : by_n) {
-    if (std::abs(m - n) <= std::abs(best - n)) best = m;  // by increasing n: the larger on a tie
-  }
-  return best;
-}
-
 std::int64_t PhaseModel::weight_at(std::int64_t n) const {
   if (weight_exact) return count_value(weight, n);
-  if (!weight_measured.empty()) return weight_measured.at(nearest_fitted(weight_measured, n));
+  if (!weight_measured.empty()) return nearest_measured_weight(n)->second;
   return std::max<std::int64_t>(0, std::llround(weight_fit.value_at(static_cast<double>(n))));
 }
 

@@ -16,9 +16,9 @@ more, of the largest weight x mean instance time) against the code's own step co
 `run` commands, meep's time steps, none for HPCC); of the target run's time in phases (`accounted_ns`), the share
 spent in phases predicted exact in pattern, communications and weight (a phase's time: weight x mean instance time,
 from the target's signature) and the share in phases exact in pattern and communications whatever their weight
-(`pattern_time_share`: a weight the run's data decides is exact only by chance), and the share of the run's time (`run_time_ns`) outside every phase (`outside_ns`: on
-each rank, before its first MPI call and after its last; the launcher starting the ranks one after the other, which
-no model of the code holds); the target's relevant phases (>= 1 % of the time) predicted exact, out of all; the
+(`pattern_time_share`: a weight the run's data decides is exact only by chance), and the share of the run's time
+(`run_time_ns`) outside every phase (`outside_ns`: on each rank, before its first MPI call and after its last; the
+launcher starting the ranks one after the other, which no model of the code holds); the target's relevant phases (>= 1 % of the time) predicted exact, out of all; the
 communications of an instance (sends and collectives of all ranks) predicted, summed over the model's phases, and
 real, summed over the target's phases (those the model lacks or cannot evaluate included); the volume error of each
 relevant phase evaluated (its bytes per instance, all ranks, predicted against real: `volume_error_total`), mean and
@@ -482,8 +482,8 @@ LEGEND = """\
 main/steps: the weight of the target run's main phase / the code's steps; exact t: of the target run's time in
 phases, the share in phases exact in pattern, communications and weight; patt t: exact but maybe for the weight
 (a weight the run's data decides, as how often a step re-neighbours, is exact only by chance); outside: the share of
-its run time outside every phase (ranks started one after the other); rel ex: its relevant phases exact / all; comms: per instance, summed
-over the phases; vol err: each relevant phase's volume, mean/max over them; analyze, peak, B/call: p3s analyze of the
+its run time outside every phase (ranks started one after the other); rel ex: its relevant phases exact / all;
+comms: per instance, summed over the phases; vol err: each relevant phase's volume, mean/max over them; analyze, peak, B/call: p3s analyze of the
 series, its peak memory, per MPI call recorded; model, peak: p3s model; wall: the workload end to end (recording
 included); [model with --allow-missing: ...]: p3s model refused the series for that reason, and was run again with
 --allow-missing"""

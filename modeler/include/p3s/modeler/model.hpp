@@ -6,7 +6,9 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -141,6 +143,17 @@ struct CollectiveEntry {
 /// What each peer slot of a point-to-point call does: a send, a blocking receive (Recv) or a posted one
 /// (IrecvPost); nullopt for no slot.
 using SlotKinds = std::array<std::optional<mpi::ActionKind>, 2>;
+
+/// Of the items [first, last), in order of increasing process count `n_of(item)`, the one whose count is nearest n
+/// (the larger on a tie): the fitted run that stands in at n where a law is kept as measured. `last` where none.
+template <class It, class NOf>
+[[nodiscard]] It nearest_by_n(It first, It last, std::int64_t n, NOf n_of) {
+  It best = first;
+  for (It it = first; it != last; ++it) {
+    if (std::abs(n_of(*it) - n) <= std::abs(n_of(*best) - n)) best = it;
+  }
+  return best;
+}
 
 /// What a group did in each fitted run, kept when no law reproduces its peers or its number of calls: per run,
 /// per rank, each call's peers per slot (-1: none). Exact at a fitted n; elsewhere an approximation that is not
@@ -312,9 +325,6 @@ struct GridSeen {
 /// other than 0 in every term and slot; nullopt for other groups.
 [[nodiscard]] std::optional<std::size_t> step_axis(const GroupModel& g);
 
-/// The key of `by_n` nearest n (the larger on a tie); n where there is none.
-[[nodiscard]] std::int64_t nearest_fitted(const std::map<std::int64_t, std::int64_t>& by_n, std::int64_t n);
-
 /// One phase's laws: its weight, its groups of calls and the work of its bursts, as functions of n.
 struct PhaseModel {
   std::uint32_t id = 0;
@@ -336,6 +346,10 @@ struct PhaseModel {
   /// only: it has no groups, and predictions leave its calls out and say so.
   std::uint64_t calls_left_out = 0;
 
+  /// The fitted n and weight of weight_measured standing in at n (its end where it is empty).
+  [[nodiscard]] std::map<std::int64_t, std::int64_t>::const_iterator nearest_measured_weight(std::int64_t n) const {
+    return nearest_by_n(weight_measured.begin(), weight_measured.end(), n, [](const auto& w) { return w.first; });
+  }
   /// Instances at n (rounded when the weight law is a regression).
   [[nodiscard]] std::int64_t weight_at(std::int64_t n) const;
   /// Whether group g is one of a loop's: its calls are iterations, and the bursts before them one position.
