@@ -41,8 +41,18 @@ double repeated_share(const RunPhases& rp, const std::vector<std::uint64_t>& siz
 
 }  // namespace
 
-std::size_t description_length(const RunPhases& rp) {
-  const std::vector<std::uint64_t> weight = phase_weights(rp);
+std::size_t description_length(const RunPhases& rp, bool kinds_as_one) {
+  // The time step's kinds at the program's level are one phase of the description: which kind a step is follows the
+  // run's data. (Units are never cut into steps; their description stays what it was.)
+  std::vector<std::uint32_t> phase_of(rp.phase_count);
+  std::uint32_t step = rp.phase_count;
+  for (std::uint32_t p = 0; p < rp.phase_count; ++p) {
+    const bool kind = kinds_as_one && rp.level != PhaseLevel::Units && p < rp.step_kind.size() && rp.step_kind[p] != 0;
+    if (kind && step == rp.phase_count) step = p;
+    phase_of[p] = kind ? step : p;
+  }
+  std::vector<std::uint64_t> weight(rp.phase_count, 0);
+  for (const std::uint32_t p : rp.occurrence_phase) ++weight[phase_of[p]];
   std::size_t repeated = 0;
   for (const std::uint64_t w : weight) repeated += w > 1 ? 1 : 0;
   // Phases that do not repeat describe nothing of the run's structure.
@@ -50,10 +60,11 @@ std::size_t description_length(const RunPhases& rp) {
   std::vector<TickSymbol> order;  // a repeated phase p as p + 1; a stretch of one-off phases as a symbol of its own
   std::size_t one_off_stretches = 0;
   for (std::size_t k = 0; k < rp.occurrence_phase.size(); ++k) {
-    const bool one_off = weight[rp.occurrence_phase[k]] == 1;
-    if (one_off && k > 0 && weight[rp.occurrence_phase[k - 1]] == 1) continue;
+    const std::uint32_t p = phase_of[rp.occurrence_phase[k]];
+    const bool one_off = weight[p] == 1;
+    if (one_off && k > 0 && weight[phase_of[rp.occurrence_phase[k - 1]]] == 1) continue;
     one_off_stretches += one_off ? 1 : 0;
-    order.push_back(one_off ? (TickSymbol{1} << 63 | k) : TickSymbol{rp.occurrence_phase[k]} + 1);
+    order.push_back(one_off ? (TickSymbol{1} << 63 | k) : TickSymbol{p} + 1);
   }
   const PhaseStructure folded = find_phases(order);
   std::size_t items = 0;
@@ -111,7 +122,9 @@ RunPhases find_run_phases(const std::vector<TickSymbol>& symbols, const std::vec
     std::vector<std::uint64_t> sizes;
     for (const CallSequence& c : calls) sizes.push_back(c.shapes().size());
     std::optional<RunPhases> coarse = phases_by_rank(std::move(calls), pf, why_not, PhaseLevel::Collectives);
-    const std::size_t coarse_length = coarse ? description_length(*coarse) : SIZE_MAX;
+    // Judged on its phases, its kinds apart: as one phase, the kinds of a step would make the calls between any
+    // code's collectives brief, its whole loop one step, and the units are then the finer description.
+    const std::size_t coarse_length = coarse ? description_length(*coarse, false) : SIZE_MAX;
     if (coarse && coarse->level == PhaseLevel::Collectives && coarse_length < rank_length &&
         kClearlyBriefer * coarse_length < global_length && repeated_share(*coarse, sizes) > kRepeatedShare) {
       coarse->method_note = "the calls between collectives of all processes: clearly briefer (" +

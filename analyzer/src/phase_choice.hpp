@@ -18,9 +18,10 @@ namespace p3s::analyzer {
 /// How briefly phases describe the run: the repeated phases, each once, the stretches of phases that occur once
 /// (the set-up's pieces, the run's end, which the two methods cut into different numbers of pieces), and the
 /// order folded into loops as the ticks are (a stretch's items each, a loop one item, each loop body's items
-/// once), so that an iteration of two alternating phases costs as much as one phase per iteration. SIZE_MAX where
-/// no phase repeats.
-[[nodiscard]] std::size_t description_length(const RunPhases& rp);
+/// once), so that an iteration of two alternating phases costs as much as one phase per iteration; at the
+/// program's level and where `kinds_as_one`, the time step's kinds (RunPhases::step_kind) as one phase, which kind a
+/// step is being the run's data. SIZE_MAX where no phase repeats.
+[[nodiscard]] std::size_t description_length(const RunPhases& rp, bool kinds_as_one = true);
 
 /// The run's phases by the method asked for. `auto` finds them both ways and keeps the by-rank phases where they
 /// describe the run clearly more briefly: a pipeline, or steps whose ranks drift apart, cut the run's ticks into

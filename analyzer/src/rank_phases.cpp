@@ -28,6 +28,7 @@
 #include "rank_phases.hpp"
 
 #include "main_loop.hpp"
+#include "step_cuts.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -81,9 +82,15 @@ struct LocationOccurrences {
   };
   std::unordered_map<std::uint64_t, Calls> calls;
 
-  /// Calls [begin, end) of `seq` as an occurrence, told apart by their shapes, or where `plain`, by their shapes
-  /// without compute marks.
-  void add(const CallSequence& seq, std::uint64_t begin, std::uint64_t end, bool plain = false);
+  /// What tells its occurrences apart: the calls' shapes with their compute marks, without them, or without them
+  /// and with their messages' size classes.
+  enum class Told : std::uint8_t { Marked, Plain, Sized };
+  Told told = Told::Marked;
+
+  /// Calls [begin, end) of `seq` as an occurrence, told apart as `told` says.
+  void add(const CallSequence& seq, std::uint64_t begin, std::uint64_t end);
+  /// Occurrence k of `from` (a location's other occurrences) as its next one.
+  void add_as(const LocationOccurrences& from, std::size_t k);
   /// Whether two of the location's phases are alike (DESIGN): the same calls' types in the same order, and at
   /// least kAlikeShare of the calls the same (peers included).
   [[nodiscard]] bool alike(std::uint64_t a, std::uint64_t b) const;
@@ -106,8 +113,18 @@ std::uint64_t hash_calls(const std::vector<T>& values, std::uint64_t begin, std:
   return h;
 }
 
-void LocationOccurrences::add(const CallSequence& seq, std::uint64_t begin, std::uint64_t end, bool plain) {
-  const auto shape = [&](std::uint64_t i) { return plain ? seq.plain_shape(i) : seq.shapes()[i]; };
+void LocationOccurrences::add(const CallSequence& seq, std::uint64_t begin, std::uint64_t end) {
+  const auto shape = [&](std::uint64_t i) {
+    switch (told) {
+      case Told::Plain:
+        return seq.plain_shape(i);
+      case Told::Sized:
+        return seq.sized()[i];
+      case Told::Marked:
+        break;
+    }
+    return seq.shapes()[i];
+  };
   std::uint64_t h = kCallsSeed;
   for (std::uint64_t i = begin; i < end; ++i) h = with_call(h, shape(i));
   phase.push_back(h);
@@ -118,6 +135,12 @@ void LocationOccurrences::add(const CallSequence& seq, std::uint64_t begin, std:
   for (std::uint64_t i = begin; i < end; ++i) c.shapes.push_back(shape(i));
   std::sort(c.shapes.begin(), c.shapes.end());
   calls.emplace(h, std::move(c));
+}
+
+void LocationOccurrences::add_as(const LocationOccurrences& from, std::size_t k) {
+  phase.push_back(from.phase[k]);
+  first_op.push_back(from.first_op[k]);
+  calls.try_emplace(from.phase[k], from.calls.at(from.phase[k]));
 }
 
 bool LocationOccurrences::alike(std::uint64_t a, std::uint64_t b) const {
@@ -338,23 +361,22 @@ void merge_drawn_peers(LocationOccurrences& loc, const CallSequence& calls, std:
 LocationOccurrences occurrences_of(const CallSequence& calls, const PhaseStructure& ps, Level level,
                                    std::int32_t ranks) {
   LocationOccurrences out;
-  // Calls [begin, end) as occurrences, a new one beginning at every call i > begin where `starts(i)`; `plain`: told
-  // apart without their compute marks.
-  const auto add_split = [&](std::uint64_t begin, std::uint64_t end, const auto& starts, bool plain = false) {
+  // Calls [begin, end) as occurrences, a new one beginning at every call i > begin where `starts(i)`.
+  const auto add_split = [&](std::uint64_t begin, std::uint64_t end, const auto& starts) {
     std::uint64_t b = begin;
     for (std::uint64_t i = begin + 1; i < end; ++i) {
       if (starts(i)) {
-        out.add(calls, b, i, plain);
+        out.add(calls, b, i);
         b = i;
       }
     }
-    out.add(calls, b, end, plain);
+    out.add(calls, b, end);
   };
   if (level == Level::Collectives) {
     // Cut where all processes meet, and told apart by the calls alone: which of them follow computation varies
     // with the machine's load and a step's data, and no cut depends on it here.
-    add_split(
-        0, calls.syncs().size(), [&](std::uint64_t i) { return calls.syncs()[i - 1] != 0; }, true);
+    out.told = LocationOccurrences::Told::Plain;
+    add_split(0, calls.syncs().size(), [&](std::uint64_t i) { return calls.syncs()[i - 1] != 0; });
     merge_drawn_peers(out, calls, ranks);
     return out;
   }
@@ -395,6 +417,7 @@ std::vector<LocationOccurrences> iterations_of(const std::vector<CallSequence>& 
     const bool first = reference.empty();
     std::vector<Piece> pieces = main_loop_pieces(plain.shapes(), folded, first ? after_syncs(plain.syncs()) : nearest);
     if (pieces.empty()) pieces.push_back({0, plain.shapes().size(), false});
+    out[l].told = with_sizes ? LocationOccurrences::Told::Sized : LocationOccurrences::Told::Plain;
     for (const Piece& p : pieces) {
       out[l].add(plain, p.begin, p.end);
       if (first && p.iteration) reference.push_back(ticks[p.begin]);
@@ -546,7 +569,7 @@ constexpr std::uint64_t kPieceWeight = 3;
 /// input, the run's end) are one occurrence: the stretch between the run's repeated phases, whose number of pieces
 /// would otherwise follow n and the machine's load (a molecular dynamics code's set-up is one piece at 2-8 ranks, and
 /// MPI_Init, two MPI_Bcast and the rest at 16). A main loop of two iterations of more than one call each stays a phase.
-void join_one_offs(RunPhases& rp) {
+void join_one_offs(RunPhases& rp, std::vector<std::uint8_t>& steps) {
   const std::size_t count = rp.occurrence_phase.size();
   const std::vector<std::uint64_t> weight = phase_weights(rp);
   std::vector<std::size_t> first(rp.phase_count, SIZE_MAX);
@@ -573,12 +596,18 @@ void join_one_offs(RunPhases& rp) {
   std::vector<std::uint32_t> id(rp.phase_count, UINT32_MAX);
   std::vector<std::uint32_t> phases;
   std::uint32_t ids = 0;
+  std::size_t kept_steps = 0;
   for (std::size_t k = 0; k < count; ++k) {
-    if (!keep[k]) continue;
+    if (!keep[k]) {
+      if (!steps.empty()) steps[kept_steps - 1] = 0;  // a step joined with a piece of the set-up is none
+      continue;
+    }
     std::uint32_t& p = id[rp.occurrence_phase[k]];
     if (p == UINT32_MAX) p = ids++;
     phases.push_back(p);
+    if (!steps.empty()) steps[kept_steps++] = steps[k];
   }
+  if (!steps.empty()) steps.resize(kept_steps);
   for (std::vector<std::uint64_t>& ops : rp.first_op) {
     if (ops.empty()) continue;
     std::size_t kept = 0;
@@ -591,13 +620,94 @@ void join_one_offs(RunPhases& rp) {
   rp.phase_count = ids;
 }
 
-/// The run's phases from every location's occurrences at the level chosen.
-RunPhases finish(RunPhases& out, std::vector<LocationOccurrences>& locs) {
+/// Of a location's step starts `own` (ascending, the first its occurrence's), as many as `target` holds, each the
+/// nearest in logical time to the target's start of the same rank (the first kept first): where an alignment found
+/// more steps on this location than on another (a step that re-neighbours, on a rank next to a wall, makes more
+/// calls like the plain step's), the steps are those of the location with the fewest, by logical time.
+std::vector<std::uint64_t> nearest_starts(const std::vector<std::uint64_t>& own, const CallSequence& calls,
+                                          const std::vector<std::uint64_t>& target, const CallSequence& target_calls) {
+  std::vector<std::uint64_t> out{own.front()};
+  const std::size_t count = target.size();
+  std::size_t j = 0;
+  for (std::size_t k = 1; k < count; ++k) {
+    const std::uint64_t tick = target_calls.ticks()[target[k]];
+    const auto distance = [&](std::size_t o) {
+      const std::uint64_t t = calls.ticks()[own[o]];
+      return t > tick ? t - tick : tick - t;
+    };
+    std::size_t o = j + 1;
+    const std::size_t last = own.size() - (count - k);
+    while (o < last && distance(o + 1) <= distance(o)) ++o;
+    out.push_back(own[o]);
+    j = o;
+  }
+  return out;
+}
+
+/// The program's time steps (step_cuts.hpp) in its iterations or its calls between collectives of all processes:
+/// where occurrence k holds at least two steps on every location, it is cut into the steps of the location that
+/// holds the fewest (nearest_starts), where `cut`. Per occurrence after that, 1 where it is one step on every
+/// location (empty where the locations' counts of occurrences differ).
+std::vector<std::uint8_t> cut_steps(std::vector<LocationOccurrences>& locs, const std::vector<CallSequence>& calls,
+                                    bool cut_them) {
+  std::size_t count = SIZE_MAX;  // occurrences on every location with calls
+  std::vector<std::size_t> with_calls;
+  std::vector<std::vector<std::vector<std::uint64_t>>> steps(locs.size());
+  for (std::size_t l = 0; l < locs.size(); ++l) {
+    if (calls[l].shapes().empty()) continue;
+    if (count != SIZE_MAX && locs[l].phase.size() != count) return {};
+    count = locs[l].phase.size();
+    with_calls.push_back(l);
+    steps[l] = location_steps(locs[l].phase, locs[l].first_op, calls[l].shapes().size(),
+                              [&c = calls[l]](std::uint64_t i) { return c.plain_shape(i); });
+  }
+  if (with_calls.empty()) return {};
+  std::vector<std::uint8_t> out;
+  std::vector<LocationOccurrences> cut(locs.size());
+  for (const std::size_t l : with_calls) cut[l].told = locs[l].told;
+  for (std::size_t k = 0; k < count; ++k) {
+    std::size_t fewest = with_calls.front();  // the location whose occurrence k holds the fewest steps
+    for (const std::size_t l : with_calls) {
+      if (steps[l][k].size() < steps[fewest][k].size()) fewest = l;
+    }
+    const std::vector<std::uint64_t>& reference = steps[fewest][k];
+    const std::size_t held = reference.size();
+    for (const std::size_t l : with_calls) {
+      if (held < 2 || !cut_them) {
+        cut[l].add_as(locs[l], k);
+        continue;
+      }
+      const std::vector<std::uint64_t> at =
+          steps[l][k].size() == held ? steps[l][k] : nearest_starts(steps[l][k], calls[l], reference, calls[fewest]);
+      const std::uint64_t end = k + 1 < count ? locs[l].first_op[k + 1] : calls[l].shapes().size();
+      for (std::size_t i = 0; i < held; ++i) cut[l].add(calls[l], at[i], i + 1 < held ? at[i + 1] : end);
+    }
+    if (cut_them && held >= 2) {
+      out.insert(out.end(), held, 1);
+    } else {
+      out.push_back(held == 1 ? 1 : 0);
+    }
+  }
+  for (const std::size_t l : with_calls) locs[l] = std::move(cut[l]);
+  return out;
+}
+
+/// The run's phases from every location's occurrences at the level chosen; at the program's level, its time steps.
+RunPhases finish(RunPhases& out, std::vector<LocationOccurrences>& locs, const std::vector<CallSequence>& calls) {
+  // The units are the program's innermost loops that compute, which may be a time step's parts (a multigrid's
+  // levels, a pipeline's stages): they are told as steps where they are, never cut.
+  std::vector<std::uint8_t> steps = cut_steps(locs, calls, out.level != Level::Units);
   // Between collectives of all processes, a step's part may pass from rank to rank (the ranks of a loop's
   // instance are the step's data there; the units and the loops keep each rank's part as theirs).
   out.occurrence_phase = join_combinations(locs, out.phase_count, out.level == Level::Collectives);
   for (LocationOccurrences& l : locs) out.first_op.push_back(std::move(l.first_op));
-  join_one_offs(out);
+  join_one_offs(out, steps);
+  if (!steps.empty()) {
+    out.step_kind.assign(out.phase_count, 1);
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+      if (steps[k] == 0) out.step_kind[out.occurrence_phase[k]] = 0;
+    }
+  }
   return std::move(out);
 }
 
@@ -794,7 +904,7 @@ std::optional<RunPhases> phases_by_rank(std::vector<CallSequence> calls, const P
   // logical time: the outermost loops of an MD code are runs of plain steps and their counts differ too, or
   // worse, agree on a period of twenty steps.)
   // A series may ask for a level (the one most of its runs take): taken where every location has as many.
-  if (asked == Level::Units || (!asked && !pipelined(locs, calls))) return finish(out, locs);
+  if (asked == Level::Units || (!asked && !pipelined(locs, calls))) return finish(out, locs, calls);
   std::vector<LocationOccurrences> units = std::move(locs);
   const std::size_t units_reference = reference;
   locs.assign(calls.size(), {});
@@ -822,7 +932,7 @@ std::optional<RunPhases> phases_by_rank(std::vector<CallSequence> calls, const P
     locs = std::move(units);
     reference = units_reference;
   }
-  return finish(out, locs);
+  return finish(out, locs, calls);
 }
 
 }  // namespace p3s::analyzer

@@ -57,6 +57,8 @@ class CallSequence {
   void drop_stray_marks();
   /// Per operation: 1 where it is a blocking collective of all processes.
   [[nodiscard]] const std::vector<std::uint8_t>& syncs() const noexcept { return syncs_; }
+  /// Per operation: its shape without its compute mark, with the size class of each of its messages.
+  [[nodiscard]] const std::vector<std::uint64_t>& sized() const noexcept { return sized_; }
   /// Operation i's shape without its compute mark.
   [[nodiscard]] std::uint64_t plain_shape(std::uint64_t i) const noexcept;
   /// Per operation: its shape without peers (the call and, per action, its kind, communicator, operation and root).

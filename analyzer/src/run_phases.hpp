@@ -29,6 +29,10 @@ struct RunPhases {
   /// occurrence (the same number of occurrences on every location that has operations; empty for the others).
   /// Where it is set, operations belong to occurrences by it rather than by their ticks.
   std::vector<std::vector<std::uint64_t>> first_op;
+  /// ByRank at the program's level (its iterations, or its calls between collectives of all processes): per phase,
+  /// 1 where every occurrence is one time step of the code, as the most frequent of its main repeats is, or a step
+  /// that differs by its data (step_cuts.hpp); empty where the level has no steps.
+  std::vector<std::uint8_t> step_kind;
 };
 
 /// Every phase's weight: its occurrences in the run.

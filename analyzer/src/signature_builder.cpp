@@ -45,8 +45,8 @@ std::vector<SigComm> communicators_used(const TraceDefinitions& defs, const Extr
 }
 
 /// The phases with their weights, logical lengths, instance times and work, and their representatives.
-void assemble_phases(const InstanceWork& work, const FinalPhases& f, const std::vector<bool>& trailing,
-                     const Representatives& reps, Signature& sig) {
+void assemble_phases(const InstanceWork& work, const RunPhases& occurrences, const FinalPhases& f,
+                     const std::vector<bool>& trailing, const Representatives& reps, Signature& sig) {
   const std::size_t nphases = f.structural_of.size();
   sig.phases.assign(nphases, {});
   for (std::size_t p = 0; p < nphases; ++p) {
@@ -54,6 +54,7 @@ void assemble_phases(const InstanceWork& work, const FinalPhases& f, const std::
     ph.id = static_cast<std::uint32_t>(p);
     ph.attribution = trailing[f.structural_of[p]] ? "trailing" : "leading";
     ph.structure = f.structural_of[p];
+    ph.step = ph.structure < occurrences.step_kind.size() && occurrences.step_kind[ph.structure] != 0;
   }
   for (const auto& [key, id] : f.final_id) {
     if (key.second != 0) {
@@ -138,7 +139,7 @@ OccurrenceLabels build_signature(const TraceDefinitions& defs, const Extracted& 
   labels.instance = phases.instance;
 
   const Representatives reps(defs, extracted, tick_files, occurrences, phases, trailing);
-  assemble_phases(work, phases, trailing, reps, sig);
+  assemble_phases(work, occurrences, phases, trailing, reps, sig);
   sig.communicators = communicators_used(defs, extracted, sig.phases);
   finish_signature(extracted, labels.phase, sig);
   return labels;

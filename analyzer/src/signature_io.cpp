@@ -118,6 +118,25 @@ SigEvent event_from(const json& j) {
   return e;
 }
 
+/// The time step as one phase with kinds (SigPhase::step): its most frequent kind, the others, and their weights'
+/// sum, the code's steps; empty where the phases hold no step.
+std::string time_step_text(const Signature& s) {
+  const SigPhase* main = nullptr;
+  std::uint64_t steps = 0;
+  for (const SigPhase& p : s.phases) {
+    if (!p.step) continue;
+    steps += p.weight;
+    if (main == nullptr || p.weight > main->weight) main = &p;
+  }
+  if (main == nullptr) return {};
+  std::string kinds;
+  for (const SigPhase& p : s.phases) {
+    if (p.step && &p != main) kinds += (kinds.empty() ? "" : ", ") + std::to_string(p.id);
+  }
+  return "phase " + std::to_string(main->id) + (kinds.empty() ? "" : " with kinds " + kinds) + ": " +
+         std::to_string(steps) + " steps";
+}
+
 /// Stands for an array written element by element (write_with_array): a signature's events are written one at a
 /// time, never as one document in memory, whose nodes take ten times the text.
 constexpr const char* kElements = "@p3s:elements@";
@@ -134,6 +153,7 @@ json phase_header(const SigPhase& p) {
          {"attribution", p.attribution},
          {"ranks", kElements}};
   if (p.split_from != 0xffffffffu) j["split_from"] = p.split_from;
+  if (p.step) j["step"] = true;
   return j;
 }
 
@@ -214,6 +234,7 @@ SigPhase phase_from(const json& j, std::vector<std::vector<SigEvent>>& events) {
   p.relevant = j.at("relevant").get<bool>();
   p.attribution = j.at("attribution").get<std::string>();
   p.split_from = j.value("split_from", 0xffffffffu);
+  p.step = j.value("step", false);
   const json& ranks = j.at("ranks");
   if (ranks.size() != events.size()) throw InputError("a phase's ranks and their events do not correspond");
   for (std::size_t i = 0; i < ranks.size(); ++i) {
@@ -507,7 +528,10 @@ std::string signature_report(const Signature& s) {
   for (const SigPhase& p : s.phases) relevant += p.relevant ? 1 : 0;
   std::snprintf(buf, sizeof buf, "%zu phases, %zu relevant (>= %.1f %% of the time), covering %.1f %%", s.phases.size(),
                 relevant, 100 * s.options.relevance, 100 * s.coverage);
-  out << "phases       " << buf << "\n\n";
+  out << "phases       " << buf << '\n';
+  const std::string step = time_step_text(s);
+  if (!step.empty()) out << "time step    " << step << '\n';
+  out << '\n';
   out << " phase   weight  ticks   mean time     spread   share  rel  operations (rank 0; peers as offsets)\n";
   for (const SigPhase& p : s.phases) {
     std::string ops;

@@ -552,5 +552,46 @@ TEST(AgreeOnAnchors, TwoRanksOrDifferentCallsDoNotVote) {
   EXPECT_EQ(mixed[1].anchors()[1], 1);  // rank 0 makes another call in its set-up: two alike are too few
 }
 
+/// An MD code's steps on a ring of `n` ranks for `steps` steps: the forward exchange (to the next rank), the forces,
+/// the reverse exchange (to the one before); every tenth step re-neighbours (an atom exchange first), and the four
+/// steps after it skip the check whether to (a reduction of everyone at the step's end). A broadcast of everyone
+/// ends the set-up.
+std::vector<CallSequence> steps_that_re_neighbour(std::int32_t n, int steps) {
+  std::vector<CallSequence> out;
+  for (std::int32_t r = 0; r < n; ++r) {
+    CallSequence s(r, 1000000);
+    const std::int32_t next = (r + 1) % n;
+    const std::int32_t before = (r + n - 1) % n;
+    add_call(s, 0, -1, 0);
+    add_call(s, 5, -1, 10, 0, true);
+    for (int it = 0; it < steps; ++it) {
+      if (it % 10 == 0) add_call(s, 4, next, 10);
+      add_call(s, 1, next, 10);
+      add_call(s, 3, before, 2000000);
+      if (it % 10 >= 4) add_call(s, 2, -1, 10, 0, true);
+    }
+    add_call(s, 9, -1, 10);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+TEST(RankPhases, BetweenCollectivesOfEveryoneEachTimeStepIsOneOccurrenceItsVariantsKindsOfTheStep) {
+  // Between two checks lie five steps after a re-neighbouring: each is one step, the re-neighbouring one and those
+  // without the check kinds of the time step, so that the step's kinds add up to the code's 60 steps.
+  std::string why;
+  const auto rp = phases_by_rank(steps_that_re_neighbour(4, 60), PhaseFinderOptions{}, why, PhaseLevel::Collectives);
+  ASSERT_TRUE(rp.has_value()) << why;
+  EXPECT_EQ(rp->level, PhaseLevel::Collectives) << rp->method_note;
+  ASSERT_EQ(rp->step_kind.size(), rp->phase_count);
+  const std::vector<std::uint64_t> weight = phase_weights(*rp);
+  std::vector<std::uint64_t> kinds;
+  std::vector<std::uint64_t> others;
+  for (std::uint32_t p = 0; p < rp->phase_count; ++p) (rp->step_kind[p] != 0 ? kinds : others).push_back(weight[p]);
+  std::sort(kinds.begin(), kinds.end());
+  EXPECT_EQ(kinds, (std::vector<std::uint64_t>{6, 18, 36})) << "re-neighbouring, without the check, plain";
+  EXPECT_EQ(others, (std::vector<std::uint64_t>{1, 1})) << "the set-up and the end are no steps";
+}
+
 }  // namespace
 }  // namespace p3s::analyzer

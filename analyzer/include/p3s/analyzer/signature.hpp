@@ -98,6 +98,10 @@ struct SigPhase {
   bool relevant = false;
   std::string attribution;                 ///< leading (a burst belongs to the call after it) or trailing
   std::uint32_t split_from = 0xffffffffu;  ///< the structural phase it was split from by work, if any
+  /// One time step of the code, where the phases are the program's iterations: the most frequent of its main repeats,
+  /// or a step that differs from it by its data (re-neighbours, writes output, skips a check). The time step is one
+  /// phase with these as its kinds: their weights add up to the code's steps.
+  bool step = false;
   /// The phase finder's number of its structure (this analysis only, not written): what SignatureOptions::unsplit
   /// names when the same archive is analysed again by the same method.
   std::uint32_t structure = 0;

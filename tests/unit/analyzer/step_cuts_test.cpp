@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A stretch of time steps that differ by their data, cut into its steps by aligning it to copies of the step.
+#include "step_cuts.hpp"
+
+#include <gtest/gtest.h>
+
+namespace p3s::analyzer {
+namespace {
+
+using Calls = std::vector<std::uint64_t>;
+
+/// Calls: f1 f2 f3 (the forward exchange), r1 r2 r3 (the reverse one), 9 (the check where all ranks meet).
+const Calls kBody = {1, 2, 3, 4, 5, 6, 9};
+
+Calls joined(std::initializer_list<Calls> parts) {
+  Calls out;
+  for (const Calls& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+TEST(StepCuts, StepsWithoutTheCheckAreOneStepEach) {
+  // Four steps that skip the check (the steps right after a re-neighbouring), then a whole step.
+  const Calls fr = {1, 2, 3, 4, 5, 6};
+  const Calls s = joined({fr, fr, fr, fr, kBody});
+  EXPECT_EQ(step_cuts(s, kBody), (std::vector<std::uint64_t>{0, 6, 12, 18, 24}));
+}
+
+TEST(StepCuts, AStepThatReNeighboursBeginsWithItsOwnCalls) {
+  // A step that re-neighbours: counts first (7 7), its forward exchange with other calls between (8), the reverse
+  // one; then two plain steps without the check.
+  const Calls renb = {7, 7, 1, 8, 2, 8, 3, 4, 5, 6};
+  const Calls fr = {1, 2, 3, 4, 5, 6};
+  EXPECT_EQ(step_cuts(joined({renb, fr, fr}), kBody), (std::vector<std::uint64_t>{0, 10, 16}));
+}
+
+TEST(StepCuts, ACallBetweenTwoStepsEndsTheFirst) {
+  // An output call (8) between two steps belongs to the step before it.
+  const Calls s = joined({kBody, {8}, kBody});
+  EXPECT_EQ(step_cuts(s, kBody), (std::vector<std::uint64_t>{0, 8}));
+}
+
+TEST(StepCuts, AStepWithAnExtraCallIsOneStep) {
+  // One step with a second check: the extra call is no step of its own.
+  const Calls s = joined({kBody, {9}});
+  EXPECT_EQ(step_cuts(s, kBody), (std::vector<std::uint64_t>{0}));
+}
+
+TEST(StepCuts, CallsThatMakeAtMostHalfTheStepAreNoStep) {
+  // The set-up: other calls, and a few of the step's.
+  EXPECT_EQ(step_cuts(Calls{7, 8, 1, 2, 8, 7, 8, 7}, kBody), std::nullopt);
+  // Half a step at the end of two whole ones.
+  EXPECT_EQ(step_cuts(joined({kBody, kBody, {1, 2, 3}}), kBody), (std::vector<std::uint64_t>{0, 7}));
+  // A set-up much longer than the step, that makes the step's calls once among its own.
+  EXPECT_EQ(step_cuts(joined({{7, 8, 7, 8, 7, 8, 7, 8, 7, 8, 7, 8, 7, 8}, kBody}), kBody), std::nullopt);
+}
+
+TEST(StepCuts, WhereTheCallsCannotTellTheExchangesApartAStepKeepsItsExtraOnes) {
+  // Two ranks, one neighbour: every exchange is the same calls (1). The step: forward, reverse, the check (9). A step
+  // that re-neighbours exchanges atoms and borders (7 1 each) before its reverse exchange: its third exchange is
+  // part of it, not the start of the step after it, which would shift every step after it by one exchange.
+  const Calls body = {1, 1, 9};
+  const Calls renb = {7, 1, 7, 1, 1};
+  const Calls s = joined({renb, {1, 1}, {1, 1}, body});
+  EXPECT_EQ(step_cuts(s, body), (std::vector<std::uint64_t>{0, 5, 7, 9}));
+}
+
+TEST(StepCuts, AnAlignmentBeyondItsCellsIsNotTried) {
+  const Calls s = joined({kBody, kBody});
+  EXPECT_EQ(step_cuts(s, kBody, 8 * 15 - 1), std::nullopt);
+  EXPECT_EQ(step_cuts(s, kBody, 8 * 15), (std::vector<std::uint64_t>{0, 7}));
+  EXPECT_EQ(step_cuts(Calls{}, kBody), std::nullopt);
+}
+
+}  // namespace
+}  // namespace p3s::analyzer
