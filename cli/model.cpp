@@ -87,6 +87,10 @@ void print_fit(const ModelArgs& a, const modeler::Fit& fit, const std::filesyste
   for (const modeler::PhaseReport& p : fit.report.phases) {
     for (const std::string& n : p.notes) std::cout << "note: phase " << p.id << ": " << n << '\n';
   }
+  for (const modeler::Model::Input& in : fit.model.inputs) {
+    const std::string step = modeler::time_step_text(fit.model.phases, in.n);
+    if (!step.empty()) std::cout << "time step    at n = " << in.n << ": " << step << '\n';
+  }
   std::cout << "model        " << a.output << " (" << fit.model.phases.size() << " phases, fitted on n =";
   for (const modeler::Model::Input& in : fit.model.inputs) std::cout << ' ' << in.n;
   std::cout << ")\nfit report   " << report_path.string() << '\n';

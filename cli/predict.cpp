@@ -128,6 +128,8 @@ void write_trace(const modeler::Model& m, const PredictArgs& a) {
       modeler::write_lt4nc(m, a.np, dir, !a.logical, modeler::on_inconsistency(a.strict), announce);
   made.keep();
   for (const std::string& note : check.notes()) std::cout << "repaired: " << note << '\n';
+  const std::string step = modeler::time_step_text(m.phases, a.np);
+  if (!step.empty()) std::cout << "time step    " << step << '\n';
   std::cout << (a.logical ? "lt4nc        " : "st4np        ") << a.output << "/lt4nc.json (" << a.np << " ranks"
             << (check.repaired() ? ", repaired" : ", checked") << ")\n";
 }

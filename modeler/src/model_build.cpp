@@ -151,8 +151,10 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   pm.id = pr.id = id;
   pm.calls = pr.calls = rel.calls;
   pr.total_work_spread = rel.total_work_spread();
+  pm.step = true;
   for (std::size_t k = 0; k < runs.size(); ++k) {
     pm.relevant = pm.relevant || runs[k].signature.phases[rel.ids[k]].relevant;
+    pm.step = pm.step && runs[k].signature.phases[rel.ids[k]].step;
   }
   pr.relevant = pm.relevant;
   pr.share = runs.back().signature.phases[rel.ids.back()].share;

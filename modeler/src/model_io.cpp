@@ -315,6 +315,7 @@ json phase_json(const PhaseModel& p) {
     if (s.follows != std::array<int, 3>{-1, -1, -1}) j["grid_seen"]["follows"] = s.follows;
   }
   if (p.calls_left_out != 0) j["calls_left_out"] = p.calls_left_out;
+  if (p.step) j["step"] = true;
   if (!p.loops.empty()) {
     json loops = json::array();
     for (const PhaseLoop& l : p.loops) loops.push_back({{"first", l.first}, {"groups", l.groups}});
@@ -348,6 +349,10 @@ PhaseModel phase_from(const json& j) {
       }
       p.weight_measured[*n] = w.get<std::int64_t>();
     }
+  }
+  if (j.contains("step")) {
+    if (!j.at("step").is_boolean()) throw InputError("phase " + std::to_string(p.id) + ": step is not true or false");
+    p.step = j.at("step").get<bool>();
   }
   for (const json& g : j.at("groups")) p.groups.push_back(group_from(g));
   for (const json& w : j.at("work")) p.work.push_back(work_from(w));

@@ -11,8 +11,9 @@ Per workload, in a scratch folder WORK/NAME holding its inputs (copied from the 
 3. `p3s model FIT --validate-with TARGET`, timed, its peak memory, and its report's validation (where it refuses
    a series whose phases do not all correspond, again with --allow-missing, the refusal noted in the row);
 4. `p3s predict MODEL --np TARGET`: whether it answers or refuses.
-The row holds the phases at each n; the weight of the main phase (the target run's repeated phase, of 3 instances or
-more, of the largest weight x mean instance time) against the code's own step count (the sum of a LAMMPS input's
+The row holds the phases at each n; the weight of the time step (the target run's phases that the analysis marks as
+one time step each, the step and its kinds, added; where it marks none, the repeated phase of 3 instances or more of
+the largest weight x mean instance time) against the code's own step count (the sum of a LAMMPS input's
 `run` commands, meep's time steps, none for HPCC); of the target run's time in phases (`accounted_ns`), the share
 spent in phases predicted exact in pattern, communications and weight (a phase's time: weight x mean instance time,
 from the target's signature) and the share in phases exact in pattern and communications whatever their weight
@@ -34,8 +35,8 @@ not exact)) makes the run fail, naming each figure that fell short, where a work
 
 The model's phases are related to the target run's as `p3s model` relates them (compare.cpp): a longest common
 subsequence of the two lists of phases, a phase being the set of MPI functions it calls, and the target's phases
-without a counterpart merged into the related phase of the same functions (phase_kinds.cpp); the main phase's weight
-is the merged one.
+without a counterpart merged into the related phase of the same functions (phase_kinds.cpp); the time step's weight
+is the merged ones'.
 """
 import argparse
 import json
@@ -270,7 +271,7 @@ def signature_summary(trace):
             "operations": s["operations"],
             "relevance": s["inputs"]["options"].get("relevance", 0.01),
             "phases": [{"weight": p["weight"], "time_ns": p["weight"] * p["time_ns"]["mean"], "share": p["share"],
-                        "split_from": p.get("split_from"),
+                        "split_from": p.get("split_from"), "step": p.get("step", False),
                         "relevant": p["relevant"], "calls": phase_calls(p), "comms": communications(p)}
                        for p in s["phases"]]}
 
@@ -348,8 +349,16 @@ def merge_kinds(phases, related, relevance):
 
 
 def main_phase(phases):
-    """The time step: the repeated phase (3 instances or more, as the analysis counts iterations) of the most time."""
+    """The time step's repeated phase (3 instances or more, as the analysis counts iterations) of the most time."""
     return max((p for p in phases if p["weight"] >= 3), key=lambda p: p["time_ns"], default=None)
+
+
+def step_weight(phases):
+    """The time step's weight: where the analysis marks the phases that are one time step each (the signature's
+    `step`: the step and its kinds), their weights added; else the main phase's."""
+    if any(p["step"] for p in phases):
+        return sum(p["weight"] for p in phases if p["step"])
+    return main["weight"] if (main := main_phase(phases)) else None
 
 
 def accuracy(report_path, target):
@@ -389,7 +398,7 @@ def accuracy(report_path, target):
                "relevant": len(relevant), "relevant_exact": len([j for j in relevant if j in exact_phases]),
                "comms_predicted": sum(c["comms_predicted"] for c in v["phases"]),
                "comms_actual": sum(p["comms"] for p in phases),  # the phases the model lacks or cannot evaluate too
-               "main_weight": main["weight"] if (main := main_phase(phases)) else None}
+               "main_weight": step_weight(phases)}
     if evaluated:
         columns["volume_error_mean"] = sum(c["volume_error_total"] for c in evaluated) / len(evaluated)
         columns["volume_error_max"] = max(c["volume_error_total"] for c in evaluated)
@@ -422,8 +431,7 @@ def analyze(a, row, traces):
     row.analyze_bytes_per_call = m.peak_mb * 2**20 / row.calls if row.calls else None
     target = sigs[row.target]
     # Until the model relates them (accuracy()), the target's phases as analysed.
-    main = main_phase(target["phases"])
-    row.main_weight = main["weight"] if main else None
+    row.main_weight = step_weight(target["phases"])
     return target
 
 
@@ -474,12 +482,12 @@ def bench(a, w):
 
 # --- the table -------------------------------------------------------------------------------------------------
 
-HEADER = (f"{'workload':<15} {'n':<11} {'phases at n':<19} {'main/steps':>11} {'exact t':>7} {'patt t':>7} "
+HEADER = (f"{'workload':<15} {'n':<11} {'phases at n':<19} {'step/steps':>11} {'exact t':>7} {'patt t':>7} "
           f"{'outside':>7} "
           f"{'rel ex':>6} {'comms pred/real':>17} {'vol err mn/mx':>14} {'analyze':>8} {'peak':>7} {'B/call':>6} "
           f"{'model':>7} {'peak':>6} {'wall':>6}  predict")
 LEGEND = """\
-main/steps: the weight of the target run's main phase / the code's steps; exact t: of the target run's time in
+step/steps: the weight of the target run's time step (its kinds added) / the code's steps; exact t: of the target run's time in
 phases, the share in phases exact in pattern, communications and weight; patt t: exact but maybe for the weight
 (a weight the run's data decides, as how often a step re-neighbours, is exact only by chance); outside: the share of
 its run time outside every phase (ranks started one after the other); rel ex: its relevant phases exact / all;

@@ -284,6 +284,35 @@ TEST(Model, AWeightTheDataDecidesIsTheNearestFittedRunsNotATrend) {
   EXPECT_GT(trend.model.phases.at(1).weight_at(64), 2300);
 }
 
+TEST(Model, APhaseThatIsATimeStepInEveryFittedRunIsOneInTheModel) {
+  // The analysis marks the phases that are one time step each (the step and its kinds); the model keeps the mark
+  // where every fitted run has it, and their weights add up to the code's steps at any n.
+  const auto series = [](const std::string& name, bool marked_at_16) {
+    std::vector<std::filesystem::path> paths;
+    for (const std::int32_t n : {4, 8, 16}) {
+      Signature s = ring(n, 100);
+      s.phases.at(1).step = n != 16 || marked_at_16;
+      paths.push_back(save(s, name + std::to_string(n)));
+    }
+    return paths;
+  };
+  const Fit fit = build_model(series("stepmarked", true), {});
+  EXPECT_FALSE(fit.model.phases.at(0).step);
+  EXPECT_TRUE(fit.model.phases.at(1).step);
+  EXPECT_EQ(time_step_text(fit.model.phases, 64), "phase 1: 100 steps");
+  const std::filesystem::path path = dir() / "stepmarked.model";
+  write_model(fit.model, path);
+  EXPECT_TRUE(read_model(path).phases.at(1).step);
+  nlohmann::json written;
+  std::ifstream(path) >> written;
+  written.at("phases").at(1)["step"] = 1;
+  std::ofstream(path) << written.dump();
+  EXPECT_THROW(static_cast<void>(read_model(path)), InputError) << "a mark that is no true or false";
+  const Fit unmarked = build_model(series("stepunmarked", false), {});
+  EXPECT_FALSE(unmarked.model.phases.at(1).step) << "not a step in every fitted run";
+  EXPECT_EQ(time_step_text(unmarked.model.phases, 64), "");
+}
+
 TEST(Model, FileRoundTrip) {
   const Fit fit = build_model(ring_series({4, 8, 16, 32}), {});
   const std::filesystem::path path = dir() / "ring.model";

@@ -345,6 +345,9 @@ struct PhaseModel {
   /// (kMostAlignedCalls; an iteration no loop folds): the most it holds. Such a phase is kept as its work and time
   /// only: it has no groups, and predictions leave its calls out and say so.
   std::uint64_t calls_left_out = 0;
+  /// One time step of the code in every fitted run (analyzer::SigPhase::step): the time step is one phase whose
+  /// kinds are the phases so marked, their weights added the code's steps.
+  bool step = false;
 
   /// The fitted n and weight of weight_measured standing in at n (its end where it is empty).
   [[nodiscard]] std::map<std::int64_t, std::int64_t>::const_iterator nearest_measured_weight(std::int64_t n) const {
@@ -368,6 +371,10 @@ struct PhaseModel {
 
 /// A phase's weight law as printed: its exact law, "as measured at n = 2: 2693, ..." or a rounded regression.
 [[nodiscard]] std::string weight_text(const PhaseModel& p);
+
+/// The time step at n as one phase with kinds (PhaseModel::step): "phase 9 with kinds 8, 10: 5001 steps", its most
+/// frequent kind at n first; empty where no phase is one.
+[[nodiscard]] std::string time_step_text(const std::vector<PhaseModel>& phases, std::int64_t n);
 
 /// What shaped a fit besides its inputs; recorded in the model so that the fit can be reproduced.
 struct FitOptions {
