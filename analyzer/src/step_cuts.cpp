@@ -95,6 +95,25 @@ std::size_t step_occurrence(std::span<const std::uint64_t> phase, std::span<cons
   return step != nullptr ? step->first : phase.size();
 }
 
+/// A phase that occurs at least this often on a location is no set-up: a repeat.
+constexpr std::uint64_t kRepeated = 3;
+
+/// How many of `body`'s calls `calls` make in their order (the longest common subsequence), or 0 where that would
+/// take more than `most_cells` cells.
+std::uint64_t common_calls(std::span<const std::uint64_t> calls, std::span<const std::uint64_t> body,
+                           std::uint64_t most_cells) {
+  if ((calls.size() + 1) > most_cells / (body.size() + 1)) return 0;
+  std::vector<std::uint64_t> prev(body.size() + 1, 0);
+  std::vector<std::uint64_t> cur(body.size() + 1, 0);
+  for (const std::uint64_t c : calls) {
+    for (std::size_t j = 1; j <= body.size(); ++j) {
+      cur[j] = c == body[j - 1] ? prev[j - 1] + 1 : std::max(prev[j], cur[j - 1]);
+    }
+    std::swap(prev, cur);
+  }
+  return prev.back();
+}
+
 }  // namespace
 
 std::optional<std::vector<std::uint64_t>> step_cuts(std::span<const std::uint64_t> calls,
@@ -159,6 +178,8 @@ std::vector<std::vector<std::uint64_t>> location_steps(std::span<const std::uint
     return calls;
   };
   const std::vector<std::uint64_t> body = calls_of(step);
+  std::unordered_map<std::uint64_t, std::uint64_t> count;  // occurrences of each phase
+  for (const std::uint64_t p : phase) ++count[p];
   std::unordered_map<std::uint64_t, std::optional<std::vector<std::uint64_t>>> known;  // the calls' hash -> steps
   for (std::size_t k = 0; k < phase.size(); ++k) {
     if (phase[k] == phase[step]) {
@@ -169,7 +190,15 @@ std::vector<std::vector<std::uint64_t>> location_steps(std::span<const std::uint
     std::uint64_t h = mix64(calls.size());
     for (const std::uint64_t c : calls) h = mix64(h ^ c) + kGoldenGamma;
     auto it = known.find(h);
-    if (it == known.end()) it = known.emplace(h, step_cuts(calls, body)).first;
+    if (it == known.end()) {
+      std::optional<std::vector<std::uint64_t>> steps = step_cuts(calls, body);
+      // A repeat that makes more than half of the step's calls in order is one step whatever calls of its own it
+      // adds (a rank that holds particles exchanges them, one that holds none makes the check alone).
+      if (!steps && count.at(phase[k]) >= kRepeated && 2 * common_calls(calls, body, 1u << 22) > body.size()) {
+        steps = std::vector<std::uint64_t>{0};
+      }
+      it = known.emplace(h, std::move(steps)).first;
+    }
     if (!it->second) continue;
     for (const std::uint64_t at : *it->second) out[k].push_back(first[k] + at);
   }

@@ -30,7 +30,9 @@ namespace p3s::analyzer {
 /// last up to `end`), the calls where each of its steps begins (step_cuts on `shape` of its calls), or nothing where
 /// it is no step. The step is the body of the location's main repeat: among its phases (`phase[k]`: occurrence k's)
 /// that hold at least a quarter as many calls as the one holding the most, the one that occurs most often, at least
-/// twice (the step, not a longer stretch of steps that repeats too). An occurrence of the body is one step.
+/// twice (the step, not a longer stretch of steps that repeats too). An occurrence of the body is one step, and so
+/// is one of a phase that occurs at least three times and makes more than half of the body's calls in their order,
+/// whatever calls of its own it adds: the set-up occurs once.
 [[nodiscard]] std::vector<std::vector<std::uint64_t>> location_steps(
     std::span<const std::uint64_t> phase, std::span<const std::uint64_t> first, std::uint64_t end,
     const std::function<std::uint64_t(std::uint64_t)>& shape);

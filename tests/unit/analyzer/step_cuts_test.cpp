@@ -64,6 +64,18 @@ TEST(StepCuts, WhereTheCallsCannotTellTheExchangesApartAStepKeepsItsExtraOnes) {
   EXPECT_EQ(step_cuts(s, body), (std::vector<std::uint64_t>{0, 5, 7, 9}));
 }
 
+TEST(StepCuts, ARepeatThatMakesTheStepsCallsAmongItsOwnIsAStepTheSetUpIsNot) {
+  // A rank that holds no particles makes the check alone (9), most steps; one that holds some exchanges them first
+  // (1 1 1 1 9), a step too, with more calls of its own than of the step's. The set-up makes the check once.
+  const Calls calls = {7, 8, 7, 8, 9, 9, 9, 1, 1, 1, 1, 9, 9, 1, 1, 1, 1, 9, 9, 1, 1, 1, 1, 9};
+  const std::vector<std::uint64_t> first = {0, 5, 6, 7, 12, 13, 18, 19};
+  const std::vector<std::uint64_t> phase = {1, 2, 2, 3, 2, 3, 2, 3};
+  const auto steps = location_steps(phase, first, calls.size(), [&](std::uint64_t i) { return calls[i]; });
+  ASSERT_EQ(steps.size(), first.size());
+  EXPECT_TRUE(steps[0].empty()) << "the set-up";
+  for (std::size_t k = 1; k < first.size(); ++k) EXPECT_EQ(steps[k], std::vector<std::uint64_t>{first[k]}) << k;
+}
+
 TEST(StepCuts, AnAlignmentBeyondItsCellsIsNotTried) {
   const Calls s = joined({kBody, kBody});
   EXPECT_EQ(step_cuts(s, kBody, 8 * 15 - 1), std::nullopt);
