@@ -36,7 +36,8 @@ not exact)) makes the run fail, naming each figure that fell short, where a work
 The model's phases are related to the target run's as `p3s model` relates them (compare.cpp): a longest common
 subsequence of the two lists of phases, a phase being the set of MPI functions it calls, and the target's phases
 without a counterpart merged into the related phase of the same functions (phase_kinds.cpp); the time step's weight
-is the merged ones'.
+is the merged ones' where the analysis marks no step (where it does, the marked phases of the target run as
+analysed: the kinds the model relates to other phases do not move the code's steps).
 """
 import argparse
 import json
@@ -398,7 +399,8 @@ def accuracy(report_path, target):
                "relevant": len(relevant), "relevant_exact": len([j for j in relevant if j in exact_phases]),
                "comms_predicted": sum(c["comms_predicted"] for c in v["phases"]),
                "comms_actual": sum(p["comms"] for p in phases),  # the phases the model lacks or cannot evaluate too
-               "main_weight": step_weight(phases)}
+               # The steps as the analysis marks them in the target run, else the main phase merged as the model relates
+               "main_weight": step_weight(target["phases"] if any(p["step"] for p in target["phases"]) else phases)}
     if evaluated:
         columns["volume_error_mean"] = sum(c["volume_error_total"] for c in evaluated) / len(evaluated)
         columns["volume_error_max"] = max(c["volume_error_total"] for c in evaluated)
