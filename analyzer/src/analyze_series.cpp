@@ -271,11 +271,11 @@ std::vector<Signature> analyze_series(const std::vector<AnalyzeOptions>& runs, s
       }
     }
   }
-  detail::same_level(sigs, local, [&](std::size_t i, PhaseLevel level, AnalyzeStats& stats) {
+  detail::same_level(sigs, local, [&](std::size_t i, PhaseLevel level, AnalyzeStats& run_stats) {
     AnalyzeOptions forced = runs[i];
     forced.signature.phase_method = PhaseMethod::ByRank;
     forced.signature.phase_level = level;
-    Signature sig = analyze(forced, &stats);
+    Signature sig = analyze(forced, &run_stats);
     sig.options = runs[i].signature;
     return sig;
   });
