@@ -646,8 +646,9 @@ std::vector<std::uint64_t> nearest_starts(const std::vector<std::uint64_t>& own,
 
 /// The program's time steps (step_cuts.hpp) in its iterations or its calls between collectives of all processes:
 /// where occurrence k holds at least two steps on every location, it is cut into the steps of the location that
-/// holds the fewest (nearest_starts), where `cut`. Per occurrence after that, 1 where it is one step on every
-/// location (empty where the locations' counts of occurrences differ).
+/// holds the fewest (nearest_starts), where `cut_them` (else, and where nothing is cut, the occurrences stay as they
+/// are). Per occurrence after that, 1 where it is one step on every location (empty where the locations' counts of
+/// occurrences differ).
 std::vector<std::uint8_t> cut_steps(std::vector<LocationOccurrences>& locs, const std::vector<CallSequence>& calls,
                                     bool cut_them) {
   std::size_t count = SIZE_MAX;  // occurrences on every location with calls
@@ -662,33 +663,42 @@ std::vector<std::uint8_t> cut_steps(std::vector<LocationOccurrences>& locs, cons
                               [&c = calls[l]](std::uint64_t i) { return c.plain_shape(i); });
   }
   if (with_calls.empty()) return {};
-  std::vector<std::uint8_t> out;
-  std::vector<LocationOccurrences> cut(locs.size());
-  for (const std::size_t l : with_calls) cut[l].told = locs[l].told;
+  // Per occurrence, the location whose occurrence holds the fewest steps.
+  std::vector<std::size_t> fewest(count, with_calls.front());
+  bool any_cut = false;
   for (std::size_t k = 0; k < count; ++k) {
-    std::size_t fewest = with_calls.front();  // the location whose occurrence k holds the fewest steps
     for (const std::size_t l : with_calls) {
-      if (steps[l][k].size() < steps[fewest][k].size()) fewest = l;
+      if (steps[l][k].size() < steps[fewest[k]][k].size()) fewest[k] = l;
     }
-    const std::vector<std::uint64_t>& reference = steps[fewest][k];
-    const std::size_t held = reference.size();
-    for (const std::size_t l : with_calls) {
-      if (held < 2 || !cut_them) {
-        cut[l].add_as(locs[l], k);
-        continue;
-      }
-      const std::vector<std::uint64_t> at =
-          steps[l][k].size() == held ? steps[l][k] : nearest_starts(steps[l][k], calls[l], reference, calls[fewest]);
-      const std::uint64_t end = k + 1 < count ? locs[l].first_op[k + 1] : calls[l].shapes().size();
-      for (std::size_t i = 0; i < held; ++i) cut[l].add(calls[l], at[i], i + 1 < held ? at[i + 1] : end);
-    }
+    any_cut = any_cut || (cut_them && steps[fewest[k]][k].size() >= 2);
+  }
+  std::vector<std::uint8_t> out;
+  for (std::size_t k = 0; k < count; ++k) {
+    const std::size_t held = steps[fewest[k]][k].size();
     if (cut_them && held >= 2) {
       out.insert(out.end(), held, 1);
     } else {
       out.push_back(held == 1 ? 1 : 0);
     }
   }
-  for (const std::size_t l : with_calls) locs[l] = std::move(cut[l]);
+  if (!any_cut) return out;
+  for (const std::size_t l : with_calls) {
+    LocationOccurrences cut;
+    cut.told = locs[l].told;
+    for (std::size_t k = 0; k < count; ++k) {
+      const std::vector<std::uint64_t>& reference = steps[fewest[k]][k];
+      const std::size_t held = reference.size();
+      if (held < 2) {
+        cut.add_as(locs[l], k);
+        continue;
+      }
+      const std::vector<std::uint64_t> at =
+          steps[l][k].size() == held ? steps[l][k] : nearest_starts(steps[l][k], calls[l], reference, calls[fewest[k]]);
+      const std::uint64_t end = k + 1 < count ? locs[l].first_op[k + 1] : calls[l].shapes().size();
+      for (std::size_t i = 0; i < held; ++i) cut.add(calls[l], at[i], i + 1 < held ? at[i + 1] : end);
+    }
+    locs[l] = std::move(cut);
+  }
   return out;
 }
 

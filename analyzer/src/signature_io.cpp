@@ -118,25 +118,6 @@ SigEvent event_from(const json& j) {
   return e;
 }
 
-/// The time step as one phase with kinds (SigPhase::step): its most frequent kind, the others, and their weights'
-/// sum, the code's steps; empty where the phases hold no step.
-std::string time_step_text(const Signature& s) {
-  const SigPhase* main = nullptr;
-  std::uint64_t steps = 0;
-  for (const SigPhase& p : s.phases) {
-    if (!p.step) continue;
-    steps += p.weight;
-    if (main == nullptr || p.weight > main->weight) main = &p;
-  }
-  if (main == nullptr) return {};
-  std::string kinds;
-  for (const SigPhase& p : s.phases) {
-    if (p.step && &p != main) kinds += (kinds.empty() ? "" : ", ") + std::to_string(p.id);
-  }
-  return "phase " + std::to_string(main->id) + (kinds.empty() ? "" : " with kinds " + kinds) + ": " +
-         std::to_string(steps) + " steps";
-}
-
 /// Stands for an array written element by element (write_with_array): a signature's events are written one at a
 /// time, never as one document in memory, whose nodes take ten times the text.
 constexpr const char* kElements = "@p3s:elements@";
@@ -507,6 +488,22 @@ Signature read_signature(const std::filesystem::path& path) {
   return s;
 }
 
+std::string time_step_text(std::span<const StepKind> kinds) {
+  if (kinds.empty()) return {};
+  const StepKind* main = &kinds.front();
+  std::int64_t steps = 0;
+  for (const StepKind& k : kinds) {
+    steps += k.weight;
+    if (k.weight > main->weight) main = &k;
+  }
+  std::string others;
+  for (const StepKind& k : kinds) {
+    if (&k != main) others += (others.empty() ? "" : ", ") + std::to_string(k.id);
+  }
+  return "phase " + std::to_string(main->id) + (others.empty() ? "" : " with kinds " + others) + ": " +
+         std::to_string(steps) + " steps";
+}
+
 std::string signature_report(const Signature& s) {
   std::ostringstream out;
   char buf[512];
@@ -529,7 +526,11 @@ std::string signature_report(const Signature& s) {
   std::snprintf(buf, sizeof buf, "%zu phases, %zu relevant (>= %.1f %% of the time), covering %.1f %%", s.phases.size(),
                 relevant, 100 * s.options.relevance, 100 * s.coverage);
   out << "phases       " << buf << '\n';
-  const std::string step = time_step_text(s);
+  std::vector<StepKind> kinds;
+  for (const SigPhase& p : s.phases) {
+    if (p.step) kinds.push_back({p.id, static_cast<std::int64_t>(p.weight)});
+  }
+  const std::string step = time_step_text(kinds);
   if (!step.empty()) out << "time step    " << step << '\n';
   out << '\n';
   out << " phase   weight  ticks   mean time     spread   share  rel  operations (rank 0; peers as offsets)\n";

@@ -12,6 +12,11 @@
 namespace p3s::analyzer {
 namespace {
 
+/// Whether aligning `calls` calls with `body` calls takes at most `most_cells` cells.
+bool within(std::uint64_t calls, std::uint64_t body, std::uint64_t most_cells) {
+  return calls + 1 <= most_cells / (body + 1);
+}
+
 /// What the best alignment did last to reach a cell.
 enum class Move : std::uint8_t { Start, Match, Extra, Skip, Next };
 
@@ -102,7 +107,7 @@ constexpr std::uint64_t kRepeated = 3;
 /// take more than `most_cells` cells.
 std::uint64_t common_calls(std::span<const std::uint64_t> calls, std::span<const std::uint64_t> body,
                            std::uint64_t most_cells) {
-  if ((calls.size() + 1) > most_cells / (body.size() + 1)) return 0;
+  if (!within(calls.size(), body.size(), most_cells)) return 0;
   std::vector<std::uint64_t> prev(body.size() + 1, 0);
   std::vector<std::uint64_t> cur(body.size() + 1, 0);
   for (const std::uint64_t c : calls) {
@@ -120,7 +125,7 @@ std::optional<std::vector<std::uint64_t>> step_cuts(std::span<const std::uint64_
                                                     std::span<const std::uint64_t> body, std::uint64_t most_cells) {
   const std::uint64_t n = calls.size();
   const std::uint64_t p = body.size();
-  if (n == 0 || p == 0 || (n + 1) > most_cells / (p + 1)) return std::nullopt;
+  if (n == 0 || p == 0 || !within(n, p, most_cells)) return std::nullopt;
   std::vector<Move> moves((n + 1) * (p + 1), Move::Start);
   std::vector<Cost> prev(p + 1);
   std::vector<Cost> cur(p + 1);

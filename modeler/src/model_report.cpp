@@ -13,24 +13,15 @@
 
 namespace p3s::modeler {
 
-/// A phase's weight law as printed: exact, "as measured at n = 2: 2693, ..." or a rounded regression.
 std::string time_step_text(const std::vector<PhaseModel>& phases, std::int64_t n) {
-  const PhaseModel* main = nullptr;
-  std::int64_t steps = 0;
+  std::vector<analyzer::StepKind> kinds;
   for (const PhaseModel& p : phases) {
-    if (!p.step) continue;
-    steps += p.weight_at(n);
-    if (main == nullptr || p.weight_at(n) > main->weight_at(n)) main = &p;
+    if (p.step) kinds.push_back({p.id, p.weight_at(n)});
   }
-  if (main == nullptr) return {};
-  std::string kinds;
-  for (const PhaseModel& p : phases) {
-    if (p.step && &p != main) kinds += (kinds.empty() ? "" : ", ") + std::to_string(p.id);
-  }
-  return "phase " + std::to_string(main->id) + (kinds.empty() ? "" : " with kinds " + kinds) + ": " +
-         std::to_string(steps) + " steps";
+  return analyzer::time_step_text(kinds);
 }
 
+/// A phase's weight law as printed: exact, "as measured at n = 2: 2693, ..." or a rounded regression.
 std::string weight_text(const PhaseModel& p) {
   if (p.weight_exact) return p.weight.to_string();
   if (p.weight_measured.empty()) return "round(" + p.weight_fit.to_string() + ")";

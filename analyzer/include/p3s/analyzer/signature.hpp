@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -212,5 +213,14 @@ void write_signature(const Signature& s, const std::filesystem::path& path);
 [[nodiscard]] std::string signature_report(const Signature& s);
 /// Per relevant phase and rank: the calls with their peers (as offsets), sizes, bursts and call sites.
 [[nodiscard]] std::string signature_details(const Signature& s);
+
+/// A kind of the time step (SigPhase::step): the phase and its weight.
+struct StepKind {
+  std::uint32_t id = 0;
+  std::int64_t weight = 0;
+};
+/// The time step as one phase with kinds: "phase 9 with kinds 8, 10: 5001 steps", its most frequent kind first (the
+/// first listed on a tie), the others in their order, the weights added (the code's steps); empty where none.
+[[nodiscard]] std::string time_step_text(std::span<const StepKind> kinds);
 
 }  // namespace p3s::analyzer
