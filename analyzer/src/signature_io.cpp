@@ -488,6 +488,19 @@ Signature read_signature(const std::filesystem::path& path) {
   return s;
 }
 
+namespace {
+
+/// The signature's phases that are one time step each (SigPhase::step), with their weights.
+std::vector<StepKind> step_kinds(const Signature& s) {
+  std::vector<StepKind> kinds;
+  for (const SigPhase& p : s.phases) {
+    if (p.step) kinds.push_back({p.id, static_cast<std::int64_t>(p.weight)});
+  }
+  return kinds;
+}
+
+}  // namespace
+
 std::string time_step_text(std::span<const StepKind> kinds) {
   if (kinds.empty()) return {};
   const StepKind* main = &kinds.front();
@@ -526,11 +539,7 @@ std::string signature_report(const Signature& s) {
   std::snprintf(buf, sizeof buf, "%zu phases, %zu relevant (>= %.1f %% of the time), covering %.1f %%", s.phases.size(),
                 relevant, 100 * s.options.relevance, 100 * s.coverage);
   out << "phases       " << buf << '\n';
-  std::vector<StepKind> kinds;
-  for (const SigPhase& p : s.phases) {
-    if (p.step) kinds.push_back({p.id, static_cast<std::int64_t>(p.weight)});
-  }
-  const std::string step = time_step_text(kinds);
+  const std::string step = time_step_text(step_kinds(s));
   if (!step.empty()) out << "time step    " << step << '\n';
   out << '\n';
   out << " phase   weight  ticks   mean time     spread   share  rel  operations (rank 0; peers as offsets)\n";
