@@ -272,6 +272,8 @@ void run_predict(PredictArgs a) {
     for (const modeler::PhaseModel& p : m.phases) {
       std::cout << "phase " << p.id << "  weight " << p.weight_at(a.np) << "  " << p.calls << '\n';
     }
+    const std::string step = modeler::time_step_text(m.phases, a.np);
+    if (!step.empty()) std::cout << "time step    " << step << '\n';
   }
 }
 

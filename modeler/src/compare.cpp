@@ -214,6 +214,21 @@ void compare_phase(const PhaseModel& pm, const analyzer::SigPhase& actual, std::
   c.pattern_exact = false;
 }
 
+/// The model's time step at n against the steps the run's analysis marks; none where the model has no step.
+std::optional<StepCheck> step_check(const Model& model, const analyzer::Signature& run, std::int64_t n) {
+  StepCheck c;
+  for (const PhaseModel& pm : model.phases) {
+    if (!pm.step) continue;
+    c.kinds.push_back(pm.id);
+    c.predicted += pm.weight_at(n);
+  }
+  if (c.kinds.empty()) return std::nullopt;
+  for (const analyzer::SigPhase& p : run.phases) {
+    if (p.step) c.actual += static_cast<std::int64_t>(p.weight);
+  }
+  return c;
+}
+
 /// The MPI functions each of the model's phases calls, as phases are related by.
 std::vector<std::string> calls_of(const Model& m) {
   std::vector<std::string> out;
@@ -280,6 +295,7 @@ Validation compare_with(const Model& model, const Run& given) {
     }
     v.phases.push_back(c);
   }
+  v.time_step = step_check(model, run.signature, v.n);
   for (std::size_t j = 0; j < used.size(); ++j) {
     if (!used[j]) {
       v.unrelated.push_back("phase " + std::to_string(run.signature.phases[j].listed_id()) + " of the run (" +
@@ -318,6 +334,12 @@ std::string validation_report(const Validation& v) {
     for (const std::string& caveat : c.caveats) out << "        caveat: " << caveat << '\n';
   }
   for (const std::string& u : v.unrelated) out << " note: " << u << '\n';
+  if (v.time_step) {
+    out << " time step: phases";
+    for (const std::uint32_t k : v.time_step->kinds) out << ' ' << k;
+    out << ", " << v.time_step->predicted << '/' << v.time_step->actual << " steps (pred/real)"
+        << (v.time_step->predicted == v.time_step->actual ? "" : ": differs") << '\n';
+  }
   return out.str();
 }
 

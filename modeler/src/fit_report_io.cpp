@@ -36,11 +36,16 @@ json validation_json(const Validation& v) {
                           {"approximate_sizes", c.approximate_sizes},
                           {"caveats", c.caveats}});
   }
-  return json{{"n", v.n},
-              {"signature", v.signature},
-              {"fitted_on", v.fitted_on},
-              {"phases", std::move(phases)},
-              {"unrelated", v.unrelated}};
+  json j{{"n", v.n},
+         {"signature", v.signature},
+         {"fitted_on", v.fitted_on},
+         {"phases", std::move(phases)},
+         {"unrelated", v.unrelated}};
+  if (v.time_step) {
+    j["time_step"] = {
+        {"kinds", v.time_step->kinds}, {"predicted", v.time_step->predicted}, {"actual", v.time_step->actual}};
+  }
+  return j;
 }
 
 Validation validation_from(const json& j) {
@@ -70,6 +75,11 @@ Validation validation_from(const json& j) {
     v.phases.push_back(p);
   }
   v.unrelated = j.at("unrelated").get<std::vector<std::string>>();
+  if (j.contains("time_step")) {
+    const json& t = j.at("time_step");
+    v.time_step = StepCheck{t.at("kinds").get<std::vector<std::uint32_t>>(), t.at("predicted").get<std::int64_t>(),
+                            t.at("actual").get<std::int64_t>()};
+  }
   return v;
 }
 

@@ -165,7 +165,12 @@ std::vector<std::string> PhaseModel::caveats(std::int64_t n, const std::vector<s
     out.push_back("its calls are left out: an instance holds up to " + std::to_string(calls_left_out) +
                   " calls on one rank, more than the model aligns across ranks; only its work and time are predicted");
   }
-  if (!weight_exact && std::find(fitted_n.begin(), fitted_n.end(), n) == fitted_n.end()) {
+  const bool fitted = std::find(fitted_n.begin(), fitted_n.end(), n) != fitted_n.end();
+  if (step_total && !fitted) {
+    out.push_back("the time step's main kind: at n = " + std::to_string(n) + " its weight is the code's steps (" +
+                  std::to_string(count_value(*step_total, n)) + ") less the other kinds' weights there, " +
+                  std::to_string(weight_at(n)) + " (which kind a step is is the run's data)");
+  } else if (!weight_exact && !fitted) {
     out.push_back(weight_measured.empty()
                       ? "its weight follows no exact law in n: at n = " + std::to_string(n) + " it is " +
                             std::to_string(weight_at(n)) + ", a regression rounded (" + weight_fit.to_string() + ")"

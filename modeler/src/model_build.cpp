@@ -190,6 +190,38 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   return out;
 }
 
+/// Where the time step has several kinds in the model and the code's steps (the kinds' weights added) follow an
+/// exact law over the fitted runs, the heaviest kind (at the largest fitted n) takes the steps the others leave.
+void fit_time_step(std::span<const Run> runs, const PhaseRelation& rel, const WholeAt& whole,
+                   std::vector<PhaseModel>& phases) {
+  std::map<std::int64_t, double> steps;
+  PhaseModel* main = nullptr;
+  std::size_t kinds = 0;
+  for (std::size_t p = 0; p < phases.size(); ++p) {
+    if (!phases[p].step) continue;
+    ++kinds;
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      steps[runs[k].n()] += static_cast<double>(runs[k].signature.phases[rel.phases[p].ids[k]].weight);
+    }
+    if (main == nullptr || phases[p].weight_at(runs.back().n()) > main->weight_at(runs.back().n())) {
+      main = &phases[p];
+    }
+  }
+  if (kinds < 2) return;
+  std::map<std::int64_t, std::int64_t> main_weights;
+  for (const auto& [n, w] : steps) main_weights[n] = main->weight_at(n);
+  main->step_total = fit_exact(samples_of(steps), whole);
+  link_time_step(phases);
+  // The other kinds' laws must give their fitted weights (a rounded regression may not): else the main kind's own.
+  for (const auto& [n, w] : main_weights) {
+    if (main->weight_at(n) != w) {
+      main->step_total.reset();
+      main->other_kinds.clear();
+      return;
+    }
+  }
+}
+
 /// What the model leaves out: its threads, and the phases whose counts it takes from the largest run's order.
 ModelLimits limits_of(const Model& m, std::span<const Run> runs) {
   ModelLimits l;
@@ -222,10 +254,37 @@ bool PhaseModel::in_loop(std::size_t g) const {
                      [g](const PhaseLoop& l) { return g >= l.first && g - l.first < l.groups; });
 }
 
+std::int64_t WeightLaw::at(std::int64_t n) const {
+  if (exact) return count_value(exact_law, n);
+  if (!measured.empty()) {
+    return nearest_by_n(measured.begin(), measured.end(), n, [](const auto& w) { return w.first; })->second;
+  }
+  return std::max<std::int64_t>(0, std::llround(fit.value_at(static_cast<double>(n))));
+}
+
 std::int64_t PhaseModel::weight_at(std::int64_t n) const {
-  if (weight_exact) return count_value(weight, n);
-  if (!weight_measured.empty()) return nearest_measured_weight(n)->second;
-  return std::max<std::int64_t>(0, std::llround(weight_fit.value_at(static_cast<double>(n))));
+  if (!step_total) return own_weight().at(n);
+  std::int64_t rest = count_value(*step_total, n);
+  for (const WeightLaw& k : other_kinds) rest -= k.at(n);
+  return std::max<std::int64_t>(0, rest);
+}
+
+void link_time_step(std::vector<PhaseModel>& phases) {
+  PhaseModel* main = nullptr;
+  for (PhaseModel& p : phases) {
+    if (!p.step_total) continue;
+    if (main != nullptr || !p.step) {
+      throw InputError("phase " + std::to_string(p.id) + ": step_total " +
+                       (p.step ? "on a second phase (only the time step's main kind has it)"
+                               : "on a phase that is no kind of the time step"));
+    }
+    main = &p;
+  }
+  if (main == nullptr) return;
+  main->other_kinds.clear();
+  for (const PhaseModel& p : phases) {
+    if (p.step && &p != main) main->other_kinds.push_back(p.own_weight());
+  }
 }
 
 Fit fit_model(std::span<const Run> runs, const FitOptions& options) {
@@ -252,6 +311,13 @@ Fit fit_model(std::span<const Run> runs, const FitOptions& options) {
     m.phases.push_back(std::move(phase.model));
     report.phases.push_back(std::move(phase.report));
     last_run_id[rel.phases[p].ids.back()] = static_cast<std::uint32_t>(p);
+  }
+  fit_time_step(runs, rel, WholeAt{options.evaluate_at}, m.phases);
+  for (std::size_t p = 0; p < m.phases.size(); ++p) {
+    if (!m.phases[p].step_total) continue;
+    report.phases[p].notes.push_back("the time step's main kind: at any n its weight is the code's steps (" +
+                                     m.phases[p].step_total->to_string() +
+                                     ", the kinds' weights added in every fitted run) less the other kinds' weights");
   }
   for (const analyzer::PhaseRunEntry& e : runs.back().signature.order) {
     const auto it = last_run_id.find(e.phase);

@@ -316,6 +316,7 @@ json phase_json(const PhaseModel& p) {
   }
   if (p.calls_left_out != 0) j["calls_left_out"] = p.calls_left_out;
   if (p.step) j["step"] = true;
+  if (p.step_total) j["step_total"] = to_json(*p.step_total);
   if (!p.loops.empty()) {
     json loops = json::array();
     for (const PhaseLoop& l : p.loops) loops.push_back({{"first", l.first}, {"groups", l.groups}});
@@ -354,6 +355,7 @@ PhaseModel phase_from(const json& j) {
     if (!j.at("step").is_boolean()) throw InputError("phase " + std::to_string(p.id) + ": step is not true or false");
     p.step = j.at("step").get<bool>();
   }
+  if (j.contains("step_total")) p.step_total = exact_law_from_json(j.at("step_total"));
   for (const json& g : j.at("groups")) p.groups.push_back(group_from(g));
   for (const json& w : j.at("work")) p.work.push_back(work_from(w));
   p.calls_left_out = j.value("calls_left_out", std::uint64_t{0});
@@ -502,6 +504,7 @@ Model read_model(const std::filesystem::path& path) {
     }
     m.options = fit_options_from(j.at("inputs").value("options", json::object()));
     for (const json& p : j.at("phases")) m.phases.push_back(phase_from(p));
+    link_time_step(m.phases);
     for (const json& e : j.at("order")) m.order.push_back({e.at(0).get<std::uint32_t>(), e.at(1).get<std::uint64_t>()});
     m.limits = limits_from(j.at("limits"));
   } catch (const nlohmann::json::exception& e) {

@@ -23,6 +23,7 @@ std::string time_step_text(const std::vector<PhaseModel>& phases, std::int64_t n
 
 /// A phase's weight law as printed: exact, "as measured at n = 2: 2693, ..." or a rounded regression.
 std::string weight_text(const PhaseModel& p) {
+  if (p.step_total) return "the time step's " + p.step_total->to_string() + " steps less its other kinds'";
   if (p.weight_exact) return p.weight.to_string();
   if (p.weight_measured.empty()) return "round(" + p.weight_fit.to_string() + ")";
   std::string s = "as measured at n = ";

@@ -16,7 +16,8 @@ one time step each, the step and its kinds, added; where it marks none, the repe
 the largest weight x mean instance time) against the code's own step count (the sum of a LAMMPS input's
 `run` commands, meep's time steps, none for HPCC); of the target run's time in phases (`accounted_ns`), the share
 spent in phases predicted exact in pattern, communications and weight (a phase's time: weight x mean instance time,
-from the target's signature) and the share in phases exact in pattern and communications whatever their weight
+from the target's signature; a kind of the time step is exact in weight where the model's kinds add up to the
+run's steps, `time_step` of the validation: which kind a step is is the run's data) and the share in phases exact in pattern and communications whatever their weight
 (`pattern_time_share`: a weight the run's data decides is exact only by chance), and the share of the run's time
 (`run_time_ns`) outside every phase (`outside_ns`: on each rank, before its first MPI call and after its last; the
 launcher starting the ranks one after the other, which no model of the code holds); the target's relevant phases (>= 1 % of the time) predicted exact, out of all; the
@@ -314,8 +315,17 @@ def pattern_exact(check):
     return not check.get("error") and check["pattern_exact"] and check["comms_predicted"] == check["comms_actual"]
 
 
-def exact(check):
-    return pattern_exact(check) and check["weight_predicted"] == check["weight_actual"]
+def exact(check, kinds=frozenset()):
+    """Exact in pattern, communications and weight; a kind of the time step (in `kinds`, where the model predicts
+    the run's steps) is exact in weight where the steps are: which kind a step is is the run's data."""
+    weight = check["weight_predicted"] == check["weight_actual"] or check["phase"] in kinds
+    return pattern_exact(check) and weight
+
+
+def step_kinds(validation):
+    """The model's kinds of the time step where it predicts the run's steps exactly; else none."""
+    step = validation.get("time_step")
+    return frozenset(step["kinds"]) if step and step["predicted"] == step["actual"] else frozenset()
 
 
 def merge_kinds(phases, related, relevance):
@@ -377,6 +387,7 @@ def accuracy(report_path, target):
         phases = merged
         related = relate(ours, [p["calls"] for p in phases])
     checks = {c["phase"]: c for c in v["phases"]}
+    kinds = step_kinds(v)
     exact_phases, pattern_phases, evaluated = set(), set(), []
     for model_phase, j in zip(report["phases"], related):
         c = checks.get(model_phase["id"])
@@ -386,7 +397,7 @@ def accuracy(report_path, target):
             raise StepFailed("relating phases", f"model phase {model_phase['id']} is not the target's phase {j}: "
                              f"weight {c['weight_actual']}, {c['comms_actual']} communications against "
                              f"{phases[j]['weight']}, {phases[j]['comms']}")
-        if exact(c):
+        if exact(c, kinds):
             exact_phases.add(j)
         if pattern_exact(c):
             pattern_phases.add(j)
@@ -490,7 +501,8 @@ HEADER = (f"{'workload':<15} {'n':<11} {'phases at n':<19} {'step/steps':>11} {'
           f"{'model':>7} {'peak':>6} {'wall':>6}  predict")
 LEGEND = """\
 step/steps: the weight of the target run's time step (its kinds added) / the code's steps; exact t: of the target run's time in
-phases, the share in phases exact in pattern, communications and weight; patt t: exact but maybe for the weight
+phases, the share in phases exact in pattern, communications and weight (a kind of the time step in weight where the
+steps are); patt t: exact but maybe for the weight
 (a weight the run's data decides, as how often a step re-neighbours, is exact only by chance); outside: the share of
 its run time outside every phase (ranks started one after the other); rel ex: its relevant phases exact / all;
 comms: per instance, summed over the phases; vol err: each relevant phase's volume, mean/max over them; analyze, peak, B/call: p3s analyze of the

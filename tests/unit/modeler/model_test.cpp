@@ -313,6 +313,52 @@ TEST(Model, APhaseThatIsATimeStepInEveryFittedRunIsOneInTheModel) {
   EXPECT_EQ(time_step_text(unmarked.model.phases, 64), "");
 }
 
+TEST(Model, TheTimeStepsKindsAddUpToTheStepsAtANewNTheMainKindTakingTheRest) {
+  // 1000 steps: a kind (the step with a probe more) taken n / 4 times, another (two probes) as often as the data
+  // says (100, 103, 98, 101), and the main kind the rest (899, 895, 898, 891: no law of its own, kept as measured).
+  // Each kind by its own law would give 898 + 8 + 98 = 1004 steps at 32.
+  const std::map<std::int32_t, std::uint64_t> data = {{4, 100}, {8, 103}, {16, 98}, {32, 101}};
+  const auto run = [&data](std::int32_t n) {
+    const std::uint64_t each = static_cast<std::uint64_t>(n / 4);
+    Signature s = ring(n, 1000 - each - data.at(n));
+    for (const auto& [probes, weight] : {std::pair{1, each}, std::pair{2, data.at(n)}}) {
+      analyzer::SigPhase kind = s.phases.at(1);
+      kind.id = static_cast<std::uint32_t>(s.phases.size());
+      kind.weight = weight;
+      kind.step = true;
+      for (std::int32_t r = 0; r < n; ++r) kind.ranks.at(r) = loop_rank(r, n, right_neighbour(r, n), 0, probes);
+      s.order.push_back({kind.id, kind.weight});
+      s.phases.push_back(kind);
+    }
+    s.phases.at(1).step = true;
+    return s;
+  };
+  std::vector<std::filesystem::path> paths;
+  for (const std::int32_t n : {4, 8, 16, 32}) paths.push_back(save(run(n), "kinds" + std::to_string(n)));
+  const Fit fit = build_model(paths, {});
+  ASSERT_TRUE(fit.report.validation.has_value());
+  ASSERT_TRUE(fit.report.validation->time_step.has_value());
+  const StepCheck& held = *fit.report.validation->time_step;
+  EXPECT_EQ(held.kinds, (std::vector<std::uint32_t>{1, 2, 3}));
+  EXPECT_EQ(held.predicted, 1000) << "fitted on 4-16, at 32";
+  EXPECT_EQ(held.actual, 1000);
+  const PhaseModel& main = fit.model.phases.at(1);
+  ASSERT_TRUE(main.step_total.has_value());
+  EXPECT_FALSE(main.weight_exact) << "no law of its own";
+  EXPECT_FALSE(fit.model.phases.at(2).step_total.has_value()) << "only the heaviest kind takes the rest";
+  EXPECT_EQ(main.weight_at(16), 898) << "a fitted run's own";
+  EXPECT_EQ(main.weight_at(128), 1000 - 32 - 101);
+  EXPECT_EQ(time_step_text(fit.model.phases, 128), "phase 1 with kinds 2, 3: 1000 steps");
+  const std::filesystem::path path = dir() / "kinds.model";
+  write_model(fit.model, path);
+  EXPECT_EQ(read_model(path).phases.at(1).weight_at(128), 867) << "the other kinds linked when read";
+  nlohmann::json written;
+  std::ifstream(path) >> written;
+  written.at("phases").at(0)["step_total"] = written.at("phases").at(1).at("step_total");
+  std::ofstream(path) << written.dump();
+  EXPECT_THROW(static_cast<void>(read_model(path)), InputError) << "a total on a phase that is no kind";
+}
+
 TEST(Model, FileRoundTrip) {
   const Fit fit = build_model(ring_series({4, 8, 16, 32}), {});
   const std::filesystem::path path = dir() / "ring.model";

@@ -79,6 +79,14 @@ struct PhaseCheck {
   std::vector<std::string> caveats;
 };
 
+/// The time step at a real run's n: the model's kinds and their weights added against the steps the run's analysis
+/// marks (its phases that are one time step each, added).
+struct StepCheck {
+  std::vector<std::uint32_t> kinds;  ///< the model's phases that are kinds of the step
+  std::int64_t predicted = 0;
+  std::int64_t actual = 0;
+};
+
 /// A model's prediction at a real run's n against that run.
 struct Validation {
   std::int64_t n = 0;
@@ -86,6 +94,7 @@ struct Validation {
   std::vector<std::int64_t> fitted_on;  ///< the runs of the model that was compared (not always the one written)
   std::vector<PhaseCheck> phases;
   std::vector<std::string> unrelated;  ///< phases of the real run the model does not have
+  std::optional<StepCheck> time_step;  ///< where the model has a time step
 };
 
 /// The report of a fit, written beside its model.

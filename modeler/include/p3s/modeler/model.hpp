@@ -325,6 +325,17 @@ struct GridSeen {
 /// other than 0 in every term and slot; nullopt for other groups.
 [[nodiscard]] std::optional<std::size_t> step_axis(const GroupModel& g);
 
+/// A phase's weight as its own laws give it (PhaseModel's weight fields): an exact law, else the weight measured at
+/// the nearest fitted n where it is kept so, else a rounded regression (never below 0).
+struct WeightLaw {
+  ExactLaw exact_law;
+  bool exact = true;
+  RegressionLaw fit;
+  std::map<std::int64_t, std::int64_t> measured;
+
+  [[nodiscard]] std::int64_t at(std::int64_t n) const;
+};
+
 /// One phase's laws: its weight, its groups of calls and the work of its bursts, as functions of n.
 struct PhaseModel {
   std::uint32_t id = 0;
@@ -348,12 +359,22 @@ struct PhaseModel {
   /// One time step of the code in every fitted run (analyzer::SigPhase::step): the time step is one phase whose
   /// kinds are the phases so marked, their weights added the code's steps.
   bool step = false;
+  /// On the time step's main kind (its heaviest), where the step has other kinds and the code's steps (every kind's
+  /// weight added) follow an exact law in n: that law. The main kind then takes the steps the other kinds leave at
+  /// n, so that the kinds add up to the code's steps at every n, not at the fitted ones only (which kind a step is
+  /// is the run's data: each other kind keeps its own weight law).
+  std::optional<ExactLaw> step_total;
+  /// With step_total: the other kinds' own weight laws (link_time_step() fills them from the model; not stored).
+  std::vector<WeightLaw> other_kinds;
 
   /// The fitted n and weight of weight_measured standing in at n (its end where it is empty).
   [[nodiscard]] std::map<std::int64_t, std::int64_t>::const_iterator nearest_measured_weight(std::int64_t n) const {
     return nearest_by_n(weight_measured.begin(), weight_measured.end(), n, [](const auto& w) { return w.first; });
   }
-  /// Instances at n (rounded when the weight law is a regression).
+  /// The weight fields as one law (what its own laws give, whatever the other kinds of a time step).
+  [[nodiscard]] WeightLaw own_weight() const { return {weight, weight_exact, weight_fit, weight_measured}; }
+  /// Instances at n (rounded when the weight law is a regression; the main kind of a time step takes the steps its
+  /// other kinds leave).
   [[nodiscard]] std::int64_t weight_at(std::int64_t n) const;
   /// Whether group g is one of a loop's: its calls are iterations, and the bursts before them one position.
   [[nodiscard]] bool in_loop(std::size_t g) const;
@@ -371,6 +392,10 @@ struct PhaseModel {
 
 /// A phase's weight law as printed: its exact law, "as measured at n = 2: 2693, ..." or a rounded regression.
 [[nodiscard]] std::string weight_text(const PhaseModel& p);
+
+/// Gives the time step's main kind (the phase with step_total) the other kinds' weight laws; throws InputError
+/// where step_total is on more than one phase or on one that is no kind of the step.
+void link_time_step(std::vector<PhaseModel>& phases);
 
 /// The time step at n as one phase with kinds (PhaseModel::step): "phase 9 with kinds 8, 10: 5001 steps", its most
 /// frequent kind at n first; empty where no phase is one.
