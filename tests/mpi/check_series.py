@@ -116,11 +116,15 @@ def stencil2d_rank0(n, t, a):
     big_n = a[1]
     px, py = dims_create(n)
     nx, ny = block(big_n, px, 0), block(big_n, py, 0)
-    # Rank 0 is the top-left corner: up and left are MPI_PROC_NULL (calls made, no message).
-    return [("MPI_Irecv", []), ("MPI_Irecv", [("irecv", py, ny * D)]), ("MPI_Irecv", []),
-            ("MPI_Irecv", [("irecv", 1, nx * D)]), ("MPI_Isend", [("send", py, ny * D)]), ("MPI_Isend", []),
-            ("MPI_Isend", [("send", 1, nx * D)]), ("MPI_Isend", []),
-            ("MPI_Waitall", [("recv", py, ny * D), ("recv", 1, nx * D), ("isend_complete",), ("isend_complete",)]),
+    # Rank 0 is the top-left corner: up and left are MPI_PROC_NULL (calls made, no message); so are down and right
+    # along a side of 1 (2 processes: 2 x 1).
+    down = [("send", py, ny * D)] if px > 1 else []
+    right = [("send", 1, nx * D)] if py > 1 else []
+    recv = lambda sends, kind: [(kind, p, b) for _, p, b in sends]
+    return [("MPI_Irecv", []), ("MPI_Irecv", recv(down, "irecv")), ("MPI_Irecv", []),
+            ("MPI_Irecv", recv(right, "irecv")), ("MPI_Isend", down), ("MPI_Isend", []), ("MPI_Isend", right),
+            ("MPI_Isend", []),
+            ("MPI_Waitall", recv(down, "recv") + recv(right, "recv") + [("isend_complete",)] * len(down + right)),
             ("MPI_Allreduce", [coll("ALLREDUCE", D, n)])]
 
 
@@ -347,7 +351,7 @@ APPS = {
                 ("finalize", lambda n, t: 1, None)],
         order=lambda n, t: [0, 1, 2]),
     "stencil2d": dict(
-        args=[20, 1920], accepts=lambda n: min(dims_create(n)) >= 2,
+        args=[20, 1920], accepts=lambda n: n >= 2,
         phases=[("set-up", lambda n, t: 1, None),
                 ("halo exchange + Jacobi + Allreduce", lambda n, t: t, stencil2d_rank0),
                 ("final reduce", lambda n, t: 1, None)],
