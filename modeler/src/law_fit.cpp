@@ -54,6 +54,12 @@ constexpr double kLooGain = 0.5;
 // Sum of squared relative residuals below which two fits are equally exact (AICc takes its logarithm).
 constexpr double kRssFloor = 1e-20;
 
+// The steepest power of n a law may claim. Nothing an MPI code does per process, per message or per instance grows
+// or shrinks faster than n^2 (the pairs of an all-to-all; a block's face or volume shrinks as n^-1/2 to n^-1): a
+// power beyond is samples that follow the run's data, not n (a size that varies from chunk to chunk, drawn at three
+// counts), and extrapolates them by orders of magnitude (n^4.4 is 400 times larger at 16 than at 4).
+constexpr double kSteepestPower = 2;
+
 bool close_exact(double predicted, double value) {
   return std::abs(predicted - value) <= kExactTolerance * std::max(1.0, std::abs(value));
 }
@@ -257,7 +263,8 @@ bool fit_halo(RegressionLaw& law, std::span<const Sample> samples, std::span<con
   return law.coefficient != 0 && law.coefficient2 != 0;  // else a simpler form, tried before
 }
 
-// The power form c*n^p: log|v| = log|c| + p*log(n), which needs values of one sign, none zero, and n > 0.
+// The power form c*n^p: log|v| = log|c| + p*log(n), which needs values of one sign, none zero, n > 0, and
+// |p| <= kSteepestPower.
 bool fit_power(RegressionLaw& law, std::span<const Sample> samples) {
   const double sign = samples[0].value < 0 ? -1.0 : 1.0;
   double sx = 0;
@@ -276,7 +283,7 @@ bool fit_power(RegressionLaw& law, std::span<const Sample> samples) {
     sxx += (std::log(s.n) - xbar) * (std::log(s.n) - xbar);
     sxy += (std::log(s.n) - xbar) * (std::log(s.value * sign) - ybar);
   }
-  if (!(sxx > 0)) return false;
+  if (!(sxx > 0) || !(std::abs(sxy / sxx) <= kSteepestPower)) return false;
   law.exponent = sxy / sxx;
   law.coefficient = snap(sign * std::exp(ybar - law.exponent * xbar));
   return true;

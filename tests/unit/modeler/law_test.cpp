@@ -569,6 +569,21 @@ TEST(RegressionFit, ValuesBeyondAnyMeasurementAreRefusedNotFitted) {
   EXPECT_NO_THROW((void)fit_regression(large));
 }
 
+TEST(RegressionFit, NoPowerSteeperThanTheSquareOfN) {
+  // Sizes that follow chunks of data, not n, drawn at three counts: a power through them would be n^2.73 (or
+  // n^-4.4), 7 (or 21) times the largest fitted value at 16. Nothing per message grows or shrinks faster than n^2.
+  for (const auto& values : {std::vector<double>{25, 169, 1122}, std::vector<double>{1480, 70, 3.4}}) {
+    const std::vector<Sample> samples = {{2, values[0]}, {4, values[1]}, {8, values[2]}};
+    const RegressionLaw law = fit_regression(samples);
+    if (law.form == RegressionForm::Power) {
+      EXPECT_LE(std::abs(law.exponent), 2.0) << law.to_string();
+    }
+  }
+  // n^2 itself (an all-to-all's pairs) is a law.
+  const RegressionLaw pairs = fit_regression(sample(kMixed, [](double n) { return 3 * n * n + 0.5 * n; }));
+  EXPECT_LT(pairs.max_rel_error, 0.05) << pairs.to_string();
+}
+
 TEST(RegressionFit, PowerLaw) {
   const auto samples = sample(kMixed, [](double n) { return 1000 * std::pow(n, -0.75); });
   const RegressionLaw law = fit_regression(samples);
