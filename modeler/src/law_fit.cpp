@@ -283,7 +283,7 @@ bool fit_power(RegressionLaw& law, std::span<const Sample> samples) {
     sxx += (std::log(s.n) - xbar) * (std::log(s.n) - xbar);
     sxy += (std::log(s.n) - xbar) * (std::log(s.value * sign) - ybar);
   }
-  if (!(sxx > 0) || !(std::abs(sxy / sxx) <= kSteepestPower)) return false;
+  if (!(sxx > 0) || !(std::abs(sxy / sxx) <= kSteepestPower + 1e-9)) return false;
   law.exponent = sxy / sxx;
   law.coefficient = snap(sign * std::exp(ybar - law.exponent * xbar));
   return true;

@@ -195,21 +195,24 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
 void fit_time_step(std::span<const Run> runs, const PhaseRelation& rel, const WholeAt& whole,
                    std::vector<PhaseModel>& phases) {
   std::map<std::int64_t, double> steps;
-  PhaseModel* main = nullptr;
+  std::vector<std::map<std::int64_t, std::int64_t>> measured(phases.size());  // each kind's weight by fitted n
+  std::size_t heaviest = phases.size();
   std::size_t kinds = 0;
   for (std::size_t p = 0; p < phases.size(); ++p) {
     if (!phases[p].step) continue;
     ++kinds;
     for (std::size_t k = 0; k < runs.size(); ++k) {
-      steps[runs[k].n()] += static_cast<double>(runs[k].signature.phases[rel.phases[p].ids[k]].weight);
+      const auto w = static_cast<std::int64_t>(runs[k].signature.phases[rel.phases[p].ids[k]].weight);
+      measured[p][runs[k].n()] = w;
+      steps[runs[k].n()] += static_cast<double>(w);
     }
-    if (main == nullptr || phases[p].weight_at(runs.back().n()) > main->weight_at(runs.back().n())) {
-      main = &phases[p];
+    if (heaviest == phases.size() || measured[p].at(runs.back().n()) > measured[heaviest].at(runs.back().n())) {
+      heaviest = p;
     }
   }
   if (kinds < 2) return;
-  std::map<std::int64_t, std::int64_t> main_weights;
-  for (const auto& [n, w] : steps) main_weights[n] = main->weight_at(n);
+  PhaseModel* main = &phases[heaviest];
+  const std::map<std::int64_t, std::int64_t>& main_weights = measured[heaviest];
   main->step_total = fit_exact(samples_of(steps), whole);
   link_time_step(phases);
   // The other kinds' laws must give their fitted weights (a rounded regression may not): else the main kind's own.
@@ -254,7 +257,11 @@ bool PhaseModel::in_loop(std::size_t g) const {
                      [g](const PhaseLoop& l) { return g >= l.first && g - l.first < l.groups; });
 }
 
-std::int64_t WeightLaw::at(std::int64_t n) const {
+namespace {
+
+/// A weight at n by its own laws (WeightLaw, PhaseModel's weight fields).
+std::int64_t weight_value(const ExactLaw& exact_law, bool exact, const RegressionLaw& fit,
+                          const std::map<std::int64_t, std::int64_t>& measured, std::int64_t n) {
   if (exact) return count_value(exact_law, n);
   if (!measured.empty()) {
     return nearest_by_n(measured.begin(), measured.end(), n, [](const auto& w) { return w.first; })->second;
@@ -262,8 +269,12 @@ std::int64_t WeightLaw::at(std::int64_t n) const {
   return std::max<std::int64_t>(0, std::llround(fit.value_at(static_cast<double>(n))));
 }
 
+}  // namespace
+
+std::int64_t WeightLaw::at(std::int64_t n) const { return weight_value(exact_law, exact, fit, measured, n); }
+
 std::int64_t PhaseModel::weight_at(std::int64_t n) const {
-  if (!step_total) return own_weight().at(n);
+  if (!step_total) return weight_value(weight, weight_exact, weight_fit, weight_measured, n);
   std::int64_t rest = count_value(*step_total, n);
   for (const WeightLaw& k : other_kinds) rest -= k.at(n);
   return std::max<std::int64_t>(0, rest);
@@ -284,6 +295,9 @@ void link_time_step(std::vector<PhaseModel>& phases) {
   main->other_kinds.clear();
   for (const PhaseModel& p : phases) {
     if (p.step && &p != main) main->other_kinds.push_back(p.own_weight());
+  }
+  if (main->other_kinds.empty()) {
+    throw InputError("phase " + std::to_string(main->id) + ": step_total on the time step's only kind");
   }
 }
 

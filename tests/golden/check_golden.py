@@ -26,7 +26,8 @@ import sys
 import time
 
 # What the golden file keeps of each phase and work class: what prediction reads, not what reports say.
-PHASE_KEYS = ("id", "calls", "relevant", "weight", "weight_exact", "weight_measured", "groups", "work")
+PHASE_KEYS = ("id", "calls", "relevant", "weight", "weight_exact", "weight_measured", "step", "step_total", "groups",
+              "work")
 WORK_KEYS = ("cases", "when", "bursts")
 
 

@@ -354,9 +354,20 @@ TEST(Model, TheTimeStepsKindsAddUpToTheStepsAtANewNTheMainKindTakingTheRest) {
   EXPECT_EQ(read_model(path).phases.at(1).weight_at(128), 867) << "the other kinds linked when read";
   nlohmann::json written;
   std::ifstream(path) >> written;
-  written.at("phases").at(0)["step_total"] = written.at("phases").at(1).at("step_total");
-  std::ofstream(path) << written.dump();
-  EXPECT_THROW(static_cast<void>(read_model(path)), InputError) << "a total on a phase that is no kind";
+  const auto refused = [&](const std::function<void(nlohmann::json&)>& mutate, const std::string& why) {
+    nlohmann::json j = written;
+    mutate(j.at("phases"));
+    std::ofstream(path) << j.dump();
+    EXPECT_THROW(static_cast<void>(read_model(path)), InputError) << why;
+  };
+  refused([](nlohmann::json& p) { p.at(0)["step_total"] = p.at(1).at("step_total"); }, "on a phase that is no kind");
+  refused([](nlohmann::json& p) { p.at(2)["step_total"] = p.at(1).at("step_total"); }, "on a second kind");
+  refused(
+      [](nlohmann::json& p) {
+        p.at(2)["step"] = false;
+        p.at(3)["step"] = false;
+      },
+      "on the only kind");
 }
 
 TEST(Model, FileRoundTrip) {
@@ -396,7 +407,7 @@ TEST(Model, ModelFileHoldsWhatPredictionReadsAndNotTheFit) {
   for (const char* fit_only : {"\"validation\"", "\"measured\"", "\"notes\"", "\"share\""}) {
     EXPECT_EQ(text.find(fit_only), std::string::npos) << fit_only << " is in the model file";
   }
-  EXPECT_NE(text.find("\"schema_version\": 5"), std::string::npos);
+  EXPECT_NE(text.find("\"schema_version\": 6"), std::string::npos);
   EXPECT_NE(text.find("\"time_fit\""), std::string::npos);  // the compute-time laws are what predict reads
   EXPECT_NE(text.find("\"limits\""), std::string::npos);
 }

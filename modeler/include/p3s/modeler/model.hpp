@@ -26,8 +26,9 @@ namespace p3s::modeler {
 /// predicts no time); version 4 laws may count calls made where a grid's side is longer than 2 ("[dims3(n)[0] > 2]",
 /// which earlier readers do not know), and a phase's grid_seen says which dimension's calls another's follow;
 /// version 5 phases may keep their weight as measured at each fitted n (weight_measured, in place of the regression
-/// that earlier readers would extrapolate). Readers take 2 to 5.
-inline constexpr int kModelSchemaVersion = 5;
+/// that earlier readers would extrapolate); version 6 the time step's main kind may take the steps its other kinds
+/// leave (step_total, which earlier readers would ignore). Readers take 2 to 6.
+inline constexpr int kModelSchemaVersion = 6;
 inline constexpr int kOldestModelSchemaVersion = 2;
 /// The first version with compute-time laws.
 inline constexpr int kFirstTimedModelSchemaVersion = 3;
