@@ -654,27 +654,38 @@ std::vector<std::uint8_t> cut_steps(std::vector<LocationOccurrences>& locs, cons
   std::size_t count = SIZE_MAX;  // occurrences on every location with calls
   std::vector<std::size_t> with_calls;
   std::vector<std::vector<std::vector<std::uint64_t>>> steps(locs.size());
+  std::vector<std::vector<std::uint8_t>> partial(locs.size());
   for (std::size_t l = 0; l < locs.size(); ++l) {
     if (calls[l].shapes().empty()) continue;
     if (count != SIZE_MAX && locs[l].phase.size() != count) return {};
     count = locs[l].phase.size();
     with_calls.push_back(l);
-    steps[l] = location_steps(locs[l].phase, locs[l].first_op, calls[l].shapes().size(),
-                              [&c = calls[l]](std::uint64_t i) { return c.plain_shape(i); });
+    steps[l] = location_steps(
+        locs[l].phase, locs[l].first_op, calls[l].shapes().size(),
+        [&c = calls[l]](std::uint64_t i) { return c.plain_shape(i); }, &partial[l]);
   }
   if (with_calls.empty()) return {};
-  // Per occurrence, the location whose occurrence holds the fewest steps.
-  std::vector<std::size_t> fewest(count, with_calls.front());
+  // Per occurrence, the location whose occurrence holds the fewest steps, of those that make a step or no part of
+  // one (a location that makes part of the step, skipping what it holds no data for, is one where another makes it
+  // whole), and whether a location makes part of it.
+  std::vector<std::size_t> fewest(count, SIZE_MAX);
+  std::vector<std::uint8_t> parted(count, 0);
   bool any_cut = false;
   for (std::size_t k = 0; k < count; ++k) {
     for (const std::size_t l : with_calls) {
-      if (steps[l][k].size() < steps[fewest[k]][k].size()) fewest[k] = l;
+      if (partial[l][k] != 0) {
+        parted[k] = 1;
+      } else if (fewest[k] == SIZE_MAX || steps[l][k].size() < steps[fewest[k]][k].size()) {
+        fewest[k] = l;
+      }
     }
-    any_cut = any_cut || (cut_them && steps[fewest[k]][k].size() >= 2);
+    // A stretch of several steps is cut only where every location makes them whole.
+    if (fewest[k] == SIZE_MAX || (parted[k] != 0 && steps[fewest[k]][k].size() != 1)) fewest[k] = SIZE_MAX;
+    any_cut = any_cut || (cut_them && fewest[k] != SIZE_MAX && steps[fewest[k]][k].size() >= 2);
   }
   std::vector<std::uint8_t> out;
   for (std::size_t k = 0; k < count; ++k) {
-    const std::size_t held = steps[fewest[k]][k].size();
+    const std::size_t held = fewest[k] == SIZE_MAX ? 0 : steps[fewest[k]][k].size();
     if (cut_them && held >= 2) {
       out.insert(out.end(), held, 1);
     } else {
@@ -686,12 +697,12 @@ std::vector<std::uint8_t> cut_steps(std::vector<LocationOccurrences>& locs, cons
     LocationOccurrences cut;
     cut.told = locs[l].told;
     for (std::size_t k = 0; k < count; ++k) {
-      const std::vector<std::uint64_t>& reference = steps[fewest[k]][k];
-      const std::size_t held = reference.size();
-      if (held < 2) {
+      if (fewest[k] == SIZE_MAX || steps[fewest[k]][k].size() < 2) {
         cut.add_as(locs[l], k);
         continue;
       }
+      const std::vector<std::uint64_t>& reference = steps[fewest[k]][k];
+      const std::size_t held = reference.size();
       const std::vector<std::uint64_t> at =
           steps[l][k].size() == held ? steps[l][k] : nearest_starts(steps[l][k], calls[l], reference, calls[fewest[k]]);
       const std::uint64_t end = k + 1 < count ? locs[l].first_op[k + 1] : calls[l].shapes().size();

@@ -172,8 +172,10 @@ std::optional<std::vector<std::uint64_t>> step_cuts(std::span<const std::uint64_
 
 std::vector<std::vector<std::uint64_t>> location_steps(std::span<const std::uint64_t> phase,
                                                        std::span<const std::uint64_t> first, std::uint64_t end,
-                                                       const std::function<std::uint64_t(std::uint64_t)>& shape) {
+                                                       const std::function<std::uint64_t(std::uint64_t)>& shape,
+                                                       std::vector<std::uint8_t>* partial) {
   std::vector<std::vector<std::uint64_t>> out(phase.size());
+  if (partial != nullptr) partial->assign(phase.size(), 0);
   const std::size_t step = step_occurrence(phase, first, end);
   if (step == phase.size()) return out;
   const auto calls_of = [&](std::size_t k) {
@@ -185,7 +187,11 @@ std::vector<std::vector<std::uint64_t>> location_steps(std::span<const std::uint
   const std::vector<std::uint64_t> body = calls_of(step);
   std::unordered_map<std::uint64_t, std::uint64_t> count;  // occurrences of each phase
   for (const std::uint64_t p : phase) ++count[p];
-  std::unordered_map<std::uint64_t, std::optional<std::vector<std::uint64_t>>> known;  // the calls' hash -> steps
+  struct Told {
+    std::optional<std::vector<std::uint64_t>> steps;
+    bool partial = false;
+  };
+  std::unordered_map<std::uint64_t, Told> known;  // the calls' hash -> steps
   for (std::size_t k = 0; k < phase.size(); ++k) {
     if (phase[k] == phase[step]) {
       out[k] = {first[k]};
@@ -196,16 +202,20 @@ std::vector<std::vector<std::uint64_t>> location_steps(std::span<const std::uint
     for (const std::uint64_t c : calls) h = mix64(h ^ c) + kGoldenGamma;
     auto it = known.find(h);
     if (it == known.end()) {
-      std::optional<std::vector<std::uint64_t>> steps = step_cuts(calls, body);
-      // A repeat that makes more than half of the step's calls in order is one step whatever calls of its own it
-      // adds (a rank that holds particles exchanges them, one that holds none makes the check alone).
-      if (!steps && count.at(phase[k]) >= kRepeated && 2 * common_calls(calls, body, 1u << 22) > body.size()) {
-        steps = std::vector<std::uint64_t>{0};
+      Told told{step_cuts(calls, body)};
+      if (!told.steps && count.at(phase[k]) >= kRepeated) {
+        // A repeat that makes more than half of the step's calls in order is one step whatever calls of its own it
+        // adds (a rank that holds particles exchanges them); one whose calls are all the step's, fewer, may be a
+        // step that skips its exchanges (a rank that holds none makes the check alone).
+        const std::uint64_t common = common_calls(calls, body, 1u << 22);
+        if (2 * common > body.size()) told.steps = std::vector<std::uint64_t>{0};
+        told.partial = !told.steps && !calls.empty() && common == calls.size();
       }
-      it = known.emplace(h, std::move(steps)).first;
+      it = known.emplace(h, std::move(told)).first;
     }
-    if (!it->second) continue;
-    for (const std::uint64_t at : *it->second) out[k].push_back(first[k] + at);
+    if (partial != nullptr) (*partial)[k] = it->second.partial ? 1 : 0;
+    if (!it->second.steps) continue;
+    for (const std::uint64_t at : *it->second.steps) out[k].push_back(first[k] + at);
   }
   return out;
 }

@@ -32,9 +32,11 @@ namespace p3s::analyzer {
 /// that hold at least a quarter as many calls as the one holding the most, the one that occurs most often, at least
 /// twice (the step, not a longer stretch of steps that repeats too). An occurrence of the body is one step, and so
 /// is one of a phase that occurs at least three times and makes more than half of the body's calls in their order,
-/// whatever calls of its own it adds: the set-up occurs once.
+/// whatever calls of its own it adds: the set-up occurs once. Where `partial` is given, it tells per occurrence
+/// whether it is no step but a repeat (three times or more) whose calls are all the body's, in their order, fewer:
+/// a step that skips what this location had no data for, which is one where another location makes the step.
 [[nodiscard]] std::vector<std::vector<std::uint64_t>> location_steps(
     std::span<const std::uint64_t> phase, std::span<const std::uint64_t> first, std::uint64_t end,
-    const std::function<std::uint64_t(std::uint64_t)>& shape);
+    const std::function<std::uint64_t(std::uint64_t)>& shape, std::vector<std::uint8_t>* partial = nullptr);
 
 }  // namespace p3s::analyzer

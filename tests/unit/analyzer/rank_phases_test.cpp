@@ -593,5 +593,37 @@ TEST(RankPhases, BetweenCollectivesOfEveryoneEachTimeStepIsOneOccurrenceItsVaria
   EXPECT_EQ(others, (std::vector<std::uint64_t>{1, 1})) << "the set-up and the end are no steps";
 }
 
+TEST(RankPhases, AStepInWhichARankMakesAPartOfTheStepIsAKindOfIt) {
+  // Four ranks exchange around a ring and check (a reduction of everyone) every step; for the first 12 of 30 steps
+  // rank 3 holds nothing (particles still falling) and makes the check alone: those steps are a kind of the time
+  // step too (other ranks make them whole), so that the kinds add up to the code's 30 steps.
+  std::vector<CallSequence> ranks;
+  for (std::int32_t r = 0; r < 4; ++r) {
+    CallSequence s(r, 1000000);
+    add_call(s, 0, -1, 0);
+    add_call(s, 5, -1, 10, 0, true);
+    for (int it = 0; it < 30; ++it) {
+      if (r != 3 || it >= 12) {
+        add_call(s, 1, (r + 1) % 4, 10);
+        add_call(s, 3, (r + 3) % 4, 2000000);
+      }
+      add_call(s, 2, -1, 10, 0, true);
+    }
+    add_call(s, 9, -1, 10);
+    ranks.push_back(std::move(s));
+  }
+  std::string why;
+  const auto rp = phases_by_rank(ranks, PhaseFinderOptions{}, why, PhaseLevel::Collectives);
+  ASSERT_TRUE(rp.has_value()) << why;
+  ASSERT_EQ(rp->step_kind.size(), rp->phase_count);
+  const std::vector<std::uint64_t> weight = phase_weights(*rp);
+  std::vector<std::uint64_t> kinds;
+  std::vector<std::uint64_t> others;
+  for (std::uint32_t p = 0; p < rp->phase_count; ++p) (rp->step_kind[p] != 0 ? kinds : others).push_back(weight[p]);
+  std::sort(kinds.begin(), kinds.end());
+  EXPECT_EQ(kinds, (std::vector<std::uint64_t>{12, 18})) << "rank 3 holding nothing, then everyone";
+  EXPECT_EQ(others, (std::vector<std::uint64_t>{1, 1})) << "the set-up and the end are no steps";
+}
+
 }  // namespace
 }  // namespace p3s::analyzer

@@ -76,6 +76,23 @@ TEST(StepCuts, ARepeatThatMakesTheStepsCallsAmongItsOwnIsAStepTheSetUpIsNot) {
   for (std::size_t k = 1; k < first.size(); ++k) EXPECT_EQ(steps[k], std::vector<std::uint64_t>{first[k]}) << k;
 }
 
+TEST(StepCuts, ARepeatOfSomeOfTheStepsCallsIsPartOfAStepNotAStep) {
+  // A rank whose step exchanges (1 1 1 1) and checks (9) spends some steps holding nothing: the check alone, a part
+  // of the step (its calls all the step's, fewer), which is a step where another rank makes it whole. The set-up
+  // makes the check once: no part of a step. A repeat of calls the step does not make is neither.
+  const Calls calls = {7, 9, 1, 1, 1, 1, 9, 9, 1, 1, 1, 1, 9, 9, 1, 1, 1, 1, 9, 9, 5, 5, 5};
+  const std::vector<std::uint64_t> first = {0, 2, 7, 8, 13, 14, 19, 20, 21, 22};
+  const std::vector<std::uint64_t> phase = {1, 2, 3, 2, 3, 2, 3, 4, 4, 4};
+  std::vector<std::uint8_t> partial;
+  const auto steps = location_steps(
+      phase, first, calls.size(), [&](std::uint64_t i) { return calls[i]; }, &partial);
+  ASSERT_EQ(steps.size(), first.size());
+  EXPECT_EQ(partial, (std::vector<std::uint8_t>{0, 0, 1, 0, 1, 0, 1, 0, 0, 0}));
+  EXPECT_EQ(steps[1], std::vector<std::uint64_t>{2});
+  EXPECT_TRUE(steps[2].empty()) << "no step on its own";
+  EXPECT_TRUE(steps[0].empty() && steps[7].empty()) << "the set-up, and a repeat of other calls";
+}
+
 TEST(StepCuts, AnAlignmentBeyondItsCellsIsNotTried) {
   const Calls s = joined({kBody, kBody});
   EXPECT_EQ(step_cuts(s, kBody, 8 * 15 - 1), std::nullopt);
