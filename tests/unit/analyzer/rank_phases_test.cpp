@@ -576,6 +576,16 @@ std::vector<CallSequence> steps_that_re_neighbour(std::int32_t n, int steps) {
   return out;
 }
 
+/// The weights of the run's kinds of the time step (ascending) and of its other phases (in phase order).
+std::pair<std::vector<std::uint64_t>, std::vector<std::uint64_t>> step_weights(const RunPhases& rp) {
+  const std::vector<std::uint64_t> weight = phase_weights(rp);
+  std::vector<std::uint64_t> kinds;
+  std::vector<std::uint64_t> others;
+  for (std::uint32_t p = 0; p < rp.phase_count; ++p) (rp.step_kind[p] != 0 ? kinds : others).push_back(weight[p]);
+  std::sort(kinds.begin(), kinds.end());
+  return {kinds, others};
+}
+
 TEST(RankPhases, BetweenCollectivesOfEveryoneEachTimeStepIsOneOccurrenceItsVariantsKindsOfTheStep) {
   // Between two checks lie five steps after a re-neighbouring: each is one step, the re-neighbouring one and those
   // without the check kinds of the time step, so that the step's kinds add up to the code's 60 steps.
@@ -584,11 +594,7 @@ TEST(RankPhases, BetweenCollectivesOfEveryoneEachTimeStepIsOneOccurrenceItsVaria
   ASSERT_TRUE(rp.has_value()) << why;
   EXPECT_EQ(rp->level, PhaseLevel::Collectives) << rp->method_note;
   ASSERT_EQ(rp->step_kind.size(), rp->phase_count);
-  const std::vector<std::uint64_t> weight = phase_weights(*rp);
-  std::vector<std::uint64_t> kinds;
-  std::vector<std::uint64_t> others;
-  for (std::uint32_t p = 0; p < rp->phase_count; ++p) (rp->step_kind[p] != 0 ? kinds : others).push_back(weight[p]);
-  std::sort(kinds.begin(), kinds.end());
+  const auto [kinds, others] = step_weights(*rp);
   EXPECT_EQ(kinds, (std::vector<std::uint64_t>{6, 18, 36})) << "re-neighbouring, without the check, plain";
   EXPECT_EQ(others, (std::vector<std::uint64_t>{1, 1})) << "the set-up and the end are no steps";
 }
@@ -616,11 +622,7 @@ TEST(RankPhases, AStepInWhichARankMakesAPartOfTheStepIsAKindOfIt) {
   const auto rp = phases_by_rank(ranks, PhaseFinderOptions{}, why, PhaseLevel::Collectives);
   ASSERT_TRUE(rp.has_value()) << why;
   ASSERT_EQ(rp->step_kind.size(), rp->phase_count);
-  const std::vector<std::uint64_t> weight = phase_weights(*rp);
-  std::vector<std::uint64_t> kinds;
-  std::vector<std::uint64_t> others;
-  for (std::uint32_t p = 0; p < rp->phase_count; ++p) (rp->step_kind[p] != 0 ? kinds : others).push_back(weight[p]);
-  std::sort(kinds.begin(), kinds.end());
+  const auto [kinds, others] = step_weights(*rp);
   EXPECT_EQ(kinds, (std::vector<std::uint64_t>{12, 18})) << "rank 3 holding nothing, then everyone";
   EXPECT_EQ(others, (std::vector<std::uint64_t>{1, 1})) << "the set-up and the end are no steps";
 }
