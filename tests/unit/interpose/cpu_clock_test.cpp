@@ -150,15 +150,18 @@ TEST_P(CpuClockModes, AReadBackStandsForItsTimeAndASleepAfterItIsNotCounted) {
   // CPU time. Following switches, the read back is the system call, whose wall time is now: the read after it
   // needs none of its own (unless a switch came between them: one attempt in five must do without).
   bool extrapolated = false;
+  int gained = 0;  // attempts whose read after the read back gained more than the wake-up's own CPU time
   for (int i = 0; i < 5; ++i) {
     const std::uint64_t leave = clock_ns();
     usleep(4000);
     const std::uint64_t back = c.read_back(leave);
     const std::uint64_t calls = c.syscalls();
     const std::uint64_t later = c.read(clock_ns());
-    EXPECT_LT(later - back, 400000U) << "attempt " << i;
+    if (later - back >= 400000U) ++gained;
     extrapolated = extrapolated || c.syscalls() == calls;
   }
+  // A read that counts the sleep gains 4 ms at every attempt; on a busy machine a wake-up now and then is slow.
+  EXPECT_LE(gained, 2);
   if (c.follows_switches()) {
     EXPECT_TRUE(extrapolated);
   }
