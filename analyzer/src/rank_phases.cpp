@@ -669,18 +669,18 @@ std::vector<std::uint8_t> cut_steps(std::vector<LocationOccurrences>& locs, cons
   // one (a location that makes part of the step, skipping what it holds no data for, is one where another makes it
   // whole), and whether a location makes part of it.
   std::vector<std::size_t> fewest(count, SIZE_MAX);
-  std::vector<std::uint8_t> parted(count, 0);
   bool any_cut = false;
   for (std::size_t k = 0; k < count; ++k) {
+    bool parted = false;
     for (const std::size_t l : with_calls) {
       if (partial[l][k] != 0) {
-        parted[k] = 1;
+        parted = true;
       } else if (fewest[k] == SIZE_MAX || steps[l][k].size() < steps[fewest[k]][k].size()) {
         fewest[k] = l;
       }
     }
     // A stretch of several steps is cut only where every location makes them whole.
-    if (fewest[k] == SIZE_MAX || (parted[k] != 0 && steps[fewest[k]][k].size() != 1)) fewest[k] = SIZE_MAX;
+    if (fewest[k] == SIZE_MAX || (parted && steps[fewest[k]][k].size() != 1)) fewest[k] = SIZE_MAX;
     any_cut = any_cut || (cut_them && fewest[k] != SIZE_MAX && steps[fewest[k]][k].size() >= 2);
   }
   std::vector<std::uint8_t> out;

@@ -488,9 +488,6 @@ Signature read_signature(const std::filesystem::path& path) {
   return s;
 }
 
-namespace {
-
-/// The signature's phases that are one time step each (SigPhase::step), with their weights.
 std::vector<StepKind> step_kinds(const Signature& s) {
   std::vector<StepKind> kinds;
   for (const SigPhase& p : s.phases) {
@@ -498,8 +495,6 @@ std::vector<StepKind> step_kinds(const Signature& s) {
   }
   return kinds;
 }
-
-}  // namespace
 
 std::string time_step_text(std::span<const StepKind> kinds) {
   if (kinds.empty()) return {};

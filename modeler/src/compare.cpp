@@ -217,15 +217,12 @@ void compare_phase(const PhaseModel& pm, const analyzer::SigPhase& actual, std::
 /// The model's time step at n against the steps the run's analysis marks; none where the model has no step.
 std::optional<StepCheck> step_check(const Model& model, const analyzer::Signature& run, std::int64_t n) {
   StepCheck c;
-  for (const PhaseModel& pm : model.phases) {
-    if (!pm.step) continue;
-    c.kinds.push_back(pm.id);
-    c.predicted += pm.weight_at(n);
+  for (const analyzer::StepKind& k : step_kinds(model.phases, n)) {
+    c.kinds.push_back(k.id);
+    c.predicted += k.weight;
   }
   if (c.kinds.empty()) return std::nullopt;
-  for (const analyzer::SigPhase& p : run.phases) {
-    if (p.step) c.actual += static_cast<std::int64_t>(p.weight);
-  }
+  for (const analyzer::StepKind& k : analyzer::step_kinds(run)) c.actual += k.weight;
   return c;
 }
 

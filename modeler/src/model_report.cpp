@@ -13,12 +13,16 @@
 
 namespace p3s::modeler {
 
-std::string time_step_text(const std::vector<PhaseModel>& phases, std::int64_t n) {
+std::vector<analyzer::StepKind> step_kinds(const std::vector<PhaseModel>& phases, std::int64_t n) {
   std::vector<analyzer::StepKind> kinds;
   for (const PhaseModel& p : phases) {
     if (p.step) kinds.push_back({p.id, p.weight_at(n)});
   }
-  return analyzer::time_step_text(kinds);
+  return kinds;
+}
+
+std::string time_step_text(const std::vector<PhaseModel>& phases, std::int64_t n) {
+  return analyzer::time_step_text(step_kinds(phases, n));
 }
 
 /// A phase's weight law as printed: exact, "as measured at n = 2: 2693, ..." or a rounded regression.

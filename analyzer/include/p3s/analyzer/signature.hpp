@@ -219,6 +219,8 @@ struct StepKind {
   std::uint32_t id = 0;
   std::int64_t weight = 0;
 };
+/// The signature's phases that are one time step each (SigPhase::step), with their weights.
+[[nodiscard]] std::vector<StepKind> step_kinds(const Signature& s);
 /// The time step as one phase with kinds: "phase 9 with kinds 8, 10: 5001 steps", its most frequent kind first (the
 /// first listed on a tie), the others in their order, the weights added (the code's steps); empty where none.
 [[nodiscard]] std::string time_step_text(std::span<const StepKind> kinds);

@@ -79,6 +79,9 @@ struct PhaseCheck {
   std::vector<std::string> caveats;
 };
 
+/// The model's kinds of the time step (PhaseModel::step) with their weights at n.
+[[nodiscard]] std::vector<analyzer::StepKind> step_kinds(const std::vector<PhaseModel>& phases, std::int64_t n);
+
 /// The time step at a real run's n: the model's kinds and their weights added against the steps the run's analysis
 /// marks (its phases that are one time step each, added).
 struct StepCheck {
