@@ -311,6 +311,24 @@ void Stat::add(double x) {
 
 void Stat::finish() { stddev = n > 1 ? std::sqrt(m2 / static_cast<double>(n - 1)) : 0; }
 
+Stat pooled(const Stat& a, const Stat& b) {
+  if (a.n == 0) return b;
+  if (b.n == 0) return a;
+  const double na = static_cast<double>(a.n);
+  const double nb = static_cast<double>(b.n);
+  // A statistic read back from a file keeps only its deviation.
+  const auto m2 = [](const Stat& s) { return s.m2 > 0 ? s.m2 : s.stddev * s.stddev * static_cast<double>(s.n - 1); };
+  Stat out;
+  out.n = a.n + b.n;
+  const double delta = b.mean - a.mean;
+  out.mean = a.mean + delta * nb / (na + nb);
+  out.m2 = m2(a) + m2(b) + delta * delta * na * nb / (na + nb);
+  out.min = std::min(a.min, b.min);
+  out.max = std::max(a.max, b.max);
+  out.finish();
+  return out;
+}
+
 void write_signature(const Signature& s, const std::filesystem::path& path) {
   json comms = json::array();
   for (const SigComm& c : s.communicators) {

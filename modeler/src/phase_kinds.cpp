@@ -7,32 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "p3s/analyzer/kind_union.hpp"
 #include "p3s/analyzer/run_time.hpp"
 #include "p3s/modeler/series.hpp"
 #include "p3s/table_text.hpp"
 
 namespace p3s::modeler {
 namespace {
-
-/// The statistics of the samples of both (Chan et al.'s pooled mean and variance).
-analyzer::Stat pooled(const analyzer::Stat& a, const analyzer::Stat& b) {
-  if (a.n == 0) return b;
-  if (b.n == 0) return a;
-  const double na = static_cast<double>(a.n);
-  const double nb = static_cast<double>(b.n);
-  const auto m2 = [](const analyzer::Stat& s) {
-    return s.m2 > 0 ? s.m2 : s.stddev * s.stddev * static_cast<double>(s.n - 1);
-  };
-  analyzer::Stat out;
-  out.n = a.n + b.n;
-  const double delta = b.mean - a.mean;
-  out.mean = a.mean + delta * nb / (na + nb);
-  out.m2 = m2(a) + m2(b) + delta * delta * na * nb / (na + nb);
-  out.min = std::min(a.min, b.min);
-  out.max = std::max(a.max, b.max);
-  out.finish();
-  return out;
-}
 
 void scale(analyzer::Stat& s, double factor) {
   s.mean *= factor;
@@ -75,8 +56,8 @@ void merge_into(analyzer::SigPhase& into, const std::vector<const analyzer::SigP
   for (const analyzer::SigPhase* k : kinds) {
     add(*k);
     weight += k->weight;
-    into.time_ns = pooled(into.time_ns, k->time_ns);
-    into.work = pooled(into.work, k->work);
+    into.time_ns = analyzer::pooled(into.time_ns, k->time_ns);
+    into.work = analyzer::pooled(into.work, k->work);
     into.share += k->share;
   }
   into.weight = weight;
@@ -101,6 +82,26 @@ void merge_into(analyzer::SigPhase& into, const std::vector<const analyzer::SigP
     scale(r.tail_work, work);
     scale(r.tail_ns, ns);
   }
+}
+
+/// The kinds that are `into` with some messages empty (analyzer::united_kinds) merged into it as the union of their
+/// calls, heaviest first; returns the others.
+std::vector<const analyzer::SigPhase*> unite(analyzer::SigPhase& into, std::vector<const analyzer::SigPhase*> kinds,
+                                             double relevance) {
+  std::stable_sort(kinds.begin(), kinds.end(),
+                   [](const analyzer::SigPhase* a, const analyzer::SigPhase* b) { return a->weight > b->weight; });
+  std::vector<const analyzer::SigPhase*> others;
+  for (const analyzer::SigPhase* k : kinds) {
+    std::optional<analyzer::SigPhase> u = analyzer::united_kinds(into, *k);
+    if (!u) {
+      others.push_back(k);
+      continue;
+    }
+    u->share += k->share;
+    u->relevant = u->relevant || u->share >= relevance;
+    into = std::move(*u);
+  }
+  return others;
 }
 
 }  // namespace
@@ -151,7 +152,9 @@ std::vector<std::string> merge_phase_kinds(analyzer::Signature& s, const std::ve
     if (into[j] != j) kinds[into[j]].push_back(&s.phases[j]);
   }
   for (std::size_t t = 0; t < count; ++t) {
-    if (!kinds[t].empty()) merge_into(s.phases[t], kinds[t], s.options.relevance);
+    if (kinds[t].empty()) continue;
+    const std::vector<const analyzer::SigPhase*> others = unite(s.phases[t], kinds[t], s.options.relevance);
+    if (!others.empty()) merge_into(s.phases[t], others, s.options.relevance);
   }
   // The phases left, numbered anew in their order; the order of the run names the merged phases by their target.
   std::vector<std::uint32_t> renumbered(count);

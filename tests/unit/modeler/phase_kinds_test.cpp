@@ -67,6 +67,32 @@ TEST(PhaseKinds, APhaseWithoutCounterpartCallingTheSameFunctionsJoinsTheRelatedO
   EXPECT_TRUE(merge_phase_kinds(s, {true, true, false}).empty());
 }
 
+TEST(PhaseKinds, ARelatedPhaseThatLeavesOutAnEmptyMessageTakesItFromItsKind) {
+  // The phase the other runs relate to is the iteration in which rank 0 has nothing to send (60 of 100); its kind
+  // without counterpart sends (40): one iteration whose calls are both's, rank 0's Isend of 40 % of its size on
+  // average, so that the volume and the calls of every instance are the run's.
+  Signature s = ring(4, 40);
+  const double bytes = s.phases[1].ranks[0].events[1].actions[0].bytes;
+  analyzer::SigPhase whole = s.phases[1];
+  whole.id = 2;
+  s.phases[1] = nothing_to_send(whole, 1, 60);
+  s.phases.push_back(whole);
+  s.order = {{0, 1}, {2, 40}, {1, 60}};
+  const std::vector<std::string> lines = merge_phase_kinds(s, {true, true, false});
+  ASSERT_EQ(lines.size(), 1u);
+  ASSERT_EQ(s.phases.size(), 2u);
+  const analyzer::SigPhase& loop = s.phases[1];
+  EXPECT_EQ(loop.weight, 100u);
+  const std::vector<SigEvent>& rank0 = loop.ranks[0].events;
+  ASSERT_EQ(rank0.size(), 4u);
+  EXPECT_EQ(rank0[1].function, mpi::Function::MPI_Isend);
+  EXPECT_NEAR(rank0[1].actions[0].bytes, 0.4 * bytes, 1e-9 * bytes);
+  ASSERT_EQ(rank0[2].actions.size(), 2u);  // the Waitall completes the send too
+  EXPECT_EQ(rank0[2].actions[0].started, 1);
+  EXPECT_EQ(loop.ranks[1].events.size(), 4u);
+  EXPECT_NEAR(loop.ranks[1].events[1].actions[0].bytes, bytes, 1e-9 * bytes);
+}
+
 TEST(PhaseKinds, AWorkVariantJoinsItsOwnPhaseAndARelevantPhaseStaysRelevant) {
   // Two iterations of the same calls (two loops of one program), and a work variant of the first one found after
   // the second: it joins the first, its base, not the nearer second.

@@ -38,6 +38,8 @@ struct Stat {
 
   double m2 = 0;  ///< running sum of squared deviations (not serialised)
 };
+/// The statistics of the samples of both (Chan et al.'s pooled mean and variance), finished.
+[[nodiscard]] Stat pooled(const Stat& a, const Stat& b);
 
 /// A communication action inside an MPI call.
 struct SigAction {
