@@ -332,7 +332,8 @@ def merge_kinds(phases, related, relevance):
     """The phases with their kinds merged as modeler/src/phase_kinds.cpp merges them: a phase that is not related
     and calls the same functions as a related one joins the work variant's base, else the nearest such before it,
     else after it (weights, times and shares add up, relevance anew; its communications are its calls' union with
-    the kinds', between the most of one of them and all of theirs added: `comms_range`); None where none joins."""
+    the kinds' where they differ only by messages left out, else its own: between the fewest of one of them and all
+    of theirs added, `comms_range`); None where none joins."""
     is_related = [False] * len(phases)
     for j in related:
         if j is not None:
@@ -352,7 +353,7 @@ def merge_kinds(phases, related, relevance):
                 kept[t][key] += phases[j][key]
             low, high = kept[t].get("comms_range", (kept[t]["comms"], kept[t]["comms"]))
             low2, high2 = phases[j].get("comms_range", (phases[j]["comms"], phases[j]["comms"]))
-            kept[t]["comms_range"] = (max(low, low2), high + high2)
+            kept[t]["comms_range"] = (min(low, low2), high + high2)
             kept[t]["relevant"] = kept[t]["relevant"] or kept[t]["share"] >= relevance
     order = sorted(kept)
     renumbered = {t: i for i, t in enumerate(order)}
