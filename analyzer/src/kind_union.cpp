@@ -33,9 +33,9 @@ bool message_call(const SigEvent& e) {
          message_completion(e);
 }
 
-/// Whether two calls are the same call of the program: the function and every action but its size; or one
-/// completion of messages of the same function where either completes none or both complete a message alike
-/// (the wait that completes whichever of its exchange's messages were not empty).
+/// Whether two calls are the same call of the program: the function and every action but its size; or two
+/// completions of messages by the same function (at the same call site where both know theirs): the wait that
+/// completes whichever of its exchange's messages were not empty.
 bool same_call(const SigEvent& a, const SigEvent& b) {
   if (a.function != b.function || a.call != b.call) return false;
   if (a.actions.size() == b.actions.size() &&
@@ -43,10 +43,7 @@ bool same_call(const SigEvent& a, const SigEvent& b) {
     return true;
   }
   if (!message_completion(a) || !message_completion(b)) return false;
-  if (a.actions.empty() || b.actions.empty()) return true;
-  return std::any_of(a.actions.begin(), a.actions.end(), [&](const SigAction& x) {
-    return std::any_of(b.actions.begin(), b.actions.end(), [&](const SigAction& y) { return same_action(x, y); });
-  });
+  return a.callsite.empty() || b.callsite.empty() || a.callsite == b.callsite;
 }
 
 /// `count` samples of 0.
@@ -105,6 +102,26 @@ SigAction merged_action(const SigAction* x, std::uint64_t a_weight, const SigAct
   return out;
 }
 
+/// Whether two actions complete requests that the same merged call started (or neither names its start): an
+/// Isend's completion names no peer, so only its start tells which send it completes.
+bool same_start(const SigAction& lead, const SigAction& other, bool a_leads, const Indices& index) {
+  const SigAction& x = a_leads ? lead : other;
+  const SigAction& y = a_leads ? other : lead;
+  const auto merged = [](std::int32_t s, const std::vector<std::int32_t>& to) {
+    return s >= 0 && static_cast<std::size_t>(s) < to.size() ? to[static_cast<std::size_t>(s)] : -1;
+  };
+  return merged(x.started, *index.a) == merged(y.started, *index.b);
+}
+
+/// The calls an event stands for, over `weight` instances (1 each where never counted).
+Stat counted_calls(const Stat& s, std::uint64_t weight) {
+  if (s.n != 0) return counted(s, weight);
+  Stat one;
+  one.n = weight;
+  one.mean = one.min = one.max = 1;
+  return one;
+}
+
 /// One call of the merged rank: `a`'s and `b`'s (either may be missing, not both); its actions are both calls'
 /// (those alike once).
 SigEvent merged_call(const SigEvent* a, std::uint64_t a_weight, const SigEvent* b, std::uint64_t b_weight,
@@ -118,7 +135,8 @@ SigEvent merged_call(const SigEvent* a, std::uint64_t a_weight, const SigEvent* 
   out.burst_ns = stat(&SigEvent::burst_ns);
   out.call_ns = stat(&SigEvent::call_ns);
   // The calls an event stands for count where it was made.
-  if (a != nullptr && b != nullptr) out.calls = pooled(a->calls, b->calls);
+  if (a != nullptr && b != nullptr)
+    out.calls = pooled(counted_calls(a->calls, a_weight), counted_calls(b->calls, b_weight));
   // The actions in the order of the call that makes more of them, each matched with one alike of the other.
   const bool a_leads = b == nullptr || (a != nullptr && a->actions.size() >= b->actions.size());
   const SigEvent* lead = a_leads ? a : b;
@@ -134,7 +152,7 @@ SigEvent merged_call(const SigEvent* a, std::uint64_t a_weight, const SigEvent* 
   for (const SigAction& x : lead->actions) {
     const SigAction* y = nullptr;
     for (std::size_t q = 0; q < count && y == nullptr; ++q) {
-      if (!used[q] && same_action(x, other->actions[q])) {
+      if (!used[q] && same_action(x, other->actions[q]) && same_start(x, other->actions[q], a_leads, index)) {
         used[q] = true;
         y = &other->actions[q];
       }
@@ -237,6 +255,9 @@ std::optional<SigPhase> united_kinds(const SigPhase& into, const SigPhase& from)
     if (!m) return std::nullopt;
     out.ranks.push_back(std::move(*m));
   }
+  std::sort(out.ranks.begin(), out.ranks.end(), [](const SigRank& x, const SigRank& y) {
+    return x.rank != y.rank ? x.rank < y.rank : x.thread < y.thread;
+  });
   out.weight = into.weight + from.weight;
   out.ticks = std::max(into.ticks, from.ticks);
   out.time_ns = pooled_or_zeros(&into.time_ns, into.weight, &from.time_ns, from.weight);

@@ -100,6 +100,36 @@ TEST(KindUnion, AStepThatLeavesOutAnEmptyMessageIsTheStepWithThatMessageOfZeroBy
   EXPECT_EQ(n->events[2].actions.size(), 2u);
 }
 
+/// A rank that sends to `peer` alone and waits for that send.
+SigRank sends_to(std::int32_t peer) {
+  SigRank r;
+  SigAction s = message(mpi::ActionKind::Send, peer, 100);
+  s.request = true;
+  r.events.push_back(call(mpi::Function::MPI_Isend, {s}, 10));
+  SigAction sent;
+  sent.kind = mpi::ActionKind::IsendComplete;
+  sent.request = true;
+  sent.started = 0;
+  r.events.push_back(call(mpi::Function::MPI_Waitall, {sent}, 10));
+  return r;
+}
+
+TEST(KindUnion, AWaitCompletesEachKindsOwnSendsInTheUnion) {
+  // One kind sends left only, the other right only: one Waitall completing both sends, each completion naming its
+  // own Isend (a send's completion names no peer: only its start tells them apart).
+  const auto m = merge_rank_calls(sends_to(0), 10, sends_to(2), 10);
+  ASSERT_TRUE(m.has_value());
+  ASSERT_EQ(m->events.size(), 3u);
+  const SigEvent& wait = m->events[2];
+  EXPECT_EQ(wait.function, mpi::Function::MPI_Waitall);
+  ASSERT_EQ(wait.actions.size(), 2u);
+  EXPECT_NE(wait.actions[0].started, wait.actions[1].started);
+  for (const SigAction& a : wait.actions) {
+    ASSERT_GE(a.started, 0);
+    EXPECT_EQ(m->events[static_cast<std::size_t>(a.started)].function, mpi::Function::MPI_Isend);
+  }
+}
+
 TEST(KindUnion, KindsThatDifferByACollectiveOrAnotherCallAreNotOne) {
   const SigRank whole = step(1000, 100);
   SigRank more = whole;

@@ -13,13 +13,13 @@
 
 namespace p3s::analyzer {
 
-/// `b` merged into `a` as one kind, or nothing where some rank's calls differ by more than messages. On every
+/// `from` merged into `into` as one kind, or nothing where some rank's calls differ by more than messages. On every
 /// rank, the calls one kind makes and the other does not must all be messages (sends, receives and completions of
 /// those requests; never a collective or another call). The instances add up, each rank's calls are the union of
-/// both kinds' in their order (a completion of messages is one call whichever of its messages it completes), and
-/// every statistic (sizes, bursts, call times) is the mean over all the instances, a call or message an instance
-/// did not make counted as 0. `a` keeps its id and everything else of its own.
-[[nodiscard]] std::optional<SigPhase> united_kinds(const SigPhase& a, const SigPhase& b);
+/// both kinds' in their order (a completion of messages by one function is one call whichever of its messages it
+/// completes), and every statistic (sizes, bursts, call times) is the mean over all the instances, a call or message an
+/// instance did not make counted as 0. `into` keeps its id and everything else of its own; the ranks in their order.
+[[nodiscard]] std::optional<SigPhase> united_kinds(const SigPhase& into, const SigPhase& from);
 
 /// One rank's calls in two kinds merged as united_kinds does (`a` of `a_weight` instances, `b` of `b_weight`), or
 /// nothing where they differ by more than messages, or aligning them would take more than `most_cells` cells.
