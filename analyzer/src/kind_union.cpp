@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Kinds that differ only by messages left out, merged: a longest common subsequence of each rank's calls, the calls
-// outside it all messages.
+// Kinds that differ only by messages left out, merged: a longest common subsequence of each rank's calls (align.hpp),
+// the calls outside it all messages.
 #include "p3s/analyzer/kind_union.hpp"
 
 #include <algorithm>
 #include <cmath>
+
+#include "p3s/align.hpp"
 
 namespace p3s::analyzer {
 namespace {
@@ -82,6 +84,11 @@ struct Indices {
   const std::vector<std::int32_t>* b = nullptr;
 };
 
+/// The merged index of a side's call `s` (-1: none, or one before the instance).
+std::int32_t merged_index(std::int32_t s, const std::vector<std::int32_t>& to) {
+  return s >= 0 && static_cast<std::size_t>(s) < to.size() ? to[static_cast<std::size_t>(s)] : -1;
+}
+
 /// An action of the merged call from `x` (of `a`'s instances) and `y` (of `b`'s), either missing, not both; the
 /// call that started its request named by its merged index.
 SigAction merged_action(const SigAction* x, std::uint64_t a_weight, const SigAction* y, std::uint64_t b_weight,
@@ -96,9 +103,7 @@ SigAction merged_action(const SigAction* x, std::uint64_t a_weight, const SigAct
   } else {
     out.bytes_min = 0;
   }
-  const std::vector<std::int32_t>& from = x != nullptr ? *index.a : *index.b;
-  const std::int32_t s = out.started;
-  out.started = s >= 0 && static_cast<std::size_t>(s) < from.size() ? from[static_cast<std::size_t>(s)] : -1;
+  out.started = merged_index(out.started, x != nullptr ? *index.a : *index.b);
   return out;
 }
 
@@ -107,10 +112,7 @@ SigAction merged_action(const SigAction* x, std::uint64_t a_weight, const SigAct
 bool same_start(const SigAction& lead, const SigAction& other, bool a_leads, const Indices& index) {
   const SigAction& x = a_leads ? lead : other;
   const SigAction& y = a_leads ? other : lead;
-  const auto merged = [](std::int32_t s, const std::vector<std::int32_t>& to) {
-    return s >= 0 && static_cast<std::size_t>(s) < to.size() ? to[static_cast<std::size_t>(s)] : -1;
-  };
-  return merged(x.started, *index.a) == merged(y.started, *index.b);
+  return merged_index(x.started, *index.a) == merged_index(y.started, *index.b);
 }
 
 /// The calls an event stands for, over `weight` instances (1 each where never counted).
@@ -165,60 +167,32 @@ SigEvent merged_call(const SigEvent* a, std::uint64_t a_weight, const SigEvent* 
   return out;
 }
 
-/// The longest common subsequence of two call lists as pairs of indices (-1 where a call is one side's only), in
-/// order; nothing beyond `most_cells` cells.
-std::optional<std::vector<std::pair<std::int64_t, std::int64_t>>> aligned(const std::vector<SigEvent>& a,
-                                                                          const std::vector<SigEvent>& b,
-                                                                          std::uint64_t most_cells) {
-  const std::size_t n = a.size();
-  const std::size_t m = b.size();
-  if ((n + 1) > most_cells / (m + 1)) return std::nullopt;
-  std::vector<std::uint32_t> len((n + 1) * (m + 1), 0);  // len[i][j]: of a[i..], b[j..]
-  const auto at = [&](std::size_t i, std::size_t j) -> std::uint32_t& { return len[i * (m + 1) + j]; };
-  for (std::size_t i = n; i-- > 0;) {
-    for (std::size_t j = m; j-- > 0;) {
-      at(i, j) = same_call(a[i], b[j]) ? at(i + 1, j + 1) + 1 : std::max(at(i + 1, j), at(i, j + 1));
-    }
-  }
-  std::vector<std::pair<std::int64_t, std::int64_t>> out;
-  std::size_t i = 0;
-  std::size_t j = 0;
-  while (i < n || j < m) {
-    if (i < n && j < m && same_call(a[i], b[j]) && at(i, j) == at(i + 1, j + 1) + 1) {
-      out.emplace_back(i++, j++);
-    } else if (j == m || (i < n && at(i + 1, j) >= at(i, j + 1))) {
-      out.emplace_back(i++, -1);
-    } else {
-      out.emplace_back(-1, j++);
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 std::optional<SigRank> merge_rank_calls(const SigRank& a, std::uint64_t a_weight, const SigRank& b,
                                         std::uint64_t b_weight, std::uint64_t most_cells) {
-  const auto pairs = aligned(a.events, b.events, most_cells);
-  if (!pairs) return std::nullopt;
-  for (const auto& [i, j] : *pairs) {
-    if (i < 0 && !message_call(b.events[static_cast<std::size_t>(j)])) return std::nullopt;
-    if (j < 0 && !message_call(a.events[static_cast<std::size_t>(i)])) return std::nullopt;
+  const std::size_t n = a.events.size();
+  const std::size_t m = b.events.size();
+  if (n + 1 > most_cells / (m + 1)) return std::nullopt;
+  const std::vector<AlignStep> steps =
+      align(n, m, [&](std::size_t i, std::size_t j) { return same_call(a.events[i], b.events[j]); });
+  for (const AlignStep& s : steps) {
+    if (s.a == AlignStep::kNone && !message_call(b.events[s.b])) return std::nullopt;
+    if (s.b == AlignStep::kNone && !message_call(a.events[s.a])) return std::nullopt;
   }
   SigRank out;
   out.rank = a.rank;
   out.thread = a.thread;
-  std::vector<std::int32_t> index_a(a.events.size(), -1);
-  std::vector<std::int32_t> index_b(b.events.size(), -1);
-  for (std::size_t k = 0; k < pairs->size(); ++k) {
-    const auto [i, j] = (*pairs)[k];
-    if (i >= 0) index_a[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(k);
-    if (j >= 0) index_b[static_cast<std::size_t>(j)] = static_cast<std::int32_t>(k);
+  std::vector<std::int32_t> index_a(n, -1);
+  std::vector<std::int32_t> index_b(m, -1);
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    if (steps[k].a != AlignStep::kNone) index_a[steps[k].a] = static_cast<std::int32_t>(k);
+    if (steps[k].b != AlignStep::kNone) index_b[steps[k].b] = static_cast<std::int32_t>(k);
   }
   const Indices index{&index_a, &index_b};
-  for (const auto& [i, j] : *pairs) {
-    const SigEvent* x = i >= 0 ? &a.events[static_cast<std::size_t>(i)] : nullptr;
-    const SigEvent* y = j >= 0 ? &b.events[static_cast<std::size_t>(j)] : nullptr;
+  for (const AlignStep& s : steps) {
+    const SigEvent* x = s.a != AlignStep::kNone ? &a.events[s.a] : nullptr;
+    const SigEvent* y = s.b != AlignStep::kNone ? &b.events[s.b] : nullptr;
     out.events.push_back(merged_call(x, a_weight, y, b_weight, index));
   }
   out.tail_work = pooled_or_zeros(&a.tail_work, a_weight, &b.tail_work, b_weight);

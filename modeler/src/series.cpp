@@ -12,7 +12,7 @@
 
 #include "p3s/shell_words.hpp"
 
-#include "align.hpp"
+#include "p3s/align.hpp"
 #include "p3s/analyzer/run_time.hpp"
 #include "p3s/error.hpp"
 #include "p3s/modeler/dims.hpp"
@@ -200,12 +200,12 @@ std::vector<std::optional<std::uint32_t>> relate_phase_lists(std::span<const std
     gap_ref.clear();
     gap_other.clear();
   };
-  for (const detail::AlignStep& step :
-       detail::align(ref.size(), other.size(), [&](std::size_t i, std::size_t j) { return ref[i] == other[j]; })) {
-    if (step.a != detail::AlignStep::kNone && step.b != detail::AlignStep::kNone) {
+  for (const AlignStep& step :
+       align(ref.size(), other.size(), [&](std::size_t i, std::size_t j) { return ref[i] == other[j]; })) {
+    if (step.a != AlignStep::kNone && step.b != AlignStep::kNone) {
       close_gap();
       out[step.a] = static_cast<std::uint32_t>(step.b);
-    } else if (step.a != detail::AlignStep::kNone) {
+    } else if (step.a != AlignStep::kNone) {
       gap_ref.push_back(step.a);
     } else {
       gap_other.push_back(step.b);

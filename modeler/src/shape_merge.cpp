@@ -7,7 +7,7 @@
 #include <optional>
 #include <tuple>
 
-#include "align.hpp"
+#include "p3s/align.hpp"
 #include "shape.hpp"
 
 namespace p3s::modeler::detail {

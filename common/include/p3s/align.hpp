@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Aligning two sequences on a longest common subsequence: the one implementation behind merging ranks' calls
-// into a phase's shape and relating phases across runs and between a model and a run.
+// into a phase's shape, relating phases across runs and between a model and a run, and uniting a phase's kinds.
 #pragma once
 
 #include <algorithm>
@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace p3s::modeler::detail {
+namespace p3s {
 
 /// One step of an alignment: a pair of equal elements, or an element of one side alone (the other is kNone).
 struct AlignStep {
@@ -56,4 +56,4 @@ template <typename Equal>
   return align_weighted(a, b, [&equal](std::size_t i, std::size_t j) -> std::uint64_t { return equal(i, j) ? 1 : 0; });
 }
 
-}  // namespace p3s::modeler::detail
+}  // namespace p3s
