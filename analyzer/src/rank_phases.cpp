@@ -655,6 +655,7 @@ std::vector<std::uint8_t> cut_steps(std::vector<LocationOccurrences>& locs, cons
   std::vector<std::size_t> with_calls;
   std::vector<std::vector<std::vector<std::uint64_t>>> steps(locs.size());
   std::vector<std::vector<std::uint8_t>> partial(locs.size());
+  std::vector<std::vector<std::uint64_t>> rest(locs.size());
   for (std::size_t l = 0; l < locs.size(); ++l) {
     if (calls[l].shapes().empty()) continue;
     if (count != SIZE_MAX && locs[l].phase.size() != count) return {};
@@ -662,7 +663,7 @@ std::vector<std::uint8_t> cut_steps(std::vector<LocationOccurrences>& locs, cons
     with_calls.push_back(l);
     steps[l] = location_steps(
         locs[l].phase, locs[l].first_op, calls[l].shapes().size(),
-        [&c = calls[l]](std::uint64_t i) { return c.plain_shape(i); }, &partial[l]);
+        [&c = calls[l]](std::uint64_t i) { return c.plain_shape(i); }, &partial[l], cut_them ? &rest[l] : nullptr);
   }
   if (with_calls.empty()) return {};
   // Per occurrence, the location whose occurrence holds the fewest steps, of those that make a step or no part of
@@ -687,7 +688,12 @@ std::vector<std::uint8_t> cut_steps(std::vector<LocationOccurrences>& locs, cons
   for (std::size_t k = 0; k < count; ++k) {
     const std::size_t held = fewest[k] == SIZE_MAX ? 0 : steps[fewest[k]][k].size();
     if (cut_them && held >= 2) {
+      // A stretch that occurs once with steps at its edges, as the location with the fewest pieces cuts it: the rest
+      // between them is no step.
+      const std::uint64_t piece = rest[fewest[k]].empty() ? 0 : rest[fewest[k]][k];
+      const std::size_t at = out.size();
       out.insert(out.end(), held, 1);
+      if (piece > 0) out[at + piece - 1] = 0;
     } else {
       out.push_back(held == 1 ? 1 : 0);
     }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 #include <unordered_map>
 
 #include "p3s/hash.hpp"
@@ -119,6 +120,49 @@ std::uint64_t common_calls(std::span<const std::uint64_t> calls, std::span<const
   return prev.back();
 }
 
+/// A sequence of calls' hash (its length and each call in order).
+std::uint64_t calls_hash(std::span<const std::uint64_t> calls) {
+  std::uint64_t h = mix64(calls.size());
+  for (const std::uint64_t c : calls) h = mix64(h ^ c) + kGoldenGamma;
+  return h;
+}
+
+/// Sequences of calls that are steps, looked up at either end of a stretch.
+class StepKinds {
+  static constexpr std::uint64_t kMostHeld = 1u << 20;
+
+ public:
+  /// Holds `calls` as a step, where the steps held so far leave room for them (kMostHeld calls in all).
+  void add(std::vector<std::uint64_t> calls) {
+    if (calls.empty() || held_ + calls.size() > kMostHeld) return;
+    const std::uint64_t h = calls_hash(calls);
+    auto& same = by_hash_[h];
+    if (std::find(same.begin(), same.end(), calls) != same.end()) return;
+    lengths_.insert(calls.size());
+    held_ += calls.size();
+    same.push_back(std::move(calls));
+  }
+  /// The length of the longest step that calls [from, to) begin with (`forward`) or end with; 0 where none does.
+  [[nodiscard]] std::uint64_t at(std::span<const std::uint64_t> calls, std::uint64_t from, std::uint64_t to,
+                                 bool forward) const {
+    for (auto l = lengths_.rbegin(); l != lengths_.rend(); ++l) {
+      if (*l > to - from) continue;
+      const std::span<const std::uint64_t> part = calls.subspan(forward ? from : to - *l, *l);
+      const auto it = by_hash_.find(calls_hash(part));
+      if (it == by_hash_.end()) continue;
+      for (const std::vector<std::uint64_t>& k : it->second) {
+        if (std::equal(k.begin(), k.end(), part.begin(), part.end())) return *l;
+      }
+    }
+    return 0;
+  }
+
+ private:
+  std::uint64_t held_ = 0;  // calls held, over every sequence
+  std::set<std::uint64_t> lengths_;
+  std::unordered_map<std::uint64_t, std::vector<std::vector<std::uint64_t>>> by_hash_;
+};
+
 }  // namespace
 
 std::optional<std::vector<std::uint64_t>> step_cuts(std::span<const std::uint64_t> calls,
@@ -173,9 +217,11 @@ std::optional<std::vector<std::uint64_t>> step_cuts(std::span<const std::uint64_
 std::vector<std::vector<std::uint64_t>> location_steps(std::span<const std::uint64_t> phase,
                                                        std::span<const std::uint64_t> first, std::uint64_t end,
                                                        const std::function<std::uint64_t(std::uint64_t)>& shape,
-                                                       std::vector<std::uint8_t>* partial) {
+                                                       std::vector<std::uint8_t>* partial,
+                                                       std::vector<std::uint64_t>* rest) {
   std::vector<std::vector<std::uint64_t>> out(phase.size());
   if (partial != nullptr) partial->assign(phase.size(), 0);
+  if (rest != nullptr) rest->assign(phase.size(), 0);
   const std::size_t step = step_occurrence(phase, first, end);
   if (step == phase.size()) return out;
   const auto calls_of = [&](std::size_t k) {
@@ -198,8 +244,7 @@ std::vector<std::vector<std::uint64_t>> location_steps(std::span<const std::uint
       continue;
     }
     const std::vector<std::uint64_t> calls = calls_of(k);
-    std::uint64_t h = mix64(calls.size());
-    for (const std::uint64_t c : calls) h = mix64(h ^ c) + kGoldenGamma;
+    const std::uint64_t h = calls_hash(calls);
     auto it = known.find(h);
     if (it == known.end()) {
       Told told{step_cuts(calls, body)};
@@ -216,6 +261,35 @@ std::vector<std::vector<std::uint64_t>> location_steps(std::span<const std::uint
     if (partial != nullptr) (*partial)[k] = it->second.partial ? 1 : 0;
     if (!it->second.steps) continue;
     for (const std::uint64_t at : *it->second.steps) out[k].push_back(first[k] + at);
+  }
+  if (rest == nullptr) return out;
+  // The steps the location makes, call for call: the body, and each step of a repeat.
+  StepKinds kinds;
+  for (std::size_t k = 0; k < phase.size(); ++k) {
+    if (out[k].empty() || (phase[k] != phase[step] && count.at(phase[k]) < kRepeated)) continue;
+    const std::uint64_t last = k + 1 < first.size() ? first[k + 1] : end;
+    for (std::size_t i = 0; i < out[k].size(); ++i) {
+      std::vector<std::uint64_t> calls;
+      for (std::uint64_t c = out[k][i]; c < (i + 1 < out[k].size() ? out[k][i + 1] : last); ++c)
+        calls.push_back(shape(c));
+      kinds.add(std::move(calls));
+    }
+  }
+  for (std::size_t k = 0; k < phase.size(); ++k) {
+    if (!out[k].empty() || count.at(phase[k]) != 1) continue;
+    const std::vector<std::uint64_t> calls = calls_of(k);
+    std::vector<std::uint64_t> head{0};  // where each step at the head begins, then where they end
+    while (const std::uint64_t n = kinds.at(calls, head.back(), calls.size(), true)) head.push_back(head.back() + n);
+    std::vector<std::uint64_t> tail{calls.size()};  // where each step at the tail ends, then where they begin
+    while (const std::uint64_t n = kinds.at(calls, head.back(), tail.back(), false)) tail.push_back(tail.back() - n);
+    if (head.size() == 1 && tail.size() == 1) continue;
+    // The pieces: the head's steps, the rest between them and the tail's (where it holds calls), the tail's steps.
+    for (std::size_t i = 0; i + 1 < head.size(); ++i) out[k].push_back(first[k] + head[i]);
+    if (head.back() < tail.back()) {
+      (*rest)[k] = out[k].size() + 1;
+      out[k].push_back(first[k] + head.back());
+    }
+    for (std::size_t i = tail.size() - 1; i > 0; --i) out[k].push_back(first[k] + tail[i]);
   }
   return out;
 }

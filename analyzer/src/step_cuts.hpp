@@ -35,8 +35,15 @@ namespace p3s::analyzer {
 /// whatever calls of its own it adds: the set-up occurs once. Where `partial` is given, it tells per occurrence
 /// whether it is no step but a repeat (three times or more) whose calls are all the body's, in their order, fewer:
 /// a step that skips what this location had no data for, which is one where another location makes the step.
+///
+/// Where `rest` is given, an occurrence of a phase that occurs once (the set-up, the calls between two runs, the
+/// finish) that begins or ends with steps the location makes elsewhere, call for call (the body, or a repeat that is
+/// one step), is those steps and the rest: the set-up's last steps, before the data moves, whose sizes differ from
+/// every later step's; the last step of a run, before the next run's set-up. Its pieces begin where each of them
+/// does, and `rest` tells per occurrence which piece is the rest (1 for the first; 0 where none is cut so).
 [[nodiscard]] std::vector<std::vector<std::uint64_t>> location_steps(
     std::span<const std::uint64_t> phase, std::span<const std::uint64_t> first, std::uint64_t end,
-    const std::function<std::uint64_t(std::uint64_t)>& shape, std::vector<std::uint8_t>* partial = nullptr);
+    const std::function<std::uint64_t(std::uint64_t)>& shape, std::vector<std::uint8_t>* partial = nullptr,
+    std::vector<std::uint64_t>* rest = nullptr);
 
 }  // namespace p3s::analyzer

@@ -627,5 +627,35 @@ TEST(RankPhases, AStepInWhichARankMakesAPartOfTheStepIsAKindOfIt) {
   EXPECT_EQ(others, (std::vector<std::uint64_t>{1, 1})) << "the set-up and the end are no steps";
 }
 
+TEST(RankPhases, TheStepsThatEndTheSetUpAreStepsTheRestOfItIsNot) {
+  // Four ranks on a ring: a set-up of calls of its own, then the first three steps before any collective (the check
+  // is made only at the third), which the calls up to the first collective hold with the set-up; then 30 steps that
+  // skip the check two steps in five. The three are steps, as the same calls are later: 33 in all.
+  std::vector<CallSequence> ranks;
+  for (std::int32_t r = 0; r < 4; ++r) {
+    CallSequence s(r, 1000000);
+    const std::int32_t next = (r + 1) % 4;
+    const std::int32_t before = (r + 3) % 4;
+    add_call(s, 0, -1, 0);
+    for (int i = 0; i < 12; ++i) add_call(s, 6, next, 10);
+    for (int it = 0; it < 33; ++it) {
+      add_call(s, 1, next, 10);
+      add_call(s, 3, before, 2000000);
+      if (it == 2 || (it > 2 && it % 5 != 1 && it % 5 != 2)) add_call(s, 2, -1, 10, 0, true);
+    }
+    add_call(s, 9, -1, 10);
+    ranks.push_back(std::move(s));
+  }
+  std::string why;
+  const auto rp = phases_by_rank(ranks, PhaseFinderOptions{}, why, PhaseLevel::Collectives);
+  ASSERT_TRUE(rp.has_value()) << why;
+  ASSERT_EQ(rp->step_kind.size(), rp->phase_count);
+  const auto [kinds, others] = step_weights(*rp);
+  std::uint64_t steps = 0;
+  for (const std::uint64_t w : kinds) steps += w;
+  EXPECT_EQ(steps, 33u);
+  EXPECT_EQ(others, (std::vector<std::uint64_t>{1})) << "the set-up's own calls (the last call ends the last step)";
+}
+
 }  // namespace
 }  // namespace p3s::analyzer

@@ -93,6 +93,59 @@ TEST(StepCuts, ARepeatOfSomeOfTheStepsCallsIsPartOfAStepNotAStep) {
   EXPECT_TRUE(steps[0].empty() && steps[7].empty()) << "the set-up, and a repeat of other calls";
 }
 
+/// Where each occurrence of `parts` begins, the parts joined.
+std::vector<std::uint64_t> starts_of(std::initializer_list<Calls> parts) {
+  std::vector<std::uint64_t> out;
+  std::uint64_t at = 0;
+  for (const Calls& p : parts) {
+    out.push_back(at);
+    at += p.size();
+  }
+  return out;
+}
+
+TEST(StepCuts, TheStepsAtTheEdgesOfAStretchThatOccursOnceAreSteps) {
+  // The step (kBody) and the step that skips the check (fr) repeat. The set-up (7 8 ...) ends with two steps whose
+  // sizes differ from every later one's (told apart at the level of sizes, the same calls); the stretch between two
+  // runs (9 9 5 ...) begins with the first run's last step; the finish (8 8) holds none. Each is too long for
+  // step_cuts() to take it whole as a step with calls of its own.
+  const Calls fr = {1, 2, 3, 4, 5, 6};
+  const Calls own = {7, 8, 7, 8, 7, 8, 7, 8, 7, 8, 7, 8, 7, 8};
+  const Calls setup = joined({own, fr, kBody});
+  const Calls between = joined({kBody, {9, 9}, own});
+  const Calls finish = {8, 8};
+  const Calls calls = joined({setup, kBody, fr, kBody, fr, kBody, fr, between, kBody, fr, kBody, finish});
+  const std::vector<std::uint64_t> first =
+      starts_of({setup, kBody, fr, kBody, fr, kBody, fr, between, kBody, fr, kBody, finish});
+  const std::vector<std::uint64_t> phase = {1, 2, 3, 2, 3, 2, 3, 4, 2, 3, 2, 5};
+  std::vector<std::uint64_t> rest;
+  const auto steps = location_steps(
+      phase, first, calls.size(), [&](std::uint64_t i) { return calls[i]; }, nullptr, &rest);
+  ASSERT_EQ(steps.size(), first.size());
+  // The set-up: its own calls first (the rest, the first piece), then the two steps.
+  EXPECT_EQ(steps[0], (std::vector<std::uint64_t>{0, own.size(), own.size() + fr.size()}));
+  // Between the runs: the step first, then the rest (the second piece).
+  EXPECT_EQ(steps[7], (std::vector<std::uint64_t>{first[7], first[7] + kBody.size()}));
+  EXPECT_TRUE(steps[11].empty()) << "the finish holds no step";
+  EXPECT_EQ(rest, (std::vector<std::uint64_t>{1, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0}));
+  // Without `rest`, as before: a stretch that occurs once is no step.
+  EXPECT_TRUE(location_steps(phase, first, calls.size(), [&](std::uint64_t i) { return calls[i]; })[0].empty());
+}
+
+TEST(StepCuts, OnlyTheStepsCallForCallEndAStretchThatOccursOnce) {
+  // The set-up ends with the step's calls and one of its own between them (8): the step with other calls is no step
+  // the location makes elsewhere, so the set-up stays whole.
+  const Calls setup = {7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 1, 2, 3, 8, 4, 5, 6, 9};
+  const Calls calls = joined({setup, kBody, kBody, kBody});
+  const std::vector<std::uint64_t> first = starts_of({setup, kBody, kBody, kBody});
+  std::vector<std::uint64_t> rest;
+  const auto steps = location_steps(
+      std::vector<std::uint64_t>{1, 2, 2, 2}, first, calls.size(), [&](std::uint64_t i) { return calls[i]; }, nullptr,
+      &rest);
+  EXPECT_TRUE(steps[0].empty());
+  EXPECT_EQ(rest, (std::vector<std::uint64_t>{0, 0, 0, 0}));
+}
+
 TEST(StepCuts, AnAlignmentBeyondItsCellsIsNotTried) {
   const Calls s = joined({kBody, kBody});
   EXPECT_EQ(step_cuts(s, kBody, 8 * 15 - 1), std::nullopt);
