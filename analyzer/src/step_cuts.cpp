@@ -267,12 +267,11 @@ std::vector<std::vector<std::uint64_t>> location_steps(std::span<const std::uint
   StepKinds kinds;
   for (std::size_t k = 0; k < phase.size(); ++k) {
     if (out[k].empty() || (phase[k] != phase[step] && count.at(phase[k]) < kRepeated)) continue;
-    const std::uint64_t last = k + 1 < first.size() ? first[k + 1] : end;
+    const std::vector<std::uint64_t> calls = calls_of(k);
     for (std::size_t i = 0; i < out[k].size(); ++i) {
-      std::vector<std::uint64_t> calls;
-      for (std::uint64_t c = out[k][i]; c < (i + 1 < out[k].size() ? out[k][i + 1] : last); ++c)
-        calls.push_back(shape(c));
-      kinds.add(std::move(calls));
+      const std::uint64_t to = i + 1 < out[k].size() ? out[k][i + 1] - first[k] : calls.size();
+      kinds.add({calls.begin() + static_cast<std::ptrdiff_t>(out[k][i] - first[k]),
+                 calls.begin() + static_cast<std::ptrdiff_t>(to)});
     }
   }
   for (std::size_t k = 0; k < phase.size(); ++k) {
