@@ -46,6 +46,8 @@ constexpr std::uint64_t kMostAlignedCalls = 4096;
 /// moves the trajectory; a trend fitted to that runs away from the fitted counts (below zero, or many times
 /// them) a few doublings out, where the nearest fitted run's count misses by as much as the runs differ.
 constexpr double kDataWeightSpread = 0.10;
+/// The note on a weight that a regression rounded gives, its law following.
+constexpr std::string_view kWeightTrendNote = "the weight follows no exact law in n; fitted ";
 
 /// "2 4 8": the process counts of a map's keys.
 std::string fitted_list(const std::map<std::int64_t, std::int64_t>& by_n) {
@@ -125,7 +127,7 @@ std::map<std::int64_t, std::int64_t> fit_weight(std::span<const Run> runs, const
                          " (at any other n the nearest fitted run's, not extrapolated: approximate; a trend " +
                          "would give " + pm.weight_fit.to_string() + ")");
     } else {
-      pr.notes.push_back("the weight follows no exact law in n; fitted " + pm.weight_fit.to_string() + " (rounded)");
+      pr.notes.push_back(std::string(kWeightTrendNote) + pm.weight_fit.to_string() + " (rounded)");
     }
   }
   return weight_by_n;
@@ -192,8 +194,11 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
 
 /// Where the time step has several kinds in the model and the code's steps (the kinds' weights added) follow an
 /// exact law over the fitted runs, the heaviest kind (at the largest fitted n) takes the steps the others leave.
+/// Which kind a step is, is the run's data: another kind whose law misses one of its fitted weights (a rounded
+/// regression of counts that jump with the data) keeps its weights as measured, so that the kinds still add up to
+/// the code's steps at every fitted n.
 void fit_time_step(std::span<const Run> runs, const PhaseRelation& rel, const WholeAt& whole,
-                   std::vector<PhaseModel>& phases) {
+                   std::vector<PhaseModel>& phases, std::vector<PhaseReport>& reports) {
   std::map<std::int64_t, double> steps;
   std::vector<std::map<std::int64_t, std::int64_t>> measured(phases.size());  // each kind's weight by fitted n
   std::size_t heaviest = phases.size();
@@ -212,11 +217,26 @@ void fit_time_step(std::span<const Run> runs, const PhaseRelation& rel, const Wh
   }
   if (kinds < 2) return;
   PhaseModel* main = &phases[heaviest];
-  const std::map<std::int64_t, std::int64_t>& main_weights = measured[heaviest];
   main->step_total = fit_exact(samples_of(steps), whole);
+  if (!main->step_total) return;
+  for (std::size_t p = 0; p < phases.size(); ++p) {
+    PhaseModel& kind = phases[p];
+    if (!kind.step || p == heaviest || kind.weight_exact || !kind.weight_measured.empty()) continue;
+    const bool misses = std::any_of(measured[p].begin(), measured[p].end(),
+                                    [&kind](const auto& w) { return kind.weight_at(w.first) != w.second; });
+    if (!misses) continue;
+    kind.weight_measured = measured[p];
+    std::vector<std::string>& notes = reports[p].notes;
+    std::erase_if(notes, [](const std::string& line) { return line.starts_with(kWeightTrendNote); });
+    notes.push_back(
+        "a kind of the time step whose weight no law reproduces (which kind a step is, is the "
+        "run's data): kept as measured at n = " +
+        fitted_list(measured[p]) +
+        " (at any other n the nearest fitted run's), the main kind taking the code's other steps");
+  }
   link_time_step(phases);
-  // The other kinds' laws must give their fitted weights (a rounded regression may not): else the main kind's own.
-  for (const auto& [n, w] : main_weights) {
+  // The other kinds' laws must give their fitted weights: else the main kind's own.
+  for (const auto& [n, w] : measured[heaviest]) {
     if (main->weight_at(n) != w) {
       main->step_total.reset();
       main->other_kinds.clear();
@@ -326,7 +346,7 @@ Fit fit_model(std::span<const Run> runs, const FitOptions& options) {
     report.phases.push_back(std::move(phase.report));
     last_run_id[rel.phases[p].ids.back()] = static_cast<std::uint32_t>(p);
   }
-  fit_time_step(runs, rel, WholeAt{options.evaluate_at}, m.phases);
+  fit_time_step(runs, rel, WholeAt{options.evaluate_at}, m.phases, report.phases);
   for (std::size_t p = 0; p < m.phases.size(); ++p) {
     if (!m.phases[p].step_total) continue;
     report.phases[p].notes.push_back("the time step's main kind: at any n its weight is the code's steps (" +

@@ -3,6 +3,7 @@
 // the phase the other runs relate to.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -104,6 +105,19 @@ std::vector<const analyzer::SigPhase*> unite(analyzer::SigPhase& into, std::vect
   return others;
 }
 
+/// For a kind of the time step `j` that calls other MPI functions than every related phase: the heaviest related
+/// kind of the time step whose functions include all of its own (a step whose cut fell elsewhere in the stretch, so
+/// that it holds the tail of a step of that kind), else `j`.
+std::size_t step_kind_including(const analyzer::Signature& s, const std::vector<std::string>& calls,
+                                const std::function<bool(std::size_t)>& is_related, std::size_t j) {
+  std::size_t best = j;
+  for (std::size_t t = 0; t < s.phases.size(); ++t) {
+    if (t == j || !is_related(t) || !s.phases[t].step || !calls_include(calls[t], calls[j])) continue;
+    if (best == j || s.phases[t].weight > s.phases[best].weight) best = t;
+  }
+  return best;
+}
+
 }  // namespace
 
 std::vector<std::string> merge_phase_kinds(analyzer::Signature& s, const std::vector<bool>& related) {
@@ -134,6 +148,7 @@ std::vector<std::string> merge_phase_kinds(analyzer::Signature& s, const std::ve
     for (std::size_t t = j + 1; into[j] == j && t < count; ++t) {
       if (same(t)) into[j] = t;
     }
+    if (into[j] == j && s.phases[j].step) into[j] = step_kind_including(s, calls, is_related, j);
     any = any || into[j] != j;
   }
   if (!any) return {};
@@ -145,7 +160,9 @@ std::vector<std::string> merge_phase_kinds(analyzer::Signature& s, const std::ve
                     calls[j] + ", weight " + std::to_string(p.weight) + ", " + fmt("%.2f", 100 * p.share) +
                     " % of its time) is a kind of its phase " + std::to_string(s.phases[into[j]].listed_id()) +
                     (into[j] == p.split_from ? ", a work variant of it" : "") +
-                    ": the same MPI functions, no counterpart in the other runs; merged into it");
+                    (calls[into[j]] == calls[j] ? ": the same MPI functions"
+                                                : ", a kind of the time step whose MPI functions include its own") +
+                    ", no counterpart in the other runs; merged into it");
   }
   std::vector<std::vector<const analyzer::SigPhase*>> kinds(count);
   for (std::size_t j = 0; j < count; ++j) {

@@ -62,19 +62,23 @@ std::vector<std::string> calls_per_phase(const analyzer::Signature& s) {
   return out;
 }
 
-/// Whether the MPI functions one phase calls (words) include all those the other calls: where an algorithm takes
-/// another path at another n it adds calls (polling beyond 2 processes, an exchange a side of 1 skips).
+/// Whether the MPI functions one phase calls include all those the other calls: where an algorithm takes another
+/// path at another n it adds calls (polling beyond 2 processes, an exchange a side of 1 skips).
 bool one_includes_the_other(const std::string& a, const std::string& b) {
+  return calls_include(a, b) || calls_include(b, a);
+}
+
+}  // namespace
+
+bool calls_include(const std::string& a, const std::string& b) {
   const auto words = [](const std::string& s) {
     std::istringstream in(s);
     return std::set<std::string>{std::istream_iterator<std::string>(in), std::istream_iterator<std::string>()};
   };
   const std::set<std::string> x = words(a);
   const std::set<std::string> y = words(b);
-  return std::includes(x.begin(), x.end(), y.begin(), y.end()) || std::includes(y.begin(), y.end(), x.begin(), x.end());
+  return std::includes(x.begin(), x.end(), y.begin(), y.end());
 }
-
-}  // namespace
 
 std::size_t launcher_words(const std::vector<std::string>& w) {
   // A launcher, by name or as Debian's alternatives name each MPI's own (mpiexec.mpich, mpirun.openmpi).

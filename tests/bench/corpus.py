@@ -331,7 +331,8 @@ def step_kinds(validation):
 def merge_kinds(phases, related, relevance):
     """The phases with their kinds merged as modeler/src/phase_kinds.cpp merges them: a phase that is not related
     and calls the same functions as a related one joins the work variant's base, else the nearest such before it,
-    else after it (weights, times and shares add up, relevance anew; its communications are its calls' union with
+    else after it; a kind of the time step with no such phase joins the heaviest related kind whose functions include
+    its own (weights, times and shares add up, relevance anew; its communications are its calls' union with
     the kinds' where they differ only by messages left out, else its own: between the fewest of one of them and all
     of theirs added, `comms_range`); None where none joins."""
     is_related = [False] * len(phases)
@@ -344,6 +345,11 @@ def merge_kinds(phases, related, relevance):
         if not is_related[j] and same:
             before = [t for t in same if t < j]
             into[j] = p["split_from"] if p["split_from"] in same else before[-1] if before else same[0]
+        elif not is_related[j] and p["step"]:
+            including = [t for t in range(len(phases)) if is_related[t] and phases[t]["step"]
+                         and set(phases[t]["calls"].split()) >= set(p["calls"].split())]
+            if including:
+                into[j] = max(including, key=lambda t: (phases[t]["weight"], -t))
     if into == list(range(len(phases))):
         return None
     kept = {t: dict(phases[t]) for t in range(len(phases)) if into[t] == t}

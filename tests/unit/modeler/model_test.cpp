@@ -370,6 +370,39 @@ TEST(Model, TheTimeStepsKindsAddUpToTheStepsAtANewNTheMainKindTakingTheRest) {
       "on the only kind");
 }
 
+TEST(Model, AKindOfTheTimeStepWhoseWeightJumpsWithTheDataKeepsItsWeightsTheStepsStayWhole) {
+  // 1000 steps: a kind (the step with a probe more) taken 40, 1, 2, 3 times at 4, 8, 16, 32 (where a stretch of
+  // steps was cut is the run's data); the main kind the rest. No law reproduces the kind's weights: a regression
+  // would miss them at the fitted n, and the kinds would no longer add up to the code's steps.
+  const std::map<std::int32_t, std::uint64_t> jumps = {{4, 40}, {8, 1}, {16, 2}, {32, 3}};
+  std::vector<std::filesystem::path> paths;
+  for (const std::int32_t n : {4, 8, 16, 32}) {
+    Signature s = ring(n, 1000 - jumps.at(n));
+    s.phases.at(1).step = true;
+    analyzer::SigPhase kind = s.phases.at(1);
+    kind.id = 2;
+    kind.weight = jumps.at(n);
+    for (std::int32_t r = 0; r < n; ++r) kind.ranks.at(r) = loop_rank(r, n, right_neighbour(r, n), 0, 1);
+    s.order.push_back({kind.id, kind.weight});
+    s.phases.push_back(kind);
+    paths.push_back(save(s, "jumpingkind" + std::to_string(n)));
+  }
+  const Fit fit = build_model(paths, {});
+  const PhaseModel& kind = fit.model.phases.at(2);
+  EXPECT_EQ(kind.weight_measured, (std::map<std::int64_t, std::int64_t>{{4, 40}, {8, 1}, {16, 2}, {32, 3}}));
+  const std::vector<std::string>& notes = fit.report.phases.at(2).notes;
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(),
+                          [](const std::string& n) { return n.starts_with("a kind of the time step whose weight"); }));
+  EXPECT_FALSE(std::any_of(notes.begin(), notes.end(), [](const std::string& n) { return n.ends_with("(rounded)"); }))
+      << "no regression is left to speak of";
+  ASSERT_TRUE(fit.model.phases.at(1).step_total.has_value());
+  ASSERT_TRUE(fit.report.validation.has_value() && fit.report.validation->time_step.has_value());
+  EXPECT_EQ(fit.report.validation->time_step->predicted, 1000) << "fitted on 4-16, at 32";
+  for (const std::int64_t n : {4, 8, 16, 32, 128}) {
+    EXPECT_EQ(fit.model.phases.at(1).weight_at(n) + kind.weight_at(n), 1000) << "at " << n;
+  }
+}
+
 TEST(Model, FileRoundTrip) {
   const Fit fit = build_model(ring_series({4, 8, 16, 32}), {});
   const std::filesystem::path path = dir() / "ring.model";

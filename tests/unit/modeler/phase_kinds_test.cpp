@@ -67,6 +67,43 @@ TEST(PhaseKinds, APhaseWithoutCounterpartCallingTheSameFunctionsJoinsTheRelatedO
   EXPECT_TRUE(merge_phase_kinds(s, {true, true, false}).empty());
 }
 
+TEST(PhaseKinds, AStepKindCallingFunctionsOfItsOwnJoinsTheHeaviestStepKindThatIncludesThem) {
+  // A step whose stretch was cut elsewhere at this n holds part of another step: its MPI functions (no Allreduce)
+  // are those of no related phase, but the step kinds' include them. Of those, the heaviest takes it; a heavier
+  // phase that is no step does not, nor does a phase without counterpart that is no step.
+  Signature s = ring(4, 60);
+  s.phases[1].step = true;
+  analyzer::SigPhase probing = s.phases[1];  // a kind of the step with a probe more
+  probing.id = 2;
+  probing.weight = 70;
+  for (std::int32_t r = 0; r < 4; ++r) probing.ranks[r] = loop_rank(r, 4, right_neighbour(r, 4), 0, 1);
+  analyzer::SigPhase cut = s.phases[1];  // the step's exchange without its Allreduce
+  cut.id = 3;
+  cut.weight = 10;
+  for (analyzer::SigRank& r : cut.ranks) r.events.pop_back();
+  analyzer::SigPhase apart = s.phases[1];  // the same exchange, no step
+  apart.id = 4;
+  apart.weight = 200;
+  apart.step = false;
+  analyzer::SigPhase cut_apart = cut;  // cut again, no step
+  cut_apart.id = 5;
+  cut_apart.step = false;
+  s.phases.insert(s.phases.end(), {probing, cut, apart, cut_apart});
+  s.order = {{0, 1}, {1, 30}, {2, 70}, {3, 10}, {1, 30}, {4, 200}, {5, 10}};
+
+  const std::vector<std::string> lines = merge_phase_kinds(s, {true, true, true, false, true, false});
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("phase 3 of the run at 4 ("), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("is a kind of its phase 2, a kind of the time step whose MPI functions include its own"),
+            std::string::npos)
+      << lines[0];
+  ASSERT_EQ(s.phases.size(), 5u);
+  EXPECT_EQ(s.phases[2].weight, 80u);
+  EXPECT_EQ(s.phases[1].weight, 60u);
+  EXPECT_EQ(s.phases[3].weight, 200u);
+  EXPECT_EQ(s.phases[4].listed_id(), 5u) << "no step: left as it is";
+}
+
 TEST(PhaseKinds, ARelatedPhaseThatLeavesOutAnEmptyMessageTakesItFromItsKind) {
   // The phase the other runs relate to is the iteration in which rank 0 has nothing to send (60 of 100); its kind
   // without counterpart sends (40): one iteration whose calls are both's, rank 0's Isend of 40 % of its size on

@@ -40,6 +40,9 @@ struct Run {
 /// @throws p3s::InputError when two runs name libraries whose MPI_Dims_create differ (Open MPI and MPICH).
 [[nodiscard]] std::string series_mpi_library(std::span<const Run> runs);
 
+/// Whether the MPI functions of `a` (analyzer::phase_calls: names separated by spaces) include every one of `b`'s.
+[[nodiscard]] bool calls_include(const std::string& a, const std::string& b);
+
 /// For each phase of `ref`, given by the MPI functions it calls (analyzer::phase_calls), the phase of `other` it
 /// relates to: the same calls at the same place in the order of first occurrence (a longest common subsequence of the
 /// two lists), or nullopt. Where, between two related phases (or an end of the lists), one phase of each list is
@@ -86,6 +89,9 @@ struct PhaseRelation {
 /// end) and calls the same MPI functions as a related phase of `s` is the same program point, whose calls followed
 /// the data (a neighbour with nothing to send skips its message, so a step of a run that fills with particles
 /// calls in other orders as it fills): it is merged into the nearest such related phase before it, else after it.
+/// A kind of the time step (SigPhase::step) with no such phase is merged into the heaviest related kind of the
+/// time step whose MPI functions include its own: which kind a step is, and where a stretch of steps was cut, is
+/// the run's data, and the code's steps are counted in full at every n.
 /// The merged phase's instances are all of theirs (weight, time and work added up, share and relevance anew), its
 /// representative stays the related phase's, each rank's bursts scaled to the rank's mean over every instance; the
 /// phases are numbered anew in their order, and the run's order names the merged ones by the phase they joined.
