@@ -226,23 +226,22 @@ std::optional<StepCheck> step_check(const Model& model, const analyzer::Signatur
   return c;
 }
 
-/// The MPI functions each of the model's phases calls, as phases are related by.
-std::vector<std::string> calls_of(const Model& m) {
-  std::vector<std::string> out;
-  for (const PhaseModel& p : m.phases) out.push_back(p.calls);
+/// The MPI functions each of the model's phases calls and whether it is a kind of the time step, as phases are
+/// related by.
+std::vector<PhaseKey> keys_of(const Model& m) {
+  std::vector<PhaseKey> out;
+  for (const PhaseModel& p : m.phases) out.push_back({p.calls, p.step});
   return out;
 }
 
 }  // namespace
 
 std::vector<std::optional<std::uint32_t>> relate_model_phases(const Model& m, const analyzer::Signature& s) {
-  std::vector<std::string> theirs;
-  for (const analyzer::SigPhase& p : s.phases) theirs.push_back(analyzer::phase_calls(p));
-  return relate_phase_lists(calls_of(m), theirs);
+  return relate_phase_keys(keys_of(m), phase_keys(s));
 }
 
 Run merged_for(const Model& model, Run run) {
-  (void)relate_merging_kinds(calls_of(model), run.signature);
+  (void)relate_merging_kinds(keys_of(model), run.signature);
   return run;
 }
 

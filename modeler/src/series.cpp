@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -56,11 +57,6 @@ std::string percent(double share) {
 }
 
 /// Phase ids in order of first occurrence, with each phase's calls.
-std::vector<std::string> calls_per_phase(const analyzer::Signature& s) {
-  std::vector<std::string> out;
-  for (const analyzer::SigPhase& p : s.phases) out.push_back(analyzer::phase_calls(p));
-  return out;
-}
 
 /// Whether the MPI functions one phase calls include all those the other calls: where an algorithm takes another
 /// path at another n it adds calls (polling beyond 2 processes, an exchange a side of 1 skips).
@@ -219,6 +215,56 @@ std::vector<std::optional<std::uint32_t>> relate_phase_lists(std::span<const std
   return out;
 }
 
+std::vector<PhaseKey> phase_keys(const analyzer::Signature& s) {
+  std::vector<PhaseKey> out;
+  for (const analyzer::SigPhase& p : s.phases) out.push_back({analyzer::phase_calls(p), p.step});
+  return out;
+}
+
+std::vector<std::optional<std::uint32_t>> relate_phase_keys(std::span<const PhaseKey> ref,
+                                                            std::span<const PhaseKey> other) {
+  const auto marks = [](std::span<const PhaseKey> keys) {
+    return std::any_of(keys.begin(), keys.end(), [](const PhaseKey& k) { return k.step; });
+  };
+  std::vector<std::optional<std::uint32_t>> out(ref.size());
+  std::vector<bool> taken(other.size(), false);
+  // Relates the phases of `ref` and of `other` that `in_ref` and `in_other` keep (and neither relation took yet).
+  const auto relate_among = [&](const std::function<bool(const PhaseKey&)>& in_ref,
+                                const std::function<bool(const PhaseKey&)>& in_other) {
+    std::vector<std::size_t> a;
+    std::vector<std::size_t> b;
+    std::vector<std::string> a_calls;
+    std::vector<std::string> b_calls;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      if (!out[i] && in_ref(ref[i])) {
+        a.push_back(i);
+        a_calls.push_back(ref[i].calls);
+      }
+    }
+    for (std::size_t j = 0; j < other.size(); ++j) {
+      if (!taken[j] && in_other(other[j])) {
+        b.push_back(j);
+        b_calls.push_back(other[j].calls);
+      }
+    }
+    const std::vector<std::optional<std::uint32_t>> related = relate_phase_lists(a_calls, b_calls);
+    for (std::size_t x = 0; x < a.size(); ++x) {
+      if (!related[x]) continue;
+      out[a[x]] = static_cast<std::uint32_t>(b[*related[x]]);
+      taken[b[*related[x]]] = true;
+    }
+  };
+  const auto any = [](const PhaseKey&) { return true; };
+  if (marks(ref) && marks(other)) {
+    const auto step = [](const PhaseKey& k) { return k.step; };
+    const auto no_step = [](const PhaseKey& k) { return !k.step; };
+    relate_among(step, step);
+    relate_among(no_step, no_step);
+  }
+  relate_among(any, any);
+  return out;
+}
+
 double RelatedPhase::total_work_spread() const {
   if (total_work.empty()) return 0;
   const auto [lo, hi] = std::minmax_element(total_work.begin(), total_work.end());
@@ -228,15 +274,15 @@ double RelatedPhase::total_work_spread() const {
 PhaseRelation relate_phases(std::span<const Run> runs) {
   PhaseRelation rel;
   if (runs.empty()) return rel;
-  std::vector<std::vector<std::string>> calls;
-  for (const Run& r : runs) calls.push_back(calls_per_phase(r.signature));
+  std::vector<std::vector<PhaseKey>> keys;
+  for (const Run& r : runs) keys.push_back(phase_keys(r.signature));
   // Align every run's phase list (in order of first occurrence) with the first run's, matching equal calls: the
   // longest common subsequence, so a phase present in only some runs is skipped and reported, not mis-paired.
-  const std::vector<std::string>& ref = calls.front();
+  const std::vector<PhaseKey>& ref = keys.front();
   std::vector<std::vector<std::optional<std::uint32_t>>> match(runs.size());
   for (std::size_t k = 0; k < runs.size(); ++k) {
-    const std::vector<std::string>& other = calls[k];
-    match[k] = relate_phase_lists(ref, other);
+    const std::vector<PhaseKey>& other = keys[k];
+    match[k] = relate_phase_keys(ref, other);
     std::vector<bool> used(other.size(), false);
     for (const std::optional<std::uint32_t>& m : match[k]) {
       if (m) used[*m] = true;
@@ -245,23 +291,23 @@ PhaseRelation relate_phases(std::span<const Run> runs) {
       if (!used[j]) {
         const analyzer::SigPhase& p = runs[k].signature.phases[j];
         rel.unrelated.push_back("phase " + std::to_string(p.listed_id()) + " of the run at " +
-                                std::to_string(runs[k].n()) + " processes (" + other[j] + ", " + percent(p.share) +
-                                " of its time) has no counterpart in the run at " + std::to_string(runs.front().n()) +
-                                " processes");
+                                std::to_string(runs[k].n()) + " processes (" + other[j].calls + ", " +
+                                percent(p.share) + " of its time) has no counterpart in the run at " +
+                                std::to_string(runs.front().n()) + " processes");
         rel.left_out.push_back({runs[k].n(), p.listed_id(), p.share, rel.unrelated.back()});
       }
     }
   }
   for (std::size_t i = 0; i < ref.size(); ++i) {
     RelatedPhase p;
-    p.calls = ref[i];
+    p.calls = ref[i].calls;
     bool complete = true;
     for (std::size_t k = 0; k < runs.size(); ++k) {
       if (!match[k][i]) {
         complete = false;
         const analyzer::SigPhase& missing = runs.front().signature.phases[i];
         rel.unrelated.push_back("phase " + std::to_string(missing.listed_id()) + " of the run at " +
-                                std::to_string(runs.front().n()) + " processes (" + ref[i] + ", " +
+                                std::to_string(runs.front().n()) + " processes (" + ref[i].calls + ", " +
                                 percent(missing.share) + " of its time) has no counterpart in the run at " +
                                 std::to_string(runs[k].n()) + " processes");
         rel.left_out.push_back({runs.front().n(), missing.listed_id(), missing.share, rel.unrelated.back()});
@@ -275,10 +321,9 @@ PhaseRelation relate_phases(std::span<const Run> runs) {
   return rel;
 }
 
-std::vector<std::optional<std::uint32_t>> relate_merging_kinds(std::span<const std::string> ref,
-                                                               analyzer::Signature& s) {
+std::vector<std::optional<std::uint32_t>> relate_merging_kinds(std::span<const PhaseKey> ref, analyzer::Signature& s) {
   for (;;) {
-    const std::vector<std::optional<std::uint32_t>> related = relate_phase_lists(ref, calls_per_phase(s));
+    const std::vector<std::optional<std::uint32_t>> related = relate_phase_keys(ref, phase_keys(s));
     std::vector<bool> is_related(s.phases.size(), false);
     for (const std::optional<std::uint32_t>& j : related) {
       if (j) is_related[*j] = true;

@@ -35,8 +35,8 @@ Comparison compare_with_run(const ReplayPlan& plan, const ReplayResult& result,
   Comparison c;
   c.signature = signature.string();
   c.processes = s.processes;
-  std::vector<std::string> ours;
-  for (const PlannedPhase& p : plan.phases) ours.push_back(p.calls);
+  std::vector<modeler::PhaseKey> ours;  // a plan does not mark the time step: related by calls alone
+  for (const PlannedPhase& p : plan.phases) ours.push_back({p.calls, false});
   // The run's phases related to the plan's, the kinds of each merged into it.
   const std::vector<std::optional<std::uint32_t>> related = modeler::relate_merging_kinds(ours, s);
   std::vector<bool> used(s.phases.size(), false);

@@ -311,6 +311,27 @@ def relate(ours, theirs):
     return out
 
 
+def relate_keys(ours, theirs):
+    """relate() on (calls, step) keys as modeler/src/series.cpp's relate_phase_keys(): where both sides mark kinds of
+    the time step, the kinds among the kinds and the others among the others, then the rest by relate()."""
+    out = [None] * len(ours)
+    taken = [False] * len(theirs)
+
+    def among(keep_ours, keep_theirs):
+        a = [i for i, k in enumerate(ours) if out[i] is None and keep_ours(k)]
+        b = [j for j, k in enumerate(theirs) if not taken[j] and keep_theirs(k)]
+        for x, y in enumerate(relate([ours[i][0] for i in a], [theirs[j][0] for j in b])):
+            if y is not None:
+                out[a[x]] = b[y]
+                taken[b[y]] = True
+
+    if any(k[1] for k in ours) and any(k[1] for k in theirs):
+        among(lambda k: k[1], lambda k: k[1])
+        among(lambda k: not k[1], lambda k: not k[1])
+    among(lambda k: True, lambda k: True)
+    return out
+
+
 def pattern_exact(check):
     return not check.get("error") and check["pattern_exact"] and check["comms_predicted"] == check["comms_actual"]
 
@@ -392,11 +413,13 @@ def accuracy(report_path, target):
         raise StepFailed("model", "its report has no validation")
     # The target's phases as the validation sees them: the kinds of the phases related to the model's merged.
     phases = target["phases"]
-    ours = [p["calls"] for p in report["phases"]]
-    related = relate(ours, [p["calls"] for p in phases])
+    with open(report_path.removesuffix(".report.json")) as f:
+        steps = {p["id"]: p.get("step", False) for p in json.load(f)["phases"]}
+    ours = [(p["calls"], steps.get(p["id"], False)) for p in report["phases"]]
+    related = relate_keys(ours, [(p["calls"], p["step"]) for p in phases])
     while (merged := merge_kinds(phases, related, target["relevance"])) is not None:
         phases = merged
-        related = relate(ours, [p["calls"] for p in phases])
+        related = relate_keys(ours, [(p["calls"], p["step"]) for p in phases])
     checks = {c["phase"]: c for c in v["phases"]}
     kinds = step_kinds(v)
     exact_phases, pattern_phases, evaluated = set(), set(), []

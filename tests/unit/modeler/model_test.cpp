@@ -677,6 +677,38 @@ TEST(Model, APhaseWhoseCallsChangeWithNIsRelatedByItsPlaceInTheOrder) {
   EXPECT_EQ(relate_phase_lists(two, split), (Related{0u, std::nullopt, 3u, 4u}));
 }
 
+TEST(Model, KindsOfTheTimeStepAreRelatedAmongThemselvesWhereverTheyFirstOccur) {
+  using Related = std::vector<std::optional<std::uint32_t>>;
+  // Two runs of steps with a phase between them (a code's second `run`). A kind of the step (a re-neighbouring
+  // with a check) occurs first in the second run at 2 processes, in the first at 4: in the order of first
+  // occurrence it is on either side of the phase between the runs.
+  const PhaseKey init{"MPI_Init", false};
+  const PhaseKey plain{"MPI_Irecv MPI_Send MPI_Wait", true};
+  const PhaseKey between{"MPI_Allreduce MPI_Barrier MPI_Bcast MPI_Irecv MPI_Send MPI_Wait", false};
+  const PhaseKey kind{"MPI_Allreduce MPI_Irecv MPI_Send MPI_Sendrecv MPI_Wait", true};
+  const PhaseKey output{"MPI_Allreduce", false};
+  const PhaseKey finish{"MPI_Finalize", false};
+  const std::vector<PhaseKey> two = {init, plain, between, kind, finish};
+  const std::vector<PhaseKey> four = {init, plain, kind, output, between, finish};
+  EXPECT_EQ(relate_phase_keys(two, four), (Related{0u, 1u, 4u, 2u, 5u}));
+  // By their calls alone the kind and the phase between the runs cannot both be related.
+  const auto calls = [](const std::vector<PhaseKey>& keys) {
+    std::vector<std::string> out;
+    for (const PhaseKey& k : keys) out.push_back(k.calls);
+    return out;
+  };
+  const Related by_calls = relate_phase_lists(calls(two), calls(four));
+  EXPECT_FALSE(by_calls[2].has_value() && by_calls[3].has_value());
+  // A list that marks no kind (a plan, a run whose analysis found no step) is related by calls alone.
+  std::vector<PhaseKey> unmarked = four;
+  for (PhaseKey& k : unmarked) k.step = false;
+  EXPECT_EQ(relate_phase_keys(two, unmarked), by_calls);
+  // A phase that is a kind at one n and no kind at another is still related by its calls and place.
+  std::vector<PhaseKey> no_kind = four;
+  no_kind[2].step = false;
+  EXPECT_EQ(relate_phase_keys(two, no_kind), (Related{0u, 1u, 4u, 2u, 5u}));
+}
+
 TEST(Model, LogicalTraceIsWrittenRankByRank) {
   const Model m = build_model(ring_series({4, 8, 16, 32}), {}).model;
   const std::filesystem::path out = dir() / "lt4nc-1000";

@@ -53,6 +53,24 @@ struct Run {
 [[nodiscard]] std::vector<std::optional<std::uint32_t>> relate_phase_lists(std::span<const std::string> ref,
                                                                            std::span<const std::string> other);
 
+/// A phase as a relation sees it: the MPI functions it calls (analyzer::phase_calls) and whether it is a kind of
+/// the time step (analyzer::SigPhase::step, PhaseModel::step).
+struct PhaseKey {
+  std::string calls;
+  bool step = false;
+};
+
+/// The phase keys of a signature's phases, in order.
+[[nodiscard]] std::vector<PhaseKey> phase_keys(const analyzer::Signature& s);
+
+/// relate_phase_lists on phases that may be kinds of the time step: where both lists mark kinds of it, the kinds
+/// are related among the kinds and the other phases among the others (which kind of a step comes first, before or
+/// after a phase between two runs of steps, is the run's data, as is which kinds a run makes), then what is left
+/// on both sides is related as relate_phase_lists relates it (a kind at one n, no kind at another). Where either
+/// list marks none, relate_phase_lists of their calls.
+[[nodiscard]] std::vector<std::optional<std::uint32_t>> relate_phase_keys(std::span<const PhaseKey> ref,
+                                                                          std::span<const PhaseKey> other);
+
 /// A phase followed across runs: its id in each run (the method's functional similarity: same place in the
 /// phase order, same MPI calls).
 struct RelatedPhase {
@@ -99,10 +117,9 @@ struct PhaseRelation {
 /// run's time and the phase it joined (empty: none was).
 std::vector<std::string> merge_phase_kinds(analyzer::Signature& s, const std::vector<bool>& related);
 
-/// relate_phase_lists(ref, the phases of `s`) after merging in `s` the kinds of its phases related to `ref`
+/// relate_phase_keys(ref, the phases of `s`) after merging in `s` the kinds of its phases related to `ref`
 /// (merge_phase_kinds), again until no more merge: a run as a model's (or a plan's) phases see it.
-std::vector<std::optional<std::uint32_t>> relate_merging_kinds(std::span<const std::string> ref,
-                                                               analyzer::Signature& s);
+std::vector<std::optional<std::uint32_t>> relate_merging_kinds(std::span<const PhaseKey> ref, analyzer::Signature& s);
 
 /// Relates the phases of the runs after merging in every run the kinds of its related phases (merge_phase_kinds),
 /// again until no more merge: the same program point at every n, however its calls followed the data.
