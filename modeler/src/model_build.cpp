@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 
 #include "grid_seen.hpp"
@@ -192,11 +193,23 @@ PhaseFit model_phase(std::span<const Run> runs, const RelatedPhase& rel, std::ui
   return out;
 }
 
+/// Whether a kind's exact weight law rests on more than its own parameters: constant, or its basis takes more
+/// distinct values over the fitted runs than the law has coefficients (a law through two distinct points of a
+/// basis, as 2^floor(log2(n)/2) at 2, 4 and 8, fits any two weights).
+bool confirmed_by_runs(const ExactLaw& law, const std::map<std::int64_t, std::int64_t>& weight_by_n) {
+  if (law.is_constant()) return true;
+  const ExactLaw basis{law.basis, Rational{1, 1}, Rational{0, 1}};
+  std::set<double> values;
+  for (const auto& [n, w] : weight_by_n) values.insert(basis.value_at(static_cast<double>(n)));
+  return values.size() > 2;
+}
+
 /// Where the time step has several kinds in the model and the code's steps (the kinds' weights added) follow an
 /// exact law over the fitted runs, the heaviest kind (at the largest fitted n) takes the steps the others leave.
 /// Which kind a step is, is the run's data: another kind whose law misses one of its fitted weights (a rounded
-/// regression of counts that jump with the data) keeps its weights as measured, so that the kinds still add up to
-/// the code's steps at every fitted n.
+/// regression of counts that jump with the data), or whose exact law the fitted runs do not confirm
+/// (confirmed_by_runs), keeps its weights as measured, so that the kinds still add up to the code's steps at every
+/// fitted n and no kind is carried away by a law that only joins its points.
 void fit_time_step(std::span<const Run> runs, const PhaseRelation& rel, const WholeAt& whole,
                    std::vector<PhaseModel>& phases, std::vector<PhaseReport>& reports) {
   std::map<std::int64_t, double> steps;
@@ -221,18 +234,25 @@ void fit_time_step(std::span<const Run> runs, const PhaseRelation& rel, const Wh
   if (!main->step_total) return;
   for (std::size_t p = 0; p < phases.size(); ++p) {
     PhaseModel& kind = phases[p];
-    if (!kind.step || p == heaviest || kind.weight_exact || !kind.weight_measured.empty()) continue;
-    const bool misses = std::any_of(measured[p].begin(), measured[p].end(),
-                                    [&kind](const auto& w) { return kind.weight_at(w.first) != w.second; });
-    if (!misses) continue;
+    if (!kind.step || p == heaviest || !kind.weight_measured.empty()) continue;
+    std::string why = "no law reproduces";
+    if (kind.weight_exact) {
+      if (confirmed_by_runs(kind.weight, measured[p])) continue;
+      why = "the law " + kind.weight.to_string() +
+            " only joins, its basis taking no more distinct values there than the law has coefficients";
+      kind.weight_exact = false;
+      const std::map<std::int64_t, double> weights(measured[p].begin(), measured[p].end());
+      kind.weight_fit = fit_regression(samples_of(weights));
+    } else if (std::all_of(measured[p].begin(), measured[p].end(),
+                           [&kind](const auto& w) { return kind.weight_at(w.first) == w.second; })) {
+      continue;
+    }
     kind.weight_measured = measured[p];
     std::vector<std::string>& notes = reports[p].notes;
     std::erase_if(notes, [](const std::string& line) { return line.starts_with(kWeightTrendNote); });
-    notes.push_back(
-        "a kind of the time step whose weight no law reproduces (which kind a step is, is the "
-        "run's data): kept as measured at n = " +
-        fitted_list(measured[p]) +
-        " (at any other n the nearest fitted run's), the main kind taking the code's other steps");
+    notes.push_back("a kind of the time step whose weights " + why +
+                    " (which kind a step is, is the run's data): kept as measured at n = " + fitted_list(measured[p]) +
+                    " (at any other n the nearest fitted run's), the main kind taking the code's other steps");
   }
   link_time_step(phases);
   // The other kinds' laws must give their fitted weights: else the main kind's own.

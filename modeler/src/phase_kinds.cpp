@@ -118,25 +118,20 @@ std::size_t step_kind_including(const analyzer::Signature& s, const std::vector<
   return best;
 }
 
-}  // namespace
-
-std::vector<std::string> merge_phase_kinds(analyzer::Signature& s, const std::vector<bool>& related) {
+/// Per phase, the phase it is a kind of (itself where none): a phase without a counterpart -> the related phase of
+/// the same calls it is a work variant of, else nearest before it, else after it; a kind of the time step with none
+/// of those -> step_kind_including.
+std::vector<std::size_t> kind_targets(const analyzer::Signature& s, const std::vector<std::string>& calls,
+                                      const std::function<bool(std::size_t)>& is_related) {
   const std::size_t count = s.phases.size();
-  std::vector<std::string> calls;
-  for (const analyzer::SigPhase& p : s.phases) calls.push_back(analyzer::phase_calls(p));
-  const auto is_related = [&related](std::size_t j) { return j < related.size() && related[j]; };
-  // Each phase without a counterpart -> the related phase of the same calls nearest before it, else after it.
   std::vector<std::size_t> into(count);
-  bool any = false;
   for (std::size_t j = 0; j < count; ++j) {
     into[j] = j;
     if (is_related(j)) continue;
     const auto same = [&](std::size_t t) { return is_related(t) && calls[t] == calls[j]; };
-    // A work variant of a related phase is a kind of that phase first.
     const std::uint32_t base = s.phases[j].split_from;
     if (base < count && same(base)) {
       into[j] = base;
-      any = true;
       continue;
     }
     for (std::size_t t = j; t-- > 0;) {
@@ -149,8 +144,22 @@ std::vector<std::string> merge_phase_kinds(analyzer::Signature& s, const std::ve
       if (same(t)) into[j] = t;
     }
     if (into[j] == j && s.phases[j].step) into[j] = step_kind_including(s, calls, is_related, j);
-    any = any || into[j] != j;
   }
+  return into;
+}
+
+}  // namespace
+
+std::vector<std::string> merge_phase_kinds(analyzer::Signature& s, const std::vector<bool>& related) {
+  const std::size_t count = s.phases.size();
+  std::vector<std::string> calls;
+  for (const analyzer::SigPhase& p : s.phases) calls.push_back(analyzer::phase_calls(p));
+  const std::function<bool(std::size_t)> is_related = [&related](std::size_t j) {
+    return j < related.size() && related[j];
+  };
+  const std::vector<std::size_t> into = kind_targets(s, calls, is_related);
+  bool any = false;
+  for (std::size_t j = 0; j < count; ++j) any = any || into[j] != j;
   if (!any) return {};
   std::vector<std::string> lines;
   for (std::size_t j = 0; j < count; ++j) {

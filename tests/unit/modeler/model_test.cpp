@@ -403,6 +403,35 @@ TEST(Model, AKindOfTheTimeStepWhoseWeightJumpsWithTheDataKeepsItsWeightsTheSteps
   }
 }
 
+TEST(Model, AKindOfTheTimeStepTakesNoLawThatOnlyJoinsItsWeights) {
+  // A kind taken 30, 30, 10, 10 times at 4, 8, 16, 32: an exact law of floor(log2(n)/2) (1, 1, 2, 2 there) joins
+  // the two values, and would give fewer than none at 128. Two distinct points of a basis confirm no law of two
+  // coefficients: the weights are kept as measured, the main kind takes the code's other steps.
+  const std::map<std::int32_t, std::uint64_t> taken = {{4, 30}, {8, 30}, {16, 10}, {32, 10}};
+  std::vector<std::filesystem::path> paths;
+  for (const std::int32_t n : {4, 8, 16, 32}) {
+    Signature s = ring(n, 1000 - taken.at(n));
+    s.phases.at(1).step = true;
+    analyzer::SigPhase kind = s.phases.at(1);
+    kind.id = 2;
+    kind.weight = taken.at(n);
+    for (std::int32_t r = 0; r < n; ++r) kind.ranks.at(r) = loop_rank(r, n, right_neighbour(r, n), 0, 1);
+    s.order.push_back({kind.id, kind.weight});
+    s.phases.push_back(kind);
+    paths.push_back(save(s, "joinedkind" + std::to_string(n)));
+  }
+  const Fit fit = build_model(paths, {});
+  const PhaseModel& kind = fit.model.phases.at(2);
+  EXPECT_FALSE(kind.weight_exact);
+  EXPECT_EQ(kind.weight_at(128), 10) << "the nearest fitted run's";
+  EXPECT_EQ(fit.model.phases.at(1).weight_at(128), 990);
+  const std::vector<std::string>& notes = fit.report.phases.at(2).notes;
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(),
+                          [](const std::string& n) { return n.find(" only joins, its basis") != std::string::npos; }));
+  ASSERT_TRUE(fit.report.validation.has_value() && fit.report.validation->time_step.has_value());
+  EXPECT_EQ(fit.report.validation->time_step->predicted, 1000);
+}
+
 TEST(Model, FileRoundTrip) {
   const Fit fit = build_model(ring_series({4, 8, 16, 32}), {});
   const std::filesystem::path path = dir() / "ring.model";
