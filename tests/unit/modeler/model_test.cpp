@@ -370,24 +370,31 @@ TEST(Model, TheTimeStepsKindsAddUpToTheStepsAtANewNTheMainKindTakingTheRest) {
       "on the only kind");
 }
 
+/// A ring series of 1000 steps at 4, 8, 16, 32: the main kind, and a kind (the step with a probe more) taken
+/// `taken` times at each n.
+std::vector<std::filesystem::path> two_kind_series(const std::string& name,
+                                                   const std::map<std::int32_t, std::uint64_t>& taken) {
+  std::vector<std::filesystem::path> paths;
+  for (const std::int32_t n : {4, 8, 16, 32}) {
+    Signature s = ring(n, 1000 - taken.at(n));
+    s.phases.at(1).step = true;
+    analyzer::SigPhase kind = s.phases.at(1);
+    kind.id = 2;
+    kind.weight = taken.at(n);
+    for (std::int32_t r = 0; r < n; ++r) kind.ranks.at(r) = loop_rank(r, n, right_neighbour(r, n), 0, 1);
+    s.order.push_back({kind.id, kind.weight});
+    s.phases.push_back(kind);
+    paths.push_back(save(s, name + std::to_string(n)));
+  }
+  return paths;
+}
+
 TEST(Model, AKindOfTheTimeStepWhoseWeightJumpsWithTheDataKeepsItsWeightsTheStepsStayWhole) {
   // 1000 steps: a kind (the step with a probe more) taken 40, 1, 2, 3 times at 4, 8, 16, 32 (where a stretch of
   // steps was cut is the run's data); the main kind the rest. No law reproduces the kind's weights: a regression
   // would miss them at the fitted n, and the kinds would no longer add up to the code's steps.
   const std::map<std::int32_t, std::uint64_t> jumps = {{4, 40}, {8, 1}, {16, 2}, {32, 3}};
-  std::vector<std::filesystem::path> paths;
-  for (const std::int32_t n : {4, 8, 16, 32}) {
-    Signature s = ring(n, 1000 - jumps.at(n));
-    s.phases.at(1).step = true;
-    analyzer::SigPhase kind = s.phases.at(1);
-    kind.id = 2;
-    kind.weight = jumps.at(n);
-    for (std::int32_t r = 0; r < n; ++r) kind.ranks.at(r) = loop_rank(r, n, right_neighbour(r, n), 0, 1);
-    s.order.push_back({kind.id, kind.weight});
-    s.phases.push_back(kind);
-    paths.push_back(save(s, "jumpingkind" + std::to_string(n)));
-  }
-  const Fit fit = build_model(paths, {});
+  const Fit fit = build_model(two_kind_series("jumpingkind", jumps), {});
   const PhaseModel& kind = fit.model.phases.at(2);
   EXPECT_EQ(kind.weight_measured, (std::map<std::int64_t, std::int64_t>{{4, 40}, {8, 1}, {16, 2}, {32, 3}}));
   const std::vector<std::string>& notes = fit.report.phases.at(2).notes;
@@ -408,19 +415,7 @@ TEST(Model, AKindOfTheTimeStepTakesNoLawThatOnlyJoinsItsWeights) {
   // the two values, and would give fewer than none at 128. Two distinct points of a basis confirm no law of two
   // coefficients: the weights are kept as measured, the main kind takes the code's other steps.
   const std::map<std::int32_t, std::uint64_t> taken = {{4, 30}, {8, 30}, {16, 10}, {32, 10}};
-  std::vector<std::filesystem::path> paths;
-  for (const std::int32_t n : {4, 8, 16, 32}) {
-    Signature s = ring(n, 1000 - taken.at(n));
-    s.phases.at(1).step = true;
-    analyzer::SigPhase kind = s.phases.at(1);
-    kind.id = 2;
-    kind.weight = taken.at(n);
-    for (std::int32_t r = 0; r < n; ++r) kind.ranks.at(r) = loop_rank(r, n, right_neighbour(r, n), 0, 1);
-    s.order.push_back({kind.id, kind.weight});
-    s.phases.push_back(kind);
-    paths.push_back(save(s, "joinedkind" + std::to_string(n)));
-  }
-  const Fit fit = build_model(paths, {});
+  const Fit fit = build_model(two_kind_series("joinedkind", taken), {});
   const PhaseModel& kind = fit.model.phases.at(2);
   EXPECT_FALSE(kind.weight_exact);
   EXPECT_EQ(kind.weight_at(128), 10) << "the nearest fitted run's";
