@@ -56,8 +56,6 @@ std::string percent(double share) {
   return buf;
 }
 
-/// Phase ids in order of first occurrence, with each phase's calls.
-
 /// Whether the MPI functions one phase calls include all those the other calls: where an algorithm takes another
 /// path at another n it adds calls (polling beyond 2 processes, an exchange a side of 1 skips).
 bool one_includes_the_other(const std::string& a, const std::string& b) {
