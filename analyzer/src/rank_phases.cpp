@@ -568,7 +568,10 @@ constexpr std::uint64_t kPieceWeight = 3;
 /// every location: the set-up's pieces between its compute bursts or collectives, a pair of broadcasts of the
 /// input, the run's end) are one occurrence: the stretch between the run's repeated phases, whose number of pieces
 /// would otherwise follow n and the machine's load (a molecular dynamics code's set-up is one piece at 2-8 ranks, and
-/// MPI_Init, two MPI_Bcast and the rest at 16). A main loop of two iterations of more than one call each stays a phase.
+/// MPI_Init, two MPI_Bcast and the rest at 16). A main loop of two iterations of more than one call each stays a phase,
+/// and so does a time step that occurs once right before a repeated step: a loop cut after its main computation begins
+/// its first iteration after the set-up's computation, where the set-up's output among the step's calls makes it a kind
+/// of its own (the code's steps are counted whole).
 void join_one_offs(RunPhases& rp, std::vector<std::uint8_t>& steps) {
   const std::size_t count = rp.occurrence_phase.size();
   const std::vector<std::uint64_t> weight = phase_weights(rp);
@@ -586,8 +589,13 @@ void join_one_offs(RunPhases& rp, std::vector<std::uint8_t>& steps) {
       return ops.size() <= k + 1 || ops[k + 1] - ops[k] <= 1;
     });
   };
+  const auto first_step = [&](std::size_t k) {
+    return !steps.empty() && steps[k] != 0 && k + 1 < count && steps[k + 1] != 0 &&
+           weight[rp.occurrence_phase[k + 1]] > 1;
+  };
   const auto piece = [&](std::size_t k) {
     const std::uint32_t p = rp.occurrence_phase[k];
+    if (first_step(k)) return false;
     if (weight[p] == 1) return true;
     return weight[p] < kPieceWeight && last[p] - first[p] + 1 == weight[p] && lone(first[p]) && lone(last[p]);
   };

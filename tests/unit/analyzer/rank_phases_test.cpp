@@ -662,5 +662,38 @@ TEST(RankPhases, TheStepsThatEndTheSetUpAreStepsTheRestOfItIsNot) {
   EXPECT_EQ(others, (std::vector<std::uint64_t>{1})) << "the set-up's own calls (the last call ends the last step)";
 }
 
+TEST(RankPhases, AFirstStepWithOutputOfItsOwnIsAKindOfTheStepNotPartOfTheSetUp) {
+  // Four ranks on a ring, 40 steps of (the main computation, a reverse exchange, a forward exchange); the first step
+  // also writes the initial state between its exchanges (three reductions), as a code cut after its computation
+  // begins its loop in the set-up. The first step occurs once, right before the repeated steps: it is a kind of the
+  // time step, not a piece of the set-up that the set-up's own calls before it join: 40 steps in all.
+  constexpr int kSteps = 40;
+  std::vector<CallSequence> ranks;
+  for (std::int32_t r = 0; r < 4; ++r) {
+    CallSequence s(r, 1000000);
+    const std::int32_t next = (r + 1) % 4;
+    const std::int32_t before = (r + 3) % 4;
+    add_call(s, 0, -1, 0);
+    for (int i = 0; i < 4; ++i) add_call(s, 6, next, 10);  // the set-up's own calls
+    for (int it = 0; it < kSteps; ++it) {
+      add_call(s, 3, before, 2000000);
+      if (it == 0) {
+        for (int i = 0; i < 3; ++i) add_call(s, 7, -1, 10, 0, true);
+      }
+      add_call(s, 1, next, 10);
+    }
+    add_call(s, 9, -1, 2000000);
+    ranks.push_back(std::move(s));
+  }
+  std::string why;
+  const auto rp = phases_by_rank(ranks, PhaseFinderOptions{}, why, PhaseLevel::Units);
+  ASSERT_TRUE(rp.has_value()) << why;
+  EXPECT_EQ(rp->level, PhaseLevel::Units) << rp->method_note;
+  ASSERT_EQ(rp->step_kind.size(), rp->phase_count);
+  const auto [kinds, others] = step_weights(*rp);
+  EXPECT_EQ(kinds, (std::vector<std::uint64_t>{1, kSteps - 1})) << "the first step, the others";
+  EXPECT_EQ(others, (std::vector<std::uint64_t>{1, 1})) << "the set-up and the finish";
+}
+
 }  // namespace
 }  // namespace p3s::analyzer
