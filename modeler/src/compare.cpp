@@ -277,6 +277,8 @@ Validation compare_with(const Model& model, const Run& given) {
     }
     used[*rel[p]] = true;
     const analyzer::SigPhase& actual = run.signature.phases[*rel[p]];
+    c.run_phase = actual.listed_id();
+    c.relevant = actual.relevant;
     c.weight_actual = static_cast<std::int64_t>(actual.weight);
     c.approximate_groups = pm.approximate_groups(v.n);
     c.approximate_sizes = pm.approximate_sizes();

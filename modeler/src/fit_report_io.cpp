@@ -19,6 +19,8 @@ json validation_json(const Validation& v) {
   json phases = json::array();
   for (const PhaseCheck& c : v.phases) {
     phases.push_back(json{{"phase", c.phase},
+                          {"run_phase", c.run_phase ? json(*c.run_phase) : json(nullptr)},
+                          {"relevant", c.relevant},
                           {"error", c.error},
                           {"pattern_exact", c.pattern_exact},
                           {"first_mismatch", c.first_mismatch},
@@ -56,6 +58,8 @@ Validation validation_from(const json& j) {
   for (const json& c : j.at("phases")) {
     PhaseCheck p;
     p.phase = c.at("phase").get<std::uint32_t>();
+    if (c.contains("run_phase") && !c.at("run_phase").is_null()) p.run_phase = c.at("run_phase").get<std::uint32_t>();
+    p.relevant = c.value("relevant", false);
     p.error = c.value("error", std::string());
     p.pattern_exact = c.at("pattern_exact").get<bool>();
     p.first_mismatch = c.at("first_mismatch").get<std::string>();

@@ -6,6 +6,7 @@
 // Fitted at 4 to 32 processes the model predicts 64 exactly; fitted at 4 to 16, 32.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -126,6 +127,32 @@ TEST(CountedLoops, AOneStepLoopAndTheExchangeAfterItAreToldApartAtTheSmallestCou
   ASSERT_TRUE(fit.report.validation.has_value());
   EXPECT_EQ(fit.report.validation->n, 32);
   expect_exact(*fit.report.validation);
+}
+
+TEST(CountedLoops, EachCheckNamesTheRunsPhaseAndWhetherItIsRelevantThere) {
+  // The accuracy figures are taken over the run's relevant phases: each check says which of the run's phases it
+  // compared with and whether that one is relevant, in the report as read back.
+  ModelOptions o;
+  o.validate_with = save(solver(64), "solver64");
+  const Fit fit = build_model(solver_series({4, 8, 16, 32}), o);
+  ASSERT_TRUE(fit.report.validation.has_value());
+  const analyzer::Signature run = analyzer::read_signature(*o.validate_with);
+  const std::filesystem::path report = std::filesystem::path(::testing::TempDir()) / "counted_loops.report.json";
+  write_fit_report(fit.report, report);
+  const FitReport back = read_fit_report(report);
+  ASSERT_TRUE(back.validation.has_value());
+  ASSERT_EQ(back.validation->phases.size(), fit.report.validation->phases.size());
+  for (std::size_t k = 0; k < back.validation->phases.size(); ++k) {
+    const PhaseCheck& c = back.validation->phases[k];
+    ASSERT_TRUE(c.run_phase.has_value()) << "phase " << c.phase;
+    const auto it = std::find_if(run.phases.begin(), run.phases.end(),
+                                 [&](const analyzer::SigPhase& p) { return p.listed_id() == *c.run_phase; });
+    ASSERT_NE(it, run.phases.end()) << "phase " << c.phase;
+    EXPECT_EQ(c.relevant, it->relevant) << "phase " << c.phase;
+    EXPECT_EQ(c.run_phase, fit.report.validation->phases[k].run_phase);
+  }
+  EXPECT_TRUE(std::any_of(back.validation->phases.begin(), back.validation->phases.end(),
+                          [](const PhaseCheck& c) { return c.relevant; }));
 }
 
 }  // namespace

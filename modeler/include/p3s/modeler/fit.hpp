@@ -54,6 +54,10 @@ struct PhaseReport {
 /// The comparison of a model's predictions with a real run at the same n.
 struct PhaseCheck {
   std::uint32_t phase = 0;
+  /// The run's phase it is compared with (its listed id), none where the run has no such phase, and whether that
+  /// one is relevant in the run (1 % of its time or more: what the accuracy figures are taken over).
+  std::optional<std::uint32_t> run_phase;
+  bool relevant = false;
   /// Why the model could not be evaluated at the run's n (a law that is no whole number there); empty when it
   /// was. Such a phase is reported, not fatal: the model is still written.
   std::string error;
