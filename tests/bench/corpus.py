@@ -10,7 +10,9 @@ Per workload, in a scratch folder WORK/NAME holding its inputs (copied from the 
 2. `p3s analyze` of the runs together, timed, its peak memory as the kernel counts it (ru_maxrss of the child);
 3. `p3s model FIT --validate-with TARGET`, timed, its peak memory, and its report's validation (where it refuses
    a series whose phases do not all correspond, again with --allow-missing, the refusal noted in the row);
-4. `p3s predict MODEL --np TARGET`: whether it answers or refuses.
+4. `p3s predict MODEL --np TARGET`: whether it answers or refuses;
+5. with --scale, `p3s scale` of the command from an empty folder (WORK/NAME/scale: recording the fitted counts
+   anew, bursts replayed as sleeps) to the target: whether it answers (`scale`: ok, or its one-line reason).
 The row holds the phases at each n; the weight of the time step (the target run's phases that the analysis marks as
 one time step each, the step and its kinds, added; where it marks none, the repeated phase of 3 instances or more of
 the largest weight x mean instance time) against the code's own step count (the sum of a LAMMPS input's
@@ -31,7 +33,7 @@ with its one-line reason, and the other workloads go on (--no-keep-going stops t
 answer.
 --json writes the table for comparison with a later run. --floors FILE (JSON: per workload, and under "every" for
 all, a list of [figure, "<=" or ">=" or "==", value], a figure being a column of --json or one of `answers` (the model
-and predict answered without a flag), `main_per_step` (main_weight / steps) and `relevant_missed` (relevant phases
+and predict answered without a flag, and scale where --scale ran it), `main_per_step` (main_weight / steps) and `relevant_missed` (relevant phases
 not exact)) makes the run fail, naming each figure that fell short, where a workload run misses one.
 
 The model's phases are related to the target run's as `p3s model` relates them (compare.cpp): a longest common
@@ -129,6 +131,7 @@ class Row:
     model_s: float | None = None
     model_mb: float | None = None
     predict: str | None = None
+    scale: str | None = None  # with --scale: "ok", or why p3s scale gave no answer
     model_refused: str | None = None  # why p3s model refused the series without --allow-missing
     failed: str | None = None
     wall_s: float = 0.0
@@ -510,6 +513,19 @@ def predict(a, row, scratch, path):
         row.predict = "refused: " + e.reason.removeprefix("exit 1: ") if e.reason.startswith("exit 1: ") else e.reason
 
 
+def scale(a, row, scratch, command, cwd, env):
+    """`p3s scale` from an empty folder to the target, as a user would run it: an answer, or its reason."""
+    out = os.path.join(scratch, "scale")
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [a.p3s, "scale", "-o", out, "--fit", ",".join(map(str, row.fit)), "--predict", row.target,
+           "--compute", "sleep", "--", *p3s_launch.launch(a, "{n}", *command)]
+    try:
+        measure(cmd, "scale", a.timeout, cwd=cwd, env=env)
+        row.scale = "ok"
+    except StepFailed as e:
+        row.scale = e.reason
+
+
 def bench(a, w):
     """One workload through the pipeline; a step that fails ends the row with its reason."""
     row = Row(w.name, list(w.fit), w.target, w.steps)
@@ -522,6 +538,8 @@ def bench(a, w):
         target = analyze(a, row, traces)
         path = model(a, row, scratch, traces)
         predict(a, row, scratch, path)
+        if a.scale:
+            scale(a, row, scratch, command, cwd, env)
         for key, value in in_child(accuracy, path + ".report.json", target).items():
             setattr(row, key, value)
     except StepFailed as e:
@@ -571,6 +589,8 @@ def row_line(r):
     volume = "-" if r.volume_error_mean is None else \
         f"{100 * r.volume_error_mean:.1f}/{100 * r.volume_error_max:.1f}%"
     answer = "-" if r.predict is None else clipped(r.predict)
+    if r.scale is not None:
+        answer += f", scale {clipped(r.scale, 90)}"
     if r.model_refused:
         answer = f"[model with --allow-missing: {clipped(r.model_refused, 90)}] {answer}"
     if r.failed:
@@ -592,6 +612,7 @@ def main():
     p3s_launch.add_options(p)
     p.add_argument("--only", help="NAME[,NAME]: these workloads only")
     p.add_argument("--reuse", action="store_true", help="keep the runs already recorded by the same command")
+    p.add_argument("--scale", action="store_true", help="also run p3s scale from an empty folder to the target")
     p.add_argument("--keep-going", action=argparse.BooleanOptionalAction, default=True,
                    help="go on with the next workload after a failed step (default); --no-keep-going stops")
     p.add_argument("--timeout", type=float, default=1200, help="seconds a step may take")
@@ -642,7 +663,7 @@ def main():
 def figure(row, name):
     """A figure of a row by name: a column of --json, or one derived from them."""
     if name == "answers":
-        return row.predict == "ok" and not row.model_refused and not row.failed
+        return row.predict == "ok" and row.scale in (None, "ok") and not row.model_refused and not row.failed
     if name == "main_per_step":
         return None if row.main_weight is None or not row.steps else row.main_weight / row.steps
     if name == "relevant_missed":

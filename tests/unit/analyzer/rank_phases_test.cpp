@@ -634,17 +634,23 @@ TEST(RankPhases, AStepInWhichARankMakesAPartOfTheStepIsAKindOfIt) {
   EXPECT_EQ(others, (std::vector<std::uint64_t>{1, 1})) << "the set-up and the end are no steps";
 }
 
+/// Rank r of four on a ring after Init and a set-up of `own` calls of its own to the next rank.
+CallSequence ring_set_up(std::int32_t r, int own) {
+  CallSequence s(r, 1000000);
+  add_call(s, 0, -1, 0);
+  for (int i = 0; i < own; ++i) add_call(s, 6, (r + 1) % 4, 10);
+  return s;
+}
+
 TEST(RankPhases, TheStepsThatEndTheSetUpAreStepsTheRestOfItIsNot) {
   // Four ranks on a ring: a set-up of calls of its own, then the first three steps before any collective (the check
   // is made only at the third), which the calls up to the first collective hold with the set-up; then 30 steps that
   // skip the check two steps in five. The three are steps, as the same calls are later: 33 in all.
   std::vector<CallSequence> ranks;
   for (std::int32_t r = 0; r < 4; ++r) {
-    CallSequence s(r, 1000000);
+    CallSequence s = ring_set_up(r, 12);
     const std::int32_t next = (r + 1) % 4;
     const std::int32_t before = (r + 3) % 4;
-    add_call(s, 0, -1, 0);
-    for (int i = 0; i < 12; ++i) add_call(s, 6, next, 10);
     for (int it = 0; it < 33; ++it) {
       add_call(s, 1, next, 10);
       add_call(s, 3, before, 2000000);
@@ -670,11 +676,9 @@ TEST(RankPhases, AFirstStepWithOutputOfItsOwnIsAKindOfTheStepNotPartOfTheSetUp) 
   constexpr int kSteps = 40;
   std::vector<CallSequence> ranks;
   for (std::int32_t r = 0; r < 4; ++r) {
-    CallSequence s(r, 1000000);
+    CallSequence s = ring_set_up(r, 4);
     const std::int32_t next = (r + 1) % 4;
     const std::int32_t before = (r + 3) % 4;
-    add_call(s, 0, -1, 0);
-    for (int i = 0; i < 4; ++i) add_call(s, 6, next, 10);  // the set-up's own calls
     for (int it = 0; it < kSteps; ++it) {
       add_call(s, 3, before, 2000000);
       if (it == 0) {
