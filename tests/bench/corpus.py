@@ -33,8 +33,9 @@ with its one-line reason, and the other workloads go on (--no-keep-going stops t
 answer.
 --json writes the table for comparison with a later run. --floors FILE (JSON: per workload, and under "every" for
 all, a list of [figure, "<=" or ">=" or "==", value], a figure being a column of --json or one of `answers` (the model
-and predict answered without a flag, and scale where --scale ran it), `main_per_step` (main_weight / steps) and `relevant_missed` (relevant phases
-not exact)) makes the run fail, naming each figure that fell short, where a workload run misses one.
+and predict answered without a flag, and scale where --scale ran it), `main_per_step` (main_weight / steps) and
+`relevant_missed` (relevant phases not exact)) makes the run fail, naming each figure that fell short, where a
+workload run misses one.
 
 The model's phases are related to the target run's as `p3s model` relates them (compare.cpp): a longest common
 subsequence of the two lists of phases, a phase being the set of MPI functions it calls, and the target's phases
